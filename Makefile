@@ -1,0 +1,231 @@
+# Narwhal: the one entry point.  make | make run | make check | make bench | make install PREFIX=...
+#
+# Everything generated goes under build/.  Sources are found by convention:
+#   adf/*.c               -> build/lib/libadf.{a,so}
+#   actors/kit/*.c        -> build/lib/libkit.a (linked into every actor)
+#   detector/*.c          -> build/lib/libdetector.a
+#   detector/tools/*.c    -> build/bin/<name>   (one program per file)
+#   emulator/*.c          -> build/bin/narwhal  (emulator/main.c holds main)
+#   kernels/*.cu          -> compiled when nvcc is found, linked into the actors
+#   actors listed in ACTORS below -> build/actors/<name>.so
+#   tests/check_*.c       -> build/tests/check_*  (Check suites)
+#   tests/actors/*.c      -> build/tests/actors/<name>.so (actors used by tests)
+#   tests/tools/*.c       -> build/tests/<name>  (test-data generators)
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+ifeq ($(SANITIZE),1)
+BUILD ?= build/sanitize
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD ?= build
+SANFLAGS :=
+endif
+CACHE := build/cache
+
+CC ?= gcc
+OPT ?= -O2
+CFLAGS ?= $(OPT) -g
+WARN := -Wall -Wextra -Wshadow -Wno-unused-parameter
+BASEFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -fPIC -fvisibility=hidden -fopenmp -MMD -MP \
+	-Iadf -Iactors -Iactors/kit -Idetector -Ikernels -Iemulator $(WARN) $(SANFLAGS)
+LDFLAGS_ALL := -fopenmp $(SANFLAGS)
+
+# pkg-config is asked once, when a recipe first needs the answer (after `deps` ran).
+XML_CFLAGS = $(eval XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null))$(XML_CFLAGS)
+XML_LIBS = $(eval XML_LIBS := $(shell pkg-config --libs libxml-2.0 2>/dev/null))$(XML_LIBS)
+CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null))$(CHECK_CFLAGS)
+CHECK_LIBS = $(eval CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null))$(CHECK_LIBS)
+
+# ---- CUDA: used whenever nvcc is on the PATH (NO_CUDA=1 forces a CPU-only build)
+NVCC ?= $(shell command -v nvcc 2>/dev/null)
+CUDA_ARCH ?= sm_90
+KERNEL_SRCS := $(wildcard kernels/*.cu)
+ifeq ($(NO_CUDA),1)
+NVCC :=
+endif
+ifneq ($(NVCC),)
+ifneq ($(KERNEL_SRCS),)
+HAVE_CUDA := 1
+CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(NVCC)))
+BASEFLAGS += -DNARWHAL_HAVE_CUDA=1 -I$(CUDA_HOME)/include
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
+NVFLAGS := -O3 -std=c++17 -arch=$(CUDA_ARCH) -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra \
+	-DNARWHAL_HAVE_CUDA=1 -Iadf -Iactors -Iactors/kit -Idetector -Ikernels
+endif
+endif
+KERNEL_OBJS := $(if $(HAVE_CUDA),$(KERNEL_SRCS:%.cu=$(BUILD)/obj/%.o))
+
+# ---- sources
+ADF_SRCS := $(wildcard adf/*.c)
+KIT_SRCS := $(wildcard actors/kit/*.c)
+DET_SRCS := $(wildcard detector/*.c)
+EMU_SRCS := $(filter-out emulator/main.c,$(wildcard emulator/*.c))
+TOOL_SRCS := $(wildcard detector/tools/*.c)
+TEST_SRCS := $(wildcard tests/check_*.c)
+TEST_ACTOR_SRCS := $(wildcard tests/actors/*.c)
+TEST_TOOL_SRCS := $(wildcard tests/tools/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+LIBADF_A := $(BUILD)/lib/libadf.a
+LIBADF_SO := $(BUILD)/lib/libadf.so
+LIBKIT := $(BUILD)/lib/libkit.a
+LIBDET := $(BUILD)/lib/libdetector.a
+LIBEMU := $(BUILD)/lib/libemu.a
+NARWHAL := $(BUILD)/bin/narwhal
+
+# ---- actors: name, then its sources (kit, libadf and the kernels are added)
+ACTORS := adf_reader adf_writer
+adf_reader_SRCS := actors/io/adf_reader.c
+adf_writer_SRCS := actors/io/adf_writer.c
+ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
+
+TOOLS := $(TOOL_SRCS:detector/tools/%.c=$(BUILD)/bin/%)
+TESTS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+TEST_ACTORS := $(TEST_ACTOR_SRCS:tests/actors/%.c=$(BUILD)/tests/actors/%.so)
+TEST_TOOLS := $(TEST_TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
+
+.PHONY: all deps run check memcheck bench fuzz install clean
+all: deps
+	@$(MAKE) --no-print-directory build-all
+.PHONY: build-all
+build-all: $(NARWHAL) $(ACTOR_SOS) $(TOOLS) $(LIBADF_SO) $(BUILD)/lib/narwhal.pc
+
+# ---- dependencies: libxml2, Check, pkg-config; installed here when possible
+DEPS_PKGS := libxml2-dev check pkg-config
+deps:
+	@if pkg-config --exists libxml-2.0 check 2>/dev/null; then exit 0; fi; \
+	echo "narwhal: libxml2 or Check not found by pkg-config; installing: $(DEPS_PKGS)"; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO=sudo; \
+	else echo "narwhal: cannot install as $$(id -un) without sudo. Run:  sudo apt-get install -y $(DEPS_PKGS)" >&2; exit 1; fi; \
+	if ! command -v apt-get >/dev/null; then echo "narwhal: no apt-get here. Install libxml2 (dev files), Check and pkg-config, then run make again." >&2; exit 1; fi; \
+	{ $$SUDO apt-get install -y $(DEPS_PKGS) || { $$SUDO apt-get update && $$SUDO apt-get install -y $(DEPS_PKGS); }; } \
+	|| { echo "narwhal: installing failed. Run:  sudo apt-get update && sudo apt-get install -y $(DEPS_PKGS)" >&2; exit 1; }
+
+# ---- compile rules
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(XML_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(XML_CFLAGS) $(CHECK_CFLAGS) -Itests -c $< -o $@
+
+$(BUILD)/obj/kernels/%.o: kernels/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBADF_A): $(call obj,$(ADF_SRCS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+$(LIBADF_SO): $(call obj,$(ADF_SRCS))
+	@mkdir -p $(@D)
+	$(CC) -shared -fvisibility=default $(LDFLAGS_ALL) -o $@ $^
+$(LIBKIT): $(call obj,$(KIT_SRCS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+$(LIBDET): $(call obj,$(DET_SRCS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+$(LIBEMU): $(call obj,$(EMU_SRCS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+ALL_LIBS := $(LIBEMU) $(LIBKIT) $(LIBDET) $(LIBADF_A)
+LINK_LIBS = $(XML_LIBS) $(CUDA_LIBS) -ldl -lm
+
+$(NARWHAL): $(call obj,emulator/main.c) $(LIBEMU) $(LIBADF_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS)
+
+$(BUILD)/bin/%: $(BUILD)/obj/detector/tools/%.o $(LIBDET) $(LIBADF_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LINK_LIBS)
+
+define actor_rule
+$(BUILD)/actors/$(1).so: $(call obj,$($(1)_SRCS)) $(KERNEL_OBJS) $(LIBKIT) $(LIBDET) $(LIBADF_A)
+	@mkdir -p $$(@D)
+	$$(CC) -shared $$(LDFLAGS_ALL) -Wl,--no-undefined -o $$@ $$^ $$(LINK_LIBS)
+endef
+$(foreach a,$(ACTORS),$(eval $(call actor_rule,$(a))))
+
+$(BUILD)/tests/actors/%.so: $(BUILD)/obj/tests/actors/%.o $(LIBKIT) $(LIBADF_A)
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,--no-undefined -o $@ $^ -lm
+
+$(BUILD)/tests/check_%: $(BUILD)/obj/tests/check_%.o $(ALL_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(CHECK_LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/tools/%.o $(ALL_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LINK_LIBS)
+
+$(BUILD)/lib/narwhal.pc: Makefile
+	@mkdir -p $(@D)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include/narwhal' \
+	  'actordir=$${prefix}/lib/narwhal/actors' '' 'Name: narwhal' \
+	  'Description: Narwhal ADF frame library and NARVAL actor ABI' 'Version: $(VERSION)' \
+	  'Libs: -L$${libdir} -ladf' 'Cflags: -I$${includedir}' > $@
+
+# ---- the main job
+run: all
+	@$(MAKE) --no-print-directory run-replay
+
+.PHONY: run-replay
+run-replay: $(BUILD)/tests/mkadf
+	@mkdir -p $(CACHE)
+	@[ -f $(CACHE)/replay-input.adf ] || $(BUILD)/tests/mkadf $(CACHE)/replay-input.adf 2000
+	$(NARWHAL) run topologies/replay.xml --actors $(BUILD)/actors --conf topologies/conf
+	@cmp $(CACHE)/replay-input.adf build/replay-output.adf && \
+	  echo "narwhal: replay output build/replay-output.adf equals its input byte for byte"
+
+# ---- tests
+check: all
+	@$(MAKE) --no-print-directory build-tests
+	@BUILD=$(BUILD) tests/run-checks.sh $(TESTS)
+
+.PHONY: build-tests
+build-tests: $(NARWHAL) $(ACTOR_SOS) $(TOOLS) $(TESTS) $(TEST_ACTORS) $(TEST_TOOLS)
+
+memcheck: all
+	@$(MAKE) --no-print-directory build-tests
+	@BUILD=$(BUILD) tests/memcheck.sh
+
+# ---- fuzzing (clang + libFuzzer); FUZZ_SECONDS per target
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(ADF_SRCS) $(EMU_SRCS) | deps
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_DEFAULT_SOURCE \
+	  -Iadf -Iactors -Iemulator $(XML_CFLAGS) -o $@ $^ $(XML_LIBS) -ldl
+fuzz: $(FUZZ_TARGETS)
+	@for t in $(FUZZ_TARGETS); do n=$$(basename $$t); mkdir -p build/fuzz/corpus-$$n; \
+	  echo "== $$n for $(FUZZ_SECONDS) s"; \
+	  $$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-$$n tests/fuzz/seeds-$$n \
+	    2>&1 | tee build/fuzz/$$n.log | grep -E '^(stat::|==|INFO: Running|Done)' || exit 1; done
+
+# ---- benchmarks (each bench program is added by its issue)
+bench: all
+
+# ---- install
+PREFIX ?= /usr/local
+VERSION := 0.1.0
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/narwhal/actors \
+	  $(DESTDIR)$(PREFIX)/include/narwhal $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(NARWHAL) $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(LIBADF_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBADF_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(ACTOR_SOS) $(DESTDIR)$(PREFIX)/lib/narwhal/actors/
+	install -m 644 adf/adf.h actors/narval.h $(DESTDIR)$(PREFIX)/include/narwhal/
+	$(MAKE) --no-print-directory -B $(BUILD)/lib/narwhal.pc PREFIX=$(PREFIX)
+	install -m 644 $(BUILD)/lib/narwhal.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

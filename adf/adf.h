@@ -1,0 +1,399 @@
+/* libadf: AGATA Data Flow frames — keys, building, validated reading, typed payloads, files. */
+#ifndef NARWHAL_ADF_H
+#define NARWHAL_ADF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Byte order and alignment
+ * ------------------------
+ * Everything in a frame is little-endian and packed.  libadf encodes and
+ * decodes every field byte by byte (adf_get_* / adf_put_*), so a frame may
+ * start at any address and no code casts buffer memory to a struct.
+ *
+ * The key (ADF key version 4.0, 20 bytes)
+ * ---------------------------------------
+ *   offset  type  field
+ *   0       u32   frame length in bytes, key included (>= 20)
+ *   4       u32   key id (message type, ADF_ID_*)
+ *   8       u32   event number
+ *   12      u64   timestamp, 10 ns ticks (the hardware fills 48 bits)
+ *
+ * A frame whose id has 0xCA in its top byte is composite: its payload is a
+ * sequence of complete sub-frames, each with its own key, that exactly fills
+ * the parent.  Any other frame's payload is opaque to the framing layer and is
+ * described below for the types libadf knows.
+ */
+#define ADF_KEY_SIZE 20u
+#define ADF_MAX_DEPTH 4 /* key levels: a composite inside a composite inside ... */
+
+enum adf_id {
+    ADF_ID_DATA_CRYSTAL = 0xFA010101u,
+    ADF_ID_DATA_PSA = 0xFA010102u,
+    ADF_ID_DATA_EB = 0xFA010103u,
+    ADF_ID_DATA_MERGER = 0xFA010104u,
+    ADF_ID_DATA_TRACKED = 0xFA010105u,
+    ADF_ID_EVENT_DATA = 0xCA000100u,
+    ADF_ID_EVENT_DATA_CRYSTAL = 0xCA010101u,
+    ADF_ID_EVENT_DATA_PSA = 0xCA010102u,
+    ADF_ID_EVENT_DATA_TRACKED = 0xCA010103u,
+    ADF_ID_CONF_GLOBAL = 0xFA000200u,
+    ADF_ID_CONF_CRYSTAL = 0xFA010201u,
+    ADF_ID_CONF_PSA = 0xFA010202u,
+    ADF_ID_CONF_TRACKED = 0xFA010205u,
+    ADF_ID_META_EOF = 0xFA001100u,
+    ADF_ID_META_SYNC = 0xFA011101u,
+    ADF_ID_META_VERTEX = 0xFA011102u,
+    /* Narwhal's own frames: top byte 0x4E ('N'), outside AGATA's 0xFA/0xCA ranges. */
+    ADF_ID_NW_TRUTH = 0x4E570001u, /* simulation truth; layout defined with the generator */
+};
+
+typedef struct adf_key {
+    uint32_t length;    /* whole frame, key included */
+    uint32_t id;        /* ADF_ID_* */
+    uint32_t event;     /* event number */
+    uint64_t timestamp; /* 10 ns ticks */
+} adf_key;
+
+/* Status codes.  Every libadf call that can fail returns one of these;
+ * ADF_OK is 0 and every failure is negative, each with its own meaning. */
+enum adf_status {
+    ADF_OK = 0,
+    ADF_E_ARG = -1,         /* a null pointer or impossible argument from the caller */
+    ADF_E_SHORT = -2,       /* a frame's length field is below 20 (the key alone) */
+    ADF_E_PAST_END = -3,    /* a frame's length runs past the end of its buffer */
+    ADF_E_SUB_OVERRUN = -4, /* a sub-frame runs past the end of its composite parent */
+    ADF_E_TOO_DEEP = -5,    /* composites nested deeper than ADF_MAX_DEPTH */
+    ADF_E_NOSPACE = -6,     /* writing: the frame does not fit in the capacity given */
+    ADF_E_NESTING = -7,     /* writing: end without begin, or a non-composite given children */
+    ADF_E_WRONG_ID = -8,    /* decoding: the frame is not of the type asked for */
+    ADF_E_PAYLOAD = -9,     /* decoding: the payload's size or contents are inconsistent */
+    ADF_E_IO = -10,         /* a file could not be opened, read, written or renamed (errno kept) */
+    ADF_E_TRUNCATED = -11,  /* a file ends inside a frame */
+    ADF_E_TOO_BIG = -12,    /* reading a file: one frame is larger than the whole buffer given */
+    ADF_E_NOMEM = -13,      /* an allocation failed */
+    ADF_E_LIMIT = -14,      /* a count exceeds a documented limit (hits, channels, samples) */
+};
+
+/* A fixed English sentence for a status code ("frame length below 20 bytes"). */
+const char *adf_strerror(int status);
+
+/* AGATA's name for a key id ("data:crystal"), or NULL if libadf does not know it. */
+const char *adf_id_name(uint32_t id);
+/* The id for an AGATA name, or 0 when unknown. */
+uint32_t adf_id_from_name(const char *name);
+/* Non-zero for ids whose payload is a sequence of sub-frames (top byte 0xCA). */
+int adf_id_is_composite(uint32_t id);
+
+/* ---- little-endian field access (any alignment) ---- */
+
+static inline uint16_t adf_get_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t adf_get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint64_t adf_get_u64(const uint8_t *p)
+{
+    return (uint64_t)adf_get_u32(p) | ((uint64_t)adf_get_u32(p + 4) << 32);
+}
+static inline int16_t adf_get_i16(const uint8_t *p) { return (int16_t)adf_get_u16(p); }
+float adf_get_f32(const uint8_t *p);
+
+static inline void adf_put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline void adf_put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline void adf_put_u64(uint8_t *p, uint64_t v)
+{
+    adf_put_u32(p, (uint32_t)v);
+    adf_put_u32(p + 4, (uint32_t)(v >> 32));
+}
+void adf_put_f32(uint8_t *p, float v);
+
+void adf_key_encode(uint8_t dst[ADF_KEY_SIZE], const adf_key *key);
+void adf_key_decode(const uint8_t src[ADF_KEY_SIZE], adf_key *key);
+
+/* ---- writing: begin / put / end ------------------------------------------
+ *
+ *   adf_writer w;
+ *   adf_writer_init(&w, buf, cap);
+ *   adf_begin(&w, ADF_ID_EVENT_DATA_PSA, ev, ts);   composite parent
+ *     adf_begin(&w, ADF_ID_DATA_PSA, ev, ts);        child
+ *     adf_put(&w, bytes, n) ...
+ *     adf_end(&w);                                   child length patched
+ *   adf_end(&w);                                     parent length patched
+ *
+ * No call ever writes at or past buf + cap.  When something does not fit, the
+ * call returns ADF_E_NOSPACE, the writer remembers the failure (every later
+ * begin/put/end also returns it), and adf_end of the outermost frame returns
+ * ADF_E_NOSPACE and rolls w.used back to where that frame began, so the
+ * buffer only ever holds complete frames.  The writer keeps counting what the
+ * failed frame would have taken: adf_writer_needed() is then the capacity the
+ * same sequence of calls would need, which a filter reports to its host.
+ * adf_writer_clear_error() lets the caller continue with other frames.
+ */
+typedef struct adf_writer {
+    uint8_t *buf;
+    size_t cap;
+    size_t used;                  /* bytes of complete frames (plus the open ones) */
+    size_t needed;                /* bytes the calls so far would have taken */
+    size_t open[ADF_MAX_DEPTH];   /* start offsets (in needed-space) of open frames */
+    int depth;                    /* frames currently open */
+    int status;                   /* first failure since the last clear, else ADF_OK */
+} adf_writer;
+
+void adf_writer_init(adf_writer *w, void *buf, size_t cap);
+int adf_begin(adf_writer *w, uint32_t id, uint32_t event, uint64_t timestamp);
+int adf_put(adf_writer *w, const void *data, size_t n);
+int adf_put_le16(adf_writer *w, uint16_t v);
+int adf_put_le32(adf_writer *w, uint32_t v);
+int adf_put_le64(adf_writer *w, uint64_t v);
+int adf_put_lef32(adf_writer *w, float v);
+int adf_end(adf_writer *w);
+/* Append one complete frame (already validated, e.g. from an adf_iter) as is. */
+int adf_put_frame(adf_writer *w, const void *frame, size_t length);
+size_t adf_writer_needed(const adf_writer *w);
+void adf_writer_clear_error(adf_writer *w);
+
+/* ---- reading: a validating iterator --------------------------------------
+ *
+ *   adf_iter it;  adf_frame f;  int rc;
+ *   adf_iter_init(&it, buf, size);
+ *   while ((rc = adf_iter_next(&it, &f)) > 0) { ... f.key, f.payload ... }
+ *   if (rc < 0) { adf_iter_describe(&it, msg, sizeof msg); ... }
+ *
+ * adf_iter_next returns 1 and fills *f with the next frame, 0 at the clean end
+ * of the buffer, or a negative ADF_E_* code.  A frame is returned only after
+ * it has been checked completely: its length lies within the buffer (or the
+ * parent) and, for a composite, every sub-frame at every depth fits inside its
+ * parent, nesting no deeper than ADF_MAX_DEPTH.  After an error the iterator
+ * stays at the bad frame and keeps returning the same code; it never reads
+ * outside [buf, buf + size).
+ */
+typedef struct adf_frame {
+    adf_key key;
+    const uint8_t *data;    /* the frame, key first; key.length bytes */
+    const uint8_t *payload; /* data + 20 */
+    uint32_t payload_size;  /* key.length - 20 */
+    size_t offset;          /* of the frame within the outermost buffer */
+    int depth;              /* 0 for top-level frames */
+} adf_frame;
+
+typedef struct adf_iter {
+    const uint8_t *buf;
+    size_t size;
+    size_t pos;
+    size_t base_offset; /* offset of buf within the outermost buffer */
+    int depth;
+    int status;              /* sticky failure, else ADF_OK */
+    size_t err_offset;       /* where the offending frame starts (outermost offsets) */
+    uint32_t err_length;     /* its length field */
+    size_t err_room;         /* the bytes there were for it */
+} adf_iter;
+
+void adf_iter_init(adf_iter *it, const void *buf, size_t size);
+/* Iterate the sub-frames of a composite frame returned by another iterator. */
+int adf_iter_sub(adf_iter *it, const adf_frame *parent);
+int adf_iter_next(adf_iter *it, adf_frame *frame);
+/* One line about the failure: "frame at offset 140: length 12 is below the 20-byte key". */
+void adf_iter_describe(const adf_iter *it, char *msg, size_t len);
+/* Validate a whole buffer; on failure returns the code and the offset of the bad frame. */
+int adf_validate(const void *buf, size_t size, size_t *bad_offset, size_t *frames);
+
+/* ---- data:crystal (ADF_ID_DATA_CRYSTAL), Narwhal's layout ------------------
+ *
+ * One crystal's digitised event: energies from the digital filters and the
+ * traces of every channel.  Channel c < n_channels - 1 is segment c (sector
+ * s = c / 6 counting A..F, ring r = c % 6 counting front to back, as AGATA
+ * numbers them: segment = 6 * sector + ring); channel n_channels - 1 is the core.
+ *
+ *   offset            type               field
+ *   0                 u16                crystal id
+ *   2                 u16                status (0 = good; bits set by the producer)
+ *   4                 u16                n_channels C (1..ADF_MAX_CHANNELS; 37 for AGATA)
+ *   6                 u16                n_samples S per trace (1..ADF_MAX_SAMPLES)
+ *   8                 f32                gain: trace ADC counts per keV
+ *   12                f32 x C            energy of each channel, keV (core last)
+ *   12 + 4C           i16 x C x S        traces, channel by channel, S samples each,
+ *                                        baseline-subtracted ADC counts (10 ns samples)
+ *   total payload:    12 + 4C + 2CS bytes (7,560 for C = 37, S = 100)
+ */
+#define ADF_MAX_CHANNELS 40
+#define ADF_MAX_SAMPLES 512
+#define ADF_CRYSTAL_FIXED 12u
+
+typedef struct adf_crystal {
+    uint16_t crystal_id;
+    uint16_t status;
+    uint16_t n_channels;
+    uint16_t n_samples;
+    float gain;
+    float energy[ADF_MAX_CHANNELS];
+    int16_t trace[ADF_MAX_CHANNELS][ADF_MAX_SAMPLES];
+} adf_crystal;
+
+size_t adf_crystal_payload_size(unsigned n_channels, unsigned n_samples);
+/* Writes one complete data:crystal frame (key and payload). */
+int adf_crystal_write(adf_writer *w, uint32_t event, uint64_t timestamp, const adf_crystal *c);
+/* Decodes a data:crystal frame; ADF_E_WRONG_ID / ADF_E_PAYLOAD / ADF_E_LIMIT on mismatch. */
+int adf_crystal_read(const adf_frame *f, adf_crystal *c);
+
+/* ---- data:psa (ADF_ID_DATA_PSA), AGATA's layout --------------------------
+ *
+ *   offset  type   field (global part, 24 bytes)
+ *   0       u16    crystal id
+ *   2       u16    status
+ *   4       f32    e0: core energy, keV (first gain)
+ *   8       f32    e1: core energy, keV (second gain)
+ *   12      f32    t0: core time, ns
+ *   16      f32    t1: second time (PSA start-time refinement), ns
+ *   20      u16    psa status (0 = good)
+ *   22      u16    number of hits H
+ *   then per hit, 42 bytes at 24 + 42 h:
+ *   +0      u16    hit status
+ *   +2      i16    segment (0..35)
+ *   +4      i16    crystal id
+ *   +6      f32    x, mm, crystal frame
+ *   +10     f32    y, mm
+ *   +14     f32    z, mm
+ *   +18     f32    e, keV
+ *   +22     f32    t, ns
+ *   +26     f32    tCCe  (trapping corrections: core, electrons)
+ *   +30     f32    tCCh  (core, holes)
+ *   +34     f32    tSGe  (segment, electrons)
+ *   +38     f32    tSGh  (segment, holes)
+ *   total payload: 24 + 42 H bytes.  A frame with H = 0 is valid: an event in
+ *   which no segment passed the PSA threshold.
+ */
+#define ADF_PSA_GLOBAL 24u
+#define ADF_PSA_HIT 42u
+#define ADF_PSA_MAX_HITS 64
+
+typedef struct adf_psa_hit {
+    uint16_t status;
+    int16_t segment;
+    int16_t crystal_id;
+    float x, y, z, e, t;
+    float t_cc_e, t_cc_h, t_sg_e, t_sg_h;
+} adf_psa_hit;
+
+typedef struct adf_psa {
+    uint16_t crystal_id;
+    uint16_t status;
+    float e0, e1, t0, t1;
+    uint16_t psa_status;
+    uint16_t n_hits;
+    adf_psa_hit hit[ADF_PSA_MAX_HITS];
+} adf_psa;
+
+size_t adf_psa_payload_size(unsigned n_hits);
+int adf_psa_write(adf_writer *w, uint32_t event, uint64_t timestamp, const adf_psa *p);
+int adf_psa_read(const adf_frame *f, adf_psa *p);
+
+/* ---- event:data:psa (ADF_ID_EVENT_DATA_PSA) --------------------------------
+ * A composite whose payload is one data:psa frame per crystal of the event,
+ * each with its own key (its own timestamp); nothing else.  Build it with
+ * adf_begin(w, ADF_ID_EVENT_DATA_PSA, ...), adf_psa_write per crystal, adf_end.
+ * adf_event_psa_read decodes up to max members into out[] and sets *n; a
+ * member of another type is ADF_E_PAYLOAD, more than max is ADF_E_LIMIT.
+ */
+int adf_event_psa_read(const adf_frame *f, adf_psa *out, unsigned max, unsigned *n);
+
+/* ---- data:tracked (ADF_ID_DATA_TRACKED), Narwhal's layout -----------------
+ *
+ * The γ rays the tracker reconstructed in one event (lab frame, origin at the
+ * target, mm; energies keV).
+ *
+ *   offset  type   field (header, 8 bytes)
+ *   0       u16    number of γ rays G
+ *   2       u16    status (0 = good)
+ *   4       f32    beta: v/c used for the Doppler correction (0 = none)
+ *   then per γ, 44 bytes at 8 + 44 g:
+ *   +0      f32    e: summed energy of its points, keV
+ *   +4      f32    e_dc: Doppler-corrected energy (= e when beta is 0)
+ *   +8      f32    fom: tracking figure of merit (higher is better, 0..1)
+ *   +12     f32    x1, y1, z1: first interaction, lab frame, mm
+ *   +24     f32    x2, y2, z2: second interaction (= first for a single point)
+ *   +36     u16    number of points
+ *   +38     u16    number of crystals the points lie in
+ *   +40     u16    crystal id of the first point
+ *   +42     u16    flags (ADF_TRACKED_*)
+ *   total payload: 8 + 44 G bytes.
+ */
+#define ADF_TRACKED_HEADER 8u
+#define ADF_TRACKED_GAMMA 44u
+#define ADF_TRACKED_MAX 64
+enum { ADF_TRACKED_SINGLE = 1u, ADF_TRACKED_PAIR = 2u };
+
+typedef struct adf_gamma {
+    float e, e_dc, fom;
+    float x1, y1, z1, x2, y2, z2;
+    uint16_t n_points, n_crystals, first_crystal, flags;
+} adf_gamma;
+
+typedef struct adf_tracked {
+    uint16_t n_gammas;
+    uint16_t status;
+    float beta;
+    adf_gamma gamma[ADF_TRACKED_MAX];
+} adf_tracked;
+
+size_t adf_tracked_payload_size(unsigned n_gammas);
+int adf_tracked_write(adf_writer *w, uint32_t event, uint64_t timestamp, const adf_tracked *t);
+int adf_tracked_read(const adf_frame *f, adf_tracked *t);
+
+/* ---- meta:eof (ADF_ID_META_EOF) ----------------------------------------------
+ * Marks the end of a stream.  Payload, 12 bytes:
+ *   0  u32  frames that came before it in the stream
+ *   4  u64  bytes that came before it in the stream
+ */
+#define ADF_EOF_PAYLOAD 12u
+typedef struct adf_eof {
+    uint32_t frames;
+    uint64_t bytes;
+} adf_eof;
+int adf_eof_write(adf_writer *w, uint32_t event, uint64_t timestamp, const adf_eof *e);
+int adf_eof_read(const adf_frame *f, adf_eof *e);
+
+/* ---- files ---------------------------------------------------------------
+ * A file is frames back to back, exactly as in a buffer.
+ *
+ * Reading fills a caller's buffer with as many whole frames as fit; the file
+ * position then stays at the first frame that did not.  A frame larger than
+ * the whole buffer is ADF_E_TOO_BIG; a file that ends inside a key or a frame
+ * is ADF_E_TRUNCATED; a length below 20 is ADF_E_SHORT.  In each case
+ * adf_file_describe() names the file and the offset of the bad frame, and the
+ * frames before it have been delivered.
+ */
+typedef struct adf_file adf_file;
+
+int adf_file_open_read(adf_file **f, const char *path);
+/* Opens for writing; append != 0 keeps what the file holds. */
+int adf_file_open_write(adf_file **f, const char *path, int append);
+/* Reads whole frames into buf; *used = bytes delivered, 0 at the end of the file. */
+int adf_file_read(adf_file *f, void *buf, size_t cap, size_t *used, size_t *frames);
+/* Appends bytes that hold whole frames (validated first: a bad buffer writes nothing). */
+int adf_file_write(adf_file *f, const void *buf, size_t size);
+uint64_t adf_file_offset(const adf_file *f);
+void adf_file_describe(const adf_file *f, int status, char *msg, size_t len);
+/* Flushes and closes; returns the first write/flush error, if any. */
+int adf_file_close(adf_file *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
