@@ -50,12 +50,13 @@ ifneq ($(KERNEL_SRCS),)
 HAVE_CUDA := 1
 CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(NVCC)))
 BASEFLAGS += -DNARWHAL_HAVE_CUDA=1 -I$(CUDA_HOME)/include
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 NVFLAGS := -O3 -std=c++17 -arch=$(CUDA_ARCH) -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra \
 	-DNARWHAL_HAVE_CUDA=1 -Iadf -Iactors -Iactors/kit -Idetector -Ikernels
 endif
 endif
-KERNEL_OBJS := $(if $(HAVE_CUDA),$(KERNEL_SRCS:%.cu=$(BUILD)/obj/%.o))
+# the kernel objects of a target, given its list of .cu files (none in a CPU-only build)
+cuobj = $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/obj/%.o,$(1)))
 
 # ---- sources
 ADF_SRCS := $(wildcard adf/*.c)
@@ -76,11 +77,15 @@ LIBDET := $(BUILD)/lib/libdetector.a
 LIBEMU := $(BUILD)/lib/libemu.a
 NARWHAL := $(BUILD)/bin/narwhal
 
-# ---- actors: name, then its sources (kit, libadf and the kernels are added)
+# ---- actors: name, its C sources and its CUDA sources (kit, libdetector and libadf are added)
 ACTORS := adf_reader adf_writer
 adf_reader_SRCS := actors/io/adf_reader.c
 adf_writer_SRCS := actors/io/adf_writer.c
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
+
+# ---- benchmarks and other programs outside detector/tools: name, C sources, CUDA sources
+PROGRAMS :=
+PROGRAM_BINS := $(PROGRAMS:%=$(BUILD)/bin/%)
 
 TOOLS := $(TOOL_SRCS:detector/tools/%.c=$(BUILD)/bin/%)
 TESTS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
@@ -91,7 +96,7 @@ TEST_TOOLS := $(TEST_TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
 all: deps
 	@$(MAKE) --no-print-directory build-all
 .PHONY: build-all
-build-all: $(NARWHAL) $(ACTOR_SOS) $(TOOLS) $(LIBADF_SO) $(BUILD)/lib/narwhal.pc
+build-all: $(NARWHAL) $(ACTOR_SOS) $(TOOLS) $(PROGRAM_BINS) $(LIBADF_SO) $(BUILD)/lib/narwhal.pc
 
 # ---- dependencies: libxml2, Check, pkg-config; installed here when possible
 DEPS_PKGS := libxml2-dev check pkg-config
@@ -145,11 +150,18 @@ $(BUILD)/bin/%: $(BUILD)/obj/detector/tools/%.o $(LIBDET) $(LIBADF_A)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LINK_LIBS)
 
 define actor_rule
-$(BUILD)/actors/$(1).so: $(call obj,$($(1)_SRCS)) $(KERNEL_OBJS) $(LIBKIT) $(LIBDET) $(LIBADF_A)
+$(BUILD)/actors/$(1).so: $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $(LIBKIT) $(LIBDET) $(LIBADF_A)
 	@mkdir -p $$(@D)
 	$$(CC) -shared $$(LDFLAGS_ALL) -Wl,--no-undefined -o $$@ $$^ $$(LINK_LIBS)
 endef
 $(foreach a,$(ACTORS),$(eval $(call actor_rule,$(a))))
+
+define program_rule
+$(BUILD)/bin/$(1): $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $(LIBKIT) $(LIBDET) $(LIBADF_A)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $$(LINK_LIBS)
+endef
+$(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 
 $(BUILD)/tests/actors/%.so: $(BUILD)/obj/tests/actors/%.o $(LIBKIT) $(LIBADF_A)
 	@mkdir -p $(@D)
@@ -208,8 +220,9 @@ fuzz: $(FUZZ_TARGETS)
 	  $$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-$$n tests/fuzz/seeds-$$n \
 	    2>&1 | tee build/fuzz/$$n.log | grep -E '^(stat::|==|INFO: Running|Done)' || exit 1; done
 
-# ---- benchmarks (each bench program is added by its issue)
+# ---- benchmarks: every program named bench-* runs in turn
 bench: all
+	@for b in $(filter $(BUILD)/bin/bench-%,$(PROGRAM_BINS)); do echo "== $$b"; $$b || exit 1; done
 
 # ---- install
 PREFIX ?= /usr/local
