@@ -1,0 +1,210 @@
+/* kit.h: helpers every actor links statically: configuration files, logging, instance lifecycle, frame loops. */
+#ifndef NARWHAL_KIT_H
+#define NARWHAL_KIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adf.h"
+#include "narval.h"
+
+/*
+ * The kit is a static library: each actor .so gets its own copy, built with
+ * -fvisibility=hidden, so the state the kit keeps per library (the loaded
+ * configuration, the count of live instances) belongs to that actor alone.
+ *
+ * A typical actor:
+ *
+ *   struct my_conf { int64_t threshold; kit_list files; };
+ *   static const kit_key my_keys[] = {
+ *       { "Threshold", KIT_INT, offsetof(struct my_conf, threshold), "20",
+ *         KIT_MIN(0), .help = "energy threshold, keV" },
+ *       ...
+ *   };
+ *   static const kit_spec my_spec = { "PSA", "filter", "one line about it",
+ *       my_keys, KIT_COUNT(my_keys) };
+ *   static struct my_conf conf;
+ *
+ *   void process_config(const char *dir, unsigned int *e) { *e = kit_config(&my_spec, dir, &conf); }
+ *   const char *process_describe(void) { return kit_describe(&my_spec); }
+ *   void *process_register(unsigned int *e) { return kit_register(sizeof(my_instance), e); }
+ *   void process_start(void *a, unsigned int *e) { *e = kit_step(a, KIT_START, my_start); }
+ */
+
+#define KIT_COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+/* ---- logging ----------------------------------------------------------------
+ * One line on stderr per call, prefixed with the actor's (or instance's) name:
+ *   [ADFReader] read 2000 frames
+ *   [ADFReader] warning: ...      [ADFReader] error: ...      [ADFReader] debug: ...
+ * Debug lines appear only when the environment variable NARWHAL_VERBOSE is set
+ * to something other than "" or "0" (the emulator sets it for -v).  A line is
+ * written with a single call, so lines of actors on different threads do not mix.
+ */
+typedef enum kit_level { KIT_DEBUG, KIT_INFO, KIT_WARN, KIT_ERROR } kit_level;
+
+void kit_log(const char *who, kit_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+bool kit_verbose(void);
+/* Logs "error: <message> (<narval_strerror(code)>)" and returns code, so that
+ * a failure is reported and returned in one statement:
+ *   return kit_fail(who, NARVAL_E_IO, "cannot open '%s': %s", path, strerror(errno)); */
+unsigned kit_fail(const char *who, unsigned code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The NARVAL_E_* code for a libadf status: malformed frames -> NARVAL_E_INPUT,
+ * no space -> NARVAL_E_OUTPUT_SIZE, files -> NARVAL_E_IO, allocation ->
+ * NARVAL_E_NOMEM, misuse of the API -> NARVAL_E_INTERNAL; ADF_OK -> 0. */
+unsigned kit_adf_code(int adf_status);
+
+/* ---- configuration ----------------------------------------------------------
+ * <Actor>.conf, AGAPRO style:
+ *
+ *   # comment to the end of the line
+ *   Threshold  20          # keys are case-sensitive
+ *   File  run1.adf run2.adf
+ *   File  "with space.adf"
+ *
+ * A line is a key followed by its values, separated by blanks.  A value that
+ * holds blanks or '#' is written between double quotes (a value cannot hold
+ * a double quote).  A scalar key takes exactly one value and may appear once;
+ * a list key accumulates every value of every line where it appears.
+ * Relative file paths in values are NOT resolved against the configuration
+ * directory: they are used as given, i.e. against the current working
+ * directory of the host process (the emulator runs in the directory it was
+ * started from, so `make run` paths are relative to the repository root).
+ *
+ * Types and the field each writes (at `offset` in the settings struct):
+ *   KIT_INT     int64_t   decimal, or hexadecimal with 0x
+ *   KIT_REAL    double    strtod syntax, finite
+ *   KIT_STRING  char *    owned by the settings, freed by kit_config_free
+ *   KIT_BOOL    bool      true/false, yes/no, on/off, 1/0 (any case)
+ *   KIT_LIST    kit_list  strings; repeated keys and several values accumulate
+ *
+ * Errors name the file, the line and the key, e.g.
+ *   topologies/conf/PSA.conf:12: key 'Threshold': value '-3' is below the minimum 0
+ * A missing file means every key takes its default (the kit logs it), unless
+ * some key has no default (def == NULL): that key is mandatory.
+ */
+typedef enum kit_type { KIT_INT, KIT_REAL, KIT_STRING, KIT_BOOL, KIT_LIST } kit_type;
+
+typedef struct kit_list {
+    size_t n;
+    char **v;
+} kit_list;
+
+typedef struct kit_key {
+    const char *name;
+    kit_type type;
+    size_t offset;    /* offsetof(settings struct, field) */
+    const char *def;  /* default as it would be written in the file; NULL: mandatory */
+    bool has_min, has_max;
+    double min, max;  /* inclusive range of KIT_INT and KIT_REAL values */
+    const char *help; /* one line for `narwhal inspect` */
+} kit_key;
+
+#define KIT_MIN(x) .has_min = true, .min = (x)
+#define KIT_MAX(x) .has_max = true, .max = (x)
+#define KIT_RANGE(lo, hi) KIT_MIN(lo), KIT_MAX(hi)
+
+typedef struct kit_spec {
+    const char *actor;   /* names the file (<actor>.conf) and prefixes the log */
+    const char *role;    /* "producer", "filter" or "consumer" */
+    const char *summary; /* one line: what the actor does */
+    const kit_key *keys;
+    size_t n_keys;
+    size_t size;         /* sizeof the settings struct */
+} kit_spec;
+
+/* Reads <dir>/<actor>.conf into *settings (a struct of spec->size bytes).
+ * On success the previous contents of *settings are freed and replaced; on
+ * failure *settings is left as it was, msg holds the reason and the return is
+ * NARVAL_E_CONFIG (NARVAL_E_INTERNAL for a default in the spec that does not
+ * parse, NARVAL_E_NOMEM).  *settings must start zeroed. */
+unsigned kit_config_load(const kit_spec *spec, const char *dir, void *settings, char *msg,
+                         size_t len);
+/* A bound or value as the key's type shows it: "-3" for KIT_INT, "%g" for KIT_REAL. */
+void kit_format_number(const kit_key *k, double v, char *out, size_t len);
+/* Frees the strings and lists of *settings and zeroes it. */
+void kit_config_free(const kit_spec *spec, void *settings);
+
+/* The body of process_config: kit_config_load, the error logged, and the
+ * settings remembered as this library's configuration (freed when the library
+ * is unloaded).  Refused with NARVAL_E_STATE while instances exist, since
+ * they read the settings without locks. */
+unsigned kit_config(const kit_spec *spec, const char *dir, void *settings);
+
+/* The text of process_describe: role, summary, file name and one line per key
+ * (key, type, default, range, help).  The text lives in a buffer of the kit,
+ * valid until the next call in the same library. */
+const char *kit_describe(const kit_spec *spec);
+
+/* ---- instances --------------------------------------------------------------
+ * An actor's instance struct starts with a kit_instance (first member), so
+ * that the kit can check calls on the algo_data pointer the host passes:
+ * a null pointer, an instance of another library or a call out of the
+ * sequence of narval.h is NARVAL_E_STATE, logged, and the actor's code is
+ * not run.  The state only advances when the actor's code succeeds.
+ */
+typedef enum kit_call {
+    KIT_INITIALISE, KIT_START, KIT_BLOCK, KIT_PAUSE, KIT_RESUME, KIT_STOP, KIT_RESET
+} kit_call;
+
+typedef enum kit_state {
+    KIT_REGISTERED, KIT_INITIALISED, KIT_RUNNING, KIT_PAUSED, KIT_STOPPED
+} kit_state;
+
+typedef struct kit_instance {
+    const void *library; /* this library's kit state: tells our instances from others */
+    kit_state state;
+    char name[48];       /* "ADFReader", then "ADFReader#2", ... for later instances */
+} kit_instance;
+
+/* The body of process_register: a zeroed instance of `size` bytes (>= sizeof
+ * kit_instance) in state KIT_REGISTERED; NARVAL_E_STATE before a successful
+ * kit_config, NARVAL_E_NOMEM. */
+void *kit_register(size_t size, unsigned *error_code);
+/* 0 when `call` is allowed now, else NARVAL_E_STATE (logged). */
+unsigned kit_enter(void *algo_data, kit_call call);
+/* Records the transition of `call` when code is 0; returns code. */
+unsigned kit_leave(void *algo_data, kit_call call, unsigned code);
+/* kit_enter, then fn (NULL: nothing to do), then kit_leave. */
+unsigned kit_step(void *algo_data, kit_call call, unsigned (*fn)(void *algo_data));
+/* The body of process_unload: release (may be NULL) frees what the instance
+ * holds, then the kit frees the instance. */
+unsigned kit_unload(void *algo_data, void (*release)(void *algo_data));
+/* The instance's log name, or the actor's name for a null/foreign pointer. */
+const char *kit_name(const void *algo_data);
+
+/* ---- frame loops for filters ----------------------------------------------
+ * kit_filter_block runs a filter's process_block: it walks the input with
+ * the validating iterator and calls ops->frame for every top-level frame with
+ * an adf_writer on the output buffer.  The frame function writes what it
+ * emits through the writer and returns 0, KIT_PASS to have the frame copied
+ * to the output unchanged (frames the actor does not handle), or a NARVAL_E_*
+ * code that ends the block (logged by the kit with the frame's offset; the
+ * function logs the detail).  ops->end, if set, runs after the last frame;
+ * flush is true for the host's empty-input call at the end of the data.
+ *
+ * When the output does not fit, the kit keeps calling the frame function to
+ * learn the size the whole block needs, then returns NARVAL_E_OUTPUT_SIZE with
+ * *used = that size; the host calls again with the same input.  So the frame
+ * and end functions must be re-runnable: they accumulate into ctx and the
+ * actor commits (counters, held frames) only after kit_filter_block returned
+ * 0.  Nothing is ever written at or past out + out_size.  Malformed input is
+ * NARVAL_E_INPUT, logged with the offset of the bad frame; *used is then 0.
+ */
+enum { KIT_PASS = 0x100 };
+
+typedef unsigned kit_frame_fn(void *ctx, const adf_frame *frame, adf_writer *out);
+typedef unsigned kit_end_fn(void *ctx, bool flush, adf_writer *out);
+
+typedef struct kit_filter_ops {
+    kit_frame_fn *frame;
+    kit_end_fn *end;
+} kit_filter_ops;
+
+unsigned kit_filter_block(const char *who, const kit_filter_ops *ops, void *ctx, const void *in,
+                          unsigned in_size, void *out, unsigned out_size, unsigned *used);
+
+#endif

@@ -1,0 +1,146 @@
+/* library.c: what the kit keeps per actor library: its configuration, its instances and their call sequence. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kit.h"
+
+static struct {
+    const kit_spec *spec;  /* set by the first successful kit_config */
+    void *settings;
+    atomic_uint live;       /* instances registered and not yet unloaded */
+    atomic_uint registered; /* instances ever registered: numbers their log names */
+} lib;
+
+static const char *const call_names[] = {
+    [KIT_INITIALISE] = "process_initialise", [KIT_START] = "process_start",
+    [KIT_BLOCK] = "process_block",           [KIT_PAUSE] = "process_pause",
+    [KIT_RESUME] = "process_resume",         [KIT_STOP] = "process_stop",
+    [KIT_RESET] = "process_reset",
+};
+
+static const char *const state_names[] = {
+    [KIT_REGISTERED] = "registered", [KIT_INITIALISED] = "initialised",
+    [KIT_RUNNING] = "running",       [KIT_PAUSED] = "paused",
+    [KIT_STOPPED] = "stopped",
+};
+
+/* Bit s set: the call is allowed in state s.  `to` is the state after it. */
+static const struct {
+    unsigned from;
+    kit_state to;
+} transitions[] = {
+    [KIT_INITIALISE] = { 1u << KIT_REGISTERED, KIT_INITIALISED },
+    [KIT_START] = { 1u << KIT_INITIALISED | 1u << KIT_STOPPED, KIT_RUNNING },
+    [KIT_BLOCK] = { 1u << KIT_RUNNING, KIT_RUNNING },
+    [KIT_PAUSE] = { 1u << KIT_RUNNING, KIT_PAUSED },
+    [KIT_RESUME] = { 1u << KIT_PAUSED, KIT_RUNNING },
+    [KIT_STOP] = { 1u << KIT_RUNNING | 1u << KIT_PAUSED, KIT_STOPPED },
+    [KIT_RESET] = { 1u << KIT_INITIALISED | 1u << KIT_STOPPED, KIT_INITIALISED },
+};
+
+/* The configuration of a library lives until the library is unloaded (dlclose). */
+__attribute__((destructor)) static void free_configuration(void)
+{
+    if (lib.spec)
+        kit_config_free(lib.spec, lib.settings);
+}
+
+static const char *actor_name(void) { return lib.spec ? lib.spec->actor : "actor"; }
+
+unsigned kit_config(const kit_spec *spec, const char *dir, void *settings)
+{
+    char msg[1024];
+    if (atomic_load(&lib.live) > 0)
+        return kit_fail(spec->actor, NARVAL_E_STATE,
+                        "process_config called while %u instance(s) exist",
+                        atomic_load(&lib.live));
+    unsigned code = kit_config_load(spec, dir, settings, msg, sizeof msg);
+    if (code)
+        return kit_fail(spec->actor, code, "%s", msg);
+    lib.spec = spec;
+    lib.settings = settings;
+    kit_log(spec->actor, KIT_DEBUG, "configuration read from %s", dir);
+    return 0;
+}
+
+void *kit_register(size_t size, unsigned *error_code)
+{
+    if (!lib.spec) {
+        *error_code = kit_fail(actor_name(), NARVAL_E_STATE,
+                               "process_register called before a successful process_config");
+        return NULL;
+    }
+    kit_instance *inst = size >= sizeof *inst ? calloc(1, size) : NULL;
+    if (!inst) {
+        *error_code = kit_fail(actor_name(), size >= sizeof *inst ? NARVAL_E_NOMEM : NARVAL_E_INTERNAL,
+                               "cannot allocate an instance of %zu bytes", size);
+        return NULL;
+    }
+    unsigned number = atomic_fetch_add(&lib.registered, 1) + 1;
+    if (number == 1)
+        snprintf(inst->name, sizeof inst->name, "%s", actor_name());
+    else
+        snprintf(inst->name, sizeof inst->name, "%s#%u", actor_name(), number);
+    inst->library = &lib;
+    inst->state = KIT_REGISTERED;
+    atomic_fetch_add(&lib.live, 1);
+    *error_code = 0;
+    return inst;
+}
+
+static kit_instance *ours(void *algo_data)
+{
+    kit_instance *inst = algo_data;
+    return inst && inst->library == &lib ? inst : NULL;
+}
+
+const char *kit_name(const void *algo_data)
+{
+    const kit_instance *inst = ours((void *)algo_data);
+    return inst ? inst->name : actor_name();
+}
+
+unsigned kit_enter(void *algo_data, kit_call call)
+{
+    kit_instance *inst = ours(algo_data);
+    if ((unsigned)call >= KIT_COUNT(transitions))
+        return kit_fail(actor_name(), NARVAL_E_INTERNAL, "unknown call %d", (int)call);
+    if (!inst)
+        return kit_fail(actor_name(), NARVAL_E_STATE, "%s called with %s", call_names[call],
+                        algo_data ? "an instance of another library" : "a null instance");
+    if (!(transitions[call].from & 1u << inst->state))
+        return kit_fail(inst->name, NARVAL_E_STATE, "%s called while the instance is %s",
+                        call_names[call], state_names[inst->state]);
+    return 0;
+}
+
+unsigned kit_leave(void *algo_data, kit_call call, unsigned code)
+{
+    kit_instance *inst = ours(algo_data);
+    if (code == 0 && inst && (unsigned)call < KIT_COUNT(transitions))
+        inst->state = transitions[call].to;
+    return code;
+}
+
+unsigned kit_step(void *algo_data, kit_call call, unsigned (*fn)(void *algo_data))
+{
+    unsigned code = kit_enter(algo_data, call);
+    if (code == 0 && fn)
+        code = fn(algo_data);
+    return kit_leave(algo_data, call, code);
+}
+
+unsigned kit_unload(void *algo_data, void (*release)(void *algo_data))
+{
+    kit_instance *inst = ours(algo_data);
+    if (!inst)
+        return kit_fail(actor_name(), NARVAL_E_STATE, "process_unload called with %s",
+                        algo_data ? "an instance of another library" : "a null instance");
+    if (release)
+        release(inst);
+    inst->library = NULL;
+    free(inst);
+    atomic_fetch_sub(&lib.live, 1);
+    return 0;
+}
