@@ -10,6 +10,10 @@
 extern "C" {
 #endif
 
+/* libadf's functions are its public interface: they stay visible in libadf.so even
+ * when the including code builds with -fvisibility=hidden. */
+#pragma GCC visibility push(default)
+
 /*
  * Byte order and alignment
  * ------------------------
@@ -145,6 +149,19 @@ void adf_key_decode(const uint8_t src[ADF_KEY_SIZE], adf_key *key);
  * failed frame would have taken: adf_writer_needed() is then the capacity the
  * same sequence of calls would need, which a filter reports to its host.
  * adf_writer_clear_error() lets the caller continue with other frames.
+ *
+ * Precisely: the first failure of any call (ADF_E_NOSPACE, ADF_E_NESTING,
+ * ADF_E_ARG, ADF_E_LIMIT for a frame over 4 GiB, or the validation code of a
+ * bad adf_put_frame) is kept in w.status and at once rolls w.used back to the
+ * start of the outermost open frame.  From then on every call returns that
+ * status; begin/put/end/put_frame still count bytes and track nesting, so the
+ * caller may simply carry on with the same calls to learn adf_writer_needed().
+ * adf_put and adf_reserve outside any frame are ADF_E_NESTING, and so is a
+ * begin when ADF_MAX_DEPTH frames are open.  adf_writer_clear_error() forgets
+ * the failure and the frames that were open (adf_writer_needed() keeps its
+ * count); it does nothing to a healthy writer.  A NULL buf with cap 0 gives a
+ * writer that only measures.  The typed writers (adf_crystal_write, ...)
+ * refuse counts above their limits with ADF_E_LIMIT before touching w.
  */
 typedef struct adf_writer {
     uint8_t *buf;
@@ -163,8 +180,13 @@ int adf_put_le16(adf_writer *w, uint16_t v);
 int adf_put_le32(adf_writer *w, uint32_t v);
 int adf_put_le64(adf_writer *w, uint64_t v);
 int adf_put_lef32(adf_writer *w, float v);
+/* Claims n bytes of the open frame for the caller to fill (adf_put_u32 ...), or NULL
+ * once the writer has failed (w.status says why): encoders use it to avoid a call per field. */
+uint8_t *adf_reserve(adf_writer *w, size_t n);
 int adf_end(adf_writer *w);
-/* Append one complete frame (already validated, e.g. from an adf_iter) as is. */
+/* Append one complete frame (e.g. from an adf_iter) as is, inside an open composite
+ * or at the top level.  It is checked as adf_iter_next would at the writer's depth
+ * (its code is returned on failure), and its length field must equal length. */
 int adf_put_frame(adf_writer *w, const void *frame, size_t length);
 size_t adf_writer_needed(const adf_writer *w);
 void adf_writer_clear_error(adf_writer *w);
@@ -182,7 +204,11 @@ void adf_writer_clear_error(adf_writer *w);
  * parent) and, for a composite, every sub-frame at every depth fits inside its
  * parent, nesting no deeper than ADF_MAX_DEPTH.  After an error the iterator
  * stays at the bad frame and keeps returning the same code; it never reads
- * outside [buf, buf + size).
+ * outside [buf, buf + size).  A frame that runs past the end is ADF_E_PAST_END
+ * at the top level and ADF_E_SUB_OVERRUN in an iterator over a composite's
+ * payload (adf_iter_sub) or inside a composite; err_offset is then the offset
+ * of the deepest offending frame.  Fewer than 20 bytes left at the end of a
+ * buffer count as a frame running past it.
  */
 typedef struct adf_frame {
     adf_key key;
@@ -203,15 +229,19 @@ typedef struct adf_iter {
     size_t err_offset;       /* where the offending frame starts (outermost offsets) */
     uint32_t err_length;     /* its length field */
     size_t err_room;         /* the bytes there were for it */
+    int err_depth;           /* its depth (0 for a top-level frame) */
 } adf_iter;
 
 void adf_iter_init(adf_iter *it, const void *buf, size_t size);
-/* Iterate the sub-frames of a composite frame returned by another iterator. */
+/* Iterate the sub-frames of a composite frame returned by another iterator
+ * (ADF_E_WRONG_ID if the parent is not composite). */
 int adf_iter_sub(adf_iter *it, const adf_frame *parent);
 int adf_iter_next(adf_iter *it, adf_frame *frame);
 /* One line about the failure: "frame at offset 140: length 12 is below the 20-byte key". */
 void adf_iter_describe(const adf_iter *it, char *msg, size_t len);
-/* Validate a whole buffer; on failure returns the code and the offset of the bad frame. */
+/* Validate a whole buffer; on failure returns the code and the offset of the bad frame
+ * (size on success).  *frames counts the valid top-level frames before any failure.
+ * Either pointer may be NULL. */
 int adf_validate(const void *buf, size_t size, size_t *bad_offset, size_t *frames);
 
 /* ---- data:crystal (ADF_ID_DATA_CRYSTAL), Narwhal's layout ------------------
@@ -378,6 +408,15 @@ int adf_eof_read(const adf_frame *f, adf_eof *e);
  * is ADF_E_TRUNCATED; a length below 20 is ADF_E_SHORT.  In each case
  * adf_file_describe() names the file and the offset of the bad frame, and the
  * frames before it have been delivered.
+ *
+ * Precisely: a call that finds a problem after it has read some frames returns
+ * ADF_OK with those frames; the next call returns the problem with *used = 0.
+ * ADF_E_TRUNCATED, ADF_E_SHORT, ADF_E_IO and a bad composite (its sub-frames
+ * are checked as adf_iter_next does, offsets of the file) stay: every later
+ * read returns them.  ADF_E_TOO_BIG does not: adf_file_next_length() is the
+ * capacity that frame needs, and a read with that much room delivers it.
+ * Offsets are 64-bit; files of any size are read and written in one pass.
+ * When opening fails *f is NULL and errno says why.
  */
 typedef struct adf_file adf_file;
 
@@ -388,10 +427,16 @@ int adf_file_open_write(adf_file **f, const char *path, int append);
 int adf_file_read(adf_file *f, void *buf, size_t cap, size_t *used, size_t *frames);
 /* Appends bytes that hold whole frames (validated first: a bad buffer writes nothing). */
 int adf_file_write(adf_file *f, const void *buf, size_t size);
+/* Reading: the offset of the next frame to deliver; writing: the size of the file. */
 uint64_t adf_file_offset(const adf_file *f);
+/* The length of the frame at the current offset once a read has seen its key
+ * (after ADF_E_TOO_BIG: the capacity it needs), else 0. */
+size_t adf_file_next_length(const adf_file *f);
 void adf_file_describe(const adf_file *f, int status, char *msg, size_t len);
-/* Flushes and closes; returns the first write/flush error, if any. */
+/* Flushes and closes (f is freed in every case); returns the first write/flush error, if any. */
 int adf_file_close(adf_file *f);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,102 @@
+/* key.c: the 20-byte ADF key, key ids and their AGATA names, floats in frames, status sentences. */
+#include "adf.h"
+
+#include <string.h>
+
+static const struct {
+    uint32_t id;
+    const char *name;
+} id_names[] = {
+    {ADF_ID_DATA_CRYSTAL, "data:crystal"},
+    {ADF_ID_DATA_PSA, "data:psa"},
+    {ADF_ID_DATA_EB, "data:eb"},
+    {ADF_ID_DATA_MERGER, "data:merger"},
+    {ADF_ID_DATA_TRACKED, "data:tracked"},
+    {ADF_ID_EVENT_DATA, "event:data"},
+    {ADF_ID_EVENT_DATA_CRYSTAL, "event:data:crystal"},
+    {ADF_ID_EVENT_DATA_PSA, "event:data:psa"},
+    {ADF_ID_EVENT_DATA_TRACKED, "event:data:tracked"},
+    {ADF_ID_CONF_GLOBAL, "conf:global"},
+    {ADF_ID_CONF_CRYSTAL, "conf:crystal"},
+    {ADF_ID_CONF_PSA, "conf:psa"},
+    {ADF_ID_CONF_TRACKED, "conf:tracked"},
+    {ADF_ID_META_EOF, "meta:eof"},
+    {ADF_ID_META_SYNC, "meta:sync"},
+    {ADF_ID_META_VERTEX, "meta:vertex"},
+    {ADF_ID_NW_TRUTH, "narwhal:truth"},
+};
+#define N_ID_NAMES (sizeof id_names / sizeof id_names[0])
+
+const char *adf_id_name(uint32_t id)
+{
+    for (size_t i = 0; i < N_ID_NAMES; i++)
+        if (id_names[i].id == id)
+            return id_names[i].name;
+    return NULL;
+}
+
+uint32_t adf_id_from_name(const char *name)
+{
+    if (!name)
+        return 0;
+    for (size_t i = 0; i < N_ID_NAMES; i++)
+        if (strcmp(id_names[i].name, name) == 0)
+            return id_names[i].id;
+    return 0;
+}
+
+int adf_id_is_composite(uint32_t id) { return (id >> 24) == 0xCAu; }
+
+/* memcpy is the one portable way to reinterpret the bits of an IEEE-754 float. */
+float adf_get_f32(const uint8_t *p)
+{
+    uint32_t bits = adf_get_u32(p);
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+void adf_put_f32(uint8_t *p, float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    adf_put_u32(p, bits);
+}
+
+void adf_key_encode(uint8_t dst[ADF_KEY_SIZE], const adf_key *key)
+{
+    adf_put_u32(dst, key->length);
+    adf_put_u32(dst + 4, key->id);
+    adf_put_u32(dst + 8, key->event);
+    adf_put_u64(dst + 12, key->timestamp);
+}
+
+void adf_key_decode(const uint8_t src[ADF_KEY_SIZE], adf_key *key)
+{
+    key->length = adf_get_u32(src);
+    key->id = adf_get_u32(src + 4);
+    key->event = adf_get_u32(src + 8);
+    key->timestamp = adf_get_u64(src + 12);
+}
+
+const char *adf_strerror(int status)
+{
+    switch (status) {
+    case ADF_OK: return "success";
+    case ADF_E_ARG: return "invalid argument";
+    case ADF_E_SHORT: return "frame length below the 20-byte key";
+    case ADF_E_PAST_END: return "frame runs past the end of the buffer";
+    case ADF_E_SUB_OVERRUN: return "sub-frame runs past the end of its composite parent";
+    case ADF_E_TOO_DEEP: return "composite frames nested too deep";
+    case ADF_E_NOSPACE: return "frame does not fit in the buffer";
+    case ADF_E_NESTING: return "frame nesting error (end without begin, or children of a non-composite)";
+    case ADF_E_WRONG_ID: return "frame is not of the expected type";
+    case ADF_E_PAYLOAD: return "payload size or contents inconsistent";
+    case ADF_E_IO: return "input/output error";
+    case ADF_E_TRUNCATED: return "file ends inside a frame";
+    case ADF_E_TOO_BIG: return "frame larger than the whole buffer";
+    case ADF_E_NOMEM: return "out of memory";
+    case ADF_E_LIMIT: return "count exceeds a documented limit";
+    default: return "unknown libadf status";
+    }
+}
