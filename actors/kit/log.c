@@ -36,7 +36,7 @@ static void log_line(const char *who, kit_level level, const char *suffix, const
     snprintf(line + at, sizeof line - at, "%s", suffix);
     at = strlen(line);
     if (at == sizeof line - 1)
-        memcpy(line + at - 4, "...", 3);
+        memcpy(line + at - 3, "...", 3);
     line[at] = '\n';
     fwrite(line, 1, at + 1, stderr);
 }
