@@ -1,0 +1,224 @@
+/* loader.c: finds actor libraries, loads them with dlopen and resolves their process_* symbols. */
+#include "loader.h"
+#include "emu.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define SYMBOL(name, kind, field) {name, kind, offsetof(emu_library, field)}
+const emu_symbol emu_symbols[] = {
+    SYMBOL("process_config", EMU_SYM_MANDATORY, config),
+    SYMBOL("process_register", EMU_SYM_MANDATORY, register_instance),
+    SYMBOL("process_initialise", EMU_SYM_MANDATORY, initialise),
+    SYMBOL("process_block", EMU_SYM_MANDATORY, block),
+    SYMBOL("process_start", EMU_SYM_OPTIONAL, start),
+    SYMBOL("process_stop", EMU_SYM_OPTIONAL, stop),
+    SYMBOL("process_pause", EMU_SYM_OPTIONAL, pause),
+    SYMBOL("process_resume", EMU_SYM_OPTIONAL, resume),
+    SYMBOL("process_reset", EMU_SYM_OPTIONAL, reset),
+    SYMBOL("process_unload", EMU_SYM_OPTIONAL, unload),
+    SYMBOL("process_describe", EMU_SYM_EXTENSION, describe),
+};
+const size_t emu_n_symbols = sizeof emu_symbols / sizeof emu_symbols[0];
+
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *path = malloc(n);
+    if (path)
+        snprintf(path, n, "%s/%s", dir, name);
+    return path;
+}
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int emu_library_locate(const char *name, const char *base_dir, const char *const *dirs, size_t n_dirs, char **path,
+                       char *err, size_t errlen)
+{
+    *path = NULL;
+    if (strchr(name, '/')) {
+        *path = name[0] == '/' ? strdup(name) : join(base_dir, name);
+        if (!*path)
+            return emu_fail(err, errlen, EMU_E_TOPOLOGY, "out of memory");
+        if (is_file(*path))
+            return EMU_OK;
+        int rc = emu_fail(err, errlen, EMU_E_TOPOLOGY, "library '%s' not found (no file %s)", name, *path);
+        free(*path);
+        *path = NULL;
+        return rc;
+    }
+    for (size_t i = 0; i < n_dirs; i++) {
+        char *candidate = join(dirs[i], name);
+        if (!candidate)
+            return emu_fail(err, errlen, EMU_E_TOPOLOGY, "out of memory");
+        if (is_file(candidate)) {
+            *path = candidate;
+            return EMU_OK;
+        }
+        free(candidate);
+    }
+    int n = snprintf(err, errlen, "library '%s' not found in", name);
+    for (size_t i = 0; i < n_dirs && n >= 0 && (size_t)n < errlen; i++)
+        n += snprintf(err + n, errlen - (size_t)n, "%s %s", i ? "," : "", dirs[i]);
+    if (n_dirs == 0)
+        snprintf(err, errlen, "library '%s' not found: no actor directory to look in", name);
+    return EMU_E_TOPOLOGY;
+}
+
+int emu_library_open(const char *path, emu_library *lib, char *err, size_t errlen)
+{
+    char real[PATH_MAX];
+    memset(lib, 0, sizeof *lib);
+    lib->path = strdup(path);
+    lib->identity = strdup(realpath(path, real) ? real : path);
+    if (!lib->path || !lib->identity) {
+        emu_library_close(lib);
+        return emu_fail(err, errlen, EMU_E_TOPOLOGY, "out of memory");
+    }
+    dlerror();
+    lib->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib->handle) {
+        const char *why = dlerror();
+        int rc = emu_fail(err, errlen, EMU_E_TOPOLOGY, "cannot load library %s: %s", path,
+                          why ? why : "dlopen failed");
+        emu_library_close(lib);
+        return rc;
+    }
+    for (size_t i = 0; i < emu_n_symbols; i++) {
+        /* POSIX lets a data pointer from dlsym hold a function's address;
+         * memcpy moves it into the typed pointer without a cast C forbids. */
+        void *address = dlsym(lib->handle, emu_symbols[i].name);
+        memcpy((char *)lib + emu_symbols[i].offset, &address, sizeof address);
+    }
+    return EMU_OK;
+}
+
+int emu_library_has(const emu_library *lib, size_t i)
+{
+    void *address;
+    memcpy(&address, (const char *)lib + emu_symbols[i].offset, sizeof address);
+    return address != NULL;
+}
+
+const char *emu_library_missing(const emu_library *lib)
+{
+    for (size_t i = 0; i < emu_n_symbols; i++)
+        if (emu_symbols[i].kind == EMU_SYM_MANDATORY && !emu_library_has(lib, i))
+            return emu_symbols[i].name;
+    return NULL;
+}
+
+void emu_library_close(emu_library *lib)
+{
+    if (lib->handle)
+        dlclose(lib->handle);
+    free(lib->path);
+    free(lib->identity);
+    memset(lib, 0, sizeof *lib);
+}
+
+/* The library already loaded for another actor, or -1. */
+static long find_loaded(const emu_chain *c, const char *path)
+{
+    char real[PATH_MAX];
+    const char *identity = realpath(path, real) ? real : path;
+    for (size_t i = 0; i < c->n_libraries; i++)
+        if (strcmp(c->libraries[i].identity, identity) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* A library has one process_block, so it serves one role. */
+static int check_same_role(const emu_chain *c, size_t actor, size_t lib, char *err, size_t errlen)
+{
+    const emu_topology *t = c->topology;
+    for (size_t i = 0; i < actor; i++)
+        if (c->library_of[i] == lib && t->actors[i].role != t->actors[actor].role)
+            return emu_fail_at(err, errlen, t->path, t->actors[actor].library_line,
+                             "library '%s' serves %s '%s' and %s '%s': its process_block has one role's signature",
+                             t->actors[actor].library, emu_role_name(t->actors[i].role), t->actors[i].name,
+                             emu_role_name(t->actors[actor].role), t->actors[actor].name);
+    return EMU_OK;
+}
+
+static int load_new(emu_chain *c, const emu_actor_spec *a, const char *path, char *err, size_t errlen)
+{
+    char why[1024];
+    emu_library *lib = &c->libraries[c->n_libraries];
+    if (emu_library_open(path, lib, why, sizeof why) != EMU_OK)
+        return emu_fail_at(err, errlen, c->topology->path, a->library_line, "%s", why);
+    const char *missing = emu_library_missing(lib);
+    if (missing) {
+        emu_library_close(lib);
+        return emu_fail_at(err, errlen, c->topology->path, a->library_line,
+                         "library %s of '%s' lacks %s, which every actor must export", path, a->name, missing);
+    }
+    c->n_libraries++;
+    return EMU_OK;
+}
+
+static int load_actor(emu_chain *c, size_t actor, const char *const *dirs, size_t n_dirs, char *err, size_t errlen)
+{
+    const emu_actor_spec *a = &c->topology->actors[actor];
+    char why[1024];
+    char *path = NULL;
+    if (emu_library_locate(a->library, c->topology->dir, dirs, n_dirs, &path, why, sizeof why) != EMU_OK)
+        return emu_fail_at(err, errlen, c->topology->path, a->library_line, "%s '%s': %s", emu_role_name(a->role), a->name,
+                         why);
+    long found = find_loaded(c, path);
+    int rc = EMU_OK;
+    if (found < 0) {
+        found = (long)c->n_libraries;
+        rc = load_new(c, a, path, err, errlen);
+    }
+    free(path);
+    if (rc != EMU_OK)
+        return rc;
+    c->library_of[actor] = (size_t)found;
+    return check_same_role(c, actor, (size_t)found, err, errlen);
+}
+
+int emu_chain_load(const emu_topology *t, const char *const *dirs, size_t n_dirs, emu_chain **out, char *err,
+                   size_t errlen)
+{
+    int rc = EMU_OK;
+    emu_chain *c = calloc(1, sizeof *c);
+    *out = NULL;
+    if (!c)
+        return emu_fail(err, errlen, EMU_E_TOPOLOGY, "out of memory");
+    c->topology = t;
+    c->libraries = calloc(t->n_actors, sizeof *c->libraries);
+    c->library_of = calloc(t->n_actors, sizeof *c->library_of);
+    if (!c->libraries || !c->library_of) {
+        rc = emu_fail(err, errlen, EMU_E_TOPOLOGY, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < t->n_actors && rc == EMU_OK; i++)
+        rc = load_actor(c, i, dirs, n_dirs, err, errlen);
+    if (rc != EMU_OK)
+        goto fail;
+    *out = c;
+    return EMU_OK;
+fail:
+    emu_chain_free(c);
+    return rc;
+}
+
+void emu_chain_free(emu_chain *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_libraries; i++)
+        emu_library_close(&c->libraries[i]);
+    free(c->libraries);
+    free(c->library_of);
+    free(c);
+}

@@ -1,0 +1,64 @@
+/* loader.h: finds actor libraries, loads them with dlopen and resolves their process_* symbols. */
+#ifndef NARWHAL_LOADER_H
+#define NARWHAL_LOADER_H
+
+#include <stddef.h>
+
+#include "narval.h"
+#include "topology.h"
+
+/* One loaded actor library.  Optional symbols it lacks are NULL. */
+typedef struct emu_library {
+    char *path;     /* the file dlopen was given */
+    char *identity; /* its real path: two actors naming one file share one library */
+    void *handle;
+    narval_config_fn *config;
+    narval_register_fn *register_instance;
+    narval_lifecycle_fn *initialise, *start, *stop, *pause, *resume, *reset, *unload;
+    void *block; /* a narval_{producer,filter,consumer}_block_fn, by the role of its actors */
+    narval_describe_fn *describe;
+} emu_library;
+
+/* The process_* symbols in the order `inspect` lists them. */
+enum emu_symbol_kind {
+    EMU_SYM_MANDATORY, /* process_config, process_register, process_initialise, process_block */
+    EMU_SYM_OPTIONAL,  /* NARVAL's other calls: a missing one succeeds and does nothing */
+    EMU_SYM_EXTENSION, /* process_describe: Narwhal's, ignored by NARVAL */
+};
+typedef struct emu_symbol {
+    const char *name;
+    enum emu_symbol_kind kind;
+    size_t offset; /* of its pointer within emu_library */
+} emu_symbol;
+extern const emu_symbol emu_symbols[];
+extern const size_t emu_n_symbols;
+
+/* Where the library `name` of a topology is: a name with a '/' is taken
+ * relative to base_dir (the topology's directory) unless absolute; a bare
+ * name is looked up in dirs, in order.  On failure err says where it looked. */
+int emu_library_locate(const char *name, const char *base_dir, const char *const *dirs, size_t n_dirs, char **path,
+                       char *err, size_t errlen);
+
+/* dlopen (RTLD_NOW, RTLD_LOCAL) and resolve every process_* symbol there is. */
+int emu_library_open(const char *path, emu_library *lib, char *err, size_t errlen);
+/* Whether symbol emu_symbols[i] was found in lib. */
+int emu_library_has(const emu_library *lib, size_t i);
+/* The first mandatory symbol lib lacks, or NULL. */
+const char *emu_library_missing(const emu_library *lib);
+void emu_library_close(emu_library *lib);
+
+/* A topology with its libraries loaded; nothing called yet. */
+typedef struct emu_chain {
+    const emu_topology *topology;
+    emu_library *libraries;
+    size_t n_libraries;
+    size_t *library_of; /* per actor, in chain order: its index in libraries */
+} emu_chain;
+
+/* Locates, loads and checks the library of every actor.  Every failure is
+ * EMU_E_TOPOLOGY with "FILE:LINE: message" naming the <library> element. */
+int emu_chain_load(const emu_topology *t, const char *const *dirs, size_t n_dirs, emu_chain **out, char *err,
+                   size_t errlen);
+void emu_chain_free(emu_chain *c);
+
+#endif

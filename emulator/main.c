@@ -1,0 +1,310 @@
+/* main.c: the `narwhal` command line: run, validate, inspect and dump, with their options. */
+#include "dump.h"
+#include "emu.h"
+#include "inspect.h"
+#include "loader.h"
+#include "report.h"
+#include "run.h"
+#include "topology.h"
+
+#include <errno.h>
+#include <libxml/parser.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_ACTOR_DIRS 16
+
+static const char usage[] =
+    "usage: narwhal COMMAND ...\n"
+    "\n"
+    "  narwhal run TOPOLOGY.xml [--actors DIR] [--conf DIR] [--blocks N] [-v]\n"
+    "      Loads every actor of the topology and runs the chain on this thread: the producer\n"
+    "      fills a buffer, each intermediary turns it into the next, the consumer takes the last,\n"
+    "      until the producer's data end, N producer blocks were run (--blocks), or SIGINT or\n"
+    "      SIGTERM arrives (the block in hand is finished).  Then every intermediary gets one\n"
+    "      call with an empty input (its flush; what it emits goes down the chain), and every\n"
+    "      actor is stopped and unloaded.  Prints a table per actor: blocks (successful\n"
+    "      process_block calls, end-of-data and flush calls included), top-level ADF frames and\n"
+    "      bytes in and out, seconds in its calls and their share of the wall time.\n"
+    "      An actor that answers NARVAL_E_OUTPUT_SIZE gets its output buffer enlarged (to what\n"
+    "      it needs, at least twice the old size, at most 1 GiB) and the same call again.\n"
+    "  narwhal validate TOPOLOGY.xml [--actors DIR] [--conf DIR] [-v]\n"
+    "      Every check of `run` (XML, chain, libraries, symbols) and each library's\n"
+    "      process_config; registers nothing.  Prints \"FILE: ok (N actors: a -> b -> c)\".\n"
+    "  narwhal inspect ACTOR.so [--actors DIR]\n"
+    "      The process_* symbols the library exports and its process_describe() text.\n"
+    "  narwhal dump FILE.adf [--max N]\n"
+    "      One line per frame (offset, length, id, name, event, timestamp), sub-frames\n"
+    "      indented, known payloads summarised; at most N top-level frames.\n"
+    "  narwhal help | --help\n"
+    "\n"
+    "options:\n"
+    "  --actors DIR  where libraries named in <library> are looked for (repeatable); default:\n"
+    "                ../actors beside the narwhal program, then the topology's directory.\n"
+    "                A <library> with a '/' is relative to the topology's directory.\n"
+    "  --conf DIR    the directory handed to process_config; default: conf/ beside the topology.\n"
+    "  --blocks N    stop after N producer blocks.\n"
+    "  --max N       dump at most N top-level frames.\n"
+    "  -v            notes on ignored topology elements, each lifecycle call, buffer growth.\n"
+    "\n"
+    "exit status: 0 success; 1 an actor failed (run, validate's process_config) or a frame is\n"
+    "bad (dump); 2 bad usage, topology, library or missing file: nothing was started, and the\n"
+    "message is one line \"FILE:LINE: message\".\n";
+
+typedef struct options {
+    const char *command;
+    const char *target; /* the topology, library or ADF file */
+    const char *dirs[MAX_ACTOR_DIRS];
+    size_t n_dirs;
+    const char *conf_dir;
+    unsigned long long blocks;
+    unsigned long long max_frames;
+    int verbose;
+} options;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("narwhal: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (see narwhal --help)\n", stderr);
+    return EMU_E_TOPOLOGY;
+}
+
+static int parse_count(const char *text, const char *option, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (!text[0] || *end || errno || text[0] == '-' || v == 0)
+        return usage_error("%s needs a positive whole number", option);
+    *out = v;
+    return EMU_OK;
+}
+
+/* The option's value: "--opt VALUE" or "--opt=VALUE". */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0' || *i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
+}
+
+static int is_option(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+static int parse_option(int argc, char **argv, int *i, options *o)
+{
+    const char *arg = argv[*i], *value;
+    if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
+        o->verbose = 1;
+        return EMU_OK;
+    }
+    if (is_option(arg, "--actors") && (value = option_value(argc, argv, i, "--actors"))) {
+        if (o->n_dirs == MAX_ACTOR_DIRS)
+            return usage_error("at most %s --actors directories", "16");
+        o->dirs[o->n_dirs++] = value;
+        return EMU_OK;
+    }
+    if (is_option(arg, "--conf") && (value = option_value(argc, argv, i, "--conf"))) {
+        o->conf_dir = value;
+        return EMU_OK;
+    }
+    if (is_option(arg, "--blocks") && (value = option_value(argc, argv, i, "--blocks")))
+        return parse_count(value, "--blocks", &o->blocks);
+    if (is_option(arg, "--max") && (value = option_value(argc, argv, i, "--max")))
+        return parse_count(value, "--max", &o->max_frames);
+    if (is_option(arg, "--actors") || is_option(arg, "--conf") || is_option(arg, "--blocks") ||
+        is_option(arg, "--max"))
+        return usage_error("%s needs a value", arg);
+    return usage_error("unknown option '%s'", arg);
+}
+
+/* Which options each command takes. */
+static int check_allowed(const options *o, int has_dirs, int has_conf, int has_blocks, int has_max)
+{
+    if (o->n_dirs && !has_dirs)
+        return usage_error("'%s' takes no --actors", o->command);
+    if (o->conf_dir && !has_conf)
+        return usage_error("'%s' takes no --conf", o->command);
+    if (o->blocks && !has_blocks)
+        return usage_error("'%s' takes no --blocks", o->command);
+    if (o->max_frames && !has_max)
+        return usage_error("'%s' takes no --max", o->command);
+    return EMU_OK;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->command = argv[1];
+    for (int i = 2; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            if (parse_option(argc, argv, &i, o) != EMU_OK)
+                return EMU_E_TOPOLOGY;
+        } else if (o->target) {
+            return usage_error("one file only; unexpected '%s'", argv[i]);
+        } else {
+            o->target = argv[i];
+        }
+    }
+    if (!o->target)
+        return usage_error("'%s' needs a file", o->command);
+    return EMU_OK;
+}
+
+/* ../actors beside this program (build/bin/narwhal -> build/actors). */
+static char *default_actor_dir(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    strcpy(slash, "/../actors");
+    return strdup(exe);
+}
+
+typedef struct session {
+    options o;
+    char *own_dir;  /* default_actor_dir(), freed at the end */
+    char *own_conf; /* the default conf dir, freed at the end */
+    emu_topology *t;
+    emu_chain *c;
+    emu_run_result res;
+    char err[2048];
+} session;
+
+static int prepare_dirs(session *s)
+{
+    if (s->o.n_dirs == 0) {
+        s->own_dir = default_actor_dir();
+        if (s->own_dir)
+            s->o.dirs[s->o.n_dirs++] = s->own_dir;
+        s->o.dirs[s->o.n_dirs++] = s->t->dir;
+    }
+    if (s->o.conf_dir) {
+        struct stat st;
+        if (stat(s->o.conf_dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return usage_error("--conf %s is not a directory", s->o.conf_dir);
+        return EMU_OK;
+    }
+    size_t n = strlen(s->t->dir) + sizeof "/conf";
+    s->own_conf = malloc(n);
+    if (!s->own_conf)
+        return usage_error("%s", "out of memory");
+    snprintf(s->own_conf, n, "%s/conf", s->t->dir);
+    s->o.conf_dir = s->own_conf;
+    return EMU_OK;
+}
+
+/* Everything up to the first process_* call: topology, libraries, symbols. */
+static int load(session *s)
+{
+    int rc = emu_topology_read(s->o.target, s->o.verbose ? stderr : NULL, &s->t, s->err, sizeof s->err);
+    if (rc == EMU_OK)
+        rc = prepare_dirs(s);
+    if (rc == EMU_OK)
+        rc = emu_chain_load(s->t, s->o.dirs, s->o.n_dirs, &s->c, s->err, sizeof s->err);
+    if (rc == EMU_OK)
+        rc = emu_run_result_init(&s->res, s->t->n_actors);
+    return rc;
+}
+
+static int command_validate(session *s)
+{
+    int rc = load(s);
+    if (rc != EMU_OK)
+        return rc;
+    rc = emu_configure(s->c, s->o.conf_dir, &s->res, s->o.verbose ? stderr : NULL, s->err, sizeof s->err);
+    if (rc != EMU_OK) {
+        fprintf(stderr, "narwhal: %s\n", s->err);
+        s->err[0] = '\0';
+        return rc;
+    }
+    printf("%s: ok (%zu actors: ", s->t->path, s->t->n_actors);
+    emu_report_chain(stdout, s->t);
+    printf(")\n");
+    return EMU_OK;
+}
+
+static int command_run(session *s)
+{
+    int rc = load(s);
+    if (rc != EMU_OK)
+        return rc;
+    emu_run_options ro = {.conf_dir = s->o.conf_dir,
+                          .max_blocks = s->o.blocks,
+                          .log = stderr,
+                          .trace = s->o.verbose ? stderr : NULL};
+    rc = emu_run(s->c, &ro, &s->res, s->err, sizeof s->err);
+    /* The failures were logged as they happened. */
+    s->err[0] = '\0';
+    fflush(stderr);
+    emu_report_print(stdout, s->c, &s->res);
+    if (s->res.end == EMU_END_SIGNAL)
+        fprintf(stderr, "narwhal: stopped by signal %d; every actor was stopped and unloaded\n", s->res.signal);
+    return rc;
+}
+
+static int run_command(session *s, int argc, char **argv)
+{
+    if (parse_args(argc, argv, &s->o) != EMU_OK)
+        return EMU_E_TOPOLOGY;
+    const char *cmd = s->o.command;
+    if (strcmp(cmd, "run") == 0)
+        return check_allowed(&s->o, 1, 1, 1, 0) ? EMU_E_TOPOLOGY : command_run(s);
+    if (strcmp(cmd, "validate") == 0)
+        return check_allowed(&s->o, 1, 1, 0, 0) ? EMU_E_TOPOLOGY : command_validate(s);
+    if (strcmp(cmd, "inspect") == 0) {
+        if (check_allowed(&s->o, 1, 0, 0, 0))
+            return EMU_E_TOPOLOGY;
+        if (s->o.n_dirs == 0 && (s->own_dir = default_actor_dir()))
+            s->o.dirs[s->o.n_dirs++] = s->own_dir;
+        return emu_inspect(s->o.target, s->o.dirs, s->o.n_dirs, stdout, s->err, sizeof s->err);
+    }
+    if (strcmp(cmd, "dump") == 0)
+        return check_allowed(&s->o, 0, 0, 0, 1) ? EMU_E_TOPOLOGY
+                                                 : emu_dump(s->o.target, s->o.max_frames, stdout, s->err, sizeof s->err);
+    return usage_error("unknown command '%s'", cmd);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return EMU_E_TOPOLOGY;
+    }
+    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, stdout);
+        return EMU_OK;
+    }
+    session s;
+    memset(&s, 0, sizeof s);
+    xmlInitParser();
+    int rc = run_command(&s, argc, argv);
+    fflush(stdout);
+    if (rc != EMU_OK && s.err[0])
+        fprintf(stderr, "%s\n", s.err);
+    emu_run_result_free(&s.res);
+    emu_chain_free(s.c);
+    emu_topology_free(s.t);
+    free(s.own_dir);
+    free(s.own_conf);
+    xmlCleanupParser();
+    return rc;
+}

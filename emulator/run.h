@@ -1,0 +1,58 @@
+/* run.h: drives a loaded chain through NARVAL's lifecycle and its blocks, one thread, in data-flow order. */
+#ifndef NARWHAL_RUN_H
+#define NARWHAL_RUN_H
+
+#include <stdio.h>
+
+#include "loader.h"
+
+typedef struct emu_actor_stats {
+    unsigned long long blocks;     /* process_block calls that succeeded (end-of-data and flush calls too) */
+    unsigned long long frames_in;  /* top-level ADF frames handed to it */
+    unsigned long long frames_out; /* top-level ADF frames it emitted */
+    unsigned long long bytes_in;
+    unsigned long long bytes_out;
+    unsigned long long grown;      /* times its output buffer was enlarged on NARVAL_E_OUTPUT_SIZE */
+    unsigned buffer_size;          /* its output buffer at the end, bytes (0 for the consumer) */
+    double seconds;                /* in its process_* calls, process_config included */
+} emu_actor_stats;
+
+enum emu_end {
+    EMU_END_DATA,   /* the producer reported the end of its data */
+    EMU_END_LIMIT,  /* --blocks N producer blocks were run */
+    EMU_END_SIGNAL, /* SIGINT or SIGTERM */
+    EMU_END_ERROR,  /* an actor reported an error */
+};
+
+typedef struct emu_run_options {
+    const char *conf_dir;         /* handed to process_config */
+    unsigned long long max_blocks; /* producer blocks to run; 0: until the end of the data */
+    FILE *log;                    /* actor failures, one line each, as they happen; NULL: none */
+    FILE *trace;                  /* -v: lifecycle calls and buffer growth; NULL: none */
+} emu_run_options;
+
+typedef struct emu_run_result {
+    emu_actor_stats *actors;      /* n_actors entries, chain order; freed by emu_run_result_free */
+    size_t n_actors;
+    unsigned long long blocks;    /* non-empty producer blocks */
+    double wall_seconds;          /* from the first process_config to the last process_unload */
+    enum emu_end end;
+    int signal;                   /* the signal that stopped the run, with EMU_END_SIGNAL */
+} emu_run_result;
+
+/* Calls process_config of every library of the chain, once each, with
+ * conf_dir.  A non-zero code is EMU_E_RUN; err names actor, call and code. */
+int emu_configure(const emu_chain *c, const char *conf_dir, emu_run_result *res, FILE *trace, char *err,
+                  size_t errlen);
+
+/* The whole run: config, register and initialise per actor, start, blocks
+ * until the end, the flush of every filter, stop, unload.  After a failure
+ * every started actor is still stopped and every registered one unloaded.
+ * Returns EMU_OK or EMU_E_RUN (err holds the first failure); res is filled
+ * in either case and must be freed. */
+int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, char *err, size_t errlen);
+
+int emu_run_result_init(emu_run_result *res, size_t n_actors);
+void emu_run_result_free(emu_run_result *res);
+
+#endif
