@@ -1,0 +1,426 @@
+/* detector array: array files (Narwhal's and AGATA's lookup table), lab <-> crystal transforms, the overlap check. */
+#include "array.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COS30 0.86602540378443864676
+#define ROTATION_TOLERANCE 1e-4
+
+void det_array_free(det_array *a)
+{
+    free(a->crystal);
+    a->crystal = NULL;
+    a->n = 0;
+}
+
+int det_array_find(const det_array *a, int id)
+{
+    for (int i = 0; i < a->n; i++)
+        if (a->crystal[i].id == id) return i;
+    return -1;
+}
+
+void det_to_lab(const det_placement *pl, const double c[3], double lab[3])
+{
+    for (int i = 0; i < 3; i++) lab[i] = pl->R[i][0] * c[0] + pl->R[i][1] * c[1] + pl->R[i][2] * c[2] + pl->T[i];
+}
+
+void det_to_crystal(const det_placement *pl, const double lab[3], double c[3])
+{
+    double d[3] = {lab[0] - pl->T[0], lab[1] - pl->T[1], lab[2] - pl->T[2]};
+    for (int i = 0; i < 3; i++) c[i] = pl->R[0][i] * d[0] + pl->R[1][i] * d[1] + pl->R[2][i] * d[2];
+}
+
+/* ---- reading and writing ---- */
+
+static const char *rotation_problem(const double R[3][3])
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double dot = R[0][i] * R[0][j] + R[1][i] * R[1][j] + R[2][i] * R[2][j];
+            if (!isfinite(dot) || fabs(dot - (i == j)) > ROTATION_TOLERANCE) return "R is not orthonormal";
+        }
+    double det = R[0][0] * (R[1][1] * R[2][2] - R[1][2] * R[2][1]) - R[0][1] * (R[1][0] * R[2][2] - R[1][2] * R[2][0]) +
+                 R[0][2] * (R[1][0] * R[2][1] - R[1][1] * R[2][0]);
+    return det > 0 ? NULL : "R is a reflection (determinant -1)";
+}
+
+/* A line split into numbers; returns how many (up to max), -1 if a token is not a number. */
+static int split_numbers(char *line, double *out, int max, int *extra)
+{
+    char *hash = strchr(line, '#');
+    if (hash) *hash = 0;
+    int n = 0;
+    *extra = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(line, " \t\r\n", &save); tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
+        if (n == max) {
+            *extra = 1;
+            break;
+        }
+        char *end;
+        errno = 0;
+        out[n] = strtod(tok, &end);
+        if (*end || errno || !isfinite(out[n])) return -1;
+        n++;
+    }
+    return n;
+}
+
+static int integral(double v, int lo, int hi) { return v == floor(v) && v >= lo && v <= hi; }
+
+static int append(det_array *a, const det_placement *p, int *cap)
+{
+    if (a->n == *cap) {
+        int ncap = *cap ? 2 * *cap : 64;
+        det_placement *np = realloc(a->crystal, (size_t)ncap * sizeof *np);
+        if (!np) return -1;
+        a->crystal = np;
+        *cap = ncap;
+    }
+    a->crystal[a->n++] = *p;
+    return 0;
+}
+
+/* Checks a finished placement and appends it; -1 with a message (path:line prefix added by the caller). */
+static int accept(det_array *a, const det_placement *p, int *cap, char *why, size_t len)
+{
+    const char *bad = rotation_problem(p->R);
+    if (bad) {
+        snprintf(why, len, "crystal %d: %s", p->id, bad);
+        return -1;
+    }
+    if (det_array_find(a, p->id) >= 0) {
+        snprintf(why, len, "crystal id %d appears twice", p->id);
+        return -1;
+    }
+    if (a->n >= DET_ARRAY_MAX) {
+        snprintf(why, len, "more than %d crystals", DET_ARRAY_MAX);
+        return -1;
+    }
+    if (append(a, p, cap)) {
+        snprintf(why, len, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct line_reader {
+    FILE *f;
+    const char *path;
+    int lineno;
+    char line[1024];
+} line_reader;
+
+/* Next line that holds something besides comments and blanks: numbers in v; -1 at the end, -2 on a bad line. */
+static int next_numbers(line_reader *lr, double *v, int max, int *count, char *msg, size_t len)
+{
+    while (fgets(lr->line, sizeof lr->line, lr->f)) {
+        lr->lineno++;
+        int extra;
+        int n = split_numbers(lr->line, v, max, &extra);
+        if (n < 0) {
+            snprintf(msg, len, "%s:%d: not a number", lr->path, lr->lineno);
+            return -2;
+        }
+        if (extra) {
+            snprintf(msg, len, "%s:%d: more than %d numbers", lr->path, lr->lineno, max);
+            return -2;
+        }
+        if (n == 0) continue;
+        *count = n;
+        return 0;
+    }
+    return -1;
+}
+
+static int open_reader(line_reader *lr, const char *path, char *msg, size_t len)
+{
+    lr->f = fopen(path, "r");
+    lr->path = path;
+    lr->lineno = 0;
+    if (!lr->f) {
+        snprintf(msg, len, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int det_array_load(det_array *a, const char *path, char *msg, size_t len)
+{
+    det_array out = {0, NULL};
+    int cap = 0, n;
+    char why[160];
+    double v[14];
+    line_reader lr;
+    if (open_reader(&lr, path, msg, len)) return -1;
+    char first[64] = "";
+    while (fgets(lr.line, sizeof lr.line, lr.f)) {
+        lr.lineno++;
+        if (sscanf(lr.line, " %63s", first) == 1 && first[0] != '#') break;
+        first[0] = 0;
+    }
+    if (strcmp(first, "narwhal-array") || !strstr(lr.line, "narwhal-array 1")) {
+        snprintf(msg, len, "%s:%d: expected the header line 'narwhal-array 1'", path, lr.lineno);
+        goto fail;
+    }
+    int rc;
+    while ((rc = next_numbers(&lr, v, 14, &n, msg, len)) == 0) {
+        if (n != 14 || !integral(v[0], 0, 1 << 30) || !integral(v[1], 0, 255)) {
+            snprintf(msg, len, "%s:%d: expected 'id type Tx Ty Tz R11 .. R33' (14 numbers, id and type integers)", path,
+                     lr.lineno);
+            goto fail;
+        }
+        det_placement p = {.id = (int)v[0], .type = (int)v[1]};
+        memcpy(p.T, v + 2, sizeof p.T);
+        for (int i = 0; i < 9; i++) p.R[i / 3][i % 3] = v[5 + i];
+        if (accept(&out, &p, &cap, why, sizeof why)) {
+            snprintf(msg, len, "%s:%d: %s", path, lr.lineno, why);
+            goto fail;
+        }
+    }
+    if (rc == -2) goto fail;
+    if (out.n == 0) {
+        snprintf(msg, len, "%s: no crystals", path);
+        goto fail;
+    }
+    fclose(lr.f);
+    *a = out;
+    return 0;
+fail:
+    fclose(lr.f);
+    det_array_free(&out);
+    return -1;
+}
+
+static int finish_write(FILE *f, const char *path, char *msg, size_t len)
+{
+    int bad = ferror(f);
+    if (fclose(f) || bad) {
+        snprintf(msg, len, "%s: write error: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int det_array_save(const det_array *a, const char *path, char *msg, size_t len)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(msg, len, "%s: cannot create: %s", path, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "narwhal-array 1\n# %d crystals; lab = R * crystal + T (mm, origin at the target)\n"
+               "# id type Tx Ty Tz R11 R12 R13 R21 R22 R23 R31 R32 R33\n",
+            a->n);
+    for (int i = 0; i < a->n; i++) {
+        const det_placement *p = &a->crystal[i];
+        fprintf(f, "%d %d %.10f %.10f %.10f", p->id, p->type, p->T[0], p->T[1], p->T[2]);
+        for (int k = 0; k < 9; k++) fprintf(f, " %.12f", p->R[k / 3][k % 3]);
+        fputc('\n', f);
+    }
+    return finish_write(f, path, msg, len);
+}
+
+int det_array_load_lut(det_array *a, const char *path, char *msg, size_t len)
+{
+    det_array out = {0, NULL};
+    int cap = 0, n, rc;
+    char why[160];
+    double v[5];
+    line_reader lr;
+    if (open_reader(&lr, path, msg, len)) return -1;
+    int row_base = -1; /* AGATA writes the row index k; accept 0..2 or 1..3, the same for every crystal */
+    while ((rc = next_numbers(&lr, v, 5, &n, msg, len)) == 0) {
+        if (n != 5 || !integral(v[0], 0, 1 << 30) || !integral(v[1], 0, 255)) {
+            snprintf(msg, len, "%s:%d: expected 'id type Tx Ty Tz' (id and type integers)", path, lr.lineno);
+            goto fail;
+        }
+        det_placement p = {.id = (int)v[0], .type = (int)v[1]};
+        memcpy(p.T, v + 2, sizeof p.T);
+        for (int k = 0; k < 3; k++) {
+            rc = next_numbers(&lr, v, 5, &n, msg, len);
+            if (rc == -2) goto fail;
+            if (rc == -1) {
+                snprintf(msg, len, "%s: ends inside crystal %d's rotation (row %d of 3 missing)", path, p.id, k + 1);
+                goto fail;
+            }
+            if (row_base < 0 && n == 4 && (v[0] == 0 || v[0] == 1)) row_base = (int)v[0];
+            if (n != 4 || v[0] != k + row_base) {
+                snprintf(msg, len, "%s:%d: expected rotation row 'k Rk1 Rk2 Rk3' with k = %d", path, lr.lineno,
+                         k + (row_base < 0 ? 0 : row_base));
+                goto fail;
+            }
+            memcpy(p.R[k], v + 1, sizeof p.R[k]);
+        }
+        if (accept(&out, &p, &cap, why, sizeof why)) {
+            snprintf(msg, len, "%s:%d: %s", path, lr.lineno, why);
+            goto fail;
+        }
+    }
+    if (rc == -2) goto fail;
+    if (out.n == 0) {
+        snprintf(msg, len, "%s: no crystals", path);
+        goto fail;
+    }
+    fclose(lr.f);
+    *a = out;
+    return 0;
+fail:
+    fclose(lr.f);
+    det_array_free(&out);
+    return -1;
+}
+
+int det_array_save_lut(const det_array *a, const char *path, char *msg, size_t len)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(msg, len, "%s: cannot create: %s", path, strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < a->n; i++) {
+        const det_placement *p = &a->crystal[i];
+        fprintf(f, "%d %d %.6f %.6f %.6f\n", p->id, p->type, p->T[0], p->T[1], p->T[2]);
+        for (int k = 0; k < 3; k++) fprintf(f, "%d %.9f %.9f %.9f\n", k, p->R[k][0], p->R[k][1], p->R[k][2]);
+    }
+    return finish_write(f, path, msg, len);
+}
+
+/* ---- overlap check ---- */
+
+typedef struct body {
+    const det_placement *pl;
+    double centre[3]; /* lab, middle of the axis */
+    double normal[DET_SECTORS][3]; /* outward side-face normals, lab */
+} body;
+
+static void rotate_to_lab(const det_placement *pl, const double v[3], double out[3])
+{
+    for (int i = 0; i < 3; i++) out[i] = pl->R[i][0] * v[0] + pl->R[i][1] * v[1] + pl->R[i][2] * v[2];
+}
+
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static void make_body(body *b, const det_placement *pl, const det_crystal *c)
+{
+    double mid[3] = {0, 0, c->length / 2};
+    b->pl = pl;
+    det_to_lab(pl, mid, b->centre);
+    double taper = (c->hex_back - c->hex_front) / c->length;
+    double norm = sqrt(1 + taper * taper);
+    for (int k = 0; k < DET_SECTORS; k++) {
+        double n[3] = {cos(k * M_PI / 3) / norm, sin(k * M_PI / 3) / norm, -taper / norm};
+        rotate_to_lab(pl, n, b->normal[k]);
+    }
+}
+
+/* An upper bound of max n.x over the crystal (bore ignored), n a lab unit vector. */
+static double support(const body *b, const det_crystal *c, const double n[3])
+{
+    const det_placement *pl = b->pl;
+    double m[3]; /* n in the crystal frame */
+    for (int i = 0; i < 3; i++) m[i] = pl->R[0][i] * n[0] + pl->R[1][i] * n[1] + pl->R[2][i] * n[2];
+    double hull = -INFINITY;
+    for (int end = 0; end < 2; end++) {
+        double z = end ? c->length : 0;
+        double rc = det_hex_apothem(c, z) / COS30;
+        for (int k = 0; k < DET_SECTORS; k++) {
+            double a = (30 + 60 * k) * M_PI / 180;
+            double s = m[0] * rc * cos(a) + m[1] * rc * sin(a) + m[2] * z;
+            if (s > hull) hull = s;
+        }
+    }
+    double cyl = c->radius * hypot(m[0], m[1]) + (m[2] > 0 ? m[2] * c->length : 0);
+    return dot3(n, pl->T) + (hull < cyl ? hull : cyl);
+}
+
+/* The widest gap any candidate plane proves between a and b (negative: none separates). */
+static double proven_gap(const body *a, const body *b, const det_crystal *c)
+{
+    double best = -INFINITY;
+    double n[3], minus[3];
+    for (int cand = 0; cand < 2 * DET_SECTORS + DET_SECTORS * DET_SECTORS + 1; cand++) {
+        if (cand < DET_SECTORS) memcpy(n, a->normal[cand], sizeof n);
+        else if (cand < 2 * DET_SECTORS)
+            for (int i = 0; i < 3; i++) n[i] = -b->normal[cand - DET_SECTORS][i];
+        else if (cand < 2 * DET_SECTORS + DET_SECTORS * DET_SECTORS) {
+            int k = cand - 2 * DET_SECTORS;
+            for (int i = 0; i < 3; i++) n[i] = a->normal[k / DET_SECTORS][i] - b->normal[k % DET_SECTORS][i];
+        } else
+            for (int i = 0; i < 3; i++) n[i] = b->centre[i] - a->centre[i];
+        double norm = sqrt(dot3(n, n));
+        if (!(norm > 1e-12)) continue;
+        for (int i = 0; i < 3; i++) {
+            n[i] /= norm;
+            minus[i] = -n[i];
+        }
+        double g = -(support(a, c, n) + support(b, c, minus));
+        if (g > best) best = g;
+    }
+    return best;
+}
+
+/* Looks for a point of a (1 mm grid) inside b; 1 and the lab point when found. */
+static int sample_overlap(const body *a, const body *b, const det_crystal *c, double reach, double hit[3])
+{
+    int nr = (int)ceil(c->radius), nz = (int)ceil(c->length);
+    for (int k = 0; k <= nz; k++)
+        for (int j = -nr; j <= nr; j++)
+            for (int i = -nr; i <= nr; i++) {
+                double p[3] = {i, j, k}, lab[3], q[3], d[3];
+                if (!det_crystal_contains(c, p)) continue;
+                det_to_lab(a->pl, p, lab);
+                for (int m = 0; m < 3; m++) d[m] = lab[m] - b->centre[m];
+                if (dot3(d, d) > reach * reach) continue;
+                det_to_crystal(b->pl, lab, q);
+                if (det_crystal_contains(c, q)) {
+                    memcpy(hit, lab, sizeof lab);
+                    return 1;
+                }
+            }
+    return 0;
+}
+
+int det_array_check_overlaps(const det_array *a, const det_crystal *c, double gap, double *min_gap, char *msg,
+                             size_t len)
+{
+    double corner = (c->hex_front > c->hex_back ? c->hex_front : c->hex_back) / COS30;
+    double rmax = corner < c->radius ? corner : c->radius;
+    double reach = sqrt(0.25 * c->length * c->length + rmax * rmax); /* bounding-sphere radius */
+    int status = 0;
+    *min_gap = INFINITY;
+    body *bodies = malloc((size_t)(a->n > 0 ? a->n : 1) * sizeof *bodies);
+    if (!bodies) {
+        snprintf(msg, len, "out of memory");
+        return 2;
+    }
+    for (int i = 0; i < a->n; i++) make_body(&bodies[i], &a->crystal[i], c);
+    msg[0] = 0;
+    for (int i = 0; i < a->n && status != 1; i++)
+        for (int j = i + 1; j < a->n; j++) {
+            double d[3];
+            for (int m = 0; m < 3; m++) d[m] = bodies[j].centre[m] - bodies[i].centre[m];
+            if (sqrt(dot3(d, d)) > 2 * reach + gap) continue;
+            double g = proven_gap(&bodies[i], &bodies[j], c);
+            if (g < *min_gap) *min_gap = g;
+            if (g > gap) continue;
+            double hit[3];
+            if (sample_overlap(&bodies[i], &bodies[j], c, reach, hit)) {
+                snprintf(msg, len, "crystals %d and %d overlap: both contain the lab point (%.1f, %.1f, %.1f) mm",
+                         a->crystal[i].id, a->crystal[j].id, hit[0], hit[1], hit[2]);
+                status = 1;
+                break;
+            }
+            if (status == 0)
+                snprintf(msg, len, "crystals %d and %d: no plane proves them %.2f mm apart (best %.3f mm), "
+                         "and no overlap was seen on a 1 mm grid", a->crystal[i].id, a->crystal[j].id, gap, g);
+            status = 2;
+        }
+    free(bodies);
+    return status;
+}

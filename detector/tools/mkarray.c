@@ -1,0 +1,394 @@
+/* mkarray: builds the shipped arrays from a geodesic tiling, checks any array file, converts to and from AGATA's table. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "geometry.h"
+
+/*
+ * The 4π array follows AGATA's construction: the Goldberg polyhedron GP(3,2),
+ * whose 192 faces are 12 pentagons (left empty, two of them on the beam axis)
+ * and 180 hexagons (one crystal each).  Its face centres are the vertices of
+ * the class-III geodesic subdivision of an icosahedron with T = 3² + 3·2 + 2²
+ * = 19; we build those, even them out by Laplacian smoothing on the sphere
+ * (pentagon centres fixed), and put a crystal on each hexagon centre with its
+ * flats turned towards its neighbours.
+ */
+enum { GP_H = 3, GP_K = 2, N_CELLS = 192, N_PENT = 12, N_HEX = 180, MAX_NB = 6 };
+static const double FRONT_DISTANCE = 235.0; /* mm, target to front face */
+
+typedef struct cell {
+    double u[3];      /* unit vector to the centre */
+    int nb[MAX_NB];   /* neighbours */
+    int n_nb;
+    int pent;
+} cell;
+
+static double dot(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static void cross(const double *a, const double *b, double *o)
+{
+    o[0] = a[1] * b[2] - a[2] * b[1];
+    o[1] = a[2] * b[0] - a[0] * b[2];
+    o[2] = a[0] * b[1] - a[1] * b[0];
+}
+static void normalize(double *v)
+{
+    double n = sqrt(dot(v, v));
+    for (int i = 0; i < 3; i++) v[i] /= n;
+}
+
+/* Icosahedron turned so that vertex 0 lies on +z (a pentagon on the beam axis). */
+static void icosahedron(double v[N_PENT][3])
+{
+    const double g = (1 + sqrt(5.0)) / 2;
+    int n = 0;
+    for (int a = -1; a <= 1; a += 2)
+        for (int b = -1; b <= 1; b += 2) {
+            double p[3][3] = {{0, a, b * g}, {a, b * g, 0}, {b * g, 0, a}};
+            for (int k = 0; k < 3; k++) memcpy(v[n++], p[k], sizeof p[k]);
+        }
+    /* rotate about x so that (0, 1, g) goes to +z */
+    double t = atan2(1, g);
+    for (int i = 0; i < N_PENT; i++) {
+        double y = v[i][1], z = v[i][2];
+        v[i][1] = cos(t) * y - sin(t) * z;
+        v[i][2] = sin(t) * y + cos(t) * z;
+        normalize(v[i]);
+    }
+}
+
+static int add_unique(cell *c, int n, const double p[3])
+{
+    for (int i = 0; i < n; i++) {
+        double d[3] = {c[i].u[0] - p[0], c[i].u[1] - p[1], c[i].u[2] - p[2]};
+        if (dot(d, d) < 1e-12) return n;
+    }
+    if (n < N_CELLS) memcpy(c[n].u, p, sizeof c[n].u);
+    return n + 1;
+}
+
+/* Lattice points of one face's big triangle, mapped onto the sphere. */
+static int subdivide_face(cell *c, int n, const double *A, const double *B, const double *C)
+{
+    const double ux = 1, uy = 0, vx = 0.5, vy = sqrt(3.0) / 2;
+    double p1[2] = {GP_H * ux + GP_K * vx, GP_H * uy + GP_K * vy};
+    double p2[2] = {-GP_K * ux + (GP_H + GP_K) * vx, -GP_K * uy + (GP_H + GP_K) * vy};
+    double det = p1[0] * p2[1] - p1[1] * p2[0];
+    for (int a = -GP_H - GP_K; a <= GP_H + GP_K; a++)
+        for (int b = 0; b <= GP_H + GP_K; b++) {
+            double x = a * ux + b * vx, y = a * uy + b * vy;
+            double l1 = (x * p2[1] - y * p2[0]) / det, l2 = (p1[0] * y - p1[1] * x) / det, l0 = 1 - l1 - l2;
+            if (l0 < -1e-9 || l1 < -1e-9 || l2 < -1e-9) continue;
+            double p[3];
+            for (int i = 0; i < 3; i++) p[i] = l0 * A[i] + l1 * B[i] + l2 * C[i];
+            normalize(p);
+            n = add_unique(c, n, p);
+        }
+    return n;
+}
+
+static int build_cells(cell *c)
+{
+    double v[N_PENT][3];
+    icosahedron(v);
+    int n = 0;
+    for (int i = 0; i < N_PENT; i++) n = add_unique(c, n, v[i]);
+    double e2 = 1e9; /* squared edge length */
+    for (int j = 1; j < N_PENT; j++) {
+        double d[3] = {v[0][0] - v[j][0], v[0][1] - v[j][1], v[0][2] - v[j][2]};
+        if (dot(d, d) < e2) e2 = dot(d, d);
+    }
+    for (int i = 0; i < N_PENT; i++)
+        for (int j = i + 1; j < N_PENT; j++)
+            for (int k = j + 1; k < N_PENT; k++) {
+                double dij[3], djk[3], dik[3];
+                for (int m = 0; m < 3; m++) {
+                    dij[m] = v[i][m] - v[j][m];
+                    djk[m] = v[j][m] - v[k][m];
+                    dik[m] = v[i][m] - v[k][m];
+                }
+                if (dot(dij, dij) > e2 * 1.01 || dot(djk, djk) > e2 * 1.01 || dot(dik, dik) > e2 * 1.01) continue;
+                double ab[3], ac[3], nrm[3];
+                for (int m = 0; m < 3; m++) {
+                    ab[m] = v[j][m] - v[i][m];
+                    ac[m] = v[k][m] - v[i][m];
+                }
+                cross(ab, ac, nrm);
+                if (dot(nrm, v[i]) > 0) n = subdivide_face(c, n, v[i], v[j], v[k]);
+                else n = subdivide_face(c, n, v[i], v[k], v[j]);
+            }
+    return n;
+}
+
+/* Each cell's neighbours: the 5 or 6 nearest centres. */
+static void find_neighbours(cell *c)
+{
+    for (int i = 0; i < N_CELLS; i++) {
+        c[i].n_nb = c[i].pent ? 5 : 6;
+        double best[MAX_NB];
+        for (int k = 0; k < MAX_NB; k++) best[k] = -2;
+        for (int j = 0; j < N_CELLS; j++) {
+            if (j == i) continue;
+            double d = dot(c[i].u, c[j].u); /* larger = nearer */
+            for (int k = 0; k < c[i].n_nb; k++)
+                if (d > best[k]) {
+                    for (int m = c[i].n_nb - 1; m > k; m--) {
+                        best[m] = best[m - 1];
+                        c[i].nb[m] = c[i].nb[m - 1];
+                    }
+                    best[k] = d;
+                    c[i].nb[k] = j;
+                    break;
+                }
+        }
+    }
+}
+
+/* Evens out the crystal spacing: neighbouring hexagon centres nearer than
+ * `spread` times the mean spacing push each other apart (springs that only
+ * push); a pentagon's (empty) cell may shrink to `pent_share` of that. */
+static void relax(cell *c, int iterations, double spread, double pent_share)
+{
+    double mean = 0;
+    int pairs = 0;
+    for (int i = 0; i < N_CELLS; i++)
+        for (int k = 0; k < c[i].n_nb; k++) {
+            mean += acos(dot(c[i].u, c[c[i].nb[k]].u));
+            pairs++;
+        }
+    double target = spread * mean / pairs;
+    double move[N_CELLS][3];
+    for (int it = 0; it < iterations; it++) {
+        memset(move, 0, sizeof move);
+        for (int i = 0; i < N_CELLS; i++) {
+            if (c[i].pent) continue;
+            for (int k = 0; k < c[i].n_nb; k++) {
+                const cell *o = &c[c[i].nb[k]];
+                double want = o->pent ? pent_share * target : target;
+                double d = acos(dot(c[i].u, o->u));
+                if (d >= want) continue;
+                double dir[3] = {c[i].u[0] - o->u[0], c[i].u[1] - o->u[1], c[i].u[2] - o->u[2]};
+                normalize(dir);
+                for (int m = 0; m < 3; m++) move[i][m] += 0.1 * (want - d) * dir[m];
+            }
+        }
+        for (int i = 0; i < N_CELLS; i++) {
+            for (int m = 0; m < 3; m++) c[i].u[m] += move[i][m];
+            normalize(c[i].u);
+        }
+    }
+}
+
+/* Placement of a crystal on cell i: axis along u, flats turned towards the neighbours. */
+static void place(const cell *c, int i, det_placement *p)
+{
+    const double *u = c[i].u;
+    double ref[3] = {0, 0, 1}, e1[3], e2[3];
+    if (fabs(u[2]) > 0.9) ref[0] = 1, ref[2] = 0;
+    cross(ref, u, e1);
+    normalize(e1);
+    cross(u, e1, e2);
+    double sx = 0, sy = 0; /* circular mean of 6 x the neighbour azimuths: hexagonal symmetry */
+    for (int k = 0; k < c[i].n_nb; k++) {
+        const double *w = c[c[i].nb[k]].u;
+        double psi = atan2(dot(w, e2), dot(w, e1));
+        sx += cos(6 * psi);
+        sy += sin(6 * psi);
+    }
+    double alpha = atan2(sy, sx) / 6;
+    double x[3], y[3];
+    for (int m = 0; m < 3; m++) x[m] = cos(alpha) * e1[m] + sin(alpha) * e2[m];
+    cross(u, x, y);
+    for (int m = 0; m < 3; m++) {
+        p->R[m][0] = x[m];
+        p->R[m][1] = y[m];
+        p->R[m][2] = u[m];
+        p->T[m] = FRONT_DISTANCE * u[m];
+    }
+    p->type = 0;
+}
+
+/* Solid angle of the triangle (origin; a, b, c) (Van Oosterom and Strackee). */
+static double triangle_solid_angle(const double *a, const double *b, const double *c)
+{
+    double bc[3];
+    cross(b, c, bc);
+    double la = sqrt(dot(a, a)), lb = sqrt(dot(b, b)), lc = sqrt(dot(c, c));
+    double den = la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la;
+    return 2 * atan2(fabs(dot(a, bc)), den);
+}
+
+/* Fraction of 4π that the front faces cover.  The side faces of the shipped
+ * crystals run radially from the target, so a ray that misses the front face
+ * misses the crystal; the front face is the hexagon cut by the cylinder, here
+ * its 72 sample points' polygon. */
+static double coverage(const det_array *a, const det_crystal *g)
+{
+    enum { N = 72 };
+    double rim[N][3];
+    for (int k = 0; k < N; k++) {
+        double phi = 2 * M_PI * k / N, dx = cos(phi), dy = sin(phi);
+        double r = det_outline_radius(g, 0, phi);
+        rim[k][0] = r * dx;
+        rim[k][1] = r * dy;
+        rim[k][2] = 0;
+    }
+    double total = 0;
+    for (int i = 0; i < a->n; i++) {
+        double o[3] = {0, 0, 0}, centre[3], p[3], q[3];
+        det_to_lab(&a->crystal[i], o, centre);
+        for (int k = 0; k < N; k++) {
+            det_to_lab(&a->crystal[i], rim[k], p);
+            det_to_lab(&a->crystal[i], rim[(k + 1) % N], q);
+            total += triangle_solid_angle(centre, p, q);
+        }
+    }
+    return total / (4 * M_PI);
+}
+
+static int by_angle(const void *pa, const void *pb)
+{
+    const det_placement *a = pa, *b = pb;
+    double ta = acos(a->R[2][2]), tb = acos(b->R[2][2]);
+    if (fabs(ta - tb) > 1e-6) return ta < tb ? -1 : 1;
+    double fa = atan2(a->R[1][2], a->R[0][2]), fb = atan2(b->R[1][2], b->R[0][2]);
+    return fa < fb ? -1 : fa > fb;
+}
+
+static int nearest_axis(const void *pa, const void *pb)
+{
+    const det_placement *a = pa, *b = pb;
+    return a->R[2][2] < b->R[2][2] ? -1 : a->R[2][2] > b->R[2][2];
+}
+
+static int report(const char *name, const det_array *a, const det_crystal *g)
+{
+    char msg[512];
+    double min_gap;
+    int rc = det_array_check_overlaps(a, g, 0.0, &min_gap, msg, sizeof msg);
+    printf("%-28s %4d crystals, %5.1f %% of 4pi, smallest proven gap %.2f mm: %s\n", name, a->n,
+           100 * coverage(a, g), min_gap, rc == 0 ? "no overlaps" : msg);
+    return rc;
+}
+
+static int write_array(const det_array *a, const char *dir, const char *file, const det_crystal *g)
+{
+    char path[1024], msg[512];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (det_array_save(a, path, msg, sizeof msg)) {
+        fprintf(stderr, "mkarray: %s\n", msg);
+        return -1;
+    }
+    return report(path, a, g) ? -1 : 0;
+}
+
+/* Builds the 180-crystal array and its subsets into dir. */
+static int generate(const det_crystal *g, const char *dir)
+{
+    cell c[N_CELLS];
+    memset(c, 0, sizeof c);
+    int n = build_cells(c);
+    if (n != N_CELLS) {
+        fprintf(stderr, "mkarray: the geodesic construction gave %d cells, expected %d\n", n, N_CELLS);
+        return -1;
+    }
+    for (int i = 0; i < N_PENT; i++) c[i].pent = 1;
+    find_neighbours(c);
+    relax(c, 2000, 1.2, 0.9);
+    find_neighbours(c);
+
+    det_placement all[N_HEX];
+    int m = 0;
+    for (int i = N_PENT; i < N_CELLS; i++) place(c, i, &all[m++]);
+    qsort(all, N_HEX, sizeof all[0], by_angle);
+    for (int i = 0; i < N_HEX; i++) all[i].id = i;
+    det_array full = {N_HEX, all};
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s/CrystalPositionLookUpTable", dir);
+    char err[512];
+    if (write_array(&full, dir, "agata180.txt", g) || det_array_save_lut(&full, msg, err, sizeof err)) return -1;
+
+    /* 1π: the 45 crystals nearest the backward direction (-z), ids kept. */
+    det_placement sorted[N_HEX];
+    memcpy(sorted, all, sizeof all);
+    qsort(sorted, N_HEX, sizeof sorted[0], nearest_axis);
+    det_placement quarter[N_HEX / 4];
+    memcpy(quarter, sorted, sizeof quarter);
+    qsort(quarter, N_HEX / 4, sizeof quarter[0], by_angle);
+    det_array q = {N_HEX / 4, quarter};
+    if (write_array(&q, dir, "agata45.txt", g)) return -1;
+
+    /* A triple cluster: the backward-most crystal and two neighbours adjacent to each other. */
+    det_placement triple[3] = {sorted[0]};
+    int got = 1;
+    double axis0[3] = {sorted[0].R[0][2], sorted[0].R[1][2], sorted[0].R[2][2]};
+    for (int i = 1; i < N_HEX && got < 3; i++) {
+        double ui[3] = {sorted[i].R[0][2], sorted[i].R[1][2], sorted[i].R[2][2]};
+        if (acos(dot(ui, axis0)) > 0.35) continue; /* not a neighbour (spacing ≈ 0.27 rad) */
+        if (got == 2) {
+            double u1[3] = {triple[1].R[0][2], triple[1].R[1][2], triple[1].R[2][2]};
+            if (acos(dot(ui, u1)) > 0.35) continue;
+        }
+        triple[got++] = sorted[i];
+    }
+    det_array t = {got, triple};
+    return got == 3 ? write_array(&t, dir, "triple.txt", g) : -1;
+}
+
+static int load_any(det_array *a, const char *path, char *msg, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    char word[32] = "";
+    if (f) {
+        if (fscanf(f, " %31s", word) != 1) word[0] = 0;
+        fclose(f);
+    }
+    return strcmp(word, "narwhal-array") ? det_array_load_lut(a, path, msg, len) : det_array_load(a, path, msg, len);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: mkarray [--geometry GEO] --out DIR        build the shipped arrays into DIR\n"
+                    "       mkarray [--geometry GEO] --check FILE     overlaps and coverage of an array file\n"
+                    "       mkarray --to-lut FILE OUT | --from-lut LUT OUT   convert to/from CrystalPositionLookUpTable\n");
+}
+
+int main(int argc, char **argv)
+{
+    det_crystal g;
+    det_crystal_default(&g);
+    char msg[512];
+    const char *geo = "detector/geometry/agata.geo";
+    int i = 1;
+    if (i + 1 < argc && !strcmp(argv[i], "--geometry")) geo = argv[i + 1], i += 2;
+    if (det_crystal_load(&g, geo, msg, sizeof msg)) {
+        fprintf(stderr, "mkarray: %s\n", msg);
+        return 1;
+    }
+    if (i + 1 < argc && !strcmp(argv[i], "--out")) return generate(&g, argv[i + 1]) ? 1 : 0;
+    if (i + 1 < argc && !strcmp(argv[i], "--check")) {
+        det_array a;
+        if (load_any(&a, argv[i + 1], msg, sizeof msg)) {
+            fprintf(stderr, "mkarray: %s\n", msg);
+            return 1;
+        }
+        int rc = report(argv[i + 1], &a, &g);
+        det_array_free(&a);
+        return rc ? 1 : 0;
+    }
+    int to = i + 2 < argc && !strcmp(argv[i], "--to-lut"), from = i + 2 < argc && !strcmp(argv[i], "--from-lut");
+    if (to || from) {
+        det_array a;
+        int rc = to ? det_array_load(&a, argv[i + 1], msg, sizeof msg) : det_array_load_lut(&a, argv[i + 1], msg, sizeof msg);
+        if (!rc) {
+            rc = to ? det_array_save_lut(&a, argv[i + 2], msg, sizeof msg) : det_array_save(&a, argv[i + 2], msg, sizeof msg);
+            det_array_free(&a);
+        }
+        if (rc) fprintf(stderr, "mkarray: %s\n", msg);
+        return rc ? 1 : 0;
+    }
+    usage();
+    return 2;
+}
