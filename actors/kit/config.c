@@ -369,11 +369,11 @@ unsigned kit_config_load(const kit_spec *spec, const char *dir, void *settings, 
         code = fail_at(&p, NARVAL_E_CONFIG, NULL, "cannot open: %s", strerror(errno));
         goto fail;
     }
-    if (!fp)
-        kit_log(spec->actor, KIT_INFO, "no %s: every key takes its default", p.path);
     code = fp ? parse_file(&p, fp) : 0;
     if (code || (code = apply_defaults(&p, fp == NULL)) != 0)
         goto fail;
+    if (!fp)
+        kit_log(spec->actor, KIT_INFO, "no %s: every key takes its default", p.path);
     kit_config_free(spec, settings);
     memcpy(settings, p.settings, spec->size);
     free(p.settings);

@@ -6,8 +6,9 @@
 #include "kit.h"
 
 static struct {
-    const kit_spec *spec;  /* set by the first successful kit_config */
+    const kit_spec *spec;   /* set by kit_config, which the library calls first */
     void *settings;
+    bool configured;        /* the last kit_config succeeded */
     atomic_uint live;       /* instances registered and not yet unloaded */
     atomic_uint registered; /* instances ever registered: numbers their log names */
 } lib;
@@ -55,18 +56,19 @@ unsigned kit_config(const kit_spec *spec, const char *dir, void *settings)
         return kit_fail(spec->actor, NARVAL_E_STATE,
                         "process_config called while %u instance(s) exist",
                         atomic_load(&lib.live));
-    unsigned code = kit_config_load(spec, dir, settings, msg, sizeof msg);
-    if (code)
-        return kit_fail(spec->actor, code, "%s", msg);
     lib.spec = spec;
     lib.settings = settings;
+    unsigned code = kit_config_load(spec, dir, settings, msg, sizeof msg);
+    lib.configured = code == 0;
+    if (code)
+        return kit_fail(spec->actor, code, "%s", msg);
     kit_log(spec->actor, KIT_DEBUG, "configuration read from %s", dir);
     return 0;
 }
 
 void *kit_register(size_t size, unsigned *error_code)
 {
-    if (!lib.spec) {
+    if (!lib.configured) {
         *error_code = kit_fail(actor_name(), NARVAL_E_STATE,
                                "process_register called before a successful process_config");
         return NULL;

@@ -1,0 +1,817 @@
+/* check_io.c: adf_reader.so and adf_writer.so driven through the NARVAL ABI, and the replay topology end to end. */
+#define _XOPEN_SOURCE 700
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "adf.h"
+#include "narval.h"
+
+typedef struct actor {
+    void *so;
+    narval_config_fn *config;
+    narval_register_fn *reg;
+    narval_lifecycle_fn *initialise, *start, *stop, *pause, *resume, *reset, *unload;
+    narval_producer_block_fn *produce;
+    narval_consumer_block_fn *consume;
+    narval_describe_fn *describe;
+} actor;
+
+static char build[PATH_MAX];   /* absolute $BUILD */
+static char tmp[PATH_MAX];     /* this test's directory: conf files, data, logs */
+static char conf_dir[PATH_MAX + 8];
+static actor rd, wr;
+
+/* ---- helpers: paths, files, actors ----------------------------------------- */
+
+static const char *in_tmp(const char *name)
+{
+    static char paths[4][PATH_MAX + 64];
+    static int next;
+    char *p = paths[next++ % 4];
+    snprintf(p, sizeof paths[0], "%s/%s", tmp, name);
+    return p;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    ck_assert_msg(fp != NULL, "cannot write %s", path);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void conf(const char *actor_name, const char *text)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s.conf", conf_dir, actor_name);
+    write_text(path, text);
+}
+
+static uint8_t *slurp(const char *path, size_t *size)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    rewind(fp);
+    uint8_t *buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    *size = (size_t)n;
+    return buf;
+}
+
+static bool exists(const char *path) { return access(path, F_OK) == 0; }
+
+static void *sym(void *so, const char *name)
+{
+    void *p = dlsym(so, name);
+    ck_assert_msg(p != NULL, "the actor lacks %s", name);
+    return p;
+}
+
+static void load_actor(actor *a, const char *file)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/actors/%s", build, file);
+    a->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(a->so != NULL, "dlopen %s: %s", path, dlerror());
+    *(void **)&a->config = sym(a->so, "process_config");
+    *(void **)&a->reg = sym(a->so, "process_register");
+    *(void **)&a->initialise = sym(a->so, "process_initialise");
+    *(void **)&a->start = sym(a->so, "process_start");
+    *(void **)&a->stop = sym(a->so, "process_stop");
+    *(void **)&a->pause = sym(a->so, "process_pause");
+    *(void **)&a->resume = sym(a->so, "process_resume");
+    *(void **)&a->reset = sym(a->so, "process_reset");
+    *(void **)&a->unload = sym(a->so, "process_unload");
+    *(void **)&a->produce = sym(a->so, "process_block");
+    *(void **)&a->consume = sym(a->so, "process_block");
+    *(void **)&a->describe = sym(a->so, "process_describe");
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static void setup(void)
+{
+    const char *b = getenv("BUILD");
+    ck_assert_msg(realpath(b && *b ? b : "build", build) != NULL, "no build directory");
+    snprintf(tmp, sizeof tmp, "/tmp/check_io.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    snprintf(conf_dir, sizeof conf_dir, "%s/conf", tmp);
+    ck_assert_int_eq(mkdir(conf_dir, 0700), 0);
+    load_actor(&rd, "adf_reader.so");
+    load_actor(&wr, "adf_writer.so");
+}
+
+static void teardown(void)
+{
+    dlclose(rd.so);
+    dlclose(wr.so);
+    nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Test data: frames of many sizes (20 to 20 + 499 bytes), some composite. */
+static size_t make_frames(uint8_t *buf, size_t cap, unsigned n, unsigned seed)
+{
+    adf_writer w;
+    uint8_t payload[512];
+    adf_writer_init(&w, buf, cap);
+    for (unsigned i = 0; i < n; i++) {
+        unsigned k = i * 37u + seed * 101u;
+        for (unsigned j = 0; j < sizeof payload; j++)
+            payload[j] = (uint8_t)(k + j * 13u);
+        if (k % 11 == 3) {
+            adf_begin(&w, ADF_ID_EVENT_DATA_PSA, i, 100u * i);
+            for (unsigned c = 0; c < 1 + k % 3; c++) {
+                adf_begin(&w, ADF_ID_DATA_PSA, i, 100u * i + c);
+                adf_put(&w, payload, k % 60);
+                adf_end(&w);
+            }
+        } else {
+            adf_begin(&w, k % 2 ? ADF_ID_DATA_CRYSTAL : ADF_ID_META_SYNC, i, 100u * i);
+            adf_put(&w, payload, k % 500);
+        }
+        ck_assert_int_eq(adf_end(&w), ADF_OK);
+    }
+    return w.used;
+}
+
+/* Writes n frames to a file in tmp through libadf; returns its bytes (malloc'd). */
+static uint8_t *make_file(const char *name, unsigned n, unsigned seed, size_t *size)
+{
+    uint8_t *buf = malloc(600u * n + 64);
+    ck_assert_ptr_nonnull(buf);
+    *size = make_frames(buf, 600u * n + 64, n, seed);
+    adf_file *f;
+    ck_assert_int_eq(adf_file_open_write(&f, in_tmp(name), 0), ADF_OK);
+    ck_assert_int_eq(adf_file_write(f, buf, *size), ADF_OK);
+    ck_assert_int_eq(adf_file_close(f), ADF_OK);
+    return buf;
+}
+
+static size_t largest_frame(const uint8_t *buf, size_t size)
+{
+    adf_iter it;
+    adf_frame f;
+    size_t max = 0;
+    adf_iter_init(&it, buf, size);
+    while (adf_iter_next(&it, &f) > 0)
+        max = f.key.length > max ? f.key.length : max;
+    return max;
+}
+
+static void *new_instance(actor *a)
+{
+    unsigned e = 99;
+    void *inst = a->reg(&e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_ptr_nonnull(inst);
+    a->initialise(inst, &e);
+    ck_assert_uint_eq(e, 0);
+    a->start(inst, &e);
+    ck_assert_uint_eq(e, 0);
+    return inst;
+}
+
+static void end_instance(actor *a, void *inst)
+{
+    unsigned e = 99;
+    a->stop(inst, &e);
+    ck_assert_uint_eq(e, 0);
+    a->unload(inst, &e);
+    ck_assert_uint_eq(e, 0);
+}
+
+static void configure(actor *a)
+{
+    unsigned e = 99;
+    a->config(conf_dir, &e);
+    ck_assert_uint_eq(e, 0);
+}
+
+typedef struct drained {
+    uint8_t *bytes;
+    size_t size;
+    unsigned blocks;
+} drained;
+
+/* Calls process_block with cap-byte buffers until the end of data, checking every block. */
+static drained drain(void *inst, unsigned cap)
+{
+    drained d = { malloc(1), 0, 0 };
+    uint8_t *block = malloc(cap + 16);
+    ck_assert_ptr_nonnull(block);
+    for (;;) {
+        unsigned used = 0, e = 99;
+        memset(block, 0xA5, cap + 16);
+        rd.produce(inst, block, cap, &used, &e);
+        ck_assert_uint_eq(e, 0);
+        ck_assert_uint_le(used, cap);
+        for (unsigned i = cap; i < cap + 16; i++)
+            ck_assert_uint_eq(block[i], 0xA5);
+        if (used == 0)
+            break;
+        size_t frames, bad;
+        ck_assert_int_eq(adf_validate(block, used, &bad, &frames), ADF_OK); /* whole frames only */
+        d.bytes = realloc(d.bytes, d.size + used);
+        memcpy(d.bytes + d.size, block, used);
+        d.size += used;
+        d.blocks++;
+    }
+    free(block);
+    return d;
+}
+
+/* stderr goes to a file while `fn` runs, so a test can check the log lines. */
+static char logged[8192];
+
+static void capture_begin(int *saved)
+{
+    fflush(stderr);
+    *saved = dup(2);
+    int fd = open(in_tmp("stderr.log"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    dup2(fd, 2);
+    close(fd);
+}
+
+static void capture_end(int saved)
+{
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    size_t n = 0;
+    uint8_t *text = slurp(in_tmp("stderr.log"), &n);
+    n = n < sizeof logged - 1 ? n : sizeof logged - 1;
+    memcpy(logged, text, n);
+    logged[n] = '\0';
+    free(text);
+    fputs(logged, stderr);
+}
+
+/* ---- reader ------------------------------------------------------------------ */
+
+START_TEST(reader_whole_file_any_buffer)
+{
+    size_t size;
+    uint8_t *want = make_file("a.adf", 400, 1, &size);
+    size_t largest = largest_frame(want, size);
+    const unsigned caps[] = { (unsigned)largest, (unsigned)largest + 1, 1000, 4096, 65536, 1u << 20 };
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("a.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        void *r = new_instance(&rd);
+        drained d = drain(r, caps[i]);
+        ck_assert_uint_eq(d.size, size);
+        ck_assert_mem_eq(d.bytes, want, size);
+        ck_assert_uint_ge(d.blocks, (unsigned)((size + caps[i] - 1) / caps[i]));
+        if (caps[i] >= size)
+            ck_assert_uint_eq(d.blocks, 1);
+        unsigned used = 7, e = 99;
+        uint8_t block[64];
+        rd.produce(r, block, sizeof block, &used, &e); /* after the end: still the end */
+        ck_assert_uint_eq(e, 0);
+        ck_assert_uint_eq(used, 0);
+        end_instance(&rd, r);
+        free(d.bytes);
+    }
+    free(want);
+}
+END_TEST
+
+/* Frames of 100 and 500 bytes: a 200-byte buffer takes the first, then asks for 500. */
+START_TEST(reader_buffer_smaller_than_a_frame)
+{
+    uint8_t frames[600];
+    adf_writer w;
+    adf_writer_init(&w, frames, sizeof frames);
+    adf_begin(&w, ADF_ID_META_SYNC, 1, 1);
+    adf_put(&w, frames + 300, 80);
+    adf_end(&w);
+    adf_begin(&w, ADF_ID_DATA_CRYSTAL, 2, 2);
+    adf_put(&w, frames + 100, 480);
+    ck_assert_int_eq(adf_end(&w), ADF_OK);
+    ck_assert_uint_eq(w.used, 600);
+    adf_file *f;
+    ck_assert_int_eq(adf_file_open_write(&f, in_tmp("two.adf"), 0), ADF_OK);
+    ck_assert_int_eq(adf_file_write(f, frames, 600), ADF_OK);
+    ck_assert_int_eq(adf_file_close(f), ADF_OK);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("two.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = new_instance(&rd);
+    uint8_t block[600 + 16];
+    unsigned used = 0, e = 99;
+    memset(block, 0xA5, sizeof block);
+    rd.produce(r, block, 200, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, 100);
+    ck_assert_mem_eq(block, frames, 100);
+    for (int attempt = 0; attempt < 2; attempt++) { /* asking again changes nothing */
+        memset(block, 0xA5, sizeof block);
+        rd.produce(r, block, 200, &used, &e);
+        ck_assert_uint_eq(e, NARVAL_E_OUTPUT_SIZE);
+        ck_assert_uint_eq(used, 500);
+        for (size_t i = 0; i < sizeof block; i++)
+            ck_assert_uint_eq(block[i], 0xA5);
+    }
+    rd.produce(r, block, 499, &used, &e);
+    ck_assert_uint_eq(e, NARVAL_E_OUTPUT_SIZE);
+    ck_assert_uint_eq(used, 500);
+    rd.produce(r, block, 500, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, 500);
+    ck_assert_mem_eq(block, frames + 100, 500);
+    rd.produce(r, block, 500, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, 0);
+    end_instance(&rd, r);
+}
+END_TEST
+
+START_TEST(reader_files_in_order_repeated)
+{
+    size_t na, nb;
+    uint8_t *a = make_file("a.adf", 50, 1, &na);
+    uint8_t *b = make_file("b b.adf", 70, 2, &nb);
+    snprintf(logged, sizeof logged, "# two files, the second on its own line\nFile %s\n"
+             "File \"%s\"\nRepeat 2\n", in_tmp("a.adf"), in_tmp("b b.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = new_instance(&rd);
+    drained d = drain(r, 4096);
+    ck_assert_uint_eq(d.size, 2 * (na + nb));
+    ck_assert_mem_eq(d.bytes, a, na);
+    ck_assert_mem_eq(d.bytes + na, b, nb);
+    ck_assert_mem_eq(d.bytes + na + nb, a, na);
+    ck_assert_mem_eq(d.bytes + 2 * na + nb, b, nb);
+    int saved;
+    unsigned e = 99;
+    capture_begin(&saved);
+    rd.stop(r, &e);
+    capture_end(saved);
+    ck_assert_uint_eq(e, 0);
+    char line[PATH_MAX + 128];
+    snprintf(line, sizeof line, "[ADFReader] %s: 100 frames, %zu bytes\n", in_tmp("a.adf"), 2 * na);
+    ck_assert_msg(strstr(logged, line), "log lacks '%s':\n%s", line, logged);
+    snprintf(line, sizeof line, "[ADFReader] emitted 240 frames (%zu bytes)\n", 2 * (na + nb));
+    ck_assert_msg(strstr(logged, line), "log lacks '%s':\n%s", line, logged);
+    rd.unload(r, &e);
+    ck_assert_uint_eq(e, 0);
+    free(d.bytes);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(reader_max_frames)
+{
+    size_t n;
+    uint8_t *a = make_file("a.adf", 100, 3, &n);
+    snprintf(logged, sizeof logged, "File %s %s\nMaxFrames 137\n", in_tmp("a.adf"), in_tmp("a.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = new_instance(&rd);
+    drained d = drain(r, 8192);
+    size_t frames, bad;
+    ck_assert_int_eq(adf_validate(d.bytes, d.size, &bad, &frames), ADF_OK);
+    ck_assert_uint_eq(frames, 137);
+    ck_assert_mem_eq(d.bytes, a, n);
+    ck_assert_mem_eq(d.bytes + n, a, d.size - n);
+    end_instance(&rd, r);
+    free(d.bytes);
+    free(a);
+}
+END_TEST
+
+/* A file cut inside its last frame: every earlier frame arrives, then NARVAL_E_IO naming the offset. */
+START_TEST(reader_truncated_file)
+{
+    size_t n;
+    uint8_t *a = make_file("a.adf", 60, 4, &n);
+    size_t last = 0;
+    adf_iter it;
+    adf_frame f;
+    adf_iter_init(&it, a, n);
+    while (adf_iter_next(&it, &f) > 0)
+        last = f.offset;
+    ck_assert_int_eq(truncate(in_tmp("a.adf"), (off_t)(n - 3)), 0);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("a.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = new_instance(&rd);
+    uint8_t *block = malloc(n);
+    size_t got = 0;
+    unsigned used = 0, e = 0;
+    int saved;
+    capture_begin(&saved);
+    while (e == 0) {
+        rd.produce(r, block, 1000, &used, &e);
+        if (e == 0) {
+            ck_assert_uint_gt(used, 0);
+            ck_assert_mem_eq(block, a + got, used);
+            got += used;
+        }
+    }
+    capture_end(saved);
+    ck_assert_uint_eq(e, NARVAL_E_IO);
+    ck_assert_uint_eq(used, 0);
+    ck_assert_uint_eq(got, last);
+    char line[PATH_MAX + 200];
+    snprintf(line, sizeof line, "[ADFReader] error: %s: the file ends inside the frame at offset %zu",
+             in_tmp("a.adf"), last);
+    ck_assert_msg(strstr(logged, line), "log lacks '%s':\n%s", line, logged);
+    end_instance(&rd, r);
+    free(block);
+    free(a);
+}
+END_TEST
+
+START_TEST(reader_corrupt_length)
+{
+    size_t n;
+    uint8_t *a = make_file("a.adf", 30, 5, &n);
+    size_t second = adf_get_u32(a);
+    adf_put_u32(a + second, 7);
+    FILE *fp = fopen(in_tmp("a.adf"), "wb");
+    fwrite(a, 1, n, fp);
+    fclose(fp);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("a.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = new_instance(&rd);
+    uint8_t block[4096];
+    unsigned used = 0, e = 99;
+    rd.produce(r, block, sizeof block, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, second);
+    rd.produce(r, block, sizeof block, &used, &e);
+    ck_assert_uint_eq(e, NARVAL_E_INPUT);
+    ck_assert_uint_eq(used, 0);
+    end_instance(&rd, r);
+    free(a);
+}
+END_TEST
+
+START_TEST(reader_bad_configuration)
+{
+    unsigned e = 0;
+    rd.config(conf_dir, &e); /* no file: File is mandatory */
+    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
+    rd.reg(&e);
+    ck_assert_uint_eq(e, NARVAL_E_STATE);
+    conf("ADFReader", "File x.adf\nRepeat 0\n");
+    rd.config(conf_dir, &e);
+    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("missing.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = rd.reg(&e);
+    ck_assert_uint_eq(e, 0);
+    rd.initialise(r, &e); /* the file is missing: the run fails before it starts */
+    ck_assert_uint_eq(e, NARVAL_E_IO);
+    rd.unload(r, &e);
+    ck_assert_uint_eq(e, 0);
+}
+END_TEST
+
+START_TEST(reader_call_sequence)
+{
+    size_t n;
+    free(make_file("a.adf", 5, 6, &n));
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("a.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    unsigned e = 0, used = 9;
+    uint8_t block[4096];
+    void *r = rd.reg(&e);
+    rd.produce(r, block, sizeof block, &used, &e);
+    ck_assert_uint_eq(e, NARVAL_E_STATE);
+    ck_assert_uint_eq(used, 0);
+    rd.produce(NULL, block, sizeof block, &used, &e);
+    ck_assert_uint_eq(e, NARVAL_E_STATE);
+    rd.initialise(r, &e);
+    rd.start(r, &e);
+    rd.pause(r, &e);
+    ck_assert_uint_eq(e, 0);
+    rd.produce(r, block, sizeof block, &used, &e);
+    ck_assert_uint_eq(e, NARVAL_E_STATE);
+    rd.resume(r, &e);
+    rd.produce(r, block, sizeof block, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, n);
+    rd.stop(r, &e);
+    rd.reset(r, &e);
+    ck_assert_uint_eq(e, 0);
+    rd.start(r, &e); /* a second run reads the data again */
+    rd.produce(r, block, sizeof block, &used, &e);
+    ck_assert_uint_eq(used, n);
+    end_instance(&rd, r);
+    ck_assert_ptr_nonnull(strstr(rd.describe(), "ADFReader (producer)"));
+    ck_assert_ptr_nonnull(strstr(rd.describe(), "  File       list     (mandatory)"));
+    ck_assert_ptr_null(dlsym(rd.so, "kit_config"));
+    ck_assert_ptr_null(dlsym(rd.so, "kit_filter_block"));
+}
+END_TEST
+
+START_TEST(reader_instances_interleaved)
+{
+    size_t n;
+    uint8_t *a = make_file("a.adf", 200, 7, &n);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("a.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r1 = new_instance(&rd), *r2 = new_instance(&rd);
+    uint8_t *out1 = malloc(n), *out2 = malloc(n), block[3000];
+    size_t got1 = 0, got2 = 0;
+    unsigned used1 = 1, used2 = 1, e;
+    while (used1 || used2) {
+        rd.produce(r1, block, sizeof block, &used1, &e);
+        ck_assert_uint_eq(e, 0);
+        ck_assert_uint_le(got1 + used1, n);
+        memcpy(out1 + got1, block, used1);
+        got1 += used1;
+        rd.produce(r2, block, 1500, &used2, &e);
+        ck_assert_uint_eq(e, 0);
+        ck_assert_uint_le(got2 + used2, n);
+        memcpy(out2 + got2, block, used2);
+        got2 += used2;
+    }
+    ck_assert_uint_eq(got1, n);
+    ck_assert_uint_eq(got2, n);
+    ck_assert_mem_eq(out1, a, n);
+    ck_assert_mem_eq(out2, a, n);
+    end_instance(&rd, r1);
+    end_instance(&rd, r2);
+    free(out1);
+    free(out2);
+    free(a);
+}
+END_TEST
+
+/* ---- writer ------------------------------------------------------------------ */
+
+START_TEST(writer_copies_byte_for_byte)
+{
+    size_t n;
+    uint8_t *a = make_file("in.adf", 500, 8, &n);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("in.adf"));
+    conf("ADFReader", logged);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("out.adf"));
+    conf("ADFWriter", logged);
+    configure(&rd);
+    configure(&wr);
+    void *r = new_instance(&rd), *w = new_instance(&wr);
+    ck_assert(exists(in_tmp("out.adf.part")));
+    ck_assert(!exists(in_tmp("out.adf")));
+    uint8_t block[5000];
+    unsigned used = 1, e = 0;
+    while (used) {
+        rd.produce(r, block, sizeof block, &used, &e);
+        ck_assert_uint_eq(e, 0);
+        wr.consume(w, block, used, &e);
+        ck_assert_uint_eq(e, 0);
+    }
+    end_instance(&rd, r);
+    int saved;
+    capture_begin(&saved);
+    wr.stop(w, &e);
+    capture_end(saved);
+    ck_assert_uint_eq(e, 0);
+    ck_assert(!exists(in_tmp("out.adf.part")));
+    size_t m;
+    uint8_t *b = slurp(in_tmp("out.adf"), &m);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(m, n);
+    ck_assert_mem_eq(a, b, n);
+    char line[PATH_MAX + 100];
+    snprintf(line, sizeof line, "[ADFWriter] wrote 500 frames (%zu bytes) to %s\n", n,
+             in_tmp("out.adf"));
+    ck_assert_msg(strstr(logged, line), "log lacks '%s':\n%s", line, logged);
+    wr.unload(w, &e);
+    ck_assert_uint_eq(e, 0);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(writer_refuses_malformed_block)
+{
+    uint8_t good[2000], bad[2000];
+    size_t n = make_frames(good, sizeof good, 8, 9);
+    memcpy(bad, good, n);
+    adf_put_u32(bad + adf_get_u32(bad), 3); /* the second frame claims 3 bytes */
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("out.adf"));
+    conf("ADFWriter", logged);
+    configure(&wr);
+    void *w = new_instance(&wr);
+    unsigned e = 99;
+    wr.consume(w, good, (unsigned)n, &e);
+    ck_assert_uint_eq(e, 0);
+    int saved;
+    capture_begin(&saved);
+    wr.consume(w, bad, (unsigned)n, &e);
+    capture_end(saved);
+    ck_assert_uint_eq(e, NARVAL_E_INPUT);
+    char line[160];
+    snprintf(line, sizeof line, "[ADFWriter] error: input block of %zu bytes: frame at offset %u: "
+             "length 3 is below the 20-byte key; nothing of it written", n, adf_get_u32(good));
+    ck_assert_msg(strstr(logged, line), "log lacks '%s':\n%s", line, logged);
+    wr.consume(w, good, (unsigned)n - 1, &e); /* last frame runs past the block */
+    ck_assert_uint_eq(e, NARVAL_E_INPUT);
+    wr.consume(w, NULL, 0, &e);
+    ck_assert_uint_eq(e, 0);
+    wr.consume(w, good, (unsigned)n, &e);
+    ck_assert_uint_eq(e, 0);
+    end_instance(&wr, w);
+    size_t m;
+    uint8_t *out = slurp(in_tmp("out.adf"), &m);
+    ck_assert_uint_eq(m, 2 * n); /* the two good blocks, nothing of the bad ones */
+    ck_assert_mem_eq(out, good, n);
+    ck_assert_mem_eq(out + n, good, n);
+    free(out);
+}
+END_TEST
+
+START_TEST(writer_unload_without_stop_keeps_part)
+{
+    uint8_t good[2000];
+    size_t n = make_frames(good, sizeof good, 5, 10);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("out.adf"));
+    conf("ADFWriter", logged);
+    configure(&wr);
+    void *w = new_instance(&wr);
+    unsigned e = 99;
+    wr.consume(w, good, (unsigned)n, &e);
+    ck_assert_uint_eq(e, 0);
+    int saved;
+    capture_begin(&saved);
+    wr.unload(w, &e);
+    capture_end(saved);
+    ck_assert_uint_eq(e, 0);
+    ck_assert(!exists(in_tmp("out.adf")));
+    size_t m;
+    uint8_t *part = slurp(in_tmp("out.adf.part"), &m);
+    ck_assert_ptr_nonnull(part);
+    ck_assert_uint_eq(m, n);
+    ck_assert_mem_eq(part, good, n);
+    ck_assert_msg(strstr(logged, "[ADFWriter] warning: unloaded without process_stop"), "log: %s",
+                  logged);
+    free(part);
+}
+END_TEST
+
+START_TEST(writer_instances_take_turns)
+{
+    uint8_t good[2000];
+    size_t n = make_frames(good, sizeof good, 6, 11);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("out.adf"));
+    conf("ADFWriter", logged);
+    configure(&wr);
+    void *w1 = new_instance(&wr);
+    unsigned e = 0;
+    void *w2 = wr.reg(&e);
+    wr.initialise(w2, &e);
+    ck_assert_uint_eq(e, 0);
+    wr.start(w2, &e); /* same path while w1 writes it */
+    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
+    wr.consume(w1, good, (unsigned)n, &e);
+    end_instance(&wr, w1);
+    wr.start(w2, &e);
+    ck_assert_uint_eq(e, 0);
+    wr.consume(w2, good, 40, &e);
+    wr.consume(w2, good + 40, (unsigned)n - 40, &e);
+    ck_assert_uint_eq(e, NARVAL_E_INPUT); /* blocks hold whole frames */
+    wr.consume(w2, good, (unsigned)n, &e);
+    wr.consume(w2, good, (unsigned)n, &e);
+    end_instance(&wr, w2);
+    size_t m;
+    uint8_t *out = slurp(in_tmp("out.adf"), &m);
+    ck_assert_uint_eq(m, 2 * n);
+    free(out);
+}
+END_TEST
+
+START_TEST(writer_bad_configuration)
+{
+    unsigned e = 0;
+    wr.config(conf_dir, &e);
+    ck_assert_uint_eq(e, NARVAL_E_CONFIG); /* File is mandatory */
+    conf("ADFWriter", "File a.adf b.adf\n");
+    wr.config(conf_dir, &e);
+    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("no/such/dir/out.adf"));
+    conf("ADFWriter", logged);
+    configure(&wr);
+    void *w = wr.reg(&e);
+    wr.initialise(w, &e);
+    ck_assert_uint_eq(e, NARVAL_E_IO);
+    wr.unload(w, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_ptr_nonnull(strstr(wr.describe(), "ADFWriter (consumer)"));
+}
+END_TEST
+
+/* ---- the replay topology under the emulator ------------------------------------ */
+
+static int run_command(char *const argv[], const char *cwd)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (chdir(cwd) != 0)
+            _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+START_TEST(replay_topology_end_to_end)
+{
+    char narwhal[PATH_MAX + 16], topology[PATH_MAX], actors[PATH_MAX + 16];
+    snprintf(narwhal, sizeof narwhal, "%s/bin/narwhal", build);
+    if (access(narwhal, X_OK) != 0) {
+        fprintf(stderr, "check_io: skip replay_topology_end_to_end: %s is not built\n", narwhal);
+        return;
+    }
+    ck_assert_ptr_nonnull(realpath("topologies/replay.xml", topology));
+    snprintf(actors, sizeof actors, "%s/actors", build);
+    size_t n;
+    uint8_t *a = make_file("replay-input.adf", 3000, 12, &n);
+    conf("ADFReader", "# relative to the directory narwhal runs in\nFile replay-input.adf\n");
+    conf("ADFWriter", "File replay-output.adf\n");
+    char *argv[] = { narwhal, "run", topology, "--actors", actors, "--conf", conf_dir, NULL };
+    ck_assert_int_eq(run_command(argv, tmp), 0);
+    size_t m;
+    uint8_t *b = slurp(in_tmp("replay-output.adf"), &m);
+    ck_assert_msg(b != NULL, "narwhal wrote no replay-output.adf");
+    ck_assert_uint_eq(m, n);
+    ck_assert_mem_eq(a, b, n);
+    ck_assert(!exists(in_tmp("replay-output.adf.part")));
+    free(a);
+    free(b);
+}
+END_TEST
+
+static Suite *io_suite(void)
+{
+    Suite *s = suite_create("io");
+    TCase *tc = tcase_create("reader");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, reader_whole_file_any_buffer);
+    tcase_add_test(tc, reader_buffer_smaller_than_a_frame);
+    tcase_add_test(tc, reader_files_in_order_repeated);
+    tcase_add_test(tc, reader_max_frames);
+    tcase_add_test(tc, reader_truncated_file);
+    tcase_add_test(tc, reader_corrupt_length);
+    tcase_add_test(tc, reader_bad_configuration);
+    tcase_add_test(tc, reader_call_sequence);
+    tcase_add_test(tc, reader_instances_interleaved);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("writer");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, writer_copies_byte_for_byte);
+    tcase_add_test(tc, writer_refuses_malformed_block);
+    tcase_add_test(tc, writer_unload_without_stop_keeps_part);
+    tcase_add_test(tc, writer_instances_take_turns);
+    tcase_add_test(tc, writer_bad_configuration);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("replay");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, replay_topology_end_to_end);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(io_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}
