@@ -300,14 +300,16 @@ END_TEST
 /* Frames of 100 and 500 bytes: a 200-byte buffer takes the first, then asks for 500. */
 START_TEST(reader_buffer_smaller_than_a_frame)
 {
-    uint8_t frames[600];
+    uint8_t frames[600], payload[480];
     adf_writer w;
+    for (size_t i = 0; i < sizeof payload; i++)
+        payload[i] = (uint8_t)(i * 7);
     adf_writer_init(&w, frames, sizeof frames);
     adf_begin(&w, ADF_ID_META_SYNC, 1, 1);
-    adf_put(&w, frames + 300, 80);
+    adf_put(&w, payload + 300, 80);
     adf_end(&w);
     adf_begin(&w, ADF_ID_DATA_CRYSTAL, 2, 2);
-    adf_put(&w, frames + 100, 480);
+    adf_put(&w, payload, 480);
     ck_assert_int_eq(adf_end(&w), ADF_OK);
     ck_assert_uint_eq(w.used, 600);
     adf_file *f;
