@@ -256,8 +256,6 @@ static int command_run(session *s)
     s->err[0] = '\0';
     fflush(stderr);
     emu_report_print(stdout, s->c, &s->res);
-    if (s->res.end == EMU_END_SIGNAL)
-        fprintf(stderr, "narwhal: stopped by signal %d; every actor was stopped and unloaded\n", s->res.signal);
     return rc;
 }
 
