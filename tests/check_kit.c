@@ -254,6 +254,21 @@ START_TEST(config_error_nul_byte)
 }
 END_TEST
 
+START_TEST(config_directory_forms)
+{
+    tconf c = { 0 };
+    char slash[80];
+    write_conf("Threshold 3\nCount x\n");
+    snprintf(slash, sizeof slash, "%s/", dir);
+    ck_assert_uint_eq(kit_config_load(&tspec, slash, &c, msg, sizeof msg), NARVAL_E_CONFIG);
+    snprintf(expect, sizeof expect, "%s:2: key 'Count': value 'x' is not an integer", path);
+    ck_assert_str_eq(msg, expect);
+    ck_assert_int_eq(chdir(dir), 0);
+    ck_assert_uint_eq(kit_config_load(&tspec, "", &c, msg, sizeof msg), NARVAL_E_CONFIG);
+    ck_assert_str_eq(msg, "Test.conf:2: key 'Count': value 'x' is not an integer");
+}
+END_TEST
+
 START_TEST(config_failure_keeps_previous)
 {
     tconf c;
@@ -646,6 +661,7 @@ static Suite *kit_suite(void)
     tcase_add_test(tc, config_error_mandatory);
     tcase_add_test(tc, config_error_unreadable);
     tcase_add_test(tc, config_error_nul_byte);
+    tcase_add_test(tc, config_directory_forms);
     tcase_add_test(tc, config_failure_keeps_previous);
     tcase_add_test(tc, config_bad_default_is_internal);
     tcase_add_test(tc, describe_text);

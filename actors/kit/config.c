@@ -339,7 +339,7 @@ static unsigned apply_defaults(parse *p, bool file_missing)
 static char *conf_path(const char *dir, const char *actor)
 {
     size_t n = strlen(dir);
-    const char *sep = n && dir[n - 1] == '/' ? "" : "/";
+    const char *sep = n == 0 || dir[n - 1] == '/' ? "" : "/"; /* "" is the working directory */
     size_t len = n + strlen(sep) + strlen(actor) + sizeof ".conf";
     char *path = malloc(len);
     if (path)
