@@ -84,7 +84,9 @@ adf_writer_SRCS := actors/io/adf_writer.c
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- benchmarks and other programs outside detector/tools: name, C sources, CUDA sources
-PROGRAMS :=
+PROGRAMS := bench-histo
+bench-histo_SRCS := actors/histo/bench_histo.c actors/histo/histo_cpu.c
+bench-histo_CU := kernels/histogram.cu kernels/histogram_cub.cu
 PROGRAM_BINS := $(PROGRAMS:%=$(BUILD)/bin/%)
 
 TOOLS := $(TOOL_SRCS:detector/tools/%.c=$(BUILD)/bin/%)
@@ -152,7 +154,7 @@ $(BUILD)/bin/%: $(BUILD)/obj/detector/tools/%.o $(LIBDET) $(LIBADF_A)
 define actor_rule
 $(BUILD)/actors/$(1).so: $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $(LIBKIT) $(LIBDET) $(LIBADF_A)
 	@mkdir -p $$(@D)
-	$$(CC) -shared $$(LDFLAGS_ALL) -Wl,--no-undefined -o $$@ $$^ $$(LINK_LIBS)
+	$$(CC) -shared $$(LDFLAGS_ALL) -Wl,--no-undefined -Wl,--exclude-libs,ALL -o $$@ $$^ $$(LINK_LIBS)
 endef
 $(foreach a,$(ACTORS),$(eval $(call actor_rule,$(a))))
 
