@@ -71,28 +71,30 @@ static int resolve_sources(const emu_topology *t, long *upstream, char *err, siz
     return EMU_OK;
 }
 
-/* reader[i]: the one actor that reads actor i's output, or -1. */
+/* reader[i]: the actor that reads actor i's output, or -1.  An intermediary
+ * nobody reads is reported before a buffer read twice: a branch hanging off
+ * the chain is the likelier mistake. */
 static int check_readers(const emu_topology *t, const long *upstream, long *reader, char *err, size_t errlen)
 {
     for (size_t i = 0; i < t->n_actors; i++)
         reader[i] = -1;
-    for (size_t i = 0; i < t->n_actors; i++) {
-        long u = upstream[i];
-        if (u < 0)
-            continue;
-        if (reader[u] >= 0)
-            return emu_fail_at(err, errlen, t->path, t->actors[i].source_line,
-                             "buffer '%s' of '%s' is already read by '%s' (line %ld): the emulator runs one chain, "
-                             "one reader per buffer",
-                             t->actors[u].output, t->actors[u].name, t->actors[reader[u]].name,
-                             t->actors[reader[u]].source_line);
-        reader[u] = (long)i;
-    }
+    for (size_t i = 0; i < t->n_actors; i++)
+        if (upstream[i] >= 0 && reader[upstream[i]] < 0)
+            reader[upstream[i]] = (long)i;
     for (size_t i = 0; i < t->n_actors; i++)
         if (t->actors[i].role == EMU_FILTER && reader[i] < 0)
             return emu_fail_at(err, errlen, t->path, t->actors[i].line,
-                             "intermediary '%s' is not connected to the chain: nothing reads its output '%s'",
-                             t->actors[i].name, t->actors[i].output);
+                               "intermediary '%s' is not connected to the chain: nothing reads its output '%s'",
+                               t->actors[i].name, t->actors[i].output);
+    for (size_t i = 0; i < t->n_actors; i++) {
+        long u = upstream[i], first = u >= 0 ? reader[u] : -1;
+        if (u >= 0 && first != (long)i)
+            return emu_fail_at(err, errlen, t->path, t->actors[i].source_line,
+                               "buffer '%s' of '%s' is already read by '%s' (line %ld): the emulator runs one chain, "
+                               "one reader per buffer",
+                               t->actors[u].output, t->actors[u].name, t->actors[first].name,
+                               t->actors[first].source_line);
+    }
     return EMU_OK;
 }
 

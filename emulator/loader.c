@@ -27,6 +27,8 @@ const size_t emu_n_symbols = sizeof emu_symbols / sizeof emu_symbols[0];
 
 static char *join(const char *dir, const char *name)
 {
+    while (name[0] == '.' && name[1] == '/')
+        name += 2;
     size_t n = strlen(dir) + strlen(name) + 2;
     char *path = malloc(n);
     if (path)
@@ -87,6 +89,10 @@ int emu_library_open(const char *path, emu_library *lib, char *err, size_t errle
     lib->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib->handle) {
         const char *why = dlerror();
+        size_t n = strlen(path);
+        /* dlerror() starts with the path we already name. */
+        if (why && strncmp(why, path, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+            why += n + 2;
         int rc = emu_fail(err, errlen, EMU_E_TOPOLOGY, "cannot load library %s: %s", path,
                           why ? why : "dlopen failed");
         emu_library_close(lib);

@@ -47,11 +47,13 @@ static int fail_at(reader *r, const xmlNode *node, const char *fmt, ...)
     return EMU_E_TOPOLOGY;
 }
 
+/* owner: the actor holding the element, NULL for <configuration>. */
 static void note_ignored(reader *r, const xmlNode *node, const char *owner)
 {
     if (r->notes)
-        fprintf(r->notes, "%s:%ld: note: <%s> in %s ignored by the emulator\n", r->t->path,
-                xmlGetLineNo(node), tag(node), owner);
+        fprintf(r->notes, "%s:%ld: note: <%s> in %s%s%s ignored by the emulator\n", r->t->path,
+                xmlGetLineNo(node), tag(node), owner ? "'" : "<configuration>", owner ? owner : "",
+                owner ? "'" : "");
 }
 
 static char *trimmed_copy(const char *s, size_t len)
@@ -337,7 +339,7 @@ static int read_configuration(reader *r, const xmlNode *root)
         else if (is_tag(c, "stand_alone_actor"))
             rc = fail_at(r, c, "<stand_alone_actor> is not supported: the emulator runs a producer-to-consumer chain");
         else
-            note_ignored(r, c, "<configuration>");
+            note_ignored(r, c, NULL);
     }
     return rc;
 }
