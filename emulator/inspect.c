@@ -16,9 +16,9 @@ static int locate(const char *name, const char *const *dirs, size_t n_dirs, char
     struct stat st;
     if (!strchr(name, '/') && stat(name, &st) == 0) {
         const char *here[] = {"."};
-        return emu_library_locate(name, ".", here, 1, path, err, errlen);
+        return emu_library_locate(name, NULL, here, 1, path, err, errlen);
     }
-    return emu_library_locate(name, ".", dirs, n_dirs, path, err, errlen);
+    return emu_library_locate(name, NULL, dirs, n_dirs, path, err, errlen);
 }
 
 static void print_symbols(FILE *out, const emu_library *lib)

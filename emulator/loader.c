@@ -47,7 +47,7 @@ int emu_library_locate(const char *name, const char *base_dir, const char *const
 {
     *path = NULL;
     if (strchr(name, '/')) {
-        *path = name[0] == '/' ? strdup(name) : join(base_dir, name);
+        *path = name[0] == '/' || !base_dir ? strdup(name) : join(base_dir, name);
         if (!*path)
             return emu_fail(err, errlen, EMU_E_TOPOLOGY, "out of memory");
         if (is_file(*path))

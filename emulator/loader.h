@@ -34,7 +34,8 @@ extern const emu_symbol emu_symbols[];
 extern const size_t emu_n_symbols;
 
 /* Where the library `name` of a topology is: a name with a '/' is taken
- * relative to base_dir (the topology's directory) unless absolute; a bare
+ * relative to base_dir (the topology's directory; NULL: the current
+ * directory) unless absolute; a bare
  * name is looked up in dirs, in order.  On failure err says where it looked. */
 int emu_library_locate(const char *name, const char *base_dir, const char *const *dirs, size_t n_dirs, char **path,
                        char *err, size_t errlen);

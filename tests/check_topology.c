@@ -1,0 +1,437 @@
+/* check_topology.c: Check suite for topology reading and checking, `narwhal validate`, `inspect` and the command line. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "emu.h"
+#include "narwhal_exec.h"
+#include "topology.h"
+
+#define GOOD "tests/topologies/good/"
+#define BAD "tests/topologies/bad/"
+
+/* ---- good topologies: the chain order comes from the data_source links ---- */
+
+typedef struct good_case {
+    const char *file;
+    const char *chain[6];
+    unsigned sizes[6]; /* output buffer sizes, 0 for the consumer */
+} good_case;
+
+static const good_case goods[] = {
+    {"chain4.xml", {"source", "first", "second", "sink"}, {4096, 4096, 4096, 0}},
+    {"direct.xml", {"source", "sink"}, {1000, 0}},
+    {"grow.xml", {"source", "pass", "sink"}, {10, 30, 0}},
+    {"listing1.xml",
+     {"crystal_producer", "preprocessing_filter", "psa_filter", "psa_writer"},
+     {10000000, 10000000, 1000000, 0}},
+};
+#define N_GOODS (int)(sizeof goods / sizeof goods[0])
+
+static size_t chain_length(const good_case *g)
+{
+    size_t n = 0;
+    while (n < 6 && g->chain[n])
+        n++;
+    return n;
+}
+
+START_TEST(good_topologies_give_the_chain_in_data_flow_order)
+{
+    const good_case *g = &goods[_i];
+    char path[256], err[1024] = "";
+    emu_topology *t = NULL;
+    snprintf(path, sizeof path, GOOD "%s", g->file);
+    ck_assert_int_eq(emu_topology_read(path, NULL, &t, err, sizeof err), EMU_OK);
+    ck_assert_ptr_nonnull(t);
+    size_t n = chain_length(g);
+    ck_assert_uint_eq(t->n_actors, n);
+    for (size_t k = 0; k < n; k++) {
+        ck_assert_str_eq(t->actors[k].name, g->chain[k]);
+        ck_assert_int_eq(t->actors[k].role, k == 0 ? EMU_PRODUCER : k + 1 == n ? EMU_CONSUMER : EMU_FILTER);
+        ck_assert_uint_eq(t->actors[k].output_size, g->sizes[k]);
+        if (k > 0) {
+            ck_assert_str_eq(t->actors[k].source, t->actors[k - 1].name);
+            ck_assert_str_eq(t->actors[k].source_buffer, t->actors[k - 1].output);
+        }
+    }
+    ck_assert_str_eq(t->dir, "tests/topologies/good");
+    emu_topology_free(t);
+}
+END_TEST
+
+START_TEST(validate_accepts_good_topologies_and_configures_each_library_once)
+{
+    const good_case *g = &goods[_i];
+    char path[256], log[] = "/tmp/narwhal-validate-XXXXXX", env_log[300], expected[512], text[4096] = "";
+    int fd = mkstemp(log);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    snprintf(path, sizeof path, GOOD "%s", g->file);
+    snprintf(env_log, sizeof env_log, "LIFECYCLE_LOG=%s", log);
+    const char *args[] = {"validate", path, "--actors", nw_build_path("/tests/actors"), NULL};
+    const char *env[] = {env_log, NULL};
+    nw_result r;
+    ck_assert_int_eq(nw_run(&r, args, env), 0);
+    ck_assert_msg(r.status == 0, "%s: exit %d, stderr: %s", path, r.status, r.err);
+    size_t n = chain_length(g), len = (size_t)snprintf(expected, sizeof expected, "%s: ok (%zu actors: ", path, n);
+    for (size_t k = 0; k < n; k++)
+        len += (size_t)snprintf(expected + len, sizeof expected - len, "%s%s", k ? " -> " : "", g->chain[k]);
+    snprintf(expected + len, sizeof expected - len, ")\n");
+    ck_assert_str_eq(r.out, expected);
+    ck_assert_str_eq(r.err, "");
+    FILE *f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = '\0';
+    fclose(f);
+    unlink(log);
+    /* One process_config per library (both intermediaries share one), nothing registered. */
+    snprintf(expected, sizeof expected, "P process_config tests/topologies/good/conf\n%s"
+             "C process_config tests/topologies/good/conf\n",
+             n > 2 ? "F process_config tests/topologies/good/conf\n" : "");
+    ck_assert_str_eq(text, expected);
+}
+END_TEST
+
+/* ---- bad topologies: one line FILE:LINE: message, exit 2, no actor called ---- */
+
+typedef struct bad_case {
+    const char *file;
+    int line;
+    const char *message; /* the whole text after "FILE:LINE: " */
+} bad_case;
+
+static const bad_case bads[] = {
+    {"malformed.xml", 9, "malformed XML: Opening and ending tag mismatch: producer line 4 and produce"},
+    {"empty.xml", 1, "malformed XML: Document is empty"},
+    {"wrong_root.xml", 3, "the root element is <topology>; a NARVAL topology starts with <configuration>"},
+    {"entity.xml", 12, "<name> uses the entity &secret;: topologies are read without entity expansion"},
+    {"no_name.xml", 10, "<intermediary> without <name>"},
+    {"empty_name.xml", 11, "<name> is empty"},
+    {"duplicate_name.xml", 17, "two actors named 'psa' (the first on line 10)"},
+    {"unknown_source_actor.xml", 13, "<data_source> of 'sink' names no actor 'nobody'"},
+    {"unknown_source_buffer.xml", 13,
+     "<data_source> of 'sink' names buffer 'other', but 'source' has no such buffer (its output is 'data')"},
+    {"no_source_buffer.xml", 13, "<data_source> of 'sink' has no source_buffer attribute naming the buffer it reads"},
+    {"cycle.xml", 13, "'left' reads 'right', which depends on the output of 'left': the actors form a cycle"},
+    {"self_loop.xml", 13, "'loop' reads its own output: the actors form a cycle"},
+    {"producer_input.xml", 7, "producer 'source' has an input (<data_source>): a producer only writes"},
+    {"consumer_output.xml", 14, "consumer 'sink' has an output buffer: a consumer only reads"},
+    {"filter_no_input.xml", 10, "intermediary 'psa' has no input: it needs a <data_source source_buffer=\"...\">"},
+    {"two_sources.xml", 14, "consumer 'sink' has a second <data_source>: the emulator supports one input per actor"},
+    {"two_outputs.xml", 10,
+     "intermediary 'psa' declares output_buffers=\"2\": the emulator supports one input and one output per actor"},
+    {"size_zero.xml", 8, "buffer size '0' is not a positive whole number of bytes"},
+    {"size_text.xml", 8, "buffer size '4 kB' is not a positive whole number of bytes"},
+    {"size_negative.xml", 8, "buffer size '-4096' is not a positive whole number of bytes"},
+    {"size_huge.xml", 8, "buffer size 2_000_000_000 exceeds the emulator's limit of 1073741824 bytes (1 GiB)"},
+    {"size_wrong_buffer.xml", 8, "<size> names buffer 'date' but the output of 'source' is 'data'"},
+    {"no_size.xml", 4, "producer 'source' gives no <size output_buffer=\"data\"> for its output buffer"},
+    {"no_library.xml", 10,
+     "consumer 'sink' has no <library>: the emulator needs the shared object with its process_* code"},
+    {"no_producer.xml", 3, "no <producer>: a chain needs one"},
+    {"no_consumer.xml", 3, "no <consumer>: a chain needs one"},
+    {"two_producers.xml", 10,
+     "second producer 'source2' (the first is 'source'): the emulator runs one chain with one producer"},
+    {"not_connected.xml", 10, "intermediary 'side' is not connected to the chain: nothing reads its output 'side_out'"},
+    {"fan_out.xml", 27,
+     "buffer 'left_out' of 'left' is already read by 'right' (line 20): the emulator runs one chain, one reader per "
+     "buffer"},
+    {"stand_alone.xml", 15,
+     "<stand_alone_actor> is not supported: the emulator runs a producer-to-consumer chain"},
+    /* Found only once the libraries are looked for: the actor directory is in the message. */
+    {"library_not_found.xml", 12, "consumer 'sink': library 'no_such_actor.so' not found in @ACTORS@"},
+    {"library_not_elf.xml", 12, "cannot load library tests/topologies/bad/not_a_library.so: invalid ELF header"},
+    {"missing_symbol.xml", 12,
+     "library @ACTORS@/bad_no_block.so of 'sink' lacks process_block, which every actor must export"},
+    {"two_roles.xml", 12,
+     "library 'lifecycle_producer.so' serves producer 'source' and consumer 'sink': its process_block has one "
+     "role's signature"},
+};
+#define N_BADS (int)(sizeof bads / sizeof bads[0])
+
+/* The expected message with @ACTORS@ replaced by the test actors' directory. */
+static void expected_message(const bad_case *b, char *out, size_t len)
+{
+    const char *at = strstr(b->message, "@ACTORS@");
+    if (!at) {
+        snprintf(out, len, BAD "%s:%d: %s\n", b->file, b->line, b->message);
+        return;
+    }
+    snprintf(out, len, BAD "%s:%d: %.*s%s%s\n", b->file, b->line, (int)(at - b->message), b->message,
+             nw_build_path("/tests/actors"), at + strlen("@ACTORS@"));
+}
+
+START_TEST(validate_refuses_bad_topologies_with_one_line_and_status_2)
+{
+    const bad_case *b = &bads[_i];
+    char path[256], log[256], env_log[300], expected[1024];
+    struct stat st;
+    snprintf(path, sizeof path, BAD "%s", b->file);
+    snprintf(log, sizeof log, "/tmp/narwhal-bad-%d.log", (int)getpid());
+    snprintf(env_log, sizeof env_log, "LIFECYCLE_LOG=%s", log);
+    unlink(log);
+    expected_message(b, expected, sizeof expected);
+    const char *args[] = {"validate", path, "--actors", nw_build_path("/tests/actors"), NULL};
+    const char *env[] = {env_log, NULL};
+    nw_result r;
+    ck_assert_int_eq(nw_run(&r, args, env), 0);
+    ck_assert_msg(r.status == 2, "%s: exit %d", path, r.status);
+    ck_assert_str_eq(r.err, expected);
+    ck_assert_str_eq(r.out, "");
+    /* Refused before any process_* call. */
+    ck_assert_msg(stat(log, &st) != 0, "%s: an actor was called", path);
+
+    const char *run_args[] = {"run", path, "--actors", nw_build_path("/tests/actors"), NULL};
+    ck_assert_int_eq(nw_run(&r, run_args, env), 0);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, expected);
+    ck_assert_msg(stat(log, &st) != 0, "%s: run called an actor", path);
+}
+END_TEST
+
+START_TEST(every_bad_topology_file_is_tested)
+{
+    DIR *d = opendir(BAD);
+    struct dirent *e;
+    int files = 0;
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 4, ".xml") != 0)
+            continue;
+        files++;
+        int listed = 0;
+        for (int i = 0; i < N_BADS; i++)
+            listed |= strcmp(bads[i].file, e->d_name) == 0;
+        ck_assert_msg(listed, "%s has no expected message in check_topology.c", e->d_name);
+    }
+    closedir(d);
+    ck_assert_int_eq(files, N_BADS);
+    ck_assert_int_ge(files, 15);
+}
+END_TEST
+
+/* ---- the parser on text in memory ---- */
+
+static int parse(const char *xml, emu_topology **t, char *err, size_t errlen)
+{
+    return emu_topology_parse("mem.xml", xml, strlen(xml), NULL, t, err, errlen);
+}
+
+/* A producer -> consumer topology whose producer buffer size is `size`. */
+static int parse_size(const char *size, unsigned *out, char *err, size_t errlen)
+{
+    char xml[1024];
+    emu_topology *t = NULL;
+    snprintf(xml, sizeof xml,
+             "<configuration>\n"
+             "<producer><name>p</name><library>p.so</library><output_buffer_name>b</output_buffer_name>\n"
+             "<size output_buffer='b'>%s</size></producer>\n"
+             "<consumer><name>c</name><library>c.so</library><data_source source_buffer='b'>p</data_source>"
+             "</consumer>\n"
+             "</configuration>\n",
+             size);
+    int rc = parse(xml, &t, err, errlen);
+    if (rc == EMU_OK)
+        *out = t->actors[0].output_size;
+    emu_topology_free(t);
+    return rc;
+}
+
+START_TEST(sizes_are_whole_numbers_with_ada_underscores_up_to_1_gib)
+{
+    char err[512];
+    unsigned size = 0;
+    ck_assert_int_eq(parse_size("1_000_000", &size, err, sizeof err), EMU_OK);
+    ck_assert_uint_eq(size, 1000000);
+    ck_assert_int_eq(parse_size("  42\n", &size, err, sizeof err), EMU_OK);
+    ck_assert_uint_eq(size, 42);
+    ck_assert_int_eq(parse_size("1073741824", &size, err, sizeof err), EMU_OK);
+    ck_assert_uint_eq(size, 1073741824u);
+    ck_assert_int_eq(parse_size("1073741825", &size, err, sizeof err), EMU_E_TOPOLOGY);
+    ck_assert_str_eq(err, "mem.xml:3: buffer size 1073741825 exceeds the emulator's limit of 1073741824 bytes (1 GiB)");
+    ck_assert_int_eq(parse_size("99999999999999999999999", &size, err, sizeof err), EMU_E_TOPOLOGY);
+    ck_assert_ptr_nonnull(strstr(err, "exceeds the emulator's limit"));
+    static const char *const refused[] = {"1__000", "_1", "1_", "0x10", "1e6", "+5", "4096 4096", "0_000", ""};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        ck_assert_msg(parse_size(refused[i], &size, err, sizeof err) == EMU_E_TOPOLOGY, "'%s' accepted", refused[i]);
+        ck_assert_msg(strstr(err, "mem.xml:3: ") == err, "'%s': %s", refused[i], err);
+    }
+}
+END_TEST
+
+START_TEST(unknown_elements_are_ignored_with_a_note_each)
+{
+    static const char xml[] = "<configuration>\n"
+                              "  <watcher>on</watcher>\n"
+                              "  <producer><name>p</name><library>p.so</library>\n"
+                              "    <hostname>localhost</hostname>\n"
+                              "    <output_buffer_name>b</output_buffer_name><size output_buffer='b'>64</size>\n"
+                              "  </producer>\n"
+                              "  <consumer><name>c</name><library>c.so</library>\n"
+                              "    <data_source source_buffer='b' source_port='fifo'>p</data_source><debug>info</debug>\n"
+                              "  </consumer>\n"
+                              "</configuration>\n";
+    char *notes = NULL, err[512];
+    size_t len = 0;
+    FILE *mem = open_memstream(&notes, &len);
+    emu_topology *t = NULL;
+    ck_assert_int_eq(emu_topology_parse("mem.xml", xml, strlen(xml), mem, &t, err, sizeof err), EMU_OK);
+    fclose(mem);
+    ck_assert_str_eq(notes, "mem.xml:2: note: <watcher> in <configuration> ignored by the emulator\n"
+                            "mem.xml:4: note: <hostname> in 'p' ignored by the emulator\n"
+                            "mem.xml:8: note: <debug> in 'c' ignored by the emulator\n");
+    ck_assert_uint_eq(t->n_actors, 2);
+    free(notes);
+    emu_topology_free(t);
+}
+END_TEST
+
+START_TEST(malformed_memory_input_never_yields_a_topology)
+{
+    static const char *const inputs[] = {
+        "", "<", "<configuration>", "<configuration><producer></configuration>", "\xff\xfe<\x00",
+        "<?xml version='1.0'?><!DOCTYPE c [<!ENTITY a 'aaaa'><!ENTITY b '&a;&a;&a;&a;'>]><configuration>&b;"
+        "</configuration>",
+    };
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+        char err[512] = "";
+        emu_topology *t = (emu_topology *)1;
+        size_t len = i == 4 ? 4 : strlen(inputs[i]);
+        ck_assert_int_eq(emu_topology_parse("mem.xml", inputs[i], len, NULL, &t, err, sizeof err), EMU_E_TOPOLOGY);
+        ck_assert_ptr_null(t);
+        ck_assert_msg(strncmp(err, "mem.xml:", 8) == 0 && strchr(err, '\n') == NULL, "%s", err);
+    }
+}
+END_TEST
+
+/* ---- the command line ---- */
+
+START_TEST(a_missing_topology_file_is_status_2)
+{
+    nw_result r;
+    const char *args[] = {"validate", "tests/topologies/none.xml", NULL};
+    ck_assert_int_eq(nw_run(&r, args, NULL), 0);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "tests/topologies/none.xml: cannot open: No such file or directory\n");
+}
+END_TEST
+
+START_TEST(bad_usage_is_status_2_with_a_message)
+{
+    static const struct {
+        const char *args[6];
+        const char *message;
+    } cases[] = {
+        {{NULL}, "usage: narwhal COMMAND"},
+        {{"frobnicate", "x", NULL}, "narwhal: unknown command 'frobnicate' (see narwhal --help)\n"},
+        {{"run", NULL}, "narwhal: 'run' needs a file (see narwhal --help)\n"},
+        {{"run", "a.xml", "b.xml", NULL}, "narwhal: one file only; unexpected 'b.xml' (see narwhal --help)\n"},
+        {{"run", "a.xml", "--blocks", "0", NULL}, "narwhal: --blocks needs a positive whole number (see narwhal --help)\n"},
+        {{"run", "a.xml", "--blocks", "-3", NULL}, "narwhal: --blocks needs a positive whole number (see narwhal --help)\n"},
+        {{"run", "a.xml", "--blocks", NULL}, "narwhal: --blocks needs a value (see narwhal --help)\n"},
+        {{"run", "a.xml", "--bogus", NULL}, "narwhal: unknown option '--bogus' (see narwhal --help)\n"},
+        {{"validate", "a.xml", "--blocks=3", NULL}, "narwhal: 'validate' takes no --blocks (see narwhal --help)\n"},
+        {{"dump", "a.adf", "--conf", "x", NULL}, "narwhal: 'dump' takes no --conf (see narwhal --help)\n"},
+        {{"run", GOOD "direct.xml", "--conf", "/nonexistent", NULL},
+         "narwhal: --conf /nonexistent is not a directory (see narwhal --help)\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nw_result r;
+        ck_assert_int_eq(nw_run(&r, cases[i].args, NULL), 0);
+        ck_assert_msg(r.status == 2, "case %zu: exit %d", i, r.status);
+        ck_assert_msg(strncmp(r.err, cases[i].message, strlen(cases[i].message)) == 0, "case %zu: %s", i, r.err);
+    }
+}
+END_TEST
+
+START_TEST(help_goes_to_stdout_with_status_0)
+{
+    static const char *const forms[] = {"--help", "help"};
+    for (size_t i = 0; i < 2; i++) {
+        nw_result r;
+        const char *args[] = {forms[i], NULL};
+        ck_assert_int_eq(nw_run(&r, args, NULL), 0);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_ptr_nonnull(strstr(r.out, "narwhal run TOPOLOGY.xml"));
+        ck_assert_ptr_nonnull(strstr(r.out, "narwhal dump FILE.adf"));
+        ck_assert_str_eq(r.err, "");
+    }
+}
+END_TEST
+
+START_TEST(inspect_lists_symbols_and_the_description)
+{
+    nw_result r;
+    char lib[512];
+    snprintf(lib, sizeof lib, "%s", nw_build_path("/tests/actors/lifecycle_producer.so"));
+    const char *args[] = {"inspect", lib, NULL};
+    ck_assert_int_eq(nw_run(&r, args, NULL), 0);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "  process_block        mandatory          present\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  process_pause        optional           absent\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  process_describe     narwhal extension  present\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\nlifecycle_producer (producer): test actor; logs every call to $LIFECYCLE_LOG\n"));
+}
+END_TEST
+
+START_TEST(inspect_refuses_a_library_without_a_mandatory_symbol)
+{
+    nw_result r;
+    const char *args[] = {"inspect", "bad_no_block.so", "--actors", nw_build_path("/tests/actors"), NULL};
+    char expected[512];
+    ck_assert_int_eq(nw_run(&r, args, NULL), 0);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.out, "  process_block        mandatory          absent\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  process_config       mandatory          present\n"));
+    snprintf(expected, sizeof expected, "%s/bad_no_block.so lacks process_block, which every actor must export: it "
+             "cannot run\n", nw_build_path("/tests/actors"));
+    ck_assert_str_eq(r.err, expected);
+
+    const char *text[] = {"inspect", BAD "not_a_library.so", NULL};
+    ck_assert_int_eq(nw_run(&r, text, NULL), 0);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "cannot load library " BAD "not_a_library.so: invalid ELF header\n");
+}
+END_TEST
+
+static Suite *topology_suite(void)
+{
+    Suite *s = suite_create("topology");
+    TCase *tc = tcase_create("good");
+    tcase_add_loop_test(tc, good_topologies_give_the_chain_in_data_flow_order, 0, N_GOODS);
+    tcase_add_loop_test(tc, validate_accepts_good_topologies_and_configures_each_library_once, 0, N_GOODS);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bad");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, validate_refuses_bad_topologies_with_one_line_and_status_2, 0, N_BADS);
+    tcase_add_test(tc, every_bad_topology_file_is_tested);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("parser");
+    tcase_add_test(tc, sizes_are_whole_numbers_with_ada_underscores_up_to_1_gib);
+    tcase_add_test(tc, unknown_elements_are_ignored_with_a_note_each);
+    tcase_add_test(tc, malformed_memory_input_never_yields_a_topology);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("command");
+    tcase_add_test(tc, a_missing_topology_file_is_status_2);
+    tcase_add_test(tc, bad_usage_is_status_2_with_a_message);
+    tcase_add_test(tc, help_goes_to_stdout_with_status_0);
+    tcase_add_test(tc, inspect_lists_symbols_and_the_description);
+    tcase_add_test(tc, inspect_refuses_a_library_without_a_mandatory_symbol);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(topology_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}

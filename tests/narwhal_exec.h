@@ -1,0 +1,98 @@
+/* narwhal_exec.h: runs $BUILD/bin/narwhal in a child process and captures its exit status, stdout and stderr. */
+#ifndef NARWHAL_TESTS_EXEC_H
+#define NARWHAL_TESTS_EXEC_H
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NW_OUTPUT_MAX 65536
+
+typedef struct nw_result {
+    int status; /* exit status, or 128 + signal */
+    char out[NW_OUTPUT_MAX];
+    char err[NW_OUTPUT_MAX];
+} nw_result;
+
+/* $BUILD (default "build") followed by suffix, e.g. nw_build_path("/bin/narwhal"). */
+static inline const char *nw_build_path(const char *suffix)
+{
+    static char path[4][1024];
+    static int next;
+    const char *build = getenv("BUILD");
+    char *p = path[next++ % 4];
+    snprintf(p, sizeof path[0], "%s%s", build && *build ? build : "build", suffix);
+    return p;
+}
+
+static inline void nw_slurp(int fd, char *buf, size_t cap)
+{
+    size_t n = 0;
+    ssize_t got;
+    lseek(fd, 0, SEEK_SET);
+    while (n + 1 < cap && (got = read(fd, buf + n, cap - 1 - n)) > 0)
+        n += (size_t)got;
+    buf[n] = '\0';
+    close(fd);
+}
+
+static inline int nw_tempfile(void)
+{
+    char name[] = "/tmp/narwhal-test-XXXXXX";
+    int fd = mkstemp(name);
+    if (fd >= 0)
+        unlink(name);
+    return fd;
+}
+
+/* Runs narwhal with args (NULL-terminated, without argv[0]); env holds
+ * "NAME=value" strings set in the child (NULL-terminated, may be NULL). The
+ * LIFECYCLE_* variables of the test actors are cleared first. */
+static inline int nw_run(nw_result *r, const char *const *args, const char *const *env)
+{
+    const char *argv[32];
+    size_t n = 0;
+    int out = nw_tempfile(), err = nw_tempfile();
+    if (out < 0 || err < 0)
+        return -1;
+    argv[n++] = nw_build_path("/bin/narwhal");
+    for (size_t i = 0; args[i] && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        static const char *const cleared[] = {"LIFECYCLE_LOG",  "LIFECYCLE_FRAMES",    "LIFECYCLE_PER_BLOCK",
+                                              "LIFECYCLE_FAIL", "LIFECYCLE_HOLD",      "LIFECYCLE_OVERCLAIM",
+                                              "LIFECYCLE_SIGNAL"};
+        for (size_t i = 0; i < sizeof cleared / sizeof cleared[0]; i++)
+            unsetenv(cleared[i]);
+        for (size_t i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        dup2(out, 1);
+        dup2(err, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    nw_slurp(out, r->out, sizeof r->out);
+    nw_slurp(err, r->err, sizeof r->err);
+    return 0;
+}
+
+/* Lines in a string. */
+static inline int nw_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+#endif
