@@ -175,23 +175,27 @@ static int check_range(const kit_key *k, const char *text, double v, char *why, 
     return 0;
 }
 
-static unsigned append_list(kit_list *l, char **vals, size_t n)
+static unsigned append_list(kit_list *l, char **vals, size_t n, unsigned line)
 {
     char **v = realloc(l->v, (l->n + n) * sizeof *v);
     if (!v)
         return NARVAL_E_NOMEM;
     l->v = v;
+    unsigned *lines = realloc(l->line, (l->n + n) * sizeof *lines);
+    if (!lines)
+        return NARVAL_E_NOMEM;
+    l->line = lines;
     for (size_t i = 0; i < n; i++) {
         if (!(l->v[l->n] = strdup(vals[i])))
             return NARVAL_E_NOMEM;
-        l->n++;
+        l->line[l->n++] = line;
     }
     return 0;
 }
 
 /* Stores the values of one key into the settings; why says what is wrong with a value. */
-static unsigned store(const kit_key *k, void *settings, char **vals, size_t n, char *why,
-                      size_t len)
+static unsigned store(const kit_key *k, void *settings, char **vals, size_t n, unsigned line,
+                      char *why, size_t len)
 {
     void *field = (char *)settings + k->offset;
     switch (k->type) {
@@ -214,7 +218,7 @@ static unsigned store(const kit_key *k, void *settings, char **vals, size_t n, c
     case KIT_STRING:
         return (*(char **)field = strdup(vals[0])) ? 0 : NARVAL_E_NOMEM;
     case KIT_LIST:
-        return append_list(field, vals, n);
+        return append_list(field, vals, n, line);
     }
     snprintf(why, len, "unknown type %d in the actor's table", (int)k->type);
     return NARVAL_E_INTERNAL;
@@ -257,7 +261,7 @@ static unsigned parse_line(parse *p, tokens *t)
                        t->v[1]);
     if (!*set)
         *set = p->line;
-    unsigned code = store(k, p->settings, t->v + 1, t->n - 1, why, sizeof why);
+    unsigned code = store(k, p->settings, t->v + 1, t->n - 1, p->line, why, sizeof why);
     if (code == NARVAL_E_NOMEM)
         return fail_at(p, code, k, "out of memory");
     return code ? fail_at(p, code, k, "%s", why) : 0;
@@ -306,7 +310,7 @@ static unsigned store_default(parse *p, const kit_key *k)
         snprintf(why, sizeof why, "it is not exactly %s", k->type == KIT_LIST ? "a list" : "one value");
         code = NARVAL_E_INTERNAL;
     } else if (!code) {
-        code = store(k, p->settings, t.v, t.n, why, sizeof why);
+        code = store(k, p->settings, t.v, t.n, 0, why, sizeof why);
     }
     free(text);
     free(t.v);
@@ -401,6 +405,7 @@ void kit_config_free(const kit_spec *spec, void *settings)
             for (size_t j = 0; j < l->n; j++)
                 free(l->v[j]);
             free(l->v);
+            free(l->line);
         }
     }
     memset(settings, 0, spec->size);

@@ -91,6 +91,7 @@ typedef enum kit_type { KIT_INT, KIT_REAL, KIT_STRING, KIT_BOOL, KIT_LIST } kit_
 typedef struct kit_list {
     size_t n;
     char **v;
+    unsigned *line; /* the file line of each value (0: the default), for an actor's own errors */
 } kit_list;
 
 typedef struct kit_key {
