@@ -22,7 +22,8 @@ enum emu_status {
 #define EMU_MAX_TOPOLOGY_BYTES (16u << 20)
 
 /* Writes a printf-style message into err (always terminated, truncated to
- * errlen) and returns code, so that a failure reads `return emu_fail(...)`. */
+ * errlen, control characters turned into blanks so that it is one line) and
+ * returns code, so that a failure reads `return emu_fail(...)`. */
 int emu_fail(char *err, size_t errlen, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -72,6 +72,19 @@ static char *trimmed_copy(const char *s, size_t len)
     return copy;
 }
 
+/* Names end up in messages, tables and file names: one line each. */
+static int check_printable(reader *r, const xmlNode *owner, char **text)
+{
+    for (const unsigned char *p = (const unsigned char *)*text; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) {
+            int rc = fail_at(r, owner, "<%s> holds a control character (byte 0x%02x)", tag(owner), *p);
+            free(*text);
+            *text = NULL;
+            return rc;
+        }
+    return EMU_OK;
+}
+
 /* Concatenates the text children of a node (an element or an attribute).
  * Entity references are refused rather than expanded: a topology has no use
  * for them and expanding them is how XML files attack their readers. */
@@ -104,7 +117,9 @@ static int gather_text(reader *r, const xmlNode *owner, const xmlNode *children,
     }
     *out = trimmed_copy(buf ? buf : "", len);
     free(buf);
-    return *out ? EMU_OK : fail_at(r, owner, "out of memory");
+    if (!*out)
+        return fail_at(r, owner, "out of memory");
+    return check_printable(r, owner, out);
 }
 
 /* The text of a leaf element such as <name>; empty text is an error. */
