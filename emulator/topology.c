@@ -359,18 +359,6 @@ static int read_configuration(reader *r, const xmlNode *root)
     return rc;
 }
 
-/* libxml2's last error as one line: its messages end with a newline. */
-static int xml_failure(reader *r, xmlParserCtxtPtr ctxt)
-{
-    const xmlError *e = xmlCtxtGetLastError(ctxt);
-    const char *msg = e && e->message ? e->message : "not well-formed";
-    size_t len = strlen(msg);
-    while (len > 0 && isspace((unsigned char)msg[len - 1]))
-        len--;
-    return emu_fail(r->err, r->errlen, EMU_E_TOPOLOGY, "%s:%d: malformed XML: %.*s", r->t->path, e ? e->line : 0,
-                    (int)len, msg);
-}
-
 static char *directory_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -395,14 +383,63 @@ static emu_topology *new_topology(const char *path)
     return t;
 }
 
+/* The first error libxml2 reports while reading one document. */
+typedef struct xml_error {
+    int set;
+    int line;
+    char message[512];
+} xml_error;
+
+#if LIBXML_VERSION >= 21200
+static void keep_first(void *data, const xmlError *e)
+#else
+static void keep_first(void *data, xmlErrorPtr e)
+#endif
+{
+    xml_error *first = data;
+    if (first->set || e->level < XML_ERR_ERROR)
+        return;
+    first->set = 1;
+    first->line = e->line;
+    snprintf(first->message, sizeof first->message, "%s", e->message ? e->message : "not well-formed");
+}
+
+/* Every libxml2 error of this read, the encoding and I/O layers' included,
+ * goes to keep_first instead of stderr; the first one becomes our line.
+ * The previous handler is put back so that other users of libxml2 in the
+ * process keep theirs. */
+static xmlDocPtr read_quietly(xmlParserCtxtPtr ctxt, const char *xml, size_t len, int options, xml_error *first)
+{
+    xmlStructuredErrorFunc saved = xmlStructuredError;
+    void *saved_ctx = xmlStructuredErrorContext;
+    xmlSetStructuredErrorFunc(first, keep_first);
+    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, xml, (int)len, NULL, NULL, options);
+    xmlSetStructuredErrorFunc(saved_ctx, saved);
+    return doc;
+}
+
+/* The error as one line; an encoding error has no line of its own, the
+ * parser's error that follows it does. */
+static int xml_failure(reader *r, xmlParserCtxtPtr ctxt, const xml_error *first)
+{
+    const xmlError *last = xmlCtxtGetLastError(ctxt);
+    int line = first->set && first->line > 0 ? first->line : last ? last->line : 0;
+    const char *msg = first->set ? first->message : last && last->message ? last->message : "not well-formed";
+    size_t len = strlen(msg);
+    while (len > 0 && isspace((unsigned char)msg[len - 1]))
+        len--;
+    return emu_fail(r->err, r->errlen, EMU_E_TOPOLOGY, "%s:%d: malformed XML: %.*s", r->t->path, line, (int)len,
+                    msg);
+}
+
 int emu_topology_parse(const char *path, const char *xml, size_t len, FILE *notes, emu_topology **out, char *err,
                        size_t errlen)
 {
-    /* No network, no DTD loading, no entity substitution; errors are kept
-     * in the context instead of printed, and become our one line. */
+    /* No network, no DTD loading, no entity substitution, nothing printed. */
     const int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES;
     xmlParserCtxtPtr ctxt = NULL;
     xmlDocPtr doc = NULL;
+    xml_error first = {0};
     reader r = {.t = new_topology(path), .notes = notes, .err = err, .errlen = errlen};
     int rc = EMU_E_TOPOLOGY;
     *out = NULL;
@@ -420,9 +457,9 @@ int emu_topology_parse(const char *path, const char *xml, size_t len, FILE *note
         rc = emu_fail(err, errlen, EMU_E_TOPOLOGY, "%s: out of memory", path);
         goto fail;
     }
-    doc = xmlCtxtReadMemory(ctxt, xml, (int)len, NULL, NULL, options);
+    doc = read_quietly(ctxt, xml, len, options, &first);
     if (!doc) {
-        rc = xml_failure(&r, ctxt);
+        rc = xml_failure(&r, ctxt, &first);
         goto fail;
     }
     rc = read_configuration(&r, xmlDocGetRootElement(doc));

@@ -108,6 +108,7 @@ typedef struct bad_case {
 static const bad_case bads[] = {
     {"malformed.xml", 9, "malformed XML: Opening and ending tag mismatch: producer line 4 and produce"},
     {"empty.xml", 1, "malformed XML: Document is empty"},
+    {"encoding.xml", 3, "malformed XML: input conversion failed due to input error, bytes 0xFF 0xFF 0x1B 0x28"},
     {"wrong_root.xml", 3, "the root element is <topology>; a NARVAL topology starts with <configuration>"},
     {"entity.xml", 12, "<name> uses the entity &secret;: topologies are read without entity expansion"},
     {"no_name.xml", 10, "<intermediary> without <name>"},
