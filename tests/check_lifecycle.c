@@ -323,6 +323,40 @@ START_TEST(sigint_finishes_the_block_in_hand_then_winds_down)
 }
 END_TEST
 
+START_TEST(sigterm_is_handled_like_sigint)
+{
+    nw_result r;
+    const char *env[] = {"LIFECYCLE_FRAMES=1000", "LIFECYCLE_SIGNAL=1:TERM", NULL};
+    run_logged(&r, CHAIN4, NULL, env);
+    ck_assert_int_eq(r.status, 0);
+    expect_log(CONFIGS BRING_UP BLOCK(0, 3, 96) FLUSH WIND_DOWN, 4);
+    ck_assert_ptr_nonnull(strstr(r.out, " s, 1 producer blocks, stopped by SIGTERM\n"));
+}
+END_TEST
+
+START_TEST(a_buffer_request_above_1_gib_stops_the_run)
+{
+    nw_result r;
+    const char *env[] = {"LIFECYCLE_NEED=F1:1073741825", NULL};
+    run_logged(&r, CHAIN4, NULL, env);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "narwhal: actor 'second' (lifecycle_filter.so): process_block needs an output buffer of "
+                            "1073741825 bytes, more than the emulator's limit of 1073741824 (1 GiB)\n");
+    ck_assert_ptr_nonnull(strstr(log_text, WIND_DOWN));
+}
+END_TEST
+
+START_TEST(a_buffer_request_that_is_no_larger_stops_the_run)
+{
+    nw_result r;
+    const char *env[] = {"LIFECYCLE_NEED=F0:4096", NULL};
+    run_logged(&r, CHAIN4, NULL, env);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "narwhal: actor 'first' (lifecycle_filter.so): process_block asked for a larger output "
+                            "buffer but needs 4096 bytes, no more than the 4096 it has\n");
+}
+END_TEST
+
 /* ---- the same through the library, numbers read from emu_run_result ---- */
 
 START_TEST(emu_run_reports_growth_and_counts)
@@ -396,6 +430,9 @@ static Suite *lifecycle_suite(void)
     tcase_add_test(tc, a_stop_error_still_stops_and_unloads_the_others);
     tcase_add_test(tc, an_actor_claiming_more_than_its_buffer_is_stopped);
     tcase_add_test(tc, sigint_finishes_the_block_in_hand_then_winds_down);
+    tcase_add_test(tc, sigterm_is_handled_like_sigint);
+    tcase_add_test(tc, a_buffer_request_above_1_gib_stops_the_run);
+    tcase_add_test(tc, a_buffer_request_that_is_no_larger_stops_the_run);
     suite_add_tcase(s, tc);
     tc = tcase_create("library");
     tcase_add_test(tc, emu_run_reports_growth_and_counts);

@@ -67,7 +67,7 @@ static inline int nw_run(nw_result *r, const char *const *args, const char *cons
     if (pid == 0) {
         static const char *const cleared[] = {"LIFECYCLE_LOG",  "LIFECYCLE_FRAMES",    "LIFECYCLE_PER_BLOCK",
                                               "LIFECYCLE_FAIL", "LIFECYCLE_HOLD",      "LIFECYCLE_OVERCLAIM",
-                                              "LIFECYCLE_SIGNAL"};
+                                              "LIFECYCLE_SIGNAL", "LIFECYCLE_NEED"};
         for (size_t i = 0; i < sizeof cleared / sizeof cleared[0]; i++)
             unsetenv(cleared[i]);
         for (size_t i = 0; env && env[i]; i++)

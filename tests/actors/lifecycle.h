@@ -16,7 +16,9 @@
  *                          returns CODE, e.g. F0:process_block:2:8
  *   LIFECYCLE_HOLD=WHO     that filter keeps every frame until its flush call
  *   LIFECYCLE_OVERCLAIM=WHO  that filter reports one byte more than its buffer
+ *   LIFECYCLE_NEED=WHO:BYTES  that filter always answers NARVAL_E_OUTPUT_SIZE, needing BYTES
  *   LIFECYCLE_SIGNAL=N     the producer raises SIGINT during its Nth block
+ *                          (N:TERM raises SIGTERM)
  *
  * A test frame is a meta:sync key whose event number is its sequence number
  * (0, 1, 2, ...) followed by that number again as a u32: 24 bytes.
@@ -71,6 +73,17 @@ static inline void lc_log(const char *who, enum lc_call call, const char *fmt, .
     }
     fputc('\n', f);
     fclose(f);
+}
+
+/* BYTES of LIFECYCLE_NEED=WHO:BYTES when WHO is who, else 0. */
+static inline unsigned lc_need(const char *who)
+{
+    const char *v = getenv("LIFECYCLE_NEED");
+    char spec_who[16];
+    unsigned bytes;
+    if (!v || sscanf(v, "%15[^:]:%u", spec_who, &bytes) != 2 || strcmp(spec_who, who) != 0)
+        return 0;
+    return bytes;
 }
 
 /* The code LIFECYCLE_FAIL injects into the nth call of `call` by `who`, or 0. */

@@ -55,6 +55,11 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     *error_code = lc_enter(in, LC_BLOCK, "in=%u seq=%s out=%u", size_of_input_buffer, seqs, size_of_output_buffer);
     if (*error_code)
         return;
+    if (lc_need(in->who)) {
+        *used_size_of_output_buffer = lc_need(in->who);
+        *error_code = NARVAL_E_OUTPUT_SIZE;
+        return;
+    }
     if (!flushing && lc_env_names("LIFECYCLE_HOLD", in->who)) {
         *error_code = (unsigned)hold(in, input_buffer, size_of_input_buffer);
         return;

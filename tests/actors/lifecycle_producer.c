@@ -50,8 +50,10 @@ void process_block(void *algo_data, void *output_buffer, unsigned int size_of_ou
     *error_code = lc_enter(in, LC_BLOCK, "size=%u", size_of_output_buffer);
     if (*error_code)
         return;
-    if (in->calls[LC_BLOCK] == lc_env_unsigned("LIFECYCLE_SIGNAL", 0))
-        raise(SIGINT);
+    if (in->calls[LC_BLOCK] == lc_env_unsigned("LIFECYCLE_SIGNAL", 0)) {
+        const char *spec = getenv("LIFECYCLE_SIGNAL");
+        raise(strstr(spec, ":TERM") ? SIGTERM : SIGINT);
+    }
     adf_writer_init(&w, output_buffer, size_of_output_buffer);
     if (write_frames(in, &w, count, &emitted) != ADF_OK && emitted == 0) {
         /* Not even one frame fits: say how much one block takes. */
