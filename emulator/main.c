@@ -44,7 +44,8 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  --actors DIR  where libraries named in <library> are looked for (repeatable); default:\n"
-    "                ../actors beside the narwhal program, then the topology's directory.\n"
+    "                ../actors and ../lib/narwhal/actors beside the narwhal program (the build\n"
+    "                tree, an installed tree), then the topology's directory.\n"
     "                A <library> with a '/' is relative to the topology's directory.\n"
     "  --conf DIR    the directory handed to process_config; default: conf/ beside the topology.\n"
     "  --blocks N    stop after N producer blocks.\n"
@@ -164,24 +165,9 @@ static int parse_args(int argc, char **argv, options *o)
     return EMU_OK;
 }
 
-/* ../actors beside this program (build/bin/narwhal -> build/actors). */
-static char *default_actor_dir(void)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return NULL;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return NULL;
-    strcpy(slash, "/../actors");
-    return strdup(exe);
-}
-
 typedef struct session {
     options o;
-    char *own_dir;  /* default_actor_dir(), freed at the end */
+    char *own_dirs[2]; /* the default actor directories, freed at the end */
     char *own_conf; /* the default conf dir, freed at the end */
     emu_topology *t;
     emu_chain *c;
@@ -189,12 +175,37 @@ typedef struct session {
     char err[2048];
 } session;
 
+/* A directory relative to this program's: "../actors" finds build/actors
+ * from build/bin/narwhal, "../lib/narwhal/actors" an installed tree. */
+static char *beside_program(const char *relative)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash || (size_t)(slash - exe) + 1 + strlen(relative) >= sizeof exe)
+        return NULL;
+    strcpy(slash + 1, relative);
+    return strdup(exe);
+}
+
+/* The default --actors directories, before the topology's own. */
+static void default_actor_dirs(session *s)
+{
+    static const char *const relative[] = {"../actors", "../lib/narwhal/actors"};
+    for (size_t i = 0; i < 2; i++) {
+        s->own_dirs[i] = beside_program(relative[i]);
+        if (s->own_dirs[i])
+            s->o.dirs[s->o.n_dirs++] = s->own_dirs[i];
+    }
+}
+
 static int prepare_dirs(session *s)
 {
     if (s->o.n_dirs == 0) {
-        s->own_dir = default_actor_dir();
-        if (s->own_dir)
-            s->o.dirs[s->o.n_dirs++] = s->own_dir;
+        default_actor_dirs(s);
         s->o.dirs[s->o.n_dirs++] = s->t->dir;
     }
     if (s->o.conf_dir) {
@@ -271,8 +282,8 @@ static int run_command(session *s, int argc, char **argv)
     if (strcmp(cmd, "inspect") == 0) {
         if (check_allowed(&s->o, 1, 0, 0, 0))
             return EMU_E_TOPOLOGY;
-        if (s->o.n_dirs == 0 && (s->own_dir = default_actor_dir()))
-            s->o.dirs[s->o.n_dirs++] = s->own_dir;
+        if (s->o.n_dirs == 0)
+            default_actor_dirs(s);
         return emu_inspect(s->o.target, s->o.dirs, s->o.n_dirs, stdout, s->err, sizeof s->err);
     }
     if (strcmp(cmd, "dump") == 0)
@@ -301,7 +312,8 @@ int main(int argc, char **argv)
     emu_run_result_free(&s.res);
     emu_chain_free(s.c);
     emu_topology_free(s.t);
-    free(s.own_dir);
+    free(s.own_dirs[0]);
+    free(s.own_dirs[1]);
     free(s.own_conf);
     xmlCleanupParser();
     return rc;

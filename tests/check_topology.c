@@ -326,6 +326,22 @@ START_TEST(a_missing_topology_file_is_status_2)
 }
 END_TEST
 
+START_TEST(libraries_are_looked_for_beside_the_program_then_beside_the_topology)
+{
+    nw_result r;
+    char bin[4096], expected[8192];
+    ck_assert_ptr_nonnull(realpath(nw_build_path("/bin"), bin));
+    const char *args[] = {"validate", BAD "library_not_found.xml", NULL};
+    ck_assert_int_eq(nw_run(&r, args, NULL), 0);
+    ck_assert_int_eq(r.status, 2);
+    snprintf(expected, sizeof expected,
+             BAD "library_not_found.xml:6: producer 'source': library 'lifecycle_producer.so' not found in "
+                 "%s/../actors, %s/../lib/narwhal/actors, tests/topologies/bad\n",
+             bin, bin);
+    ck_assert_str_eq(r.err, expected);
+}
+END_TEST
+
 START_TEST(bad_usage_is_status_2_with_a_message)
 {
     static const struct {
@@ -423,6 +439,7 @@ static Suite *topology_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("command");
     tcase_add_test(tc, a_missing_topology_file_is_status_2);
+    tcase_add_test(tc, libraries_are_looked_for_beside_the_program_then_beside_the_topology);
     tcase_add_test(tc, bad_usage_is_status_2_with_a_message);
     tcase_add_test(tc, help_goes_to_stdout_with_status_0);
     tcase_add_test(tc, inspect_lists_symbols_and_the_description);
