@@ -329,7 +329,7 @@ END_TEST
 START_TEST(libraries_are_looked_for_beside_the_program_then_beside_the_topology)
 {
     nw_result r;
-    char bin[4096], expected[8192];
+    char bin[4096], expected[8400];
     ck_assert_ptr_nonnull(realpath(nw_build_path("/bin"), bin));
     const char *args[] = {"validate", BAD "library_not_found.xml", NULL};
     ck_assert_int_eq(nw_run(&r, args, NULL), 0);
