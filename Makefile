@@ -78,9 +78,15 @@ LIBEMU := $(BUILD)/lib/libemu.a
 NARWHAL := $(BUILD)/bin/narwhal
 
 # ---- actors: name, its C sources and its CUDA sources (kit, libdetector and libadf are added)
-ACTORS := adf_reader adf_writer
+ACTORS := adf_reader adf_writer histo histo_sink
 adf_reader_SRCS := actors/io/adf_reader.c
 adf_writer_SRCS := actors/io/adf_writer.c
+histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c actors/histo/histo_engine.c \
+	actors/histo/histo_cpu.c actors/histo/histo_spec.c actors/histo/histo_frames.c \
+	actors/histo/histo_output.c actors/histo/histo_plot.c actors/histo/histo_write.c
+histo_CU := kernels/histogram.cu
+histo_sink_SRCS := actors/histo/histo_sink.c $(filter-out actors/histo/histo_filter.c,$(histo_SRCS))
+histo_sink_CU := kernels/histogram.cu
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- benchmarks and other programs outside detector/tools: name, C sources, CUDA sources

@@ -1,0 +1,315 @@
+/* histo_actor.c: the Histo actor: reads Histo.conf, fills the declared histograms from every block, writes them at stop and every N seconds. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "histo_actor.h"
+#include "histo_engine.h"
+#include "histo_frames.h"
+#include "histo_output.h"
+#include "histo_spec.h"
+#include "kit.h"
+
+typedef struct histo_conf {
+    kit_list histograms, plots, formats, device;
+    char *output_dir;
+    double write_every;
+    int64_t crystals, segments;
+} histo_conf;
+
+static const kit_key histo_keys[] = {
+    { "Histogram", KIT_LIST, offsetof(histo_conf, histograms), "core crystal.core sum 16384 0 8192",
+      .help = "NAME QUANTITY SCOPE BINS LO HI [BINS LO HI], one per line; quantities: "
+              "crystal.segment crystal.core psa.e psa.x psa.y psa.z psa.core tracked.e "
+              "tracked.e_dc, matrices gg.e gg.e_dc psa.xy; scope sum, crystal or segment" },
+    { "Plot", KIT_LIST, offsetof(histo_conf, plots), "all",
+      .help = "1D histograms drawn as PNG by gnuplot: NAME (a family summed), NAME:cC, "
+              "NAME:cCsS, or all, or none" },
+    { "Formats", KIT_LIST, offsetof(histo_conf, formats), "spe csv m4b",
+      .help = "files written: spe (1D), m4b (4096x4096 matrices), csv (any), or none" },
+    { "OutputDir", KIT_STRING, offsetof(histo_conf, output_dir), "histo",
+      .help = "directory of the histogram files and plots (created)" },
+    { "WriteEvery", KIT_REAL, offsetof(histo_conf, write_every), "0", KIT_MIN(0),
+      .help = "seconds between writes during the run; 0 writes only at stop" },
+    { "Device", KIT_LIST, offsetof(histo_conf, device), "auto",
+      .help = "auto (the GPU when one is usable, else the CPU), gpu or cpu" },
+    { "Crystals", KIT_INT, offsetof(histo_conf, crystals), "180", KIT_RANGE(1, 65536),
+      .help = "crystal ids 0..Crystals-1 (scopes crystal and segment)" },
+    { "Segments", KIT_INT, offsetof(histo_conf, segments), "36", KIT_RANGE(1, 1024),
+      .help = "segments per crystal (scope segment)" },
+};
+
+static const kit_spec histo_kit = {
+    "Histo", histo_role,
+    "fills 1D spectra and 2D matrices from data:crystal, data:psa and data:tracked frames "
+    "(GPU or CPU) and writes RadWare .spe/.m4b, CSV and gnuplot PNG files",
+    histo_keys, KIT_COUNT(histo_keys), sizeof(histo_conf),
+};
+
+static histo_conf conf;
+static histo_spec spec;
+static histo_device device;
+
+/* The instances share the configuration, hence the output directory: one writes at a time. */
+static atomic_flag output_taken = ATOMIC_FLAG_INIT;
+
+typedef struct histo_actor {
+    kit_instance k;
+    histo_engine *engine;
+    bool pass;        /* this block's frames go to the output */
+    bool owns_output;
+    double last_write;
+    uint64_t seen[HISTO_SEEN_KINDS], entries, writes;
+    histo_decoder dec;
+} histo_actor;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static char *conf_path(const char *dir)
+{
+    size_t n = strlen(dir);
+    const char *sep = n == 0 || dir[n - 1] == '/' ? "" : "/";
+    size_t len = n + strlen(sep) + sizeof "Histo.conf";
+    char *path = malloc(len);
+    if (path)
+        snprintf(path, len, "%s%sHisto.conf", dir, sep);
+    return path;
+}
+
+static unsigned parse_device(const char *path, char *msg, size_t len)
+{
+    static const char *const names[] = { [HISTO_DEVICE_AUTO] = "auto", [HISTO_DEVICE_CPU] = "cpu",
+                                         [HISTO_DEVICE_GPU] = "gpu" };
+    unsigned line = conf.device.line[0];
+    if (conf.device.n != 1) {
+        snprintf(msg, len, "%s:%u: key 'Device': takes one value, found %zu", path, line,
+                 conf.device.n);
+        return NARVAL_E_CONFIG;
+    }
+    for (int d = 0; d < 3; d++)
+        if (strcmp(conf.device.v[0], names[d]) == 0) {
+            device = (histo_device)d;
+            return 0;
+        }
+    snprintf(msg, len, "%s:%u: key 'Device': value '%s' is not auto, gpu or cpu", path, line,
+             conf.device.v[0]);
+    return NARVAL_E_CONFIG;
+}
+
+/* The declarations replace the previous ones only when they are all valid. */
+static unsigned build_spec(const char *dir)
+{
+    char msg[1024];
+    char *path = conf_path(dir ? dir : "");
+    histo_spec next = { 0 };
+    unsigned code = NARVAL_E_NOMEM;
+    if (!path)
+        return kit_fail(histo_kit.actor, code, "out of memory");
+    histo_spec_keys keys = { &conf.histograms, &conf.plots, &conf.formats, conf.crystals,
+                             conf.segments, path };
+    if ((code = parse_device(path, msg, sizeof msg)) == 0 &&
+        (code = histo_spec_build(&next, &keys, msg, sizeof msg)) == 0) {
+        histo_spec_free(&spec);
+        spec = next;
+    }
+    free(path);
+    return code ? kit_fail(histo_kit.actor, code, "%s", msg) : 0;
+}
+
+void process_config(const char *directory_path, unsigned int *error_code)
+{
+    *error_code = kit_config(&histo_kit, directory_path, &conf);
+    if (*error_code == 0)
+        *error_code = build_spec(directory_path);
+}
+
+const char *process_describe(void) { return kit_describe(&histo_kit); }
+
+void *process_register(unsigned int *error_code)
+{
+    return kit_register(sizeof(histo_actor), error_code);
+}
+
+static void log_plans(histo_actor *a)
+{
+    for (size_t i = 0; i < spec.n_decl; i++) {
+        const histo_decl *d = &spec.decl[i];
+        char plan[160];
+        histo_engine_plan(a->engine, i, plan, sizeof plan);
+        kit_log(a->k.name, KIT_INFO, "%s: %s, %u histogram%s of %llu slots: %s", d->name,
+                histo_quantities[d->q].name, d->g.instances, d->g.instances > 1 ? "s" : "",
+                (unsigned long long)d->g.slots, plan);
+    }
+}
+
+static unsigned histo_initialise(void *algo_data)
+{
+    histo_actor *a = algo_data;
+    histo_group *groups = malloc((spec.n_decl + 1) * sizeof *groups);
+    char msg[512];
+    unsigned code;
+    if (!groups)
+        return kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < spec.n_decl; i++)
+        groups[i] = spec.decl[i].g;
+    code = histo_engine_create(&a->engine, groups, spec.n_decl, device, msg, sizeof msg);
+    free(groups);
+    if (code)
+        return kit_fail(a->k.name, code, "%s", msg);
+    kit_log(a->k.name, KIT_INFO, "counting on the %s", msg);
+    log_plans(a);
+    a->dec = (histo_decoder){ .spec = &spec, .engine = a->engine, .who = a->k.name };
+    if ((code = histo_output_mkdir(conf.output_dir, msg, sizeof msg)) != 0)
+        return kit_fail(a->k.name, code, "%s", msg);
+    return 0;
+}
+
+static void release_output(histo_actor *a)
+{
+    if (a->owns_output)
+        atomic_flag_clear(&output_taken);
+    a->owns_output = false;
+}
+
+static unsigned histo_start(void *algo_data)
+{
+    histo_actor *a = algo_data;
+    char msg[512];
+    if (atomic_flag_test_and_set(&output_taken))
+        return kit_fail(a->k.name, NARVAL_E_CONFIG, "another Histo instance is writing into '%s' "
+                        "(the instances of a library share its configuration)", conf.output_dir);
+    a->owns_output = true;
+    memset(a->seen, 0, sizeof a->seen);
+    a->entries = a->writes = 0;
+    a->last_write = now();
+    unsigned code = histo_engine_clear(a->engine, msg, sizeof msg);
+    if (code)
+        release_output(a);
+    return code ? kit_fail(a->k.name, code, "%s", msg) : 0;
+}
+
+static unsigned write_all(histo_actor *a, bool final)
+{
+    const uint64_t *counts;
+    histo_written w = { 0 };
+    char msg[1024];
+    unsigned code = histo_engine_counts(a->engine, &counts, msg, sizeof msg);
+    if (!code)
+        code = histo_output_write(&spec, counts, conf.output_dir, a->k.name, &w, msg, sizeof msg);
+    if (code)
+        return kit_fail(a->k.name, code, "%s", msg);
+    a->writes++;
+    a->last_write = now();
+    kit_log(a->k.name, final ? KIT_INFO : KIT_DEBUG, "wrote %zu histogram files and %zu plots "
+            "under %s/", w.files, w.plots, conf.output_dir);
+    for (size_t i = 0; final && i < spec.n_plot && !w.plot_failed; i++)
+        kit_log(a->k.name, KIT_INFO, "plot: %s/%s.png", conf.output_dir, spec.plot[i].file);
+    return 0;
+}
+
+static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
+{
+    histo_actor *a = ctx;
+    unsigned code = histo_decode(&a->dec, f);
+    return code ? code : a->pass ? KIT_PASS : 0;
+}
+
+unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, void *out,
+                           unsigned out_size, unsigned *used, bool pass)
+{
+    histo_actor *a = algo_data;
+    static const kit_filter_ops ops = { on_frame, NULL };
+    unsigned code = kit_enter(algo_data, KIT_BLOCK);
+    char msg[512];
+    if (code)
+        return code;
+    memset(a->dec.seen, 0, sizeof a->dec.seen);
+    a->pass = pass;
+    code = kit_filter_block(a->k.name, &ops, a, in, in_size, pass ? out : NULL,
+                            pass ? out_size : 0, used);
+    if (code) {
+        histo_engine_discard(a->engine);
+        return kit_leave(algo_data, KIT_BLOCK, code);
+    }
+    a->entries += histo_engine_staged(a->engine);
+    for (int k = 0; k < HISTO_SEEN_KINDS; k++)
+        a->seen[k] += a->dec.seen[k];
+    if ((code = histo_engine_commit(a->engine, msg, sizeof msg)) != 0)
+        code = kit_fail(a->k.name, code, "%s", msg);
+    else if (conf.write_every > 0 && now() - a->last_write >= conf.write_every)
+        code = write_all(a, false);
+    return kit_leave(algo_data, KIT_BLOCK, code);
+}
+
+static unsigned histo_stop(void *algo_data)
+{
+    histo_actor *a = algo_data;
+    kit_log(a->k.name, KIT_INFO, "%llu frames: %llu data:crystal, %llu data:psa, %llu "
+            "data:tracked, %llu others (not histogrammed); %llu entries counted",
+            (unsigned long long)(a->seen[0] + a->seen[1] + a->seen[2] + a->seen[3]),
+            (unsigned long long)a->seen[HISTO_SEEN_CRYSTAL],
+            (unsigned long long)a->seen[HISTO_SEEN_PSA],
+            (unsigned long long)a->seen[HISTO_SEEN_TRACKED],
+            (unsigned long long)a->seen[HISTO_SEEN_OTHER], (unsigned long long)a->entries);
+    unsigned code = write_all(a, true);
+    release_output(a);
+    return code;
+}
+
+static unsigned histo_reset(void *algo_data)
+{
+    histo_actor *a = algo_data;
+    char msg[512];
+    release_output(a);
+    unsigned code = histo_engine_clear(a->engine, msg, sizeof msg);
+    return code ? kit_fail(a->k.name, code, "%s", msg) : 0;
+}
+
+static void histo_release(void *algo_data)
+{
+    histo_actor *a = algo_data;
+    release_output(a);
+    histo_engine_destroy(a->engine);
+}
+
+void process_initialise(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_INITIALISE, histo_initialise);
+}
+
+void process_start(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_START, histo_start);
+}
+
+void process_stop(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_STOP, histo_stop);
+}
+
+void process_pause(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_PAUSE, NULL);
+}
+
+void process_resume(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_RESUME, NULL);
+}
+
+void process_reset(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_RESET, histo_reset);
+}
+
+void process_unload(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_unload(algo_data, histo_release);
+}

@@ -1,0 +1,62 @@
+/* histo_engine.h: a set of histogram groups counted on the GPU or the CPU: staged entries, commit, counts. */
+#ifndef NARWHAL_HISTO_ENGINE_H
+#define NARWHAL_HISTO_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "histogram_bin.h"
+#include "narval.h"
+
+/*
+ * Entries are staged per group while a block is decoded; histo_engine_commit
+ * counts them all (one transfer and one launch per group on the GPU, OpenMP
+ * on the CPU) and histo_engine_discard drops them (a block that failed half
+ * way is not counted at all).  On the GPU the counts live on the device and
+ * histo_engine_counts copies them back; on the CPU they are the host array.
+ * Functions return 0 or a NARVAL_E_* code with a sentence in msg.
+ */
+typedef enum histo_device { HISTO_DEVICE_AUTO, HISTO_DEVICE_CPU, HISTO_DEVICE_GPU } histo_device;
+
+typedef struct histo_stage {
+    uint32_t *inst;
+    float *x, *y;
+    size_t n, cap;
+} histo_stage;
+
+typedef struct histo_engine histo_engine;
+
+/* On success msg says which path counts and why ("GPU: NVIDIA H200, ..." or
+ * "CPU, 16 OpenMP threads (no usable CUDA device: ...)").  HISTO_DEVICE_GPU
+ * without a usable device is NARVAL_E_DEVICE. */
+unsigned histo_engine_create(histo_engine **e, const histo_group *groups, size_t n,
+                             histo_device want, char *msg, size_t len);
+void histo_engine_destroy(histo_engine *e);
+bool histo_engine_on_gpu(const histo_engine *e);
+/* How group g is counted, for the log. */
+void histo_engine_plan(const histo_engine *e, size_t g, char *out, size_t len);
+
+/* The staging area of group g (histo_engine_put appends to it). */
+histo_stage *histo_engine_stage(histo_engine *e, size_t g);
+unsigned histo_stage_grow(histo_stage *s);
+
+static inline unsigned histo_engine_put(histo_stage *s, uint32_t inst, float x, float y)
+{
+    if (s->n == s->cap && histo_stage_grow(s))
+        return NARVAL_E_NOMEM;
+    s->inst[s->n] = inst;
+    s->x[s->n] = x;
+    s->y[s->n] = y;
+    s->n++;
+    return 0;
+}
+
+size_t histo_engine_staged(const histo_engine *e);
+void histo_engine_discard(histo_engine *e);
+unsigned histo_engine_commit(histo_engine *e, char *msg, size_t len);
+unsigned histo_engine_clear(histo_engine *e, char *msg, size_t len);
+/* Every slot's count (histogram_bin.h layout, groups at their offsets). */
+unsigned histo_engine_counts(histo_engine *e, const uint64_t **counts, char *msg, size_t len);
+
+#endif

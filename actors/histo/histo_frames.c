@@ -1,0 +1,161 @@
+/* histo_frames.c: decodes data:crystal, data:psa and data:tracked frames (inside composites too) into histogram entries. */
+#include "histo_frames.h"
+#include "kit.h"
+
+/* The instance of declaration `d` for a crystal and a segment (-1: none). */
+static unsigned instance(const histo_decoder *dec, const histo_decl *d, const adf_frame *f,
+                         unsigned crystal, int segment, uint32_t *inst)
+{
+    const histo_spec *s = dec->spec;
+    if (d->scope == HISTO_SUM) {
+        *inst = 0;
+        return 0;
+    }
+    if (crystal >= s->crystals)
+        return kit_fail(dec->who, NARVAL_E_DATA, "frame at offset %zu: crystal id %u, but "
+                        "Crystals is %u (histogram '%s')", f->offset, crystal, s->crystals,
+                        d->name);
+    if (d->scope == HISTO_PER_CRYSTAL) {
+        *inst = crystal;
+        return 0;
+    }
+    if (segment < 0 || (unsigned)segment >= s->segments)
+        return kit_fail(dec->who, NARVAL_E_DATA, "frame at offset %zu: crystal %u segment %d, "
+                        "but Segments is %u (histogram '%s')", f->offset, crystal, segment,
+                        s->segments, d->name);
+    *inst = crystal * s->segments + (unsigned)segment;
+    return 0;
+}
+
+static unsigned put(histo_decoder *dec, size_t k, const adf_frame *f, unsigned crystal,
+                    int segment, float x, float y)
+{
+    uint32_t inst = 0;
+    unsigned code = instance(dec, &dec->spec->decl[k], f, crystal, segment, &inst);
+    if (!code && (code = histo_engine_put(histo_engine_stage(dec->engine, k), inst, x, y)) != 0)
+        kit_fail(dec->who, code, "no memory to stage histogram entries");
+    return code;
+}
+
+static unsigned decode_failure(const histo_decoder *dec, const adf_frame *f, int rc)
+{
+    const char *name = adf_id_name(f->key.id);
+    return kit_fail(dec->who, kit_adf_code(rc), "frame at offset %zu (%s): %s", f->offset,
+                    name ? name : "unknown id", adf_strerror(rc));
+}
+
+static unsigned crystal_frame(histo_decoder *dec, const adf_frame *f)
+{
+    adf_crystal *c = &dec->crystal;
+    int rc = adf_crystal_read(f, c);
+    unsigned code = 0;
+    if (rc != ADF_OK)
+        return decode_failure(dec, f, rc);
+    const int core = c->n_channels - 1;
+    for (size_t k = 0; k < dec->spec->n_decl && !code; k++) {
+        histo_quantity q = dec->spec->decl[k].q;
+        if (q == HISTO_Q_CRYSTAL_CORE)
+            code = put(dec, k, f, c->crystal_id, -1, c->energy[core], 0);
+        for (int s = 0; q == HISTO_Q_CRYSTAL_SEGMENT && s < core && !code; s++)
+            code = put(dec, k, f, c->crystal_id, s, c->energy[s], 0);
+    }
+    return code;
+}
+
+/* The value of a 1D hit quantity, or 0 for a quantity that is not one. */
+static int hit_value(histo_quantity q, const adf_psa_hit *h, float *v)
+{
+    switch (q) {
+    case HISTO_Q_PSA_E: *v = h->e; return 1;
+    case HISTO_Q_PSA_X: *v = h->x; return 1;
+    case HISTO_Q_PSA_Y: *v = h->y; return 1;
+    case HISTO_Q_PSA_Z: *v = h->z; return 1;
+    default: return 0;
+    }
+}
+
+static unsigned psa_frame(histo_decoder *dec, const adf_frame *f)
+{
+    adf_psa *p = &dec->psa;
+    int rc = adf_psa_read(f, p);
+    unsigned code = 0;
+    if (rc != ADF_OK)
+        return decode_failure(dec, f, rc);
+    for (size_t k = 0; k < dec->spec->n_decl && !code; k++) {
+        histo_quantity q = dec->spec->decl[k].q;
+        float v;
+        if (q == HISTO_Q_PSA_CORE)
+            code = put(dec, k, f, p->crystal_id, -1, p->e0, 0);
+        for (unsigned h = 0; h < p->n_hits && !code; h++) {
+            const adf_psa_hit *hit = &p->hit[h];
+            if (q == HISTO_Q_PSA_XY)
+                code = put(dec, k, f, p->crystal_id, hit->segment, hit->x, hit->y);
+            else if (hit_value(q, hit, &v))
+                code = put(dec, k, f, p->crystal_id, hit->segment, v, 0);
+        }
+    }
+    return code;
+}
+
+/* Every ordered pair (i, j), i != j, so the matrix is symmetric. */
+static unsigned pairs(histo_decoder *dec, size_t k, const adf_frame *f, bool dc)
+{
+    const adf_tracked *t = &dec->tracked;
+    unsigned code = 0;
+    for (unsigned i = 0; i < t->n_gammas && !code; i++)
+        for (unsigned j = 0; j < t->n_gammas && !code; j++)
+            if (i != j)
+                code = put(dec, k, f, 0, -1, dc ? t->gamma[i].e_dc : t->gamma[i].e,
+                           dc ? t->gamma[j].e_dc : t->gamma[j].e);
+    return code;
+}
+
+static unsigned tracked_frame(histo_decoder *dec, const adf_frame *f)
+{
+    const adf_tracked *t = &dec->tracked;
+    int rc = adf_tracked_read(f, &dec->tracked);
+    unsigned code = 0;
+    if (rc != ADF_OK)
+        return decode_failure(dec, f, rc);
+    for (size_t k = 0; k < dec->spec->n_decl && !code; k++) {
+        histo_quantity q = dec->spec->decl[k].q;
+        if (q == HISTO_Q_GG_E || q == HISTO_Q_GG_E_DC)
+            code = pairs(dec, k, f, q == HISTO_Q_GG_E_DC);
+        for (unsigned g = 0; (q == HISTO_Q_TRACKED_E || q == HISTO_Q_TRACKED_E_DC) &&
+                             g < t->n_gammas && !code; g++)
+            code = put(dec, k, f, 0, -1,
+                       q == HISTO_Q_TRACKED_E ? t->gamma[g].e : t->gamma[g].e_dc, 0);
+    }
+    return code;
+}
+
+unsigned histo_decode(histo_decoder *d, const adf_frame *f)
+{
+    const histo_spec *s = d->spec;
+    switch (f->key.id) {
+    case ADF_ID_DATA_CRYSTAL:
+        d->seen[HISTO_SEEN_CRYSTAL]++;
+        return s->needs[HISTO_FROM_CRYSTAL] ? crystal_frame(d, f) : 0;
+    case ADF_ID_DATA_PSA:
+        d->seen[HISTO_SEEN_PSA]++;
+        return s->needs[HISTO_FROM_PSA] ? psa_frame(d, f) : 0;
+    case ADF_ID_DATA_TRACKED:
+        d->seen[HISTO_SEEN_TRACKED]++;
+        return s->needs[HISTO_FROM_TRACKED] ? tracked_frame(d, f) : 0;
+    default:
+        break;
+    }
+    if (!adf_id_is_composite(f->key.id)) {
+        d->seen[HISTO_SEEN_OTHER]++;
+        return 0;
+    }
+    adf_iter it;
+    adf_frame sub;
+    unsigned code = 0;
+    int rc = adf_iter_sub(&it, f);
+    if (rc != ADF_OK)
+        return decode_failure(d, f, rc);
+    while (!code && (rc = adf_iter_next(&it, &sub)) > 0)
+        code = histo_decode(d, &sub);
+    return code ? code : rc < 0 ? decode_failure(d, f, rc) : 0;
+}

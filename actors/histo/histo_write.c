@@ -1,0 +1,155 @@
+/* histo_write.c: writes histograms as RadWare .spe and .m4b files and as CSV, through a temporary name and a rename. */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "adf.h"
+#include "histo_write.h"
+#include "narval.h"
+
+typedef struct out_file {
+    FILE *fp;
+    const char *path;
+    char tmp[PATH_MAX];
+} out_file;
+
+static unsigned open_tmp(out_file *f, const char *path, char *msg, size_t len)
+{
+    f->path = path;
+    f->fp = NULL;
+    if (snprintf(f->tmp, sizeof f->tmp, "%s.tmp", path) >= (int)sizeof f->tmp) {
+        snprintf(msg, len, "path too long: '%s'", path);
+        return NARVAL_E_IO;
+    }
+    if (!(f->fp = fopen(f->tmp, "wb"))) {
+        snprintf(msg, len, "cannot create '%s': %s", f->tmp, strerror(errno));
+        return NARVAL_E_IO;
+    }
+    return 0;
+}
+
+/* Closes the temporary file and renames it (ok) or removes it (!ok). */
+static unsigned close_tmp(out_file *f, bool ok, char *msg, size_t len)
+{
+    int err = ferror(f->fp) ? errno : 0;
+    if (fclose(f->fp) != 0 && !err)
+        err = errno;
+    if (ok && err) {
+        snprintf(msg, len, "cannot write '%s': %s", f->tmp, strerror(err));
+        ok = false;
+    }
+    if (ok && rename(f->tmp, f->path) != 0) {
+        snprintf(msg, len, "cannot rename '%s' to '%s': %s", f->tmp, f->path, strerror(errno));
+        ok = false;
+    }
+    if (!ok)
+        unlink(f->tmp);
+    return ok ? 0 : NARVAL_E_IO;
+}
+
+static bool put(out_file *f, const void *p, size_t n) { return fwrite(p, 1, n, f->fp) == n; }
+
+static bool put_u32(out_file *f, uint32_t v)
+{
+    uint8_t b[4];
+    adf_put_u32(b, v);
+    return put(f, b, 4);
+}
+
+unsigned histo_write_spe(const char *path, const char *name, const uint64_t *bins, uint32_t n,
+                         char *msg, size_t len)
+{
+    out_file f;
+    char title[8];
+    uint8_t *rec = malloc((size_t)n * 4);
+    unsigned code;
+    if (!rec) {
+        snprintf(msg, len, "out of memory writing '%s'", path);
+        return NARVAL_E_NOMEM;
+    }
+    if ((code = open_tmp(&f, path, msg, len)) != 0) {
+        free(rec);
+        return code;
+    }
+    size_t k = strlen(name);
+    memset(title, ' ', sizeof title);
+    memcpy(title, name, k < sizeof title ? k : sizeof title);
+    for (uint32_t i = 0; i < n; i++)
+        adf_put_f32(rec + 4 * (size_t)i, (float)bins[i]);
+    bool ok = put_u32(&f, 24) && put(&f, title, sizeof title) && put_u32(&f, n) &&
+              put_u32(&f, 1) && put_u32(&f, 1) && put_u32(&f, 1) && put_u32(&f, 24) &&
+              put_u32(&f, 4 * n) && put(&f, rec, (size_t)n * 4) && put_u32(&f, 4 * n);
+    free(rec);
+    return close_tmp(&f, ok, msg, len);
+}
+
+unsigned histo_write_m4b(const char *path, const uint64_t *bins, char *msg, size_t len)
+{
+    out_file f;
+    uint8_t row[4 * HISTO_M4B_SIDE];
+    unsigned code = open_tmp(&f, path, msg, len);
+    bool ok = true;
+    if (code)
+        return code;
+    for (size_t r = 0; r < HISTO_M4B_SIDE && ok; r++) {
+        for (size_t c = 0; c < HISTO_M4B_SIDE; c++) {
+            uint64_t v = bins[r * HISTO_M4B_SIDE + c];
+            adf_put_u32(row + 4 * c, (uint32_t)(v > INT32_MAX ? INT32_MAX : v));
+        }
+        ok = put(&f, row, sizeof row);
+    }
+    return close_tmp(&f, ok, msg, len);
+}
+
+static double edge(const histo_axis *a, uint64_t i)
+{
+    return a->lo + (double)i * ((double)a->hi - a->lo) / a->bins;
+}
+
+static bool csv_extras(out_file *f, const uint64_t *extra, const char *blanks)
+{
+    static const char *const names[HISTO_EXTRA] = { "underflow", "overflow", "nan" };
+    bool ok = true;
+    for (int i = 0; i < HISTO_EXTRA && ok; i++)
+        ok = fprintf(f->fp, "%s,%s%llu\n", names[i], blanks, (unsigned long long)extra[i]) > 0;
+    return ok;
+}
+
+static bool csv_1d(out_file *f, const histo_axis *a, const uint64_t *slots)
+{
+    bool ok = fprintf(f->fp, "bin,low,high,count\n") > 0;
+    for (uint64_t i = 0; i < a->bins && ok; i++)
+        if (slots[i])
+            ok = fprintf(f->fp, "%llu,%.9g,%.9g,%llu\n", (unsigned long long)i, edge(a, i),
+                         edge(a, i + 1), (unsigned long long)slots[i]) > 0;
+    return ok && csv_extras(f, slots + a->bins, ",,");
+}
+
+static bool csv_2d(out_file *f, const histo_axis *ax, const histo_axis *ay, const uint64_t *slots)
+{
+    bool ok = fprintf(f->fp, "x_bin,y_bin,x_low,y_low,count\n") > 0;
+    for (uint64_t i = 0; i < ax->bins && ok; i++)
+        for (uint64_t j = 0; j < ay->bins && ok; j++) {
+            uint64_t v = slots[i * ay->bins + j];
+            if (v)
+                ok = fprintf(f->fp, "%llu,%llu,%.9g,%.9g,%llu\n", (unsigned long long)i,
+                             (unsigned long long)j, edge(ax, i), edge(ay, j),
+                             (unsigned long long)v) > 0;
+        }
+    return ok && csv_extras(f, slots + (uint64_t)ax->bins * ay->bins, ",,,");
+}
+
+unsigned histo_write_csv(const char *path, const histo_group *g, const uint64_t *slots, char *msg,
+                         size_t len)
+{
+    out_file f;
+    unsigned code = open_tmp(&f, path, msg, len);
+    if (code)
+        return code;
+    bool ok = g->dims == 1 ? csv_1d(&f, &g->ax[0], slots) : csv_2d(&f, &g->ax[0], &g->ax[1], slots);
+    return close_tmp(&f, ok, msg, len);
+}
