@@ -279,7 +279,9 @@ typedef struct adf_crystal {
 size_t adf_crystal_payload_size(unsigned n_channels, unsigned n_samples);
 /* Writes one complete data:crystal frame (key and payload). */
 int adf_crystal_write(adf_writer *w, uint32_t event, uint64_t timestamp, const adf_crystal *c);
-/* Decodes a data:crystal frame; ADF_E_WRONG_ID / ADF_E_PAYLOAD / ADF_E_LIMIT on mismatch. */
+/* Decodes a data:crystal frame; ADF_E_WRONG_ID / ADF_E_PAYLOAD / ADF_E_LIMIT on mismatch
+ * (a count outside 1..ADF_MAX_CHANNELS or 1..ADF_MAX_SAMPLES is ADF_E_LIMIT, here and
+ * in adf_crystal_write). */
 int adf_crystal_read(const adf_frame *f, adf_crystal *c);
 
 /* ---- data:psa (ADF_ID_DATA_PSA), AGATA's layout --------------------------
@@ -339,7 +341,8 @@ int adf_psa_read(const adf_frame *f, adf_psa *p);
  * each with its own key (its own timestamp); nothing else.  Build it with
  * adf_begin(w, ADF_ID_EVENT_DATA_PSA, ...), adf_psa_write per crystal, adf_end.
  * adf_event_psa_read decodes up to max members into out[] and sets *n; a
- * member of another type is ADF_E_PAYLOAD, more than max is ADF_E_LIMIT.
+ * member of another type is ADF_E_PAYLOAD, more than max is ADF_E_LIMIT, and a
+ * member adf_psa_read refuses gives its code; *n counts the members decoded.
  */
 int adf_event_psa_read(const adf_frame *f, adf_psa *out, unsigned max, unsigned *n);
 

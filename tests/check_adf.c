@@ -370,6 +370,7 @@ END_TEST
 /* [sync 24][event:data 20+(psa-like 30)+(event:data 20+(sync 20))][eof 32] = 146 bytes */
 static size_t good_stream(uint8_t *b)
 {
+    memset(b, 0, 146);
     raw_key(b, 24, ADF_ID_META_SYNC);
     adf_put_u32(b + 20, 0xAABBCCDD);
     raw_key(b + 24, 90, ADF_ID_EVENT_DATA);
@@ -665,7 +666,8 @@ START_TEST(test_psa_errors)
     adf_writer w;
     adf_frame f;
     adf_psa in, out;
-    fill_psa(&in, 5, ADF_PSA_MAX_HITS + 1);
+    fill_psa(&in, 5, ADF_PSA_MAX_HITS);
+    in.n_hits = ADF_PSA_MAX_HITS + 1;
     adf_writer_init(&w, buf, sizeof buf);
     ck_assert_int_eq(adf_psa_write(&w, 1, 2, &in), ADF_E_LIMIT);
     ck_assert_uint_eq(w.used, 0);
