@@ -173,7 +173,7 @@ $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 
 $(BUILD)/tests/actors/%.so: $(BUILD)/obj/tests/actors/%.o $(LIBKIT) $(LIBADF_A)
 	@mkdir -p $(@D)
-	$(CC) -shared $(LDFLAGS_ALL) -Wl,--no-undefined -o $@ $^ -lm
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,--no-undefined -Wl,--exclude-libs,ALL -o $@ $^ -lm
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/check_%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
