@@ -101,6 +101,7 @@ TEST_ACTORS := $(TEST_ACTOR_SRCS:tests/actors/%.c=$(BUILD)/tests/actors/%.so)
 TEST_TOOLS := $(TEST_TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps run check memcheck bench fuzz install clean
+.SECONDARY:
 all: deps
 	@$(MAKE) --no-print-directory build-all
 .PHONY: build-all
