@@ -1,0 +1,821 @@
+/* check_histo.c: histo.so and histo_sink.so through the NARVAL ABI: exact counts, file bytes, configuration errors, GPU equal to CPU. */
+#define _XOPEN_SOURCE 700
+#include <check.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adf.h"
+#include "narval.h"
+#ifdef NARWHAL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+typedef struct actor {
+    void *so;
+    narval_config_fn *config;
+    narval_register_fn *reg;
+    narval_lifecycle_fn *initialise, *start, *stop, *reset, *unload;
+    narval_filter_block_fn *filter;
+    narval_consumer_block_fn *consume;
+    narval_describe_fn *describe;
+} actor;
+
+static char build[PATH_MAX];
+static char tmp[PATH_MAX];
+static char conf_dir[PATH_MAX + 8];
+static char out_dir[PATH_MAX + 8];
+static actor histo, sink;
+
+enum { BLOCK = 1 << 20 };
+static uint8_t block[BLOCK];
+static adf_writer w;
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+static const char *path_in(const char *dir, const char *name)
+{
+    static char paths[4][PATH_MAX + 128];
+    static int next;
+    char *p = paths[next++ % 4];
+    snprintf(p, sizeof paths[0], "%s/%s", dir, name);
+    return p;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    ck_assert_msg(fp != NULL, "cannot write %s", path);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static uint8_t *slurp(const char *path, size_t *size)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    rewind(fp);
+    uint8_t *buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    buf[n] = 0;
+    fclose(fp);
+    *size = (size_t)n;
+    return buf;
+}
+
+static void *sym(void *so, const char *name)
+{
+    void *p = dlsym(so, name);
+    ck_assert_msg(p != NULL, "the actor lacks %s", name);
+    return p;
+}
+
+static void load_actor(actor *a, const char *file)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/actors/%s", build, file);
+    a->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(a->so != NULL, "dlopen %s: %s", path, dlerror());
+    *(void **)&a->config = sym(a->so, "process_config");
+    *(void **)&a->reg = sym(a->so, "process_register");
+    *(void **)&a->initialise = sym(a->so, "process_initialise");
+    *(void **)&a->start = sym(a->so, "process_start");
+    *(void **)&a->stop = sym(a->so, "process_stop");
+    *(void **)&a->reset = sym(a->so, "process_reset");
+    *(void **)&a->unload = sym(a->so, "process_unload");
+    *(void **)&a->filter = sym(a->so, "process_block");
+    *(void **)&a->consume = sym(a->so, "process_block");
+    *(void **)&a->describe = sym(a->so, "process_describe");
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static void setup(void)
+{
+    const char *b = getenv("BUILD");
+    ck_assert_msg(realpath(b && *b ? b : "build", build) != NULL, "no build directory");
+    snprintf(tmp, sizeof tmp, "/tmp/check_histo.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    snprintf(conf_dir, sizeof conf_dir, "%s/conf", tmp);
+    snprintf(out_dir, sizeof out_dir, "%s/out", tmp);
+    ck_assert_int_eq(mkdir(conf_dir, 0700), 0);
+    load_actor(&histo, "histo.so");
+    load_actor(&sink, "histo_sink.so");
+    adf_writer_init(&w, block, sizeof block);
+}
+
+static void teardown(void)
+{
+    dlclose(histo.so);
+    dlclose(sink.so);
+    nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Histo.conf = the common keys (output directory, no plots unless asked) + text. */
+static unsigned configure(actor *a, const char *text)
+{
+    char full[PATH_MAX + 4096];
+    unsigned code;
+    snprintf(full, sizeof full, "OutputDir %s\n%s", out_dir, text);
+    write_text(path_in(conf_dir, "Histo.conf"), full);
+    a->config(conf_dir, &code);
+    return code;
+}
+
+/* process_config with stderr captured into log. */
+static unsigned configure_logged(actor *a, const char *text, char *log, size_t len)
+{
+    const char *path = path_in(tmp, "stderr.txt");
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    dup2(fd, 2);
+    close(fd);
+    unsigned code = configure(a, text);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    size_t n;
+    char *text_read = (char *)slurp(path, &n);
+    snprintf(log, len, "%s", text_read ? text_read : "");
+    free(text_read);
+    return code;
+}
+
+static void *begin(actor *a)
+{
+    unsigned code;
+    void *inst = a->reg(&code);
+    ck_assert_uint_eq(code, 0);
+    a->initialise(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    a->start(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    return inst;
+}
+
+static void end(actor *a, void *inst)
+{
+    unsigned code;
+    a->stop(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    a->unload(inst, &code);
+    ck_assert_uint_eq(code, 0);
+}
+
+/* The filter on the frames written so far; its output must equal its input. */
+static unsigned feed(actor *a, void *inst)
+{
+    uint8_t *out = malloc(w.used + 1);
+    unsigned used = 0, code;
+    ck_assert_ptr_nonnull(out);
+    a->filter(inst, block, (unsigned)w.used, out, (unsigned)w.used, &used, &code);
+    if (code == 0) {
+        ck_assert_uint_eq(used, w.used);
+        ck_assert_int_eq(memcmp(out, block, w.used), 0);
+    }
+    free(out);
+    adf_writer_init(&w, block, sizeof block);
+    return code;
+}
+
+static void put_tracked(const float *e, unsigned n)
+{
+    adf_tracked t = { .n_gammas = (uint16_t)n };
+    for (unsigned i = 0; i < n; i++) {
+        t.gamma[i].e = e[i];
+        t.gamma[i].e_dc = e[i] * 2;
+    }
+    ck_assert_int_eq(adf_tracked_write(&w, 1, 100, &t), ADF_OK);
+}
+
+static void put_crystal(unsigned id, const float *energy, unsigned channels)
+{
+    static adf_crystal c;
+    memset(&c, 0, sizeof c);
+    c.crystal_id = (uint16_t)id;
+    c.n_channels = (uint16_t)channels;
+    c.n_samples = 4;
+    c.gain = 1;
+    memcpy(c.energy, energy, channels * sizeof *energy);
+    ck_assert_int_eq(adf_crystal_write(&w, 2, 200, &c), ADF_OK);
+}
+
+static void put_psa(unsigned id, float e0, const adf_psa_hit *hits, unsigned n)
+{
+    static adf_psa p;
+    memset(&p, 0, sizeof p);
+    p.crystal_id = (uint16_t)id;
+    p.e0 = e0;
+    p.n_hits = (uint16_t)n;
+    memcpy(p.hit, hits, n * sizeof *hits);
+    ck_assert_int_eq(adf_psa_write(&w, 3, 300, &p), ADF_OK);
+}
+
+typedef struct csv {
+    uint64_t bins[256];
+    uint64_t under, over, nan, rows;
+} csv;
+
+/* Reads a 1D CSV of at most 256 bins (only non-zero bins have rows). */
+static void read_csv(const char *path, csv *c)
+{
+    size_t n;
+    char *text = (char *)slurp(path, &n);
+    ck_assert_msg(text != NULL, "missing %s", path);
+    memset(c, 0, sizeof *c);
+    ck_assert_msg(strncmp(text, "bin,low,high,count\n", 19) == 0, "%s: header", path);
+    for (char *line = strtok(text + 19, "\n"); line; line = strtok(NULL, "\n")) {
+        unsigned long long bin, count;
+        if (sscanf(line, "underflow,,,%llu", &count) == 1)
+            c->under = count;
+        else if (sscanf(line, "overflow,,,%llu", &count) == 1)
+            c->over = count;
+        else if (sscanf(line, "nan,,,%llu", &count) == 1)
+            c->nan = count;
+        else {
+            ck_assert_msg(sscanf(line, "%llu,%*[^,],%*[^,],%llu", &bin, &count) == 2 && bin < 256,
+                          "%s: bad row '%s'", path, line);
+            c->bins[bin] = count;
+        }
+        c->rows++;
+    }
+    free(text);
+}
+
+static uint64_t csv_total(const csv *c)
+{
+    uint64_t t = c->under + c->over + c->nan;
+    for (int i = 0; i < 256; i++)
+        t += c->bins[i];
+    return t;
+}
+
+/* ---- exact counts ------------------------------------------------------------ */
+
+START_TEST(edges_under_over_nan)
+{
+    ck_assert_uint_eq(configure(&histo, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
+    void *inst = begin(&histo);
+    const float e[] = { 0.0f, -0.0f, 1.0f, 2.5f, 7.999f, 7.0f, 8.0f, INFINITY, -0.001f,
+                        -INFINITY, NAN, 0.99999994f };
+    put_tracked(e, 6);
+    put_tracked(e + 6, 6);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    end(&histo, inst);
+    csv c;
+    read_csv(path_in(out_dir, "e.csv"), &c);
+    const uint64_t want[8] = { 3, 1, 1, 0, 0, 0, 0, 2 }; /* 0.99999994 < 1: bin 0 */
+    for (int i = 0; i < 8; i++)
+        ck_assert_msg(c.bins[i] == want[i], "bin %d: %llu, want %llu", i,
+                      (unsigned long long)c.bins[i], (unsigned long long)want[i]);
+    ck_assert_uint_eq(c.under, 2);
+    ck_assert_uint_eq(c.over, 2);
+    ck_assert_uint_eq(c.nan, 1);
+    ck_assert_uint_eq(c.rows, 4 + 3); /* non-zero bins, then the three counters */
+}
+END_TEST
+
+START_TEST(inexact_edges_follow_the_float_rule)
+{
+    /* 3 bins over [0, 0.3): scale = float(10); 0.1f * 10 rounds to exactly 1. */
+    ck_assert_uint_eq(configure(&histo, "Histogram e tracked.e sum 3 0 0.3\nPlot none\n"), 0);
+    void *inst = begin(&histo);
+    const float e[] = { 0.1f, 0.2f, nextafterf(0.3f, 0), 0.3f, nextafterf(0.1f, 0) };
+    put_tracked(e, 5);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    end(&histo, inst);
+    csv c;
+    read_csv(path_in(out_dir, "e.csv"), &c);
+    float scale = (float)(3.0 / (double)0.3f);
+    uint64_t want[3] = { 0 }, over = 0;
+    for (int i = 0; i < 5; i++) {
+        if (e[i] >= 0.3f) {
+            over++;
+            continue;
+        }
+        unsigned b = (unsigned)(e[i] * scale);
+        want[b < 3 ? b : 2]++;
+    }
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq(c.bins[i], want[i]);
+    ck_assert_uint_eq(c.over, over);
+}
+END_TEST
+
+START_TEST(doppler_and_gamma_gamma_pairs)
+{
+    ck_assert_uint_eq(configure(&histo, "Histogram dc tracked.e_dc sum 16 0 16\n"
+                                        "Histogram gg gg.e sum 8 0 8 8 0 8\nPlot none\n"),
+                      0);
+    void *inst = begin(&histo);
+    const float e[] = { 1.5f, 2.5f, 3.5f, NAN };
+    put_tracked(e, 3);     /* 6 ordered pairs */
+    put_tracked(e + 2, 2); /* (3.5, NaN) and (NaN, 3.5) */
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    end(&histo, inst);
+    csv c;
+    read_csv(path_in(out_dir, "dc.csv"), &c);
+    ck_assert_uint_eq(c.bins[3], 1); /* e_dc = 2 e */
+    ck_assert_uint_eq(c.bins[5], 1);
+    ck_assert_uint_eq(c.bins[7], 2);
+    ck_assert_uint_eq(c.nan, 1);
+    size_t n;
+    char *text = (char *)slurp(path_in(out_dir, "gg.csv"), &n);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_str_eq(text, "x_bin,y_bin,x_low,y_low,count\n"
+                           "1,2,1,2,1\n1,3,1,3,1\n2,1,2,1,1\n2,3,2,3,1\n3,1,3,1,1\n3,2,3,2,1\n"
+                           "underflow,,,,0\noverflow,,,,0\nnan,,,,2\n");
+    free(text);
+}
+END_TEST
+
+START_TEST(crystal_families)
+{
+    ck_assert_uint_eq(configure(&histo, "Crystals 4\nSegments 36\n"
+                                        "Histogram seg crystal.segment segment 64 0 64\n"
+                                        "Histogram segc crystal.segment crystal 64 0 64\n"
+                                        "Histogram core crystal.core crystal 256 0 256\n"
+                                        "Histogram total crystal.core sum 256 0 256\nPlot none\n"),
+                      0);
+    void *inst = begin(&histo);
+    float energy[37];
+    for (int s = 0; s < 36; s++)
+        energy[s] = s + 0.5f;
+    energy[36] = 100.5f;
+    put_crystal(3, energy, 37);
+    put_crystal(3, energy, 37);
+    energy[36] = 200.5f;
+    put_crystal(0, energy, 37);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    end(&histo, inst);
+    csv c;
+    read_csv(path_in(out_dir, "seg/seg_c003_s05.csv"), &c);
+    ck_assert_uint_eq(c.bins[5], 2);
+    ck_assert_uint_eq(csv_total(&c), 2);
+    read_csv(path_in(out_dir, "seg/seg_c002_s05.csv"), &c);
+    ck_assert_uint_eq(csv_total(&c), 0);
+    read_csv(path_in(out_dir, "segc/segc_c003.csv"), &c);
+    for (int s = 0; s < 36; s++)
+        ck_assert_uint_eq(c.bins[s], 2);
+    read_csv(path_in(out_dir, "core/core_c003.csv"), &c);
+    ck_assert_uint_eq(c.bins[100], 2);
+    ck_assert_uint_eq(csv_total(&c), 2);
+    read_csv(path_in(out_dir, "core/core_c000.csv"), &c);
+    ck_assert_uint_eq(c.bins[200], 1);
+    read_csv(path_in(out_dir, "total.csv"), &c);
+    ck_assert_uint_eq(c.bins[100], 2);
+    ck_assert_uint_eq(c.bins[200], 1);
+    ck_assert_int_eq(access(path_in(out_dir, "seg/seg_c003_s35.spe"), F_OK), 0);
+    ck_assert_int_eq(access(path_in(out_dir, "seg/seg_c004_s00.spe"), F_OK), -1);
+}
+END_TEST
+
+START_TEST(psa_hits_and_maps_inside_composites)
+{
+    ck_assert_uint_eq(configure(&histo, "Crystals 2\nSegments 36\n"
+                                        "Histogram e psa.e segment 100 0 100\n"
+                                        "Histogram x psa.x crystal 100 -50 50\n"
+                                        "Histogram z psa.z sum 100 0 100\n"
+                                        "Histogram e0 psa.core crystal 100 0 100\n"
+                                        "Histogram xy psa.xy crystal 10 -50 50 10 -50 50\n"
+                                        "Plot none\n"),
+                      0);
+    void *inst = begin(&histo);
+    adf_psa_hit hits[2] = { { .segment = 7, .x = -12.5f, .y = 33.0f, .z = 40.5f, .e = 60.5f },
+                            { .segment = 8, .x = 20.0f, .y = -50.0f, .z = 99.5f, .e = 30.5f } };
+    put_psa(1, 91.0f, hits, 2);
+    ck_assert_int_eq(adf_begin(&w, ADF_ID_EVENT_DATA_PSA, 4, 400), ADF_OK);
+    put_psa(1, 91.0f, hits, 1);
+    ck_assert_int_eq(adf_end(&w), ADF_OK);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    end(&histo, inst);
+    csv c;
+    read_csv(path_in(out_dir, "e/e_c001_s07.csv"), &c);
+    ck_assert_uint_eq(c.bins[60], 2);
+    read_csv(path_in(out_dir, "e/e_c001_s08.csv"), &c);
+    ck_assert_uint_eq(c.bins[30], 1);
+    read_csv(path_in(out_dir, "x/x_c001.csv"), &c);
+    ck_assert_uint_eq(c.bins[37], 2); /* -12.5 + 50 */
+    ck_assert_uint_eq(c.bins[70], 1);
+    read_csv(path_in(out_dir, "z.csv"), &c);
+    ck_assert_uint_eq(c.bins[40], 2);
+    ck_assert_uint_eq(c.bins[99], 1);
+    read_csv(path_in(out_dir, "e0/e0_c001.csv"), &c);
+    ck_assert_uint_eq(c.bins[91], 2);
+    size_t n;
+    char *text = (char *)slurp(path_in(out_dir, "xy/xy_c001.csv"), &n);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_str_eq(text, "x_bin,y_bin,x_low,y_low,count\n3,8,-20,30,2\n"
+                           "7,0,20,-50,1\nunderflow,,,,0\noverflow,,,,0\nnan,,,,0\n");
+    free(text);
+}
+END_TEST
+
+/* ---- file bytes -------------------------------------------------------------- */
+
+static void le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+START_TEST(spe_bytes)
+{
+    ck_assert_uint_eq(configure(&histo, "Histogram spec4 tracked.e sum 4 0 4\nFormats spe\n"
+                                        "Plot none\n"),
+                      0);
+    void *inst = begin(&histo);
+    const float e[] = { 0.5f, 1.5f, 1.7f, 3.2f, 3.0f, 3.9f, 9.0f };
+    put_tracked(e, 7);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    end(&histo, inst);
+    uint8_t want[32 + 8 + 16];
+    const float counts[4] = { 1, 2, 0, 3 };
+    le32(want, 24);
+    memcpy(want + 4, "spec4   ", 8);
+    le32(want + 12, 4);
+    le32(want + 16, 1);
+    le32(want + 20, 1);
+    le32(want + 24, 1);
+    le32(want + 28, 24);
+    le32(want + 32, 16);
+    for (int i = 0; i < 4; i++) {
+        uint32_t bits;
+        memcpy(&bits, &counts[i], 4);
+        le32(want + 36 + 4 * i, bits);
+    }
+    le32(want + 52, 16);
+    size_t n;
+    uint8_t *got = slurp(path_in(out_dir, "spec4.spe"), &n);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_uint_eq(n, sizeof want);
+    ck_assert_mem_eq(got, want, sizeof want);
+    free(got);
+    ck_assert_int_eq(access(path_in(out_dir, "spec4.csv"), F_OK), -1); /* Formats spe only */
+    ck_assert_int_eq(access(path_in(out_dir, "spec4.spe.tmp"), F_OK), -1);
+}
+END_TEST
+
+START_TEST(m4b_bytes)
+{
+    ck_assert_uint_eq(configure(&histo, "Histogram gg gg.e sum 4096 0 4096 4096 0 4096\n"
+                                        "Formats m4b\nPlot none\n"),
+                      0);
+    void *inst = begin(&histo);
+    const float e[] = { 10.5f, 20.5f, 4095.5f };
+    put_tracked(e, 3);
+    put_tracked(e, 2);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    end(&histo, inst);
+    size_t n;
+    uint8_t *got = slurp(path_in(out_dir, "gg.m4b"), &n);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_uint_eq(n, (size_t)4096 * 4096 * 4);
+    uint8_t *want = calloc(n, 1);
+    ck_assert_ptr_nonnull(want);
+    le32(want + 4 * (10 * 4096 + 20), 2);
+    le32(want + 4 * (20 * 4096 + 10), 2);
+    le32(want + 4 * (10 * 4096 + 4095), 1);
+    le32(want + 4 * (4095 * 4096 + 10), 1);
+    le32(want + 4 * (20 * 4096 + 4095), 1);
+    le32(want + 4 * (4095 * 4096 + 20), 1);
+    ck_assert_int_eq(memcmp(got, want, n), 0);
+    free(want);
+    free(got);
+}
+END_TEST
+
+/* ---- the filter contract ------------------------------------------------------- */
+
+START_TEST(output_too_small_changes_nothing)
+{
+    ck_assert_uint_eq(configure(&histo, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
+    void *inst = begin(&histo);
+    const float e[] = { 1.5f, 2.5f };
+    put_tracked(e, 2);
+    put_tracked(e, 1);
+    uint8_t out[64];
+    unsigned used = 0, code;
+    histo.filter(inst, block, (unsigned)w.used, out, sizeof out, &used, &code);
+    ck_assert_uint_eq(code, NARVAL_E_OUTPUT_SIZE);
+    ck_assert_uint_eq(used, w.used);
+    ck_assert_uint_eq(feed(&histo, inst), 0); /* the same block again, room enough */
+    end(&histo, inst);
+    csv c;
+    read_csv(path_in(out_dir, "e.csv"), &c);
+    ck_assert_uint_eq(c.bins[1], 2);
+    ck_assert_uint_eq(c.bins[2], 1);
+}
+END_TEST
+
+START_TEST(malformed_block_counts_nothing)
+{
+    ck_assert_uint_eq(configure(&histo, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
+    void *inst = begin(&histo);
+    const float e[] = { 1.5f };
+    put_tracked(e, 1);
+    size_t good = w.used;
+    put_tracked(e, 1);
+    le32(block + good, 5000); /* the second frame's length runs past the block */
+    ck_assert_uint_eq(feed(&histo, inst), NARVAL_E_INPUT);
+    put_tracked(e, 1);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    end(&histo, inst);
+    csv c;
+    read_csv(path_in(out_dir, "e.csv"), &c);
+    ck_assert_uint_eq(csv_total(&c), 1);
+}
+END_TEST
+
+START_TEST(crystal_beyond_configuration)
+{
+    ck_assert_uint_eq(configure(&histo, "Crystals 4\nHistogram c crystal.core crystal 8 0 8\n"
+                                        "Plot none\n"),
+                      0);
+    void *inst = begin(&histo);
+    float energy[2] = { 1, 2 };
+    put_crystal(4, energy, 2);
+    ck_assert_uint_eq(feed(&histo, inst), NARVAL_E_DATA);
+    end(&histo, inst);
+}
+END_TEST
+
+START_TEST(sink_counts_like_the_filter)
+{
+    ck_assert_uint_eq(configure(&sink, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
+    ck_assert_ptr_nonnull(strstr(sink.describe(), "consumer"));
+    void *inst = begin(&sink);
+    const float e[] = { 1.5f, 6.5f, 6.5f };
+    put_tracked(e, 3);
+    unsigned code;
+    sink.consume(inst, block, (unsigned)w.used, &code);
+    ck_assert_uint_eq(code, 0);
+    sink.consume(inst, block, 0, &code);
+    ck_assert_uint_eq(code, 0);
+    end(&sink, inst);
+    csv c;
+    read_csv(path_in(out_dir, "e.csv"), &c);
+    ck_assert_uint_eq(c.bins[1], 1);
+    ck_assert_uint_eq(c.bins[6], 2);
+}
+END_TEST
+
+START_TEST(written_every_interval_and_plotted)
+{
+    ck_assert_uint_eq(configure(&histo, "WriteEvery 0.3\nHistogram e tracked.e sum 64 0 64\n"
+                                        "Plot e\n"),
+                      0);
+    void *inst = begin(&histo);
+    const float e[] = { 10.5f, 11.5f, 11.5f, 40.5f };
+    put_tracked(e, 4);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    ck_assert_int_eq(access(path_in(out_dir, "e.spe"), F_OK), -1);
+    struct timespec pause = { 0, 350 * 1000 * 1000 };
+    nanosleep(&pause, NULL);
+    put_tracked(e, 1);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    csv c;
+    read_csv(path_in(out_dir, "e.csv"), &c); /* written before stop */
+    ck_assert_uint_eq(csv_total(&c), 5);
+    end(&histo, inst);
+    size_t n;
+    uint8_t *png = slurp(path_in(out_dir, "e.png"), &n);
+    if (access("/usr/bin/gnuplot", X_OK) != 0 && !png) {
+        fprintf(stderr, "skip: gnuplot is not installed, e.png not checked\n");
+        return;
+    }
+    ck_assert_ptr_nonnull(png);
+    ck_assert_uint_gt(n, 1000);
+    ck_assert_mem_eq(png, "\x89PNG\r\n\x1a\n", 8);
+    free(png);
+}
+END_TEST
+
+/* ---- configuration errors ----------------------------------------------------- */
+
+static void expect_error(const char *text, const char *where, const char *what)
+{
+    char log[4096];
+    unsigned code = configure_logged(&histo, text, log, sizeof log);
+    ck_assert_msg(code == NARVAL_E_CONFIG, "'%s' accepted", text);
+    char at[64];
+    snprintf(at, sizeof at, "Histo.conf:%s:", where);
+    ck_assert_msg(strstr(log, at) != NULL, "no '%s' in: %s", at, log);
+    ck_assert_msg(strstr(log, what) != NULL, "no '%s' in: %s", what, log);
+}
+
+/* Line 1 of every file is OutputDir (configure adds it). */
+START_TEST(configuration_errors_name_file_and_line)
+{
+    expect_error("Histogram a crystal.core sum 16 0 16\nHistogram b crystal.energy sum 16 0 16\n",
+                 "3", "unknown quantity 'crystal.energy'");
+    expect_error("Histogram a tracked.e crystal 16 0 16\n", "2", "scope 'crystal'");
+    expect_error("\nHistogram a tracked.e sum 0 0 16\n", "3", "bins '0'");
+    expect_error("Histogram a tracked.e sum 16 5 5\n", "2", "range [5, 5) is empty");
+    expect_error("Histogram a tracked.e sum 16 0 x16\n", "2", "'x16' is not a finite number");
+    expect_error("Histogram a tracked.e sum 16 0 16\nHistogram a tracked.e sum 8 0 8\n", "3",
+                 "already declared on line 2");
+    expect_error("Histogram g gg.e sum 16 0 16\n", "2", "needs 6 values");
+    expect_error("Histogram a tracked.e sum 16 0 16 b tracked.e sum 16 0 16\n", "2",
+                 "one declaration per line");
+    expect_error("Histogram a/b tracked.e sum 16 0 16\n", "2", "name 'a/b'");
+    expect_error("Histogram a tracked.e sum 16 0 16\nPlot b\n", "3", "'b' is not a declared");
+    expect_error("Histogram g gg.e sum 4 0 4 4 0 4\nPlot g\n", "3", "matrix");
+    expect_error("Crystals 2\nHistogram a crystal.core crystal 4 0 4\nPlot a:c2\n", "4",
+                 "beyond Crystals 2");
+    expect_error("Histogram a tracked.e sum 16 0 16\nFormats spe gif\n", "3", "format 'gif'");
+    expect_error("Histogram a tracked.e sum 16 0 16\nDevice tpu\n", "3", "'tpu'");
+    expect_error("Crystals 0\n", "2", "below the minimum 1");
+}
+END_TEST
+
+START_TEST(gpu_forced_without_gpu_fails_at_initialise)
+{
+#ifdef NARWHAL_HAVE_CUDA
+    int count = 0;
+    if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
+        fprintf(stderr, "skip: a GPU is present; the refusal of Device gpu is not tested\n");
+        return;
+    }
+#endif
+    ck_assert_uint_eq(configure(&histo, "Device gpu\nHistogram e tracked.e sum 8 0 8\n"), 0);
+    unsigned code;
+    void *inst = histo.reg(&code);
+    ck_assert_uint_eq(code, 0);
+    histo.initialise(inst, &code);
+    ck_assert_uint_eq(code, NARVAL_E_DEVICE);
+    histo.unload(inst, &code);
+    ck_assert_uint_eq(code, 0);
+}
+END_TEST
+
+/* ---- GPU equal to CPU ---------------------------------------------------------- */
+
+/* Every family, every kernel plan (shared memory with 32 copies and with one,
+ * global atomics), bins with inexact edges, and values on edges, out of
+ * range, infinite and NaN. */
+static const char *const mixed_conf =
+    "Crystals 4\nSegments 36\nPlot none\n"
+    "Histogram t tracked.e sum 8192 0 4096\n"
+    "Histogram tdc tracked.e_dc sum 1000 -5 3000.3\n"
+    "Histogram gg gg.e sum 4096 0 4096 4096 0 4096\n"
+    "Histogram seg crystal.segment segment 16384 0 8192\n"
+    "Histogram core crystal.core crystal 4096 0 4096\n"
+    "Histogram small psa.e crystal 64 0 2000\n"
+    "Histogram xy psa.xy crystal 50 -40 40 50 -40 40\n"
+    "Histogram z psa.z segment 100 0 90\n";
+
+static float random_value(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    unsigned r = (unsigned)(*s >> 33);
+    switch (r % 16) {
+    case 0: return NAN;
+    case 1: return (r & 32) ? INFINITY : -INFINITY;
+    case 2: return (float)(r % 8192) * 0.5f; /* bin edges */
+    case 3: return -(float)(r % 100);
+    default: return (float)(r % 4200000) * 0.001f - 5.0f;
+    }
+}
+
+static void random_block(uint64_t *s, unsigned events)
+{
+    float e[6], energy[37];
+    adf_psa_hit hits[4];
+    for (unsigned ev = 0; ev < events; ev++) {
+        unsigned n = 1 + ev % 6;
+        for (unsigned i = 0; i < n; i++)
+            e[i] = random_value(s);
+        put_tracked(e, n);
+        for (unsigned i = 0; i < 37; i++)
+            energy[i] = random_value(s);
+        put_crystal(ev % 4, energy, 37);
+        for (unsigned i = 0; i < 4; i++)
+            hits[i] = (adf_psa_hit){ .segment = (int16_t)((ev + i) % 36), .x = random_value(s) / 50,
+                                     .y = random_value(s) / 50, .z = random_value(s) / 40,
+                                     .e = random_value(s) };
+        put_psa(ev % 4, random_value(s), hits, 1 + ev % 4);
+    }
+}
+
+static void run_mixed(const char *device, const char *dir)
+{
+    char text[2048];
+    snprintf(out_dir, sizeof out_dir, "%s/%s", tmp, dir);
+    snprintf(text, sizeof text, "Device %s\n%s", device, mixed_conf);
+    ck_assert_uint_eq(configure(&histo, text), 0);
+    void *inst = begin(&histo);
+    uint64_t s = 12345;
+    for (int b = 0; b < 12; b++) {
+        random_block(&s, 40);
+        ck_assert_uint_eq(feed(&histo, inst), 0);
+    }
+    end(&histo, inst);
+}
+
+static const char *other_dir;
+static int compared;
+
+static int compare_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    if (flag != FTW_F)
+        return 0;
+    char twin[PATH_MAX + 64];
+    snprintf(twin, sizeof twin, "%s/%s", other_dir, strstr(path, "/cpu/") + 5);
+    size_t n1, n2;
+    uint8_t *a = slurp(path, &n1), *b = slurp(twin, &n2);
+    ck_assert_msg(b != NULL, "GPU run lacks %s", twin);
+    ck_assert_msg(n1 == n2 && memcmp(a, b, n1) == 0, "%s differs between CPU and GPU", twin);
+    free(a);
+    free(b);
+    compared++;
+    return 0;
+}
+
+START_TEST(gpu_counts_equal_cpu_counts)
+{
+    char why[160] = "built without CUDA";
+#ifdef NARWHAL_HAVE_CUDA
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    snprintf(why, sizeof why, "%s", err == cudaSuccess ? "no CUDA device" : cudaGetErrorString(err));
+    if (err == cudaSuccess && count > 0) {
+        char gpu_dir[PATH_MAX + 8];
+        run_mixed("cpu", "cpu");
+        run_mixed("gpu", "gpu");
+        snprintf(gpu_dir, sizeof gpu_dir, "%s/gpu", tmp);
+        other_dir = gpu_dir;
+        ck_assert_int_eq(nftw(path_in(tmp, "cpu"), compare_entry, 16, FTW_PHYS), 0);
+        ck_assert_int_eq(compared, 602); /* every histogram file of mixed_conf */
+        fprintf(stderr, "GPU: %d files equal byte for byte to the CPU's\n", compared);
+        return;
+    }
+#endif
+    fprintf(stderr, "skip: GPU equal to CPU not tested: %s\n", why);
+    run_mixed("cpu", "cpu"); /* the CPU half still runs */
+}
+END_TEST
+
+static Suite *histo_suite(void)
+{
+    Suite *s = suite_create("histo");
+    TCase *tc = tcase_create("counts");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, edges_under_over_nan);
+    tcase_add_test(tc, inexact_edges_follow_the_float_rule);
+    tcase_add_test(tc, doppler_and_gamma_gamma_pairs);
+    tcase_add_test(tc, crystal_families);
+    tcase_add_test(tc, psa_hits_and_maps_inside_composites);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("files");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, spe_bytes);
+    tcase_add_test(tc, m4b_bytes);
+    tcase_add_test(tc, written_every_interval_and_plotted);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("contract");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, output_too_small_changes_nothing);
+    tcase_add_test(tc, malformed_block_counts_nothing);
+    tcase_add_test(tc, crystal_beyond_configuration);
+    tcase_add_test(tc, sink_counts_like_the_filter);
+    tcase_add_test(tc, configuration_errors_name_file_and_line);
+    tcase_add_test(tc, gpu_forced_without_gpu_fails_at_initialise);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("gpu");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, gpu_counts_equal_cpu_counts);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(histo_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}
