@@ -189,7 +189,7 @@ $(BUILD)/lib/narwhal.pc: Makefile
 	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include/narwhal' \
 	  'actordir=$${prefix}/lib/narwhal/actors' '' 'Name: narwhal' \
 	  'Description: Narwhal ADF frame library and NARVAL actor ABI' 'Version: $(VERSION)' \
-	  'Libs: -L$${libdir} -ladf' 'Cflags: -I$${includedir}' > $@
+	  'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -ladf' 'Cflags: -I$${includedir}' > $@
 
 # ---- the main job
 run: all
