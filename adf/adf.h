@@ -389,6 +389,87 @@ size_t adf_tracked_payload_size(unsigned n_gammas);
 int adf_tracked_write(adf_writer *w, uint32_t event, uint64_t timestamp, const adf_tracked *t);
 int adf_tracked_read(const adf_frame *f, adf_tracked *t);
 
+/* ---- narwhal:truth (ADF_ID_NW_TRUTH), Narwhal's layout ----------------------
+ *
+ * What really happened in one simulated event (actors/sim writes it, every
+ * other actor passes it on untouched).  Same event number and timestamp as
+ * the event's data:crystal frames, which follow it in the stream.
+ * Lab frame: origin at the target, mm; crystal frame: detector/geometry.h.
+ *
+ *   offset  type   field (header, 8 bytes)
+ *   0       u16    number of γ rays G emitted in the event
+ *   2       u16    number of interactions N, all γ rays together
+ *   4       f32    beta: v/c of the emitter along +z (0 = at rest)
+ *   then per γ, 24 bytes at 8 + 24 g:
+ *   +0      f32    e0: energy in the emitter's frame, keV
+ *   +4      f32    e: energy in the lab (Doppler shifted; = e0 when beta is 0), keV
+ *   +8      f32    dx, dy, dz: direction of emission, lab, unit vector
+ *   +20     u16    flags (ADF_TRUTH_*)
+ *   +22     u16    number of interactions of this γ (they sum to N)
+ *   then per interaction, 40 bytes at 8 + 24 G + 40 i, γ by γ in order of
+ *   emission (γ 0's interactions first), each γ's in the order they happened
+ *   (the annihilation photons of a pair belong to the γ that made the pair):
+ *   +0      u16    crystal id
+ *   +2      u16    segment 0..35
+ *   +4      u16    process: ADF_TRUTH_PHOTO, ADF_TRUTH_COMPTON or ADF_TRUTH_PAIR
+ *                  (for packed deposits: the process of the first one)
+ *   +6      u16    deposits packed into this interaction (1 = a single one)
+ *   +8      f32    e: energy deposited, keV
+ *   +12     f32    x, y, z: crystal frame, mm
+ *   +24     f32    x, y, z: lab frame, mm
+ *   +36     f32    t: ns from the first sample of the crystal's traces to the
+ *                  start of its signal (0 when no traces were made)
+ *   total payload: 8 + 24 G + 40 N bytes.
+ *
+ * adf_truth_read refuses G > ADF_TRUTH_MAX_GAMMAS or N > ADF_TRUTH_MAX_INTERACTIONS
+ * (ADF_E_LIMIT), a payload of another size, per-γ counts that do not sum to N,
+ * a segment above 35, an unknown process or 0 deposits (ADF_E_PAYLOAD).
+ * adf_truth_write refuses the same counts with ADF_E_LIMIT and the same
+ * inconsistencies with ADF_E_ARG, before touching w.  adf_truth is large
+ * (about 42 KiB): allocate it, do not put it on a small stack.
+ */
+#define ADF_TRUTH_HEADER 8u
+#define ADF_TRUTH_GAMMA 24u
+#define ADF_TRUTH_HIT 40u
+#define ADF_TRUTH_MAX_GAMMAS 64
+#define ADF_TRUTH_MAX_INTERACTIONS 1024
+enum { ADF_TRUTH_PHOTO = 1, ADF_TRUTH_COMPTON = 2, ADF_TRUTH_PAIR = 3 };
+enum {
+    ADF_TRUTH_ABSORBED = 1u, /* the germanium took all of e */
+    ADF_TRUTH_MISSED = 2u,   /* the γ never reached germanium */
+    ADF_TRUTH_PAIRED = 4u,   /* a pair was made (its 511 keV photons are followed) */
+};
+
+typedef struct adf_truth_gamma {
+    float e0, e;
+    float dir[3];
+    uint16_t flags;
+    uint16_t n_interactions;
+} adf_truth_gamma;
+
+typedef struct adf_truth_hit {
+    uint16_t crystal_id;
+    uint16_t segment;
+    uint16_t process;
+    uint16_t deposits;
+    float e;
+    float pos[3]; /* crystal frame */
+    float lab[3];
+    float t;
+} adf_truth_hit;
+
+typedef struct adf_truth {
+    uint16_t n_gammas;
+    uint16_t n_interactions;
+    float beta;
+    adf_truth_gamma gamma[ADF_TRUTH_MAX_GAMMAS];
+    adf_truth_hit hit[ADF_TRUTH_MAX_INTERACTIONS];
+} adf_truth;
+
+size_t adf_truth_payload_size(unsigned n_gammas, unsigned n_interactions);
+int adf_truth_write(adf_writer *w, uint32_t event, uint64_t timestamp, const adf_truth *t);
+int adf_truth_read(const adf_frame *f, adf_truth *t);
+
 /* ---- meta:eof (ADF_ID_META_EOF) ----------------------------------------------
  * Marks the end of a stream.  Payload, 12 bytes:
  *   0  u32  frames that came before it in the stream
