@@ -373,7 +373,7 @@ static int allocate(run_state *s)
 
 static void release(run_state *s)
 {
-    for (size_t k = 0; s->buf && k < s->n; k++) {
+    for (size_t k = 0; s->buf && s->cap && k < s->n; k++) {
         s->res->actors[k].buffer_size = s->cap[k];
         free(s->buf[k]);
     }

@@ -48,8 +48,9 @@ int emu_configure(const emu_chain *c, const char *conf_dir, emu_run_result *res,
 /* The whole run: config, register and initialise per actor, start, blocks
  * until the end, the flush of every filter, stop, unload.  After a failure
  * every started actor is still stopped and every registered one unloaded.
- * Returns EMU_OK or EMU_E_RUN (err holds the first failure); res is filled
- * in either case and must be freed. */
+ * Returns EMU_OK or EMU_E_RUN (err holds the first failure).  res comes
+ * from emu_run_result_init with the chain's actor count; it is filled in
+ * either case and freed by the caller. */
 int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, char *err, size_t errlen);
 
 int emu_run_result_init(emu_run_result *res, size_t n_actors);
