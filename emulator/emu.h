@@ -18,6 +18,9 @@ enum emu_status {
  * within the ABI's unsigned int and within what one host can lend a chain. */
 #define EMU_MAX_BUFFER (1u << 30)
 
+/* The most actors one chain may have; the chain checks are quadratic in it. */
+#define EMU_MAX_ACTORS 1024
+
 /* A topology file larger than this is refused before libxml2 sees it. */
 #define EMU_MAX_TOPOLOGY_BYTES (16u << 20)
 

@@ -306,6 +306,8 @@ static int check_complete(reader *r, const xmlNode *el, const emu_actor_spec *a)
 
 static int read_actor(reader *r, const xmlNode *el, enum emu_role role)
 {
+    if (r->t->n_actors == EMU_MAX_ACTORS)
+        return fail_at(r, el, "more than %d actors: the emulator's limit for one chain", EMU_MAX_ACTORS);
     emu_actor_spec *a = new_actor(r, el);
     if (!a)
         return fail_at(r, el, "out of memory");

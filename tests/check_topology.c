@@ -266,6 +266,41 @@ START_TEST(sizes_are_whole_numbers_with_ada_underscores_up_to_1_gib)
 }
 END_TEST
 
+/* A producer, n - 2 intermediaries and a consumer, one per line after the first. */
+static char *long_chain(int n)
+{
+    size_t cap = (size_t)n * 256 + 64, len = 0;
+    char *xml = malloc(cap);
+    ck_assert_ptr_nonnull(xml);
+    len += (size_t)snprintf(xml + len, cap - len, "<configuration>\n<producer><name>a0</name><library>p.so</library>"
+                            "<output_buffer_name>b</output_buffer_name><size output_buffer='b'>64</size></producer>\n");
+    for (int i = 1; i + 1 < n; i++)
+        len += (size_t)snprintf(xml + len, cap - len, "<intermediary><name>a%d</name><library>f.so</library>"
+                                "<data_source source_buffer='b'>a%d</data_source><output_buffer_name>b"
+                                "</output_buffer_name><size output_buffer='b'>64</size></intermediary>\n", i, i - 1);
+    snprintf(xml + len, cap - len, "<consumer><name>z</name><library>c.so</library><data_source source_buffer='b'>"
+             "a%d</data_source></consumer>\n</configuration>\n", n - 2);
+    return xml;
+}
+
+START_TEST(a_chain_may_hold_up_to_1024_actors)
+{
+    char err[512];
+    emu_topology *t = NULL;
+    char *xml = long_chain(1024);
+    ck_assert_int_eq(parse(xml, &t, err, sizeof err), EMU_OK);
+    ck_assert_uint_eq(t->n_actors, 1024);
+    ck_assert_str_eq(t->actors[1022].name, "a1022");
+    ck_assert_str_eq(t->actors[1023].name, "z");
+    emu_topology_free(t);
+    free(xml);
+    xml = long_chain(1025);
+    ck_assert_int_eq(parse(xml, &t, err, sizeof err), EMU_E_TOPOLOGY);
+    ck_assert_str_eq(err, "mem.xml:1026: more than 1024 actors: the emulator's limit for one chain");
+    free(xml);
+}
+END_TEST
+
 START_TEST(unknown_elements_are_ignored_with_a_note_each)
 {
     static const char xml[] = "<configuration>\n"
@@ -435,6 +470,7 @@ static Suite *topology_suite(void)
     tc = tcase_create("parser");
     tcase_add_test(tc, sizes_are_whole_numbers_with_ada_underscores_up_to_1_gib);
     tcase_add_test(tc, unknown_elements_are_ignored_with_a_note_each);
+    tcase_add_test(tc, a_chain_may_hold_up_to_1024_actors);
     tcase_add_test(tc, malformed_memory_input_never_yields_a_topology);
     suite_add_tcase(s, tc);
     tc = tcase_create("command");
