@@ -123,6 +123,9 @@ static unsigned build_spec(const char *dir)
     return code ? kit_fail(histo_kit.actor, code, "%s", msg) : 0;
 }
 
+/* The declarations belong to the library, like the kit's settings: freed when it is unloaded. */
+__attribute__((destructor)) static void free_spec(void) { histo_spec_free(&spec); }
+
 void process_config(const char *directory_path, unsigned int *error_code)
 {
     *error_code = kit_config(&histo_kit, directory_path, &conf);
