@@ -104,6 +104,22 @@ extern "C" size_t histo_cub_combined_temp(size_t n, uint64_t bins)
     return err == cudaSuccess ? bytes : 0;
 }
 
+extern "C" int histo_cub_combined(histo_cub *c, const int *d_samples, size_t n, uint64_t bins,
+                                  unsigned *d_hist, char *msg, size_t len)
+{
+    size_t bytes = histo_cub_combined_temp(n, bins);
+    if (bytes == 0) {
+        snprintf(msg, len, "CUB refuses %llu bins in one call", (unsigned long long)bins);
+        return -1;
+    }
+    if (reserve(c, bytes, msg, len))
+        return -1;
+    cudaError_t err = cub::DeviceHistogram::HistogramEven(c->temp, bytes, d_samples, d_hist,
+                                                          (int)bins + 1, 0, (int)bins,
+                                                          (long long)n);
+    return err == cudaSuccess ? 0 : report(err, "combined-index histogram", msg, len);
+}
+
 extern "C" int histo_cub_sync(char *msg, size_t len)
 {
     cudaError_t err = cudaDeviceSynchronize();

@@ -31,6 +31,10 @@ int histo_cub_f32_each(histo_cub *c, const float *d_samples, const size_t *start
  * bins in one call (a combined channel-and-bin index); 0 when it refuses. */
 size_t histo_cub_combined_temp(size_t n, uint64_t bins);
 
+/* That call: d_hist[k] = number of samples equal to k, for k < bins. */
+int histo_cub_combined(histo_cub *c, const int *d_samples, size_t n, uint64_t bins,
+                       unsigned *d_hist, char *msg, size_t len);
+
 /* Waits for the device. */
 int histo_cub_sync(char *msg, size_t len);
 

@@ -407,17 +407,51 @@ static void cub_each(bench *b, histo_cub *c, const char *name, const uint32_t *k
     free(hist);
 }
 
-static void combined_note(size_t n, uint64_t bins)
+/* One HistogramEven call over a combined index (histogram * bins + bin,
+ * computed on the host with our binning, not timed), where CUB's temporary
+ * storage, a private copy of every bin per block, fits the device. */
+static void cub_combined(bench *b, histo_cub *c, const char *name, const uint32_t *key,
+                         const histo_axis *a, const float *value, size_t n, size_t k,
+                         const histo_group *g, const uint64_t *ref)
 {
-    size_t need = histo_cub_combined_temp(n, bins);
-    size_t free_b = 0, total_b = 0;
-    cudaMemGetInfo(&free_b, &total_b);
-    printf("  CUB with a combined index (%llu bins, one call): temporary storage %.1f GiB, "
-           "device has %.1f GiB free: %s\n",
-           (unsigned long long)bins, need / 1073741824.0, free_b / 1073741824.0,
-           need && need < free_b / 2 ? "possible but not faster than the per-histogram calls"
-                                      : "not feasible (CUB privatises every bin per block in "
-                                        "global memory above 256 bins)");
+    uint64_t bins = (uint64_t)k * a->bins;
+    size_t need = histo_cub_combined_temp(n, bins), free_b = 0, total_b = 0;
+    CU(cudaMemGetInfo(&free_b, &total_b));
+    printf("  %s: CUB with a combined index (%llu bins, one call) asks for %.1f GiB of temporary "
+           "storage; the device has %.1f GiB free\n", name, (unsigned long long)bins,
+           need / 1073741824.0, free_b / 1073741824.0);
+    if (!need || need + bins * 4 + n * 4 > free_b / 10 * 9) {
+        printf("  %s: combined index not run: it does not fit\n", name);
+        return;
+    }
+    int *idx = malloc(n * sizeof *idx);
+    unsigned *hist = malloc(bins * sizeof *hist), *d_hist;
+    double t[16];
+    if (!idx || !hist) {
+        fprintf(stderr, "bench-histo: out of memory for %s\n", name);
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (int)(key[i] * a->bins + histo_axis_bin(a, value[i]));
+    int *d_idx = to_device(idx, n * sizeof *idx);
+    CU(cudaMalloc((void **)&d_hist, bins * sizeof *d_hist));
+    for (int r = -1; r < b->reps_cpu; r++) {
+        check(histo_cub_sync(msg, sizeof msg));
+        double t0 = now();
+        check(histo_cub_combined(c, d_idx, n, bins, d_hist, msg, sizeof msg));
+        check(histo_cub_sync(msg, sizeof msg));
+        if (r >= 0)
+            t[r] = now() - t0;
+    }
+    CU(cudaMemcpy(hist, d_hist, bins * sizeof *hist, cudaMemcpyDeviceToHost));
+    char label[64];
+    snprintf(label, sizeof label, "%s combined", name);
+    cub_row(b, label, t, (double)n, (double)n * sizeof(int), cub_differences(hist, ref, g, a->bins),
+            "HistogramEven, one call, combined index");
+    cudaFree(d_idx);
+    cudaFree(d_hist);
+    free(idx);
+    free(hist);
 }
 #endif
 
@@ -481,7 +515,7 @@ static void case_b(bench *b)
         cudaFree((void *)dev.x);
         check(histo_cub_create(&c, msg, sizeof msg));
         cub_each(b, c, "b CUB", inst, e, n, CHANNELS, &g, &g.ax[0], ref);
-        combined_note(n, (uint64_t)CHANNELS * BINS_B);
+        cub_combined(b, c, "b CUB", inst, &g.ax[0], e, n, CHANNELS, &g, ref);
         histo_cub_destroy(c);
     }
 #endif
@@ -524,7 +558,7 @@ static void case_c(bench *b)
         histo_group rows = { .dims = 1, .instances = BINS_C, .slots = BINS_C };
         check(histo_cub_create(&c, msg, sizeof msg));
         cub_each(b, c, "c CUB", row_of, y, n, BINS_C, &rows, &g.ax[1], ref);
-        combined_note(n, (uint64_t)BINS_C * BINS_C);
+        cub_combined(b, c, "c CUB", row_of, &g.ax[1], y, n, BINS_C, &rows, ref);
         histo_cub_destroy(c);
         free(row_of);
     }
@@ -551,14 +585,17 @@ static void print_table(const bench *b)
                r->bytes / r->seconds / 1e9, r->seconds * 1e3, r->note);
     }
     const row *ag = find(&b->t, "a GPU"), *bg = find(&b->t, "b GPU"), *bc = find(&b->t, "b CUB");
+    const row *bc1 = find(&b->t, "b CUB combined");
+    if (bc1 && (!bc || bc1->seconds < bc->seconds))
+        bc = bc1;
     if (b->copy_gbs > 0)
         printf("\ndevice-to-device copy: %.1f GB/s (bytes read + written)\n", b->copy_gbs);
     if (ag && b->copy_gbs > 0)
         printf("goal a: GPU reads %.1f GB/s = %.0f %% of the copy bandwidth (goal >= 70 %%)\n",
                ag->bytes / ag->seconds / 1e9, 100 * ag->bytes / ag->seconds / 1e9 / b->copy_gbs);
     if (bg && bc)
-        printf("goal b: GPU %.1fx CUB in samples/s (goal >= 5x)\n",
-               (bg->samples / bg->seconds) / (bc->samples / bc->seconds));
+        printf("goal b: GPU %.1fx CUB (its faster way, %s) in samples/s (goal >= 5x)\n",
+               (bg->samples / bg->seconds) / (bc->samples / bc->seconds), bc->note);
 }
 
 int main(int argc, char **argv)

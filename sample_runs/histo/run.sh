@@ -21,5 +21,8 @@ cp "$work/conf/Histo.conf" "$keep/Histo.conf"
 cmp "$work/input.adf" "$work/output.adf"
 echo "output equals input: histo passed every frame on unchanged" \
     >> "$keep/run.log"
-cp "$work"/histo/*.png "$work/histo/gamma.spe" "$work/histo/gamma.csv" "$keep/"
+cp "$work/histo/gamma.spe" "$work/histo/gamma.csv" "$keep/"
+for png in "$work"/histo/*.png; do # none where gnuplot is missing (the log says so)
+    [ -e "$png" ] && cp "$png" "$keep/"
+done
 cat "$keep/run.log"
