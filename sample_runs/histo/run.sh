@@ -23,6 +23,6 @@ echo "output equals input: histo passed every frame on unchanged" \
     >> "$keep/run.log"
 cp "$work/histo/gamma.spe" "$work/histo/gamma.csv" "$keep/"
 for png in "$work"/histo/*.png; do # none where gnuplot is missing (the log says so)
-    [ -e "$png" ] && cp "$png" "$keep/"
+    if [ -e "$png" ]; then cp "$png" "$keep/"; fi
 done
 cat "$keep/run.log"
