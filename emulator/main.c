@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <libxml/parser.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,11 +68,15 @@ typedef struct options {
     int verbose;
 } options;
 
-static int usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fputs("narwhal: ", stderr);
-    fprintf(stderr, fmt, arg);
+    vfprintf(stderr, fmt, ap);
     fputs(" (see narwhal --help)\n", stderr);
+    va_end(ap);
     return EMU_E_TOPOLOGY;
 }
 
@@ -114,7 +119,7 @@ static int parse_option(int argc, char **argv, int *i, options *o)
     }
     if (is_option(arg, "--actors") && (value = option_value(argc, argv, i, "--actors"))) {
         if (o->n_dirs == MAX_ACTOR_DIRS)
-            return usage_error("at most %s --actors directories", "16");
+            return usage_error("at most %d --actors directories", MAX_ACTOR_DIRS);
         o->dirs[o->n_dirs++] = value;
         return EMU_OK;
     }
