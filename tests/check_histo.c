@@ -608,6 +608,26 @@ START_TEST(written_every_interval_and_plotted)
 }
 END_TEST
 
+START_TEST(missing_gnuplot_is_a_warning)
+{
+    ck_assert_uint_eq(configure(&histo, "Histogram e tracked.e sum 16384 0 16384\nPlot e\n"), 0);
+    void *inst = begin(&histo);
+    float e[64];
+    for (int i = 0; i < 64; i++)
+        e[i] = 256.0f * i + 0.5f; /* a plot script far larger than a pipe's buffer */
+    put_tracked(e, 64);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    setenv("PATH", "/nonexistent", 1);
+    end(&histo, inst);
+    setenv("PATH", path, 1);
+    free(path);
+    ck_assert_int_eq(access(path_in(out_dir, "e.spe"), F_OK), 0);
+    ck_assert_int_eq(access(path_in(out_dir, "e.png"), F_OK), -1);
+    ck_assert_int_eq(access(path_in(out_dir, "e.png.tmp.gp"), F_OK), -1);
+}
+END_TEST
+
 /* ---- configuration errors ----------------------------------------------------- */
 
 static void expect_error(const char *text, const char *where, const char *what)
@@ -791,6 +811,7 @@ static Suite *histo_suite(void)
     tcase_add_test(tc, spe_bytes);
     tcase_add_test(tc, m4b_bytes);
     tcase_add_test(tc, written_every_interval_and_plotted);
+    tcase_add_test(tc, missing_gnuplot_is_a_warning);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("contract");

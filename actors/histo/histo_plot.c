@@ -1,6 +1,7 @@
 /* histo_plot.c: draws a 1D spectrum as a PNG with gnuplot: labelled axes, the range that holds counts, the highest bin marked. */
 #include <errno.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 
 #include "histo_output.h"
 #include "narval.h"
+
+extern char **environ;
 
 /* What a plot shows, taken from the summed bins. */
 typedef struct view {
@@ -83,25 +86,44 @@ static void script(FILE *gp, const char *tmp, const char *title, const histo_axi
             (unsigned long long)(v->last > v->first ? bins[v->last - 1] : 0));
 }
 
-/* Runs gnuplot on the script; 0, or -1 with msg (127: gnuplot is missing). */
+/* Writes the script to a file and runs gnuplot on it: a pipe to a gnuplot
+ * that is missing or dies would raise SIGPIPE in the host.  0, or -1 with
+ * msg; *missing tells that gnuplot is not installed. */
 static int run_gnuplot(const char *tmp, const char *title, const histo_axis *a, const char *label,
-                       const uint64_t *bins, int *status, char *msg, size_t len)
+                       const uint64_t *bins, bool *missing, char *msg, size_t len)
 {
+    char gp[PATH_MAX + 16];
     view v = frame(bins, a->bins);
-    FILE *gp = popen("gnuplot", "w");
-    if (!gp) {
-        snprintf(msg, len, "cannot start gnuplot: %s", strerror(errno));
+    int status = 0, rc = -1;
+    pid_t pid;
+    snprintf(gp, sizeof gp, "%s.gp", tmp);
+    FILE *fp = fopen(gp, "w");
+    if (!fp) {
+        snprintf(msg, len, "cannot create '%s': %s", gp, strerror(errno));
         return -1;
     }
-    script(gp, tmp, title, a, label, bins, &v);
-    *status = pclose(gp);
-    if (*status == -1 || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
-        snprintf(msg, len, "%s", *status != -1 && WIFEXITED(*status) && WEXITSTATUS(*status) == 127
-                                     ? "gnuplot is not installed (apt-get install gnuplot-nox)"
-                                     : "gnuplot failed (its message is above)");
-        return -1;
+    script(fp, tmp, title, a, label, bins, &v);
+    if (fclose(fp) != 0) {
+        snprintf(msg, len, "cannot write '%s': %s", gp, strerror(errno));
+        goto done;
     }
-    return 0;
+    char *argv[] = { "gnuplot", gp, NULL };
+    int err = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+    *missing = err == ENOENT;
+    if (err) {
+        snprintf(msg, len, "%s", *missing ? "gnuplot is not installed (apt-get install gnuplot-nox)"
+                                          : strerror(err));
+        goto done;
+    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        snprintf(msg, len, "gnuplot failed on '%s' (its message is above)", gp);
+    else
+        rc = 0;
+done:
+    unlink(gp);
+    return rc;
 }
 
 int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *counts,
@@ -110,7 +132,7 @@ int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *c
     const histo_decl *d = &s->decl[p->decl];
     const uint64_t n = d->g.slots;
     char path[PATH_MAX], tmp[PATH_MAX + 8], title[256];
-    int status = 0, rc = -1;
+    int rc = -1;
     uint64_t *sum = calloc(n, sizeof *sum);
     *no_gnuplot = false;
     if (!sum) {
@@ -134,9 +156,8 @@ int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *c
              (unsigned long long)frame(sum, d->g.ax[0].bins).total,
              (unsigned long long)extra[HISTO_UNDER], (unsigned long long)extra[HISTO_OVER],
              (unsigned long long)extra[HISTO_NAN]);
-    if (run_gnuplot(tmp, title, &d->g.ax[0], histo_quantities[d->q].label[0], sum, &status, msg,
-                    len) != 0) {
-        *no_gnuplot = WIFEXITED(status) && WEXITSTATUS(status) == 127;
+    if (run_gnuplot(tmp, title, &d->g.ax[0], histo_quantities[d->q].label[0], sum, no_gnuplot,
+                    msg, len) != 0) {
         unlink(tmp);
         goto done;
     }
