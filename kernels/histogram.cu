@@ -92,7 +92,8 @@ __global__ void __launch_bounds__(kThreads) fill_global(histo_group g, histo_ent
     const histo_entries ent = e;
     const unsigned lane = threadIdx.x & 31;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t w = (size_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); w < ent.n; w += stride) {
+    const size_t first = (size_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31u);
+    for (size_t w = first; w < ent.n; w += stride) {
         const size_t i = w + lane;
         const unsigned active = __ballot_sync(0xffffffffu, i < ent.n);
         if (i >= ent.n)
@@ -236,8 +237,10 @@ extern "C" int histo_gpu_create(histo_gpu **out, uint64_t slots, char *msg, size
         goto fail;
     }
     if ((err = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess ||
-        (err = cudaEventCreateWithFlags(&g->stage[0].done, cudaEventDisableTiming)) != cudaSuccess ||
-        (err = cudaEventCreateWithFlags(&g->stage[1].done, cudaEventDisableTiming)) != cudaSuccess) {
+        (err = cudaEventCreateWithFlags(&g->stage[0].done, cudaEventDisableTiming)) !=
+            cudaSuccess ||
+        (err = cudaEventCreateWithFlags(&g->stage[1].done, cudaEventDisableTiming)) !=
+            cudaSuccess) {
         rc = report(err, "creating the stream", msg, len);
         goto fail;
     }
@@ -290,7 +293,8 @@ static int launch(histo_gpu *g, const histo_group *grp, const histo_entries *e, 
     int per_sm = 0;
     cudaError_t err;
     if (p.shared) {
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fill_shared, kThreads, p.bytes);
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fill_shared, kThreads,
+                                                            p.bytes);
         if (err != cudaSuccess)
             return report(err, "occupancy of the shared-memory kernel", msg, len);
         fill_shared<<<blocks_for(e->n, per_sm, g->sms), kThreads, p.bytes, g->stream>>>(

@@ -775,7 +775,8 @@ START_TEST(gpu_counts_equal_cpu_counts)
 #ifdef NARWHAL_HAVE_CUDA
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
-    snprintf(why, sizeof why, "%s", err == cudaSuccess ? "no CUDA device" : cudaGetErrorString(err));
+    snprintf(why, sizeof why, "%s",
+             err == cudaSuccess ? "no CUDA device" : cudaGetErrorString(err));
     if (err == cudaSuccess && count > 0) {
         char gpu_dir[PATH_MAX + 8];
         run_mixed("cpu", "cpu");

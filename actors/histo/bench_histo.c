@@ -118,7 +118,8 @@ static float response(uint64_t *s, double line, double peak)
 /* 152Eu and 60Co lines, the strong ones weighted up. */
 static float source_energy(uint64_t *s)
 {
-    static const double line[] = { 121.78, 344.28, 778.90, 964.08, 1112.08, 1173.23, 1332.49, 1408.01 };
+    static const double line[] = { 121.78,  344.28,  778.90,  964.08,
+                                   1112.08, 1173.23, 1332.49, 1408.01 };
     static const double weight[] = { 0.28, 0.27, 0.13, 0.15, 0.14, 0.5, 0.5, 0.21 };
     double total = 0, pick;
     for (size_t i = 0; i < sizeof line / sizeof line[0]; i++)
@@ -398,8 +399,8 @@ static void cub_each(bench *b, histo_cub *c, const char *name, const uint32_t *k
     CU(cudaMemcpy(hist, d_hist, k * a->bins * sizeof *hist, cudaMemcpyDeviceToHost));
     char how[64];
     snprintf(how, sizeof how, "HistogramEven, one call per histogram (%zu)", k);
-    cub_row(b, name, t, (double)n, (double)n * sizeof(float), cub_differences(hist, ref, g, a->bins),
-            how);
+    cub_row(b, name, t, (double)n, (double)n * sizeof(float),
+            cub_differences(hist, ref, g, a->bins), how);
     cudaFree(d_samples);
     cudaFree(d_hist);
     free(start);

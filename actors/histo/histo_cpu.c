@@ -79,7 +79,8 @@ static void fill_chunk(const histo_group *g, const histo_entries *e, uint64_t *b
         fill_serial(g, e, base);
         return;
     }
-    bool pays = e->n >= total && total * sizeof(uint32_t) * (uint64_t)threads <= HISTO_CPU_COPY_BUDGET;
+    bool pays = e->n >= total &&
+                total * sizeof(uint32_t) * (uint64_t)threads <= HISTO_CPU_COPY_BUDGET;
     if (!pays || !fill_copies(g, e, base, threads))
         fill_atomic(g, e, base);
 }

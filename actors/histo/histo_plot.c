@@ -147,7 +147,8 @@ int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *c
     snprintf(path, sizeof path, "%s/%s.png", dir, p->file);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if (strchr(tmp, '\'') || strchr(tmp, '\\')) {
-        snprintf(msg, len, "cannot give gnuplot the path '%s' (it holds a quote or backslash)", path);
+        snprintf(msg, len, "cannot give gnuplot the path '%s' (it holds a quote or backslash)",
+                 path);
         goto done;
     }
     const uint64_t *extra = sum + d->g.ax[0].bins;
