@@ -750,6 +750,7 @@ static void run_mixed(const char *device, const char *dir)
     end(&histo, inst);
 }
 
+#ifdef NARWHAL_HAVE_CUDA
 static const char *other_dir;
 static int compared;
 
@@ -768,6 +769,7 @@ static int compare_entry(const char *path, const struct stat *st, int flag, stru
     compared++;
     return 0;
 }
+#endif
 
 START_TEST(gpu_counts_equal_cpu_counts)
 {
