@@ -475,9 +475,8 @@ END_TEST
 
 START_TEST(m4b_bytes)
 {
-    ck_assert_uint_eq(configure(&histo, "Histogram gg gg.e sum 4096 0 4096 4096 0 4096\n"
-                                        "Formats m4b\nPlot none\n"),
-                      0);
+    /* gg.e without axes: 4096 x 4096 bins of 1 keV */
+    ck_assert_uint_eq(configure(&histo, "Histogram gg gg.e sum\nFormats m4b\nPlot none\n"), 0);
     void *inst = begin(&histo);
     const float e[] = { 10.5f, 20.5f, 4095.5f };
     put_tracked(e, 3);

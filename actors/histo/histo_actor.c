@@ -23,7 +23,8 @@ static const kit_key histo_keys[] = {
     { "Histogram", KIT_LIST, offsetof(histo_conf, histograms), "core crystal.core sum 16384 0 8192",
       .help = "NAME QUANTITY SCOPE BINS LO HI [BINS LO HI], one per line; quantities: "
               "crystal.segment crystal.core psa.e psa.x psa.y psa.z psa.core tracked.e "
-              "tracked.e_dc, matrices gg.e gg.e_dc psa.xy; scope sum, crystal or segment" },
+              "tracked.e_dc, matrices gg.e gg.e_dc (axes optional: 4096 x 4096 keV) psa.xy; "
+              "scope sum, crystal or segment" },
     { "Plot", KIT_LIST, offsetof(histo_conf, plots), "all",
       .help = "1D histograms drawn as PNG by gnuplot: NAME (a family summed), NAME:cC, "
               "NAME:cCsS, or all, or none" },

@@ -14,6 +14,9 @@
 /* 128 GiB of 64-bit counts: beyond this a declaration is a typo, not a plan. */
 #define MAX_SLOTS ((uint64_t)1 << 34)
 
+/* A gamma-gamma matrix is RadWare's 4096 x 4096 of 1 keV unless declared otherwise. */
+static const char *const gg_axes[] = { "4096", "0", "4096", "4096", "0", "4096" };
+
 const histo_quantity_info histo_quantities[HISTO_Q_COUNT] = {
     [HISTO_Q_CRYSTAL_SEGMENT] = { "crystal.segment", HISTO_FROM_CRYSTAL, 1, ALL_SCOPES,
                                   { "segment energy (keV)", NULL } },
@@ -30,10 +33,10 @@ const histo_quantity_info histo_quantities[HISTO_Q_COUNT] = {
     [HISTO_Q_TRACKED_E_DC] = { "tracked.e_dc", HISTO_FROM_TRACKED, 1, SUM_ONLY,
                                { "Doppler-corrected gamma energy (keV)", NULL } },
     [HISTO_Q_GG_E] = { "gg.e", HISTO_FROM_TRACKED, 2, SUM_ONLY,
-                       { "gamma energy (keV)", "coincident gamma energy (keV)" } },
+                       { "gamma energy (keV)", "coincident gamma energy (keV)" }, gg_axes },
     [HISTO_Q_GG_E_DC] = { "gg.e_dc", HISTO_FROM_TRACKED, 2, SUM_ONLY,
                           { "Doppler-corrected gamma energy (keV)",
-                            "coincident Doppler-corrected gamma energy (keV)" } },
+                            "coincident Doppler-corrected gamma energy (keV)" }, gg_axes },
     [HISTO_Q_PSA_XY] = { "psa.xy", HISTO_FROM_PSA, 2, NO_SEGMENT,
                          { "hit x (mm)", "hit y (mm)" } },
 };
@@ -102,8 +105,8 @@ static uint32_t instances_of(const histo_spec *s, histo_scope scope)
 }
 
 /* One axis from three values: BINS LO HI. */
-static unsigned parse_axis(const parser *p, unsigned line, const char *name, char **v,
-                           histo_axis *a)
+static unsigned parse_axis(const parser *p, unsigned line, const char *name,
+                           const char *const *v, histo_axis *a)
 {
     char *end;
     errno = 0;
@@ -154,7 +157,10 @@ static unsigned parse_decl(const parser *p, histo_spec *s, char **v, const unsig
                     "(%s%s%s)", v[0], v[2], info->name, "sum",
                     info->scopes & 1u << HISTO_PER_CRYSTAL ? ", crystal" : "",
                     info->scopes & 1u << HISTO_PER_SEGMENT ? ", segment" : "");
-    size_t need = 3 + 3 * info->dims;
+    /* NAME QUANTITY SCOPE alone on its line takes the quantity's default axes. */
+    bool short_form = info->axes && line && (left == 3 || lines[3] != line);
+    const char *const *axes = short_form ? info->axes : (const char *const *)v + 3;
+    size_t need = short_form ? 3 : 3 + 3 * info->dims;
     if (left < need)
         return fail(p, "Histogram", line, "'%s': %s needs %u values after the scope (BINS LO HI "
                     "per axis), found %zu", v[0], info->name, 3 * info->dims, left - 3);
@@ -176,7 +182,7 @@ static unsigned parse_decl(const parser *p, histo_spec *s, char **v, const unsig
     d->line = line;
     d->g.dims = info->dims;
     for (unsigned a = 0; a < info->dims; a++) {
-        unsigned code = parse_axis(p, line, v[0], v + 3 + 3 * a, &d->g.ax[a]);
+        unsigned code = parse_axis(p, line, v[0], axes + 3 * a, &d->g.ax[a]);
         if (code)
             return code;
     }

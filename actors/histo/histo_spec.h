@@ -41,6 +41,7 @@ typedef struct histo_quantity_info {
     unsigned dims;
     unsigned scopes;      /* bit (1 << histo_scope) set for each scope allowed */
     const char *label[2]; /* axis titles for plots and CSV headers */
+    const char *const *axes; /* BINS LO HI per axis when a declaration leaves them out, or NULL */
 } histo_quantity_info;
 
 extern const histo_quantity_info histo_quantities[HISTO_Q_COUNT];
