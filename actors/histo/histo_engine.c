@@ -127,16 +127,6 @@ void histo_engine_destroy(histo_engine *e)
     free(e);
 }
 
-bool histo_engine_on_gpu(const histo_engine *e)
-{
-#ifdef NARWHAL_HAVE_CUDA
-    return e->gpu != NULL;
-#else
-    (void)e;
-    return false;
-#endif
-}
-
 void histo_engine_plan(const histo_engine *e, size_t g, char *out, size_t len)
 {
 #ifdef NARWHAL_HAVE_CUDA
