@@ -62,7 +62,7 @@ typedef struct histo_actor {
     bool pass;        /* this block's frames go to the output */
     bool owns_output;
     double last_write;
-    uint64_t seen[HISTO_SEEN_KINDS], entries, writes;
+    uint64_t seen[HISTO_SEEN_KINDS], entries;
     histo_decoder dec;
 } histo_actor;
 
@@ -191,7 +191,7 @@ static unsigned histo_start(void *algo_data)
                         "(the instances of a library share its configuration)", conf.output_dir);
     a->owns_output = true;
     memset(a->seen, 0, sizeof a->seen);
-    a->entries = a->writes = 0;
+    a->entries = 0;
     a->last_write = now();
     unsigned code = histo_engine_clear(a->engine, msg, sizeof msg);
     if (code)
@@ -209,7 +209,6 @@ static unsigned write_all(histo_actor *a, bool final)
         code = histo_output_write(&spec, counts, conf.output_dir, a->k.name, &w, msg, sizeof msg);
     if (code)
         return kit_fail(a->k.name, code, "%s", msg);
-    a->writes++;
     a->last_write = now();
     kit_log(a->k.name, final ? KIT_INFO : KIT_DEBUG, "wrote %zu histogram files and %zu plots "
             "under %s/", w.files, w.plots, conf.output_dir);
