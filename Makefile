@@ -78,7 +78,7 @@ LIBEMU := $(BUILD)/lib/libemu.a
 NARWHAL := $(BUILD)/bin/narwhal
 
 # ---- actors: name, its C sources and its CUDA sources (kit, libdetector and libadf are added)
-ACTORS := adf_reader adf_writer histo histo_sink
+ACTORS := adf_reader adf_writer histo histo_sink tracker generator
 adf_reader_SRCS := actors/io/adf_reader.c
 adf_writer_SRCS := actors/io/adf_writer.c
 histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c actors/histo/histo_engine.c \
@@ -87,6 +87,12 @@ histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c actors/hist
 histo_CU := kernels/histogram.cu
 histo_sink_SRCS := actors/histo/histo_sink.c $(filter-out actors/histo/histo_filter.c,$(histo_SRCS))
 histo_sink_CU := kernels/histogram.cu
+tracker_SRCS := actors/tracker/tracker.c actors/tracker/tracker_engine.c actors/tracker/tracker_cpu.c \
+	actors/tracker/tracker_model.c actors/tracker/tracker_events.c actors/tracker/tracker_truth.c \
+	actors/tracker/tracker_output.c
+tracker_CU := kernels/tracker.cu
+generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_run.c actors/sim/event.c \
+	actors/sim/source.c actors/sim/transport.c actors/sim/traces.c actors/sim/gammaevents.c
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- benchmarks and other programs outside detector/tools: name, C sources, CUDA sources

@@ -1,0 +1,414 @@
+/* tracker.c: the Tracker filter: event:data:psa (or smeared truth) in, data:tracked out, by forward tracking on the GPU or the CPU. */
+#define NARVAL_FILTER
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kit.h"
+#include "tracker_engine.h"
+#include "tracker_events.h"
+#include "tracker_model.h"
+#include "tracker_output.h"
+
+typedef struct tracker_conf {
+    char *array, *geometry;
+    kit_list device, clustering, path_model, input, beam;
+    double min_cluster, min_single, theta_scale, pos_a, pos_b, energy_sigma;
+    double shell_inner, shell_outer, beta, smear_a, smear_b;
+    int64_t seed;
+} tracker_conf;
+
+#define KEY(name, type, field, def, ...) { name, type, offsetof(tracker_conf, field), def, __VA_ARGS__ }
+static const kit_key tracker_keys[] = {
+    KEY("Array", KIT_STRING, array, "detector/arrays/agata180.txt", .help = "array file: crystal placements"),
+    KEY("Geometry", KIT_STRING, geometry, "detector/geometry/agata.geo", .help = "crystal geometry file"),
+    KEY("Device", KIT_LIST, device, "auto", .help = "auto (the GPU when one is usable, else the CPU), gpu or cpu"),
+    KEY("Clustering", KIT_LIST, clustering, "gpu",
+        .help = "where the GPU path clusters: gpu or cpu (measured by bench-tracker, docs/PERF.md)"),
+    KEY("MinClusterFom", KIT_REAL, min_cluster, "0.05", KIT_RANGE(1e-30, 1),
+        .help = "figure of merit a cluster needs to be accepted"),
+    KEY("MinSingleFom", KIT_REAL, min_single, "0.02", KIT_RANGE(1e-30, 1),
+        .help = "photoabsorption probability a single point needs to be accepted"),
+    KEY("AngularUncertainty", KIT_REAL, theta_scale, "0.8", KIT_RANGE(1e-6, 100),
+        .help = "scales the scattering-angle uncertainty carried from the positions"),
+    KEY("PositionSigmaA", KIT_REAL, pos_a, "2.7", KIT_RANGE(0, 1000),
+        .help = "mm: position uncertainty sigma(e) = A + B sqrt(100 keV / e)"),
+    KEY("PositionSigmaB", KIT_REAL, pos_b, "6.2", KIT_RANGE(0, 1000), .help = "mm: B of the position uncertainty"),
+    KEY("EnergySigma", KIT_REAL, energy_sigma, "1", KIT_RANGE(1e-3, 1000), .help = "keV: uncertainty of one deposit"),
+    KEY("PathModel", KIT_LIST, path_model, "array",
+        .help = "germanium between points: array (the crystals) or shell (two spheres)"),
+    KEY("ShellInner", KIT_REAL, shell_inner, "235", KIT_RANGE(0, 1e5), .help = "mm: inner radius of the shell model"),
+    KEY("ShellOuter", KIT_REAL, shell_outer, "325", KIT_RANGE(0, 1e5), .help = "mm: outer radius of the shell model"),
+    KEY("Beta", KIT_REAL, beta, "0", KIT_RANGE(0, 0.99), .help = "v/c for the Doppler correction (0: none)"),
+    KEY("BeamDirection", KIT_LIST, beam, "0 0 1", .help = "x y z of the recoil direction (normalised)"),
+    KEY("Input", KIT_LIST, input, "psa",
+        .help = "psa: track event:data:psa and data:psa; truth: track narwhal:truth, positions smeared"),
+    KEY("SmearSigmaA", KIT_REAL, smear_a, "2.7", KIT_RANGE(0, 1000),
+        .help = "mm: Input truth smears each axis by A + B sqrt(100 keV / e)"),
+    KEY("SmearSigmaB", KIT_REAL, smear_b, "6.2", KIT_RANGE(0, 1000), .help = "mm: B of the smearing"),
+    KEY("Seed", KIT_INT, seed, "1", KIT_MIN(0), .help = "seed of the smearing (per event: same seed, same bytes)"),
+};
+
+static const kit_spec tracker_kit = {
+    "Tracker", "filter",
+    "forward tracking (OFT-style) of event:data:psa into data:tracked gammas, on the GPU or the CPU",
+    tracker_keys, KIT_COUNT(tracker_keys), sizeof(tracker_conf),
+};
+
+static tracker_conf conf;
+
+/* What process_config derives from conf (read-only for the instances). */
+static struct {
+    tracker_device device;
+    bool cluster_on_gpu, truth;
+    tracker_model_conf model;
+    tracker_doppler doppler;
+    tracker_smear smear;
+} derived;
+
+typedef struct item {
+    const uint8_t *frame; /* a frame passed on; NULL: event `event` of the batch */
+    uint32_t length;
+    uint32_t event;
+} item;
+
+typedef struct counts {
+    uint64_t events, gammas, singles, pairs, points, unused, big, too_many, truncated, skipped_hits,
+        passed;
+    double seconds;
+} counts;
+
+typedef struct tracker {
+    kit_instance k;
+    det_array array;
+    det_crystal crystal;
+    tracker_lookup lookup;
+    tr_model *model;
+    tracker_engine *engine;
+    tracker_events ev;
+    item *items;
+    size_t n_items, cap_items;
+    adf_psa *psa;
+    adf_truth *truth;
+    counts run, block;
+} tracker;
+
+/* ---- configuration ------------------------------------------------------------ */
+
+static unsigned pick(const kit_list *l, const char *key, const char *const *names, int n, const char *dir,
+                     int *out)
+{
+    if (l->n == 1)
+        for (int i = 0; i < n; i++)
+            if (strcmp(l->v[0], names[i]) == 0) {
+                *out = i;
+                return 0;
+            }
+    char choices[128] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(choices + strlen(choices), sizeof choices - strlen(choices), "%s%s", i ? " or " : "",
+                 names[i]);
+    return kit_fail(tracker_kit.actor, NARVAL_E_CONFIG, "%s/Tracker.conf:%u: key '%s': %s%s is not %s", dir,
+                    l->n ? l->line[0] : 0, key, l->n == 1 ? "value " : "takes one value, not ",
+                    l->n == 1 ? l->v[0] : "several", choices);
+}
+
+static unsigned parse_beam(const char *dir)
+{
+    double v[3], norm = 0;
+    const kit_list *l = &conf.beam;
+    for (size_t i = 0; i < l->n && i < 3; i++) {
+        char *end;
+        v[i] = strtod(l->v[i], &end);
+        if (*end || end == l->v[i] || !isfinite(v[i]))
+            l = NULL;
+        else
+            norm += v[i] * v[i];
+        if (!l)
+            break;
+    }
+    if (!l || l->n != 3 || norm == 0)
+        return kit_fail(tracker_kit.actor, NARVAL_E_CONFIG, "%s/Tracker.conf:%u: key 'BeamDirection': "
+                        "needs three numbers x y z, not all zero", dir, conf.beam.n ? conf.beam.line[0] : 0);
+    for (int i = 0; i < 3; i++)
+        derived.doppler.beam[i] = v[i] / sqrt(norm);
+    return 0;
+}
+
+static unsigned derive(const char *dir)
+{
+    static const char *const devices[] = { "auto", "cpu", "gpu" }, *const sides[] = { "cpu", "gpu" },
+                             *const paths[] = { "array", "shell" }, *const inputs[] = { "psa", "truth" };
+    int device, side, path, input;
+    unsigned code;
+    if ((code = pick(&conf.device, "Device", devices, 3, dir, &device)) ||
+        (code = pick(&conf.clustering, "Clustering", sides, 2, dir, &side)) ||
+        (code = pick(&conf.path_model, "PathModel", paths, 2, dir, &path)) ||
+        (code = pick(&conf.input, "Input", inputs, 2, dir, &input)) || (code = parse_beam(dir)))
+        return code;
+    if (path == TR_PATH_SHELL && conf.shell_outer <= conf.shell_inner)
+        return kit_fail(tracker_kit.actor, NARVAL_E_CONFIG, "%s/Tracker.conf: ShellOuter (%g mm) must "
+                        "exceed ShellInner (%g mm)", dir, conf.shell_outer, conf.shell_inner);
+    derived.device = (tracker_device)device;
+    derived.cluster_on_gpu = side == 1;
+    derived.truth = input == 1;
+    derived.model = (tracker_model_conf){ conf.pos_a, conf.pos_b, conf.energy_sigma, conf.theta_scale,
+                                          conf.min_cluster, conf.min_single, path, conf.shell_inner,
+                                          conf.shell_outer };
+    derived.doppler.beta = conf.beta;
+    derived.smear = (tracker_smear){ conf.smear_a, conf.smear_b, (uint64_t)conf.seed };
+    return 0;
+}
+
+void process_config(const char *directory_path, unsigned int *error_code)
+{
+    *error_code = kit_config(&tracker_kit, directory_path, &conf);
+    if (*error_code == 0)
+        *error_code = derive(directory_path && *directory_path ? directory_path : ".");
+}
+
+const char *process_describe(void) { return kit_describe(&tracker_kit); }
+
+void *process_register(unsigned int *error_code) { return kit_register(sizeof(tracker), error_code); }
+
+/* ---- lifecycle ----------------------------------------------------------------- */
+
+static unsigned load_model(tracker *t)
+{
+    char msg[1024];
+    if (det_array_load(&t->array, conf.array, msg, sizeof msg) != 0 ||
+        det_crystal_load(&t->crystal, conf.geometry, msg, sizeof msg) != 0)
+        return kit_fail(t->k.name, NARVAL_E_CONFIG, "%s", msg);
+    if (tracker_lookup_init(&t->lookup, &t->array) != 0 || !(t->model = malloc(sizeof *t->model)))
+        return kit_fail(t->k.name, NARVAL_E_NOMEM, "no memory for the tracking model");
+    if (tracker_model_build(t->model, &t->array, &t->crystal, &derived.model, msg, sizeof msg) != 0)
+        return kit_fail(t->k.name, NARVAL_E_CONFIG, "%s", msg);
+    return 0;
+}
+
+/* OpenMP's worker threads outlive the parallel regions.  When libgomp came
+ * in with this library, a host that dlcloses it would unmap the code they
+ * sleep in: keep libgomp loaded for the life of the process. */
+static void pin_openmp(void)
+{
+    dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+static unsigned tracker_initialise(void *algo_data)
+{
+    tracker *t = algo_data;
+    char msg[512];
+    pin_openmp();
+    unsigned code = load_model(t);
+    if (code)
+        return code;
+    t->psa = malloc(sizeof *t->psa);
+    t->truth = malloc(sizeof *t->truth);
+    if (!t->psa || !t->truth)
+        return kit_fail(t->k.name, NARVAL_E_NOMEM, "no memory for the frame decoders");
+    if ((code = tracker_engine_create(&t->engine, t->model, derived.device, derived.cluster_on_gpu, msg,
+                                      sizeof msg)) != 0)
+        return kit_fail(t->k.name, code, "%s", msg);
+    kit_log(t->k.name, KIT_INFO, "tracking on the %s; %d crystals (%s), germanium paths from the %s; "
+            "input %s", msg, t->array.n, conf.array,
+            derived.model.path_model == TR_PATH_SHELL ? "shell model" : "array",
+            derived.truth ? "narwhal:truth, positions smeared" : "event:data:psa and data:psa");
+    return 0;
+}
+
+static unsigned tracker_start(void *algo_data)
+{
+    tracker *t = algo_data;
+    memset(&t->run, 0, sizeof t->run);
+    return 0;
+}
+
+static unsigned tracker_stop(void *algo_data)
+{
+    tracker *t = algo_data;
+    const counts *c = &t->run;
+    kit_log(t->k.name, KIT_INFO, "tracked %llu events (%llu points) into %llu gammas: %llu clusters, %llu single "
+            "points, %llu pairs; %llu points left unused, %llu clusters over %d points not scored; %.3f s "
+            "tracking, %.0f events/s on the %s",
+            (unsigned long long)c->events, (unsigned long long)c->points, (unsigned long long)c->gammas,
+            (unsigned long long)(c->gammas - c->singles - c->pairs), (unsigned long long)c->singles,
+            (unsigned long long)c->pairs, (unsigned long long)c->unused, (unsigned long long)c->big,
+            TR_MAX_CLUSTER, c->seconds, c->seconds > 0 ? c->events / c->seconds : 0.0,
+            tracker_engine_on_gpu(t->engine) ? "GPU" : "CPU");
+    if (c->too_many || c->truncated || c->skipped_hits)
+        kit_log(t->k.name, KIT_WARN, "%llu events over %d points not tracked (status %d); %llu gammas left "
+                "out of events with more than %d (status %d); %llu hits without energy ignored",
+                (unsigned long long)c->too_many, TR_MAX_POINTS, TRACKER_STATUS_TOO_MANY,
+                (unsigned long long)c->truncated, ADF_TRACKED_MAX, TRACKER_STATUS_TRUNCATED,
+                (unsigned long long)c->skipped_hits);
+    kit_log(t->k.name, KIT_INFO, "%llu other frames passed on", (unsigned long long)c->passed);
+    return 0;
+}
+
+static void tracker_release(void *algo_data)
+{
+    tracker *t = algo_data;
+    tracker_engine_destroy(t->engine);
+    tracker_events_free(&t->ev);
+    tracker_lookup_free(&t->lookup);
+    det_array_free(&t->array);
+    free(t->model);
+    free(t->items);
+    free(t->psa);
+    free(t->truth);
+}
+
+/* ---- blocks -------------------------------------------------------------------- */
+
+static unsigned add_item(tracker *t, const adf_frame *f, bool pass)
+{
+    if (t->n_items == t->cap_items) {
+        size_t cap = t->cap_items ? 2 * t->cap_items : 1024;
+        item *items = realloc(t->items, cap * sizeof *items);
+        if (!items)
+            return kit_fail(t->k.name, NARVAL_E_NOMEM, "no memory for %zu frames of a block", cap);
+        t->items = items;
+        t->cap_items = cap;
+    }
+    t->items[t->n_items++] = (item){ pass ? f->data : NULL, f->key.length, t->ev.n - (pass ? 0 : 1) };
+    return 0;
+}
+
+static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
+{
+    tracker *t = ctx;
+    char msg[512];
+    unsigned code = 0;
+    bool truth = f->key.id == ADF_ID_NW_TRUTH;
+    (void)out;
+    if (!derived.truth && (f->key.id == ADF_ID_EVENT_DATA_PSA || f->key.id == ADF_ID_DATA_PSA))
+        code = tracker_events_add_psa(&t->ev, &t->lookup, f, t->psa, msg, sizeof msg);
+    else if (!(derived.truth && truth))
+        return add_item(t, f, true);
+    else if ((code = add_item(t, f, true)) == 0)
+        code = tracker_events_add_truth(&t->ev, &t->lookup, &derived.smear, f, t->truth, msg, sizeof msg);
+    if (code)
+        return kit_fail(t->k.name, code, "%s", msg);
+    return add_item(t, f, false);
+}
+
+static void count_event(counts *c, const tr_event_info *info, uint32_t points, uint16_t status,
+                        const tr_gamma *g)
+{
+    c->events++;
+    c->points += points;
+    c->gammas += info->n_gammas;
+    c->unused += info->unused;
+    c->big += info->big_clusters;
+    c->too_many += status == TRACKER_STATUS_TOO_MANY;
+    for (unsigned k = 0; k < info->n_gammas; k++) {
+        c->singles += (g[k].flags & TR_GAMMA_SINGLE) != 0;
+        c->pairs += (g[k].flags & TR_GAMMA_PAIR) != 0;
+    }
+}
+
+static unsigned on_end(void *ctx, bool flush, adf_writer *w)
+{
+    tracker *t = ctx;
+    char msg[512];
+    tr_out out = { 0 };
+    tr_batch b = tracker_events_batch(&t->ev);
+    (void)flush;
+    if (b.n_events) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        unsigned code = tracker_engine_run(t->engine, &b, &out, msg, sizeof msg);
+        if (code)
+            return kit_fail(t->k.name, code, "%s", msg);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        t->block.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    }
+    adf_tracked tr;
+    for (size_t i = 0; i < t->n_items; i++) {
+        const item *it = &t->items[i];
+        if (it->frame) {
+            adf_put_frame(w, it->frame, it->length); /* a failure stays in w->status */
+            t->block.passed++;
+            continue;
+        }
+        uint32_t e = it->event, first = t->ev.first[e];
+        t->block.truncated += tracker_output_event(&t->ev, e, out.gammas, &out.info[e], &derived.doppler, &tr);
+        adf_tracked_write(w, t->ev.number[e], t->ev.timestamp[e], &tr);
+        count_event(&t->block, &out.info[e], t->ev.first[e + 1] - first, t->ev.status[e], &out.gammas[first]);
+    }
+    t->block.skipped_hits = t->ev.skipped_hits;
+    return 0;
+}
+
+static void add_counts(counts *to, const counts *c)
+{
+    to->events += c->events;
+    to->gammas += c->gammas;
+    to->singles += c->singles;
+    to->pairs += c->pairs;
+    to->points += c->points;
+    to->unused += c->unused;
+    to->big += c->big;
+    to->too_many += c->too_many;
+    to->truncated += c->truncated;
+    to->skipped_hits += c->skipped_hits;
+    to->passed += c->passed;
+    to->seconds += c->seconds;
+}
+
+void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,
+                   void *output_buffer, unsigned int size_of_output_buffer,
+                   unsigned int *used_size_of_output_buffer, unsigned int *error_code)
+{
+    static const kit_filter_ops ops = { on_frame, on_end };
+    tracker *t = algo_data;
+    *used_size_of_output_buffer = 0;
+    if ((*error_code = kit_enter(algo_data, KIT_BLOCK)) != 0)
+        return;
+    tracker_events_clear(&t->ev);
+    t->n_items = 0;
+    memset(&t->block, 0, sizeof t->block);
+    unsigned code = kit_filter_block(t->k.name, &ops, t, input_buffer, size_of_input_buffer, output_buffer,
+                                     size_of_output_buffer, used_size_of_output_buffer);
+    if (code == 0)
+        add_counts(&t->run, &t->block);
+    *error_code = kit_leave(algo_data, KIT_BLOCK, code);
+}
+
+void process_initialise(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_INITIALISE, tracker_initialise);
+}
+
+void process_start(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_START, tracker_start);
+}
+
+void process_stop(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_STOP, tracker_stop);
+}
+
+void process_pause(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_PAUSE, NULL);
+}
+
+void process_resume(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_RESUME, NULL);
+}
+
+void process_reset(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_RESET, tracker_start);
+}
+
+void process_unload(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_unload(algo_data, tracker_release);
+}

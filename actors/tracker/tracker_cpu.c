@@ -1,0 +1,199 @@
+/* tracker_cpu.c: the CPU path of forward tracking: clustering, ordering search and selection per event, over OpenMP threads. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracker_cluster.h"
+#include "tracker_cpu.h"
+#include "tracker_fom.h"
+
+enum { PATH_STRIDE = TR_MAX_POINTS + 1 };
+
+/* One thread's working memory for one event at a time. */
+typedef struct scratch {
+    uint16_t parent[TR_MAX_POINTS], next[TR_MAX_POINTS], tail[TR_MAX_POINTS], size[TR_MAX_POINTS];
+    uint8_t dirty[TR_MAX_POINTS], used[TR_MAX_POINTS];
+    float norm[TR_MAX_POINTS];
+    tr_cand cands[TR_MAX_POINTS];
+    tr_score scores[TR_MAX_POINTS];
+    uint16_t order[TR_MAX_POINTS];
+    /* germanium paths between the event's points (index 0: the target), valid
+     * where stamp equals the event's stamp */
+    float path[PATH_STRIDE * PATH_STRIDE];
+    uint32_t stamp[PATH_STRIDE * PATH_STRIDE];
+    uint32_t event_stamp;
+} scratch;
+
+struct tracker_cpu {
+    int threads;
+    scratch *s;
+};
+
+tracker_cpu *tracker_cpu_create(int max_threads)
+{
+    tracker_cpu *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->threads = max_threads > 0 ? max_threads : 1;
+    c->s = calloc((size_t)c->threads, sizeof *c->s);
+    if (!c->s) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void tracker_cpu_destroy(tracker_cpu *c)
+{
+    if (!c)
+        return;
+    free(c->s);
+    free(c);
+}
+
+static int cluster(const tr_model *m, scratch *s, const tr_point *pts, int n, tr_cand *out,
+                   uint16_t *big)
+{
+    tr_cluster_scratch cs = { s->parent, s->next, s->tail, s->size, s->dirty, s->norm };
+    *big = 0;
+    return n > 0 ? tr_cluster_event(&m->params, pts, n, &cs, out, big) : 0;
+}
+
+/* ---- the optimised search ---------------------------------------------------- */
+
+typedef struct search {
+    const tr_model *m;
+    const tr_clu *c;
+    uint8_t seq[TR_MAX_CLUSTER], best_seq[TR_MAX_CLUSTER], taken[TR_MAX_CLUSTER + 1];
+    float best;
+    int found;
+} search;
+
+/* Depth-first in lexicographic order; a prefix whose sum is no better than
+ * the best complete ordering cannot win (every further term is <= 0, and an
+ * equal sum loses to the earlier ordering), so it is cut. */
+static void search_from(search *s, const tr_walk *w)
+{
+    if (w->m == s->c->n) {
+        s->best = w->sum;
+        memcpy(s->best_seq, s->seq, sizeof s->seq);
+        s->found = 1;
+        return;
+    }
+    for (int idx = 1; idx <= s->c->n; idx++) {
+        if (s->taken[idx])
+            continue;
+        tr_walk next = *w;
+        tr_walk_place(&s->m->params, s->m->physics, s->c, &next, idx);
+        if (s->found && next.sum <= s->best)
+            continue;
+        s->seq[w->m] = (uint8_t)(idx - 1);
+        s->taken[idx] = 1;
+        search_from(s, &next);
+        s->taken[idx] = 0;
+    }
+}
+
+static tr_score best_pruned(const tr_model *m, const tr_clu *c)
+{
+    search s = { .m = m, .c = c };
+    tr_walk w;
+    tr_walk_start(c, &w);
+    search_from(&s, &w);
+    tr_score best = { TR_DIV(s.best, (float)(2 * c->n - 1)), (uint16_t)tr_perm_rank(s.best_seq, c->n),
+                      TR_HYP_COMPTON, 0 };
+    tr_score pair = tr_best_pair(&m->params, m->physics, c);
+    return tr_score_better(pair, best) ? pair : best;
+}
+
+/* The path between event points i < j (-1: the target), computed once per event. */
+static float cached_path(const tr_model *m, scratch *s, const tr_point *pts, int i, int j)
+{
+    size_t at = (size_t)(i + 1) * PATH_STRIDE + (size_t)(j + 1);
+    if (s->stamp[at] != s->event_stamp) {
+        float a[3] = { 0.0f, 0.0f, 0.0f }, b[3] = { pts[j].x, pts[j].y, pts[j].z };
+        if (i >= 0) {
+            a[0] = pts[i].x;
+            a[1] = pts[i].y;
+            a[2] = pts[i].z;
+        }
+        s->path[at] = tr_ge_path(&m->params, m->crystals, a, b);
+        s->stamp[at] = s->event_stamp;
+    }
+    return s->path[at];
+}
+
+static void gather_cached(const tr_model *m, scratch *s, const tr_point *pts, const tr_cand *cand,
+                          tr_clu *c)
+{
+    tr_clu_begin(c, cand->n);
+    for (int i = 1; i <= cand->n; i++)
+        tr_clu_point(&m->params, c, i, &pts[cand->pt[i - 1]]);
+    tr_clu_energy(c);
+    for (int i = 0; i <= cand->n; i++) {
+        for (int j = i + 1; j <= cand->n; j++) {
+            float len = cached_path(m, s, pts, i == 0 ? -1 : cand->pt[i - 1], cand->pt[j - 1]);
+            c->path[i][j] = len;
+            c->path[j][i] = len;
+        }
+    }
+}
+
+/* A new stamp for the path cache; when the counter wraps, the cache is cleared. */
+static void next_event(scratch *s)
+{
+    if (++s->event_stamp == 0) {
+        memset(s->stamp, 0, sizeof s->stamp);
+        s->event_stamp = 1;
+    }
+}
+
+static void track_event(const tr_model *m, scratch *s, const tr_point *pts, int n, tr_gamma *out,
+                        tr_event_info *info, bool optimised)
+{
+    uint16_t big;
+    int nc = cluster(m, s, pts, n, s->cands, &big);
+    if (optimised)
+        next_event(s);
+    for (int k = 0; k < nc; k++) {
+        tr_clu c;
+        if (optimised) {
+            gather_cached(m, s, pts, &s->cands[k], &c);
+            s->scores[k] = best_pruned(m, &c);
+        } else {
+            tr_clu_gather(&m->params, m->crystals, pts, &s->cands[k], &c);
+            s->scores[k] = tr_best_exhaustive(&m->params, m->physics, m->perms, &c);
+        }
+    }
+    tr_select_event(&m->params, m->physics, m->crystals, m->perms, pts, n, s->cands, s->scores, nc,
+                    s->order, s->used, out, info);
+    info->big_clusters = big;
+}
+
+void tracker_cpu_track(tracker_cpu *c, const tr_model *m, const tr_batch *b, tr_out *o, bool optimised)
+{
+    long n_events = (long)b->n_events;
+    int threads = optimised ? c->threads : 1;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
+    for (long e = 0; e < n_events; e++) {
+        uint32_t first = b->first[e];
+        scratch *s = &c->s[omp_get_thread_num()];
+        track_event(m, s, &b->points[first], (int)(b->first[e + 1] - first), &o->gammas[first],
+                    &o->info[e], optimised);
+    }
+}
+
+void tracker_cpu_cluster(tracker_cpu *c, const tr_model *m, const tr_batch *b, tr_cand *cands,
+                         tr_event_info *info)
+{
+    long n_events = (long)b->n_events;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(c->threads)
+    for (long e = 0; e < n_events; e++) {
+        uint32_t first = b->first[e];
+        scratch *s = &c->s[omp_get_thread_num()];
+        uint16_t big;
+        info[e].n_cands = (uint16_t)cluster(m, s, &b->points[first], (int)(b->first[e + 1] - first),
+                                            &cands[first], &big);
+        info[e].big_clusters = big;
+    }
+}

@@ -1,0 +1,229 @@
+/* tracker_events.c: decodes event:data:psa, data:psa and truth frames into a batch of lab-frame points, validating every value. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "narval.h"
+#include "tracker_events.h"
+
+int tracker_lookup_init(tracker_lookup *l, const det_array *a)
+{
+    l->array = a;
+    l->index = malloc(65536 * sizeof *l->index);
+    if (!l->index)
+        return -1;
+    for (int i = 0; i < 65536; i++)
+        l->index[i] = -1;
+    for (int i = 0; i < a->n; i++)
+        if (a->crystal[i].id >= 0 && a->crystal[i].id < 65536)
+            l->index[a->crystal[i].id] = (int16_t)i;
+    return 0;
+}
+
+void tracker_lookup_free(tracker_lookup *l)
+{
+    free(l->index);
+    l->index = NULL;
+}
+
+void tracker_events_clear(tracker_events *ev)
+{
+    ev->n = 0;
+    ev->n_points = 0;
+    ev->skipped_hits = 0;
+    if (ev->first)
+        ev->first[0] = 0;
+}
+
+void tracker_events_free(tracker_events *ev)
+{
+    free(ev->first);
+    free(ev->number);
+    free(ev->timestamp);
+    free(ev->status);
+    free(ev->points);
+    free(ev->crystal);
+    memset(ev, 0, sizeof *ev);
+}
+
+static bool grow_events(tracker_events *ev)
+{
+    uint32_t cap = ev->cap ? 2 * ev->cap : 256;
+    uint32_t *first = realloc(ev->first, (cap + 1) * sizeof *first);
+    if (first)
+        ev->first = first;
+    uint32_t *number = first ? realloc(ev->number, cap * sizeof *number) : NULL;
+    if (number)
+        ev->number = number;
+    uint64_t *ts = number ? realloc(ev->timestamp, cap * sizeof *ts) : NULL;
+    if (ts)
+        ev->timestamp = ts;
+    uint16_t *status = ts ? realloc(ev->status, cap * sizeof *status) : NULL;
+    if (!status)
+        return false;
+    ev->status = status;
+    if (ev->cap == 0)
+        ev->first[0] = 0;
+    ev->cap = cap;
+    return true;
+}
+
+static bool grow_points(tracker_events *ev, size_t need)
+{
+    if (need <= ev->cap_points)
+        return true;
+    size_t cap = ev->cap_points ? 2 * ev->cap_points : 4096;
+    while (cap < need)
+        cap *= 2;
+    tr_point *points = realloc(ev->points, cap * sizeof *points);
+    if (points)
+        ev->points = points;
+    uint16_t *crystal = points ? realloc(ev->crystal, cap * sizeof *crystal) : NULL;
+    if (!crystal)
+        return false;
+    ev->crystal = crystal;
+    ev->cap_points = cap;
+    return true;
+}
+
+/* Opens an event: its points follow until close_event. */
+static unsigned open_event(tracker_events *ev, const adf_key *key, char *msg, size_t len)
+{
+    if (ev->n == ev->cap && !grow_events(ev)) {
+        snprintf(msg, len, "no memory for %u events", ev->cap * 2);
+        return NARVAL_E_NOMEM;
+    }
+    ev->number[ev->n] = key->event;
+    ev->timestamp[ev->n] = key->timestamp;
+    ev->status[ev->n] = 0;
+    ev->first[ev->n + 1] = (uint32_t)ev->n_points;
+    return 0;
+}
+
+/* Closes the open event; one with too many points keeps none of them. */
+static void close_event(tracker_events *ev)
+{
+    size_t start = ev->first[ev->n];
+    if (ev->n_points - start > TR_MAX_POINTS) {
+        ev->status[ev->n] = TRACKER_STATUS_TOO_MANY;
+        ev->n_points = start;
+    }
+    ev->n++;
+    ev->first[ev->n] = (uint32_t)ev->n_points;
+}
+
+/* Adds one hit of crystal `id` at crystal-frame position (x, y, z). */
+static unsigned add_hit(tracker_events *ev, const tracker_lookup *l, uint16_t id, const adf_psa_hit *h,
+                        char *msg, size_t len)
+{
+    if (!isfinite(h->x) || !isfinite(h->y) || !isfinite(h->z) || !isfinite(h->e)) {
+        snprintf(msg, len, "crystal %u: a hit with a position or energy that is not a number", id);
+        return NARVAL_E_DATA;
+    }
+    if (h->e <= 0) {
+        ev->skipped_hits++;
+        return 0;
+    }
+    int k = l->index[id];
+    if (k < 0) {
+        snprintf(msg, len, "crystal id %u is not in the array", id);
+        return NARVAL_E_DATA;
+    }
+    if (!grow_points(ev, ev->n_points + 1)) {
+        snprintf(msg, len, "no memory for %zu points", ev->n_points + 1);
+        return NARVAL_E_NOMEM;
+    }
+    double c[3] = { h->x, h->y, h->z }, lab[3];
+    det_to_lab(&l->array->crystal[k], c, lab);
+    ev->points[ev->n_points] = (tr_point){ (float)lab[0], (float)lab[1], (float)lab[2], h->e };
+    ev->crystal[ev->n_points] = id;
+    ev->n_points++;
+    return 0;
+}
+
+static unsigned add_member(tracker_events *ev, const tracker_lookup *l, const adf_frame *f, adf_psa *psa,
+                           char *msg, size_t len)
+{
+    int rc = adf_psa_read(f, psa);
+    if (rc != ADF_OK) {
+        snprintf(msg, len, "data:psa at offset %zu: %s", f->offset, adf_strerror(rc));
+        return NARVAL_E_INPUT;
+    }
+    for (unsigned h = 0; h < psa->n_hits; h++) {
+        unsigned code = add_hit(ev, l, psa->crystal_id, &psa->hit[h], msg, len);
+        if (code)
+            return code;
+    }
+    return 0;
+}
+
+static unsigned add_members(tracker_events *ev, const tracker_lookup *l, const adf_frame *f, adf_psa *psa,
+                            char *msg, size_t len)
+{
+    if (f->key.id == ADF_ID_DATA_PSA)
+        return add_member(ev, l, f, psa, msg, len);
+    adf_iter it;
+    adf_frame m;
+    int rc = adf_iter_sub(&it, f);
+    while (rc == ADF_OK && (rc = adf_iter_next(&it, &m)) > 0) {
+        if (m.key.id != ADF_ID_DATA_PSA) {
+            snprintf(msg, len, "member at offset %zu of event:data:psa is %s, not data:psa", m.offset,
+                     adf_id_name(m.key.id) ? adf_id_name(m.key.id) : "an unknown frame");
+            return NARVAL_E_INPUT;
+        }
+        unsigned code = add_member(ev, l, &m, psa, msg, len);
+        if (code)
+            return code;
+        rc = ADF_OK;
+    }
+    if (rc < 0) {
+        adf_iter_describe(&it, msg, len);
+        return NARVAL_E_INPUT;
+    }
+    return 0;
+}
+
+unsigned tracker_events_add_psa(tracker_events *ev, const tracker_lookup *l, const adf_frame *f,
+                                adf_psa *psa, char *msg, size_t len)
+{
+    size_t start = ev->n_points;
+    uint64_t skipped = ev->skipped_hits;
+    unsigned code = open_event(ev, &f->key, msg, len);
+    if (!code)
+        code = add_members(ev, l, f, psa, msg, len);
+    if (code) { /* the batch stays as it was */
+        ev->n_points = start;
+        ev->skipped_hits = skipped;
+        return code;
+    }
+    close_event(ev);
+    return 0;
+}
+
+unsigned tracker_events_add_truth(tracker_events *ev, const tracker_lookup *l, const tracker_smear *s,
+                                  const adf_frame *f, adf_truth *truth, char *msg, size_t len)
+{
+    int rc = adf_truth_read(f, truth);
+    if (rc != ADF_OK) {
+        snprintf(msg, len, "narwhal:truth at offset %zu: %s", f->offset, adf_strerror(rc));
+        return NARVAL_E_INPUT;
+    }
+    size_t start = ev->n_points;
+    uint64_t skipped = ev->skipped_hits;
+    unsigned code = open_event(ev, &f->key, msg, len);
+    tracker_smearer r;
+    tracker_smearer_start(&r, s, f->key.event);
+    for (unsigned i = 0; i < truth->n_interactions && !code; i++) {
+        adf_psa_hit h;
+        tracker_smear_hit(&r, &truth->hit[i], &h);
+        code = add_hit(ev, l, truth->hit[i].crystal_id, &h, msg, len);
+    }
+    if (code) {
+        ev->n_points = start;
+        ev->skipped_hits = skipped;
+        return code;
+    }
+    close_event(ev);
+    return 0;
+}

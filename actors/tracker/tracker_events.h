@@ -1,0 +1,63 @@
+/* tracker_events.h: a batch of events for the tracker: decoded from event:data:psa, data:psa or truth frames into lab-frame points. */
+#ifndef NARWHAL_TRACKER_EVENTS_H
+#define NARWHAL_TRACKER_EVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adf.h"
+#include "array.h"
+#include "tracker_truth.h"
+#include "tracker_types.h"
+
+/* data:tracked status values the tracker sets (adf.h: 0 = good). */
+enum {
+    TRACKER_STATUS_TOO_MANY = 1,  /* more than TR_MAX_POINTS points: not tracked, no gammas */
+    TRACKER_STATUS_TRUNCATED = 2, /* more than ADF_TRACKED_MAX gammas: the lowest ranked left out */
+};
+
+typedef struct tracker_events {
+    uint32_t n, cap;
+    uint32_t *first;      /* n + 1 offsets into the points */
+    uint32_t *number;     /* event number of each event */
+    uint64_t *timestamp;
+    uint16_t *status;     /* TRACKER_STATUS_* or 0 */
+    size_t n_points, cap_points;
+    tr_point *points;     /* lab frame, mm, keV */
+    uint16_t *crystal;    /* crystal id of each point */
+    uint64_t skipped_hits; /* hits without energy (e <= 0), left out */
+} tracker_events;
+
+/* The array's crystals by id, for the lab transform. */
+typedef struct tracker_lookup {
+    const det_array *array;
+    int16_t *index; /* 65536 entries: index into array->crystal, or -1 */
+} tracker_lookup;
+
+int tracker_lookup_init(tracker_lookup *l, const det_array *a);
+void tracker_lookup_free(tracker_lookup *l);
+
+void tracker_events_clear(tracker_events *ev);
+void tracker_events_free(tracker_events *ev);
+
+/* Appends one event from an event:data:psa frame (every member's hits) or a
+ * data:psa frame (one crystal).  Returns 0 or a NARVAL_E_* code with msg:
+ * a malformed member (NARVAL_E_INPUT), a crystal id the array lacks or a
+ * position that is not finite (NARVAL_E_DATA), no memory.  psa is scratch. */
+unsigned tracker_events_add_psa(tracker_events *ev, const tracker_lookup *l, const adf_frame *f,
+                                adf_psa *psa, char *msg, size_t len);
+
+/* Appends one event from a narwhal:truth frame, each interaction's crystal-
+ * frame position smeared (truth is scratch).  Same codes. */
+unsigned tracker_events_add_truth(tracker_events *ev, const tracker_lookup *l, const tracker_smear *s,
+                                  const adf_frame *f, adf_truth *truth, char *msg, size_t len);
+
+/* The batch view of ev for the engines. */
+static inline tr_batch tracker_events_batch(const tracker_events *ev)
+{
+    tr_batch b = { ev->n, ev->first, ev->points };
+    return b;
+}
+
+#endif

@@ -1,0 +1,713 @@
+/* check_tracker.c: tracker.so through the NARVAL ABI: hand-built Compton, photo and pair events, clusters, Doppler, truth input, errors, GPU equal to CPU. */
+#define _XOPEN_SOURCE 700
+#include <check.h>
+#include <dlfcn.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adf.h"
+#include "array.h"
+#include "geometry.h"
+#include "narval.h"
+#ifdef NARWHAL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#define MEC2 510.99895
+
+typedef struct actor {
+    void *so;
+    narval_config_fn *config;
+    narval_register_fn *reg;
+    narval_lifecycle_fn *initialise, *start, *stop, *unload;
+    narval_filter_block_fn *block;
+} actor;
+
+static char tmp[PATH_MAX];
+static char conf_dir[PATH_MAX + 8];
+static actor tracker;
+static det_array arr;
+static det_crystal cry;
+
+enum { CAP = 1 << 22 };
+static uint8_t in[CAP], out[CAP];
+static adf_writer w;
+
+/* ---- setup ------------------------------------------------------------------ */
+
+static void *sym(void *so, const char *name)
+{
+    void *p = dlsym(so, name);
+    ck_assert_msg(p != NULL, "the actor lacks %s", name);
+    return p;
+}
+
+static void setup(void)
+{
+    char build[PATH_MAX], path[PATH_MAX + 64], msg[256];
+    const char *b = getenv("BUILD");
+    ck_assert_msg(realpath(b && *b ? b : "build", build) != NULL, "no build directory");
+    snprintf(path, sizeof path, "%s/actors/tracker.so", build);
+    tracker.so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(tracker.so != NULL, "dlopen %s: %s", path, dlerror());
+    *(void **)&tracker.config = sym(tracker.so, "process_config");
+    *(void **)&tracker.reg = sym(tracker.so, "process_register");
+    *(void **)&tracker.initialise = sym(tracker.so, "process_initialise");
+    *(void **)&tracker.start = sym(tracker.so, "process_start");
+    *(void **)&tracker.stop = sym(tracker.so, "process_stop");
+    *(void **)&tracker.unload = sym(tracker.so, "process_unload");
+    *(void **)&tracker.block = sym(tracker.so, "process_block");
+    snprintf(tmp, sizeof tmp, "/tmp/check_tracker.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    snprintf(conf_dir, sizeof conf_dir, "%s/conf", tmp);
+    ck_assert_int_eq(mkdir(conf_dir, 0700), 0);
+    ck_assert_msg(det_array_load(&arr, "detector/arrays/agata180.txt", msg, sizeof msg) == 0, "%s", msg);
+    ck_assert_msg(det_crystal_load(&cry, "detector/geometry/agata.geo", msg, sizeof msg) == 0, "%s", msg);
+    adf_writer_init(&w, in, sizeof in);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static void teardown(void)
+{
+    det_array_free(&arr);
+    dlclose(tracker.so);
+    nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static unsigned configure(const char *text)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/Tracker.conf", conf_dir);
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs(text, fp);
+    fclose(fp);
+    unsigned code;
+    tracker.config(conf_dir, &code);
+    return code;
+}
+
+static void *begin(void)
+{
+    unsigned code;
+    void *inst = tracker.reg(&code);
+    ck_assert_uint_eq(code, 0);
+    tracker.initialise(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    tracker.start(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    return inst;
+}
+
+static void end(void *inst)
+{
+    unsigned code;
+    tracker.stop(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    tracker.unload(inst, &code);
+    ck_assert_uint_eq(code, 0);
+}
+
+/* Configures, runs the frames written so far through one instance, returns the output size. */
+static unsigned run(const char *conf_text)
+{
+    ck_assert_uint_eq(configure(conf_text), 0);
+    void *inst = begin();
+    unsigned used = 0, code;
+    tracker.block(inst, in, (unsigned)w.used, out, sizeof out, &used, &code);
+    ck_assert_uint_eq(code, 0);
+    end(inst);
+    return used;
+}
+
+/* ---- events built by hand ----------------------------------------------------- */
+
+typedef struct hit {
+    double local[3]; /* crystal frame of crystal index k */
+    int k;
+    double e;
+} hit;
+
+static void lab_of(const hit *h, double lab[3]) { det_to_lab(&arr.crystal[h->k], h->local, lab); }
+
+/* Writes one event:data:psa: one data:psa member per crystal, hits in order. */
+static void put_event(uint32_t number, const hit *h, int n)
+{
+    static adf_psa p;
+    int done[64] = { 0 };
+    ck_assert_int_eq(adf_begin(&w, ADF_ID_EVENT_DATA_PSA, number, 1000 + number), ADF_OK);
+    for (int i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        memset(&p, 0, sizeof p);
+        p.crystal_id = (uint16_t)arr.crystal[h[i].k].id;
+        for (int j = i; j < n; j++) {
+            if (h[j].k != h[i].k)
+                continue;
+            ck_assert_msg(det_crystal_contains(&cry, h[j].local), "hit %d is not in the germanium", j);
+            adf_psa_hit *o = &p.hit[p.n_hits++];
+            o->crystal_id = (int16_t)p.crystal_id;
+            o->x = (float)h[j].local[0];
+            o->y = (float)h[j].local[1];
+            o->z = (float)h[j].local[2];
+            o->e = (float)h[j].e;
+            p.e0 += o->e;
+            done[j] = 1;
+        }
+        ck_assert_int_eq(adf_psa_write(&w, number, 1000 + number, &p), ADF_OK);
+    }
+    ck_assert_int_eq(adf_end(&w), ADF_OK);
+}
+
+static void normalise(double v[3])
+{
+    double n = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    for (int i = 0; i < 3; i++)
+        v[i] /= n;
+}
+
+/* d rotated by angle theta towards the unit direction `towards` (made orthogonal to d). */
+static void turn(const double d[3], const double towards[3], double theta, double outv[3])
+{
+    double t[3], dot = d[0] * towards[0] + d[1] * towards[1] + d[2] * towards[2];
+    for (int i = 0; i < 3; i++)
+        t[i] = towards[i] - dot * d[i];
+    normalise(t);
+    for (int i = 0; i < 3; i++)
+        outv[i] = cos(theta) * d[i] + sin(theta) * t[i];
+}
+
+static double compton_out(double e, double theta) { return e / (1 + e / MEC2 * (1 - cos(theta))); }
+
+/* The direction (crystal frame of k) from the target to a local point. */
+static void direction_from_target(int k, const double local[3], double d[3])
+{
+    double lab[3], origin[3] = { 0, 0, 0 }, o_local[3];
+    det_to_lab(&arr.crystal[k], local, lab);
+    det_to_crystal(&arr.crystal[k], origin, o_local);
+    for (int i = 0; i < 3; i++)
+        d[i] = local[i] - o_local[i];
+    normalise(d);
+}
+
+/* A Compton chain in crystal k from `start`: n points, scattering angles
+ * theta[0 .. n-2] turning towards the local directions tw[], steps mm apart;
+ * the photon of energy e0 is absorbed at the last point. */
+static void chain(int k, const double start[3], double e0, int n, const double *theta,
+                  const double (*tw)[3], const double *step, hit *h)
+{
+    double d[3], e = e0;
+    memcpy(h[0].local, start, sizeof h[0].local);
+    direction_from_target(k, start, d);
+    for (int i = 0; i < n; i++) {
+        h[i].k = k;
+        if (i == n - 1) {
+            h[i].e = e;
+            break;
+        }
+        double out_e = compton_out(e, theta[i]), nd[3];
+        h[i].e = e - out_e;
+        e = out_e;
+        turn(d, tw[i], theta[i], nd);
+        memcpy(d, nd, sizeof d);
+        for (int j = 0; j < 3; j++)
+            h[i + 1].local[j] = h[i].local[j] + step[i] * d[j];
+    }
+}
+
+static int read_tracked(size_t n, adf_tracked *t, int max)
+{
+    adf_iter it;
+    adf_frame f;
+    int count = 0, rc;
+    adf_iter_init(&it, out, n);
+    while ((rc = adf_iter_next(&it, &f)) > 0) {
+        if (f.key.id != ADF_ID_DATA_TRACKED)
+            continue;
+        ck_assert_int_lt(count, max);
+        ck_assert_int_eq(adf_tracked_read(&f, &t[count]), ADF_OK);
+        count++;
+    }
+    ck_assert_int_eq(rc, 0);
+    return count;
+}
+
+static void assert_at(float x, float y, float z, const hit *h)
+{
+    double lab[3];
+    lab_of(h, lab);
+    ck_assert_double_eq_tol(x, lab[0], 1e-3);
+    ck_assert_double_eq_tol(y, lab[1], 1e-3);
+    ck_assert_double_eq_tol(z, lab[2], 1e-3);
+}
+
+/* ---- the hand-built validation events -------------------------------------------- */
+
+START_TEST(three_point_compton_sequence_is_ordered)
+{
+    static const double start[3] = { 15, 10, 20 }, theta[2] = { 60 * M_PI / 180, 40 * M_PI / 180 },
+                        step[2] = { 25, 15 };
+    const double tw[2][3] = { { -1, 0, 0 }, { 0, 1, 0 } };
+    hit h[3], shuffled[3];
+    chain(0, start, 1332.5, 3, theta, tw, step, h);
+    /* the frame lists them out of order: the tracker must find the order */
+    shuffled[0] = h[2];
+    shuffled[1] = h[0];
+    shuffled[2] = h[1];
+    put_event(1, shuffled, 3);
+    adf_tracked t[2];
+    ck_assert_int_eq(read_tracked(run(""), t, 2), 1);
+    ck_assert_uint_eq(t[0].n_gammas, 1);
+    const adf_gamma *g = &t[0].gamma[0];
+    ck_assert_double_eq_tol(g->e, 1332.5, 1e-3);
+    ck_assert_float_eq(g->e_dc, g->e);
+    ck_assert_uint_eq(g->n_points, 3);
+    ck_assert_uint_eq(g->n_crystals, 1);
+    ck_assert_uint_eq(g->first_crystal, arr.crystal[0].id);
+    ck_assert_uint_eq(g->flags, 0);
+    assert_at(g->x1, g->y1, g->z1, &h[0]);
+    assert_at(g->x2, g->y2, g->z2, &h[1]);
+    ck_assert_msg(g->fom > 0.05 && g->fom <= 1, "fom %g", g->fom);
+}
+END_TEST
+
+START_TEST(single_photoabsorption_needs_its_probability)
+{
+    hit low = { { 12, -8, 10 }, 0, 200 }, high = { { 12, -8, 10 }, 0, 1332.5 };
+    put_event(1, &low, 1);
+    put_event(2, &high, 1);
+    adf_tracked t[2];
+    ck_assert_int_eq(read_tracked(run(""), t, 2), 2);
+    ck_assert_uint_eq(t[0].n_gammas, 1);
+    ck_assert_uint_eq(t[0].gamma[0].flags, ADF_TRACKED_SINGLE);
+    ck_assert_uint_eq(t[0].gamma[0].n_points, 1);
+    ck_assert_double_eq_tol(t[0].gamma[0].e, 200, 1e-4);
+    assert_at(t[0].gamma[0].x1, t[0].gamma[0].y1, t[0].gamma[0].z1, &low);
+    assert_at(t[0].gamma[0].x2, t[0].gamma[0].y2, t[0].gamma[0].z2, &low);
+    /* 200 keV, 10 mm of germanium: exp(-0.081 * 10) * 5.706 / 18.336 = 0.138 */
+    ck_assert_double_eq_tol(t[0].gamma[0].fom, 0.138, 0.01);
+    /* 1332 keV is absorbed in one interaction with probability < 0.01: rejected */
+    ck_assert_uint_eq(t[1].n_gammas, 0);
+    ck_assert_uint_eq(t[1].status, 0);
+}
+END_TEST
+
+START_TEST(pair_production_is_recognised)
+{
+    hit h[3] = { { { 10, 0, 40 }, 0, 4000 - 2 * MEC2 }, { { 10, 18, 40 }, 0, MEC2 }, { { 10, -18, 40 }, 0, MEC2 } };
+    hit order[3] = { h[1], h[2], h[0] };
+    put_event(7, order, 3);
+    adf_tracked t[1];
+    ck_assert_int_eq(read_tracked(run(""), t, 1), 1);
+    ck_assert_uint_eq(t[0].n_gammas, 1);
+    const adf_gamma *g = &t[0].gamma[0];
+    ck_assert_uint_eq(g->flags, ADF_TRACKED_PAIR);
+    ck_assert_uint_eq(g->n_points, 3);
+    ck_assert_double_eq_tol(g->e, 4000, 1e-3);
+    assert_at(g->x1, g->y1, g->z1, &h[0]);
+    ck_assert_msg(g->fom > 0.05, "fom %g", g->fom);
+}
+END_TEST
+
+/* The crystal whose axis is closest to 90 degrees from crystal 0's. */
+static int crystal_at_right_angle(void)
+{
+    int best = -1;
+    double best_c = 2;
+    for (int k = 1; k < arr.n; k++) {
+        double c = 0;
+        for (int i = 0; i < 3; i++)
+            c += arr.crystal[0].R[i][2] * arr.crystal[k].R[i][2];
+        if (fabs(c) < best_c) {
+            best_c = fabs(c);
+            best = k;
+        }
+    }
+    ck_assert_double_lt(best_c, 0.05);
+    return best;
+}
+
+START_TEST(two_gammas_at_right_angles_form_two_clusters)
+{
+    static const double start[3] = { 12, 8, 20 }, theta[1] = { 70 * M_PI / 180 }, step[1] = { 20 };
+    const double tw[1][3] = { { -1, 0, 0 } };
+    hit h[4];
+    int k = crystal_at_right_angle();
+    chain(0, start, 661.7, 2, theta, tw, step, h);
+    chain(k, start, 661.7, 2, theta, tw, step, h + 2);
+    put_event(3, h, 4);
+    adf_tracked t[1];
+    ck_assert_int_eq(read_tracked(run(""), t, 1), 1);
+    ck_assert_uint_eq(t[0].n_gammas, 2);
+    int found[2] = { 0, 0 };
+    for (int g = 0; g < 2; g++) {
+        const adf_gamma *x = &t[0].gamma[g];
+        ck_assert_double_eq_tol(x->e, 661.7, 1e-3);
+        ck_assert_uint_eq(x->n_points, 2);
+        ck_assert_uint_eq(x->n_crystals, 1);
+        int which = x->first_crystal == arr.crystal[k].id;
+        ck_assert(which || x->first_crystal == arr.crystal[0].id);
+        found[which]++;
+        assert_at(x->x1, x->y1, x->z1, &h[2 * which]);
+        assert_at(x->x2, x->y2, x->z2, &h[2 * which + 1]);
+    }
+    ck_assert_int_eq(found[0], 1);
+    ck_assert_int_eq(found[1], 1);
+}
+END_TEST
+
+START_TEST(empty_events_give_empty_tracked_frames)
+{
+    adf_psa p = { .crystal_id = (uint16_t)arr.crystal[5].id };
+    ck_assert_int_eq(adf_begin(&w, ADF_ID_EVENT_DATA_PSA, 11, 500), ADF_OK);
+    ck_assert_int_eq(adf_psa_write(&w, 11, 500, &p), ADF_OK);
+    ck_assert_int_eq(adf_end(&w), ADF_OK);
+    ck_assert_int_eq(adf_begin(&w, ADF_ID_EVENT_DATA_PSA, 12, 600), ADF_OK);
+    ck_assert_int_eq(adf_end(&w), ADF_OK);
+    unsigned n = run("");
+    adf_tracked t[2];
+    ck_assert_int_eq(read_tracked(n, t, 2), 2);
+    ck_assert_uint_eq(n, 2 * (ADF_KEY_SIZE + ADF_TRACKED_HEADER));
+    for (int i = 0; i < 2; i++) {
+        ck_assert_uint_eq(t[i].n_gammas, 0);
+        ck_assert_uint_eq(t[i].status, 0);
+    }
+    adf_frame f;
+    adf_iter it;
+    adf_iter_init(&it, out, n);
+    ck_assert_int_eq(adf_iter_next(&it, &f), 1);
+    ck_assert_uint_eq(f.key.event, 11);
+    ck_assert_uint_eq(f.key.timestamp, 500);
+}
+END_TEST
+
+/* ---- contract ----------------------------------------------------------------- */
+
+START_TEST(other_frames_pass_in_order_and_single_psa_frames_are_events)
+{
+    adf_eof eof = { 3, 99 };
+    adf_psa p = { .crystal_id = (uint16_t)arr.crystal[0].id, .n_hits = 1 };
+    p.hit[0] = (adf_psa_hit){ .x = 12, .y = -8, .z = 10, .e = 150 };
+    ck_assert_int_eq(adf_eof_write(&w, 1, 10, &eof), ADF_OK);
+    ck_assert_int_eq(adf_psa_write(&w, 2, 20, &p), ADF_OK);
+    size_t eof_at = w.used;
+    ck_assert_int_eq(adf_eof_write(&w, 3, 30, &eof), ADF_OK);
+    unsigned n = run("");
+    adf_iter it;
+    adf_frame f;
+    adf_iter_init(&it, out, n);
+    uint32_t ids[3], events[3];
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(adf_iter_next(&it, &f), 1);
+        ids[i] = f.key.id;
+        events[i] = f.key.event;
+    }
+    ck_assert_int_eq(adf_iter_next(&it, &f), 0);
+    ck_assert_uint_eq(ids[0], ADF_ID_META_EOF);
+    ck_assert_uint_eq(ids[1], ADF_ID_DATA_TRACKED);
+    ck_assert_uint_eq(ids[2], ADF_ID_META_EOF);
+    ck_assert_uint_eq(events[1], 2);
+    ck_assert_int_eq(memcmp(out + n - (w.used - eof_at), in + eof_at, w.used - eof_at), 0);
+}
+END_TEST
+
+START_TEST(output_too_small_is_retried_with_the_same_result)
+{
+    static const double start[3] = { 15, 10, 20 }, theta[2] = { 60 * M_PI / 180, 40 * M_PI / 180 },
+                        step[2] = { 25, 15 };
+    const double tw[2][3] = { { -1, 0, 0 }, { 0, 1, 0 } };
+    hit h[3];
+    chain(0, start, 1332.5, 3, theta, tw, step, h);
+    for (uint32_t e = 0; e < 20; e++)
+        put_event(e, h, 3);
+    unsigned full = run("");
+    static uint8_t first[CAP];
+    memcpy(first, out, full);
+    ck_assert_uint_eq(configure(""), 0);
+    void *inst = begin();
+    unsigned used = 0, code;
+    tracker.block(inst, in, (unsigned)w.used, out, 100, &used, &code);
+    ck_assert_uint_eq(code, NARVAL_E_OUTPUT_SIZE);
+    ck_assert_uint_eq(used, full);
+    tracker.block(inst, in, (unsigned)w.used, out, used, &used, &code);
+    ck_assert_uint_eq(code, 0);
+    ck_assert_uint_eq(used, full);
+    ck_assert_int_eq(memcmp(out, first, full), 0);
+    end(inst);
+}
+END_TEST
+
+START_TEST(doppler_correction_uses_the_first_interaction)
+{
+    hit h = { { 12, -8, 10 }, 0, 200 };
+    put_event(1, &h, 1);
+    adf_tracked t[1];
+    ck_assert_int_eq(read_tracked(run("Beta 0.1\nBeamDirection 0 0 2\n"), t, 1), 1);
+    double lab[3];
+    lab_of(&h, lab);
+    double c = lab[2] / sqrt(lab[0] * lab[0] + lab[1] * lab[1] + lab[2] * lab[2]);
+    ck_assert_double_eq_tol(t[0].beta, 0.1, 1e-7);
+    ck_assert_double_eq_tol(t[0].gamma[0].e_dc, 200 * (1 - 0.1 * c) / sqrt(1 - 0.01), 1e-3);
+}
+END_TEST
+
+START_TEST(truth_input_is_smeared_reproducibly)
+{
+    static adf_truth truth;
+    static const double start[3] = { 15, 10, 20 }, theta[2] = { 60 * M_PI / 180, 40 * M_PI / 180 },
+                        step[2] = { 25, 15 };
+    const double tw[2][3] = { { -1, 0, 0 }, { 0, 1, 0 } };
+    hit h[3];
+    chain(0, start, 1332.5, 3, theta, tw, step, h);
+    memset(&truth, 0, sizeof truth);
+    truth.n_gammas = 1;
+    truth.n_interactions = 3;
+    truth.gamma[0] = (adf_truth_gamma){ 1332.5, 1332.5, { 0, 0, 1 }, ADF_TRUTH_ABSORBED, 3 };
+    for (int i = 0; i < 3; i++) {
+        double lab[3];
+        lab_of(&h[i], lab);
+        truth.hit[i] = (adf_truth_hit){ (uint16_t)arr.crystal[0].id, 0, i < 2 ? ADF_TRUTH_COMPTON : ADF_TRUTH_PHOTO,
+                                        1, (float)h[i].e,
+                                        { (float)h[i].local[0], (float)h[i].local[1], (float)h[i].local[2] },
+                                        { (float)lab[0], (float)lab[1], (float)lab[2] }, 0 };
+    }
+    ck_assert_int_eq(adf_truth_write(&w, 5, 50, &truth), ADF_OK);
+    /* no smearing: the exact sequence, and the truth frame passed on before it */
+    unsigned n = run("Input truth\nSmearSigmaA 0\nSmearSigmaB 0\n");
+    adf_tracked t[1];
+    ck_assert_int_eq(read_tracked(n, t, 1), 1);
+    ck_assert_uint_eq(adf_get_u32(out + 4), ADF_ID_NW_TRUTH);
+    ck_assert_uint_eq(t[0].n_gammas, 1);
+    ck_assert_double_eq_tol(t[0].gamma[0].e, 1332.5, 1e-3);
+    assert_at(t[0].gamma[0].x1, t[0].gamma[0].y1, t[0].gamma[0].z1, &h[0]);
+    /* smeared: the same bytes twice, positions moved by millimetres */
+    static uint8_t first[CAP];
+    unsigned n1 = run("Input truth\nSeed 7\n");
+    memcpy(first, out, n1);
+    unsigned n2 = run("Input truth\nSeed 7\n");
+    ck_assert_uint_eq(n1, n2);
+    ck_assert_int_eq(memcmp(first, out, n1), 0);
+    ck_assert_int_eq(read_tracked(n2, t, 1), 1);
+    ck_assert_uint_ge(t[0].n_gammas, 1);
+    double lab[3];
+    lab_of(&h[0], lab);
+    double moved = fabs(t[0].gamma[0].x1 - lab[0]) + fabs(t[0].gamma[0].y1 - lab[1]) +
+                   fabs(t[0].gamma[0].z1 - lab[2]);
+    ck_assert_msg(moved > 1e-3 && moved < 100, "moved %g mm", moved);
+}
+END_TEST
+
+static unsigned run_expecting(const char *conf_text, unsigned want)
+{
+    ck_assert_uint_eq(configure(conf_text), 0);
+    void *inst = begin();
+    unsigned used = 0, code;
+    tracker.block(inst, in, (unsigned)w.used, out, sizeof out, &used, &code);
+    ck_assert_uint_eq(code, want);
+    tracker.stop(inst, &code);
+    tracker.unload(inst, &code);
+    return used;
+}
+
+START_TEST(bad_input_is_refused)
+{
+    adf_psa p = { .crystal_id = 4000, .n_hits = 1 };
+    p.hit[0] = (adf_psa_hit){ .x = 1, .y = 1, .z = 1, .e = 100 };
+    ck_assert_int_eq(adf_psa_write(&w, 1, 1, &p), ADF_OK);
+    ck_assert_uint_eq(run_expecting("", NARVAL_E_DATA), 0);
+    adf_writer_init(&w, in, sizeof in);
+    p.crystal_id = (uint16_t)arr.crystal[0].id;
+    p.hit[0].x = NAN;
+    ck_assert_int_eq(adf_psa_write(&w, 1, 1, &p), ADF_OK);
+    ck_assert_uint_eq(run_expecting("", NARVAL_E_DATA), 0);
+    adf_writer_init(&w, in, sizeof in);
+    adf_eof eof = { 1, 2 };
+    ck_assert_int_eq(adf_begin(&w, ADF_ID_EVENT_DATA_PSA, 1, 1), ADF_OK);
+    ck_assert_int_eq(adf_eof_write(&w, 1, 1, &eof), ADF_OK);
+    ck_assert_int_eq(adf_end(&w), ADF_OK);
+    ck_assert_uint_eq(run_expecting("", NARVAL_E_INPUT), 0);
+}
+END_TEST
+
+START_TEST(configuration_errors)
+{
+    ck_assert_uint_eq(configure("Device fast\n"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(configure("PathModel sphere\n"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(configure("BeamDirection 0 0\n"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(configure("BeamDirection 0 0 0\n"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(configure("MinClusterFom 1.5\n"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(configure("PathModel shell\nShellInner 300\nShellOuter 200\n"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(configure("Array /nonexistent/array.txt\n"), 0);
+    unsigned code;
+    void *inst = tracker.reg(&code);
+    ck_assert_uint_eq(code, 0);
+    tracker.initialise(inst, &code);
+    ck_assert_uint_eq(code, NARVAL_E_CONFIG);
+    tracker.unload(inst, &code);
+    ck_assert_uint_eq(code, 0);
+}
+END_TEST
+
+START_TEST(shell_model_tracks_the_sequence_too)
+{
+    static const double start[3] = { 15, 10, 20 }, theta[2] = { 60 * M_PI / 180, 40 * M_PI / 180 },
+                        step[2] = { 25, 15 };
+    const double tw[2][3] = { { -1, 0, 0 }, { 0, 1, 0 } };
+    hit h[3];
+    chain(0, start, 1332.5, 3, theta, tw, step, h);
+    put_event(1, h, 3);
+    adf_tracked t[1];
+    ck_assert_int_eq(read_tracked(run("PathModel shell\n"), t, 1), 1);
+    ck_assert_uint_eq(t[0].n_gammas, 1);
+    assert_at(t[0].gamma[0].x1, t[0].gamma[0].y1, t[0].gamma[0].z1, &h[0]);
+    assert_at(t[0].gamma[0].x2, t[0].gamma[0].y2, t[0].gamma[0].z2, &h[1]);
+}
+END_TEST
+
+/* ---- GPU equal to CPU ------------------------------------------------------------ */
+
+static uint64_t lcg = 12345;
+static double uniform(void)
+{
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(lcg >> 11) * 0x1.0p-53;
+}
+
+/* Events of up to `mult` gammas: random short chains of 1 to 7 points in random crystals. */
+static void put_random_events(int events, int mult)
+{
+    for (int e = 0; e < events; e++) {
+        hit h[64];
+        int n = 0, gammas = 1 + (int)(uniform() * mult);
+        for (int g = 0; g < gammas && n < 56; g++) {
+            int k = (int)(uniform() * arr.n), points = 1 + (int)(uniform() * 7);
+            for (int i = 0; i < points; i++) {
+                hit *x = &h[n];
+                do {
+                    x->local[0] = (uniform() - 0.5) * 70;
+                    x->local[1] = (uniform() - 0.5) * 70;
+                    x->local[2] = uniform() * 90;
+                } while (!det_crystal_contains(&cry, x->local));
+                x->k = k;
+                x->e = 20 + uniform() * 600;
+                n++;
+            }
+        }
+        put_event((uint32_t)e, h, n);
+    }
+}
+
+static void run_device(const char *conf_text, uint8_t *dst, unsigned *n)
+{
+    *n = run(conf_text);
+    memcpy(dst, out, *n);
+}
+
+START_TEST(gpu_tracks_equal_cpu_tracks)
+{
+    static uint8_t cpu[CAP], gpu[CAP];
+    unsigned n_cpu, n_gpu;
+    put_random_events(3000, 8);
+    run_device("Device cpu\n", cpu, &n_cpu);
+    char why[160] = "built without CUDA";
+#ifdef NARWHAL_HAVE_CUDA
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    snprintf(why, sizeof why, "%s", err == cudaSuccess ? "no CUDA device" : cudaGetErrorString(err));
+    if (err == cudaSuccess && count > 0) {
+        const char *modes[2] = { "Device gpu\nClustering gpu\n", "Device gpu\nClustering cpu\n" };
+        for (int m = 0; m < 2; m++) {
+            run_device(modes[m], gpu, &n_gpu);
+            ck_assert_uint_eq(n_gpu, n_cpu);
+            ck_assert_msg(memcmp(cpu, gpu, n_cpu) == 0, "GPU output (%s) differs from the CPU's", modes[m]);
+        }
+        fprintf(stderr, "GPU: 3000 events tracked, %u bytes equal to the CPU's, both clusterings\n", n_cpu);
+        return;
+    }
+#endif
+    fprintf(stderr, "skip: GPU equal to CPU not tested: %s\n", why);
+    adf_tracked t;
+    adf_iter it;
+    adf_frame f;
+    int frames = 0, gammas = 0;
+    adf_iter_init(&it, cpu, n_cpu);
+    while (adf_iter_next(&it, &f) > 0) {
+        ck_assert_int_eq(adf_tracked_read(&f, &t), ADF_OK);
+        frames++;
+        gammas += t.n_gammas;
+    }
+    ck_assert_int_eq(frames, 3000);
+    ck_assert_int_gt(gammas, 3000);
+}
+END_TEST
+
+START_TEST(gpu_forced_without_gpu_fails_at_initialise)
+{
+#ifdef NARWHAL_HAVE_CUDA
+    int count = 0;
+    if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
+        fprintf(stderr, "skip: a GPU is present; the refusal of Device gpu is not tested\n");
+        return;
+    }
+#endif
+    ck_assert_uint_eq(configure("Device gpu\n"), 0);
+    unsigned code;
+    void *inst = tracker.reg(&code);
+    ck_assert_uint_eq(code, 0);
+    tracker.initialise(inst, &code);
+    ck_assert_uint_eq(code, NARVAL_E_DEVICE);
+    tracker.unload(inst, &code);
+    ck_assert_uint_eq(code, 0);
+}
+END_TEST
+
+static Suite *tracker_suite(void)
+{
+    Suite *s = suite_create("tracker");
+    TCase *tc = tcase_create("validation");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, three_point_compton_sequence_is_ordered);
+    tcase_add_test(tc, single_photoabsorption_needs_its_probability);
+    tcase_add_test(tc, pair_production_is_recognised);
+    tcase_add_test(tc, two_gammas_at_right_angles_form_two_clusters);
+    tcase_add_test(tc, empty_events_give_empty_tracked_frames);
+    tcase_add_test(tc, shell_model_tracks_the_sequence_too);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("contract");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, other_frames_pass_in_order_and_single_psa_frames_are_events);
+    tcase_add_test(tc, output_too_small_is_retried_with_the_same_result);
+    tcase_add_test(tc, doppler_correction_uses_the_first_interaction);
+    tcase_add_test(tc, truth_input_is_smeared_reproducibly);
+    tcase_add_test(tc, bad_input_is_refused);
+    tcase_add_test(tc, configuration_errors);
+    tcase_add_test(tc, gpu_forced_without_gpu_fails_at_initialise);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("gpu");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, gpu_tracks_equal_cpu_tracks);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(tracker_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
