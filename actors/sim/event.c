@@ -213,15 +213,38 @@ static void measure(const sim_physics *ph, sim_rng *r, sim_event *ev)
     }
 }
 
-int sim_event_run(const sim_physics *ph, uint32_t number, sim_event *ev, char *msg, size_t len)
+/* The array index of every truth hit's crystal id. */
+static int index_hits(const sim_world *w, sim_event *ev, char *msg, size_t len)
 {
-    sim_rng physics, response;
-    sim_rng_seed(&physics, ph->seed, number, SIM_STREAM_PHYSICS);
-    sim_rng_seed(&response, ph->seed, number, SIM_STREAM_RESPONSE);
-    ev->number = number;
-    if (transport_all(ph, &physics, ev, msg, len))
+    for (int i = 0; i < ev->truth.n_interactions; i++) {
+        int id = ev->truth.hit[i].crystal_id, c = id < w->n_ids ? w->index_of_id[id] : -1;
+        if (c < 0) {
+            snprintf(msg, len, "event %u: interaction %d is in crystal %d, which the array does not have", ev->number,
+                     i, id);
+            return -1;
+        }
+        ev->hit_crystal[i] = c;
+    }
+    return 0;
+}
+
+int sim_event_respond(const sim_physics *ph, sim_event *ev, char *msg, size_t len)
+{
+    sim_rng response;
+    if (index_hits(ph->world, ev, msg, len))
         return -1;
+    sim_rng_seed(&response, ph->seed, ev->number, SIM_STREAM_RESPONSE);
     find_fired(ph, ev);
     measure(ph, &response, ev);
     return 0;
+}
+
+int sim_event_run(const sim_physics *ph, uint32_t number, sim_event *ev, char *msg, size_t len)
+{
+    sim_rng physics;
+    sim_rng_seed(&physics, ph->seed, number, SIM_STREAM_PHYSICS);
+    ev->number = number;
+    if (transport_all(ph, &physics, ev, msg, len))
+        return -1;
+    return sim_event_respond(ph, ev, msg, len);
 }

@@ -12,8 +12,9 @@
  * An event's random numbers come from streams seeded by (seed, event number,
  * purpose), so the physics of an event is the same whatever else is switched
  * on: the transport (source and interactions) draws from SIM_STREAM_PHYSICS,
- * the detector response (energy resolution, trace start, noise) from
- * SIM_STREAM_RESPONSE, the time since the previous event from SIM_STREAM_TIME.
+ * the energy resolution from SIM_STREAM_RESPONSE, the traces (start time,
+ * noise) from SIM_STREAM_TRACES and the time since the previous event from
+ * SIM_STREAM_TIME.
  *
  * Packing (SIM_PACK_SEGMENT): the deposits a γ leaves in one segment become
  * one interaction at their energy-weighted centre, with the process of the
@@ -27,7 +28,7 @@
  * are the true ones plus a Gaussian of FWHM sqrt(fwhm_a + fwhm_b * E / MeV)
  * keV each (segments without a deposit get the E = 0 width).
  */
-enum { SIM_STREAM_PHYSICS = 1, SIM_STREAM_RESPONSE = 2, SIM_STREAM_TIME = 3 };
+enum { SIM_STREAM_PHYSICS = 1, SIM_STREAM_RESPONSE = 2, SIM_STREAM_TIME = 3, SIM_STREAM_TRACES = 4 };
 enum { SIM_PACK_NONE = 0, SIM_PACK_SEGMENT = 1 };
 
 typedef struct sim_physics {
@@ -67,6 +68,12 @@ void sim_event_free(sim_event *ev);
  * needs more than ADF_TRUTH_MAX_INTERACTIONS interactions or
  * SIM_MAX_DEPOSITS deposits (a message says which). */
 int sim_event_run(const sim_physics *ph, uint32_t number, sim_event *ev, char *msg, size_t len);
+
+/* The detector response to the interactions in ev->truth (ev->number set):
+ * the fired crystals and their measured energies.  sim_event_run ends with it;
+ * a caller that reads the truth from elsewhere (a GammaEvents file) calls it
+ * alone.  0, or -1 when a hit names a crystal the array lacks. */
+int sim_event_respond(const sim_physics *ph, sim_event *ev, char *msg, size_t len);
 
 /* Ticks (10 ns) from the previous event to event `number` at `rate` events per
  * second: exponential (Poisson arrivals), at least 1. */

@@ -30,6 +30,25 @@ int sim_world_init(sim_world *w, const det_array *a, const det_crystal *c, char 
         return -1;
     }
     memcpy(w->pl, a->crystal, (size_t)a->n * sizeof *w->pl);
+    for (int i = 0; i < a->n; i++) {
+        int id = a->crystal[i].id;
+        if (id < 0 || id > 65535) {
+            sim_world_free(w);
+            snprintf(msg, len, "crystal id %d is outside 0..65535 (frames carry it in 16 bits)", id);
+            return -1;
+        }
+        if (id >= w->n_ids)
+            w->n_ids = id + 1;
+    }
+    if (!(w->index_of_id = malloc((size_t)w->n_ids * sizeof *w->index_of_id))) {
+        sim_world_free(w);
+        snprintf(msg, len, "no memory for %d crystal ids", w->n_ids);
+        return -1;
+    }
+    for (int i = 0; i < w->n_ids; i++)
+        w->index_of_id[i] = -1;
+    for (int i = 0; i < a->n; i++)
+        w->index_of_id[a->crystal[i].id] = i;
     const double mid[3] = {0, 0, c->length / 2};
     for (int i = 0; i < a->n; i++)
         det_to_lab(&w->pl[i], mid, w->centre[i]);
@@ -49,6 +68,7 @@ void sim_world_free(sim_world *w)
 {
     free(w->pl);
     free(w->centre);
+    free(w->index_of_id);
     memset(w, 0, sizeof *w);
 }
 

@@ -42,6 +42,8 @@ typedef struct sim_world {
     double (*centre)[3];   /* lab centre of each crystal's bounding sphere */
     double radius;         /* bounding sphere radius, the same for all */
     double side[6][4];     /* crystal frame: side face k is side[k][0..2] . p <= side[k][3] */
+    int *index_of_id;      /* crystal id -> index in the array, -1 for ids it lacks */
+    int n_ids;             /* largest id + 1 */
 } sim_world;
 
 typedef struct sim_deposit {

@@ -1,0 +1,92 @@
+/* gen.h: what the generator actor's files share: its settings, their resolved form, the instance and its event slots. */
+#ifndef NARWHAL_SIM_GEN_H
+#define NARWHAL_SIM_GEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "gammaevents.h"
+#include "kit.h"
+#include "traces.h"
+
+/* Generator.conf as the kit reads it (keys and defaults in gen_conf.c). */
+typedef struct gen_conf {
+    char *array, *crystal, *basis, *gammaevents, *gammaevents_input;
+    int64_t seed, events, threads, multiplicity, samples, pre_trigger, adc_bits;
+    kit_list source, lines, cascade, origin, direction, packing, output;
+    double continuum_min, continuum_max, beta, rate, threshold, fwhm_a, fwhm_b;
+    double gain, baseline, noise;
+    bool subtract_baseline, sub_sample;
+} gen_conf;
+
+/* The settings checked and turned into the simulation's own structures. */
+typedef struct gen_plan {
+    sim_source source;
+    int packing;
+    bool emit_truth, emit_crystals;
+    bool from_file;          /* the events are read from GammaEventsInput */
+    sim_trace_params trace;
+} gen_plan;
+
+extern const kit_spec gen_spec;
+extern gen_conf gen_settings;
+extern gen_plan gen_resolved;
+
+/* Checks what the kit cannot (value pairs, names, cross-key rules) and fills
+ * gen_resolved; NARVAL_E_CONFIG with a logged "FILE:LINE: key 'K': why". */
+unsigned gen_resolve(const char *directory_path);
+
+/* One event, simulated and encoded, waiting to be emitted. */
+typedef struct gen_slot {
+    uint32_t number;
+    uint64_t timestamp;
+    adf_truth *input;    /* the event read from GammaEventsInput (allocated in that mode) */
+    uint8_t *bytes;
+    size_t size, cap;
+    size_t truth_size;   /* bytes of its truth frame at the start (0 if none was made) */
+    size_t emit_from;    /* first byte that goes out (truth_size when truth is not emitted) */
+    int n_crystals;      /* data:crystal frames in it */
+    int fired;           /* crystals that fired (with or without frames) */
+} gen_slot;
+
+/* One thread's workspace. */
+typedef struct gen_work {
+    sim_event *event;
+    adf_crystal *crystal;
+    float *scratch;
+    char msg[256];
+    unsigned code;
+} gen_work;
+
+typedef struct gen {
+    kit_instance k;
+    det_array array;
+    det_crystal shape;
+    sim_world world;
+    sim_physics physics;
+    sim_traces *traces;
+    int n_threads;
+    gen_work *work;
+    gen_slot *slot;
+    int batch;             /* slots allocated */
+    int pending, next;     /* slots [next, pending) wait to be emitted */
+    uint32_t next_event;   /* number of the next event to simulate */
+    uint64_t clock;        /* timestamp of the last simulated event */
+    gev_writer *gev;
+    gev_reader *gev_in;    /* Source gammaevents */
+    bool input_done;       /* its end was reached */
+    adf_truth *gev_truth;
+    uint64_t events, frames, crystals, bytes; /* emitted */
+    uint64_t fired;                           /* crystals fired in the simulated events */
+    double seconds;        /* spent simulating */
+} gen;
+
+unsigned gen_initialise(gen *g);
+unsigned gen_start(gen *g);
+unsigned gen_stop(gen *g);
+void gen_release(gen *g);
+/* The body of process_block. */
+unsigned gen_block(gen *g, uint8_t *out, unsigned cap, unsigned *used);
+
+#endif

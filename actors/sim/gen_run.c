@@ -1,0 +1,344 @@
+/* gen_run.c: the generator's work: geometry and basis at initialise, events simulated in parallel batches, emitted whole and in order. */
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+/* A batch should last about BATCH_SECONDS: long enough that the threads'
+ * start and join cost nothing, even when another process holds a core for a
+ * while (a thread that waits at the join then waits for a small part of it). */
+#define BATCH_SECONDS 0.02
+enum { MIN_BATCH_PER_THREAD = 16, MAX_BATCH = 1 << 16 };
+
+static bool writes_gammaevents(void) { return strcmp(gen_settings.gammaevents, "none") != 0; }
+
+static unsigned load_geometry(gen *g)
+{
+    char msg[512];
+    if (det_crystal_load(&g->shape, gen_settings.crystal, msg, sizeof msg))
+        return kit_fail(g->k.name, NARVAL_E_IO, "crystal geometry: %s", msg);
+    if (det_array_load(&g->array, gen_settings.array, msg, sizeof msg))
+        return kit_fail(g->k.name, NARVAL_E_IO, "array: %s", msg);
+    if (sim_world_init(&g->world, &g->array, &g->shape, msg, sizeof msg))
+        return kit_fail(g->k.name, NARVAL_E_CONFIG, "%s: %s", gen_settings.array, msg);
+    sim_physics *ph = &g->physics;
+    ph->world = &g->world;
+    ph->source = gen_resolved.source;
+    ph->packing = gen_resolved.packing;
+    ph->threshold = gen_settings.threshold;
+    ph->fwhm_a = gen_settings.fwhm_a;
+    ph->fwhm_b = gen_settings.fwhm_b;
+    ph->seed = (uint64_t)gen_settings.seed;
+    return 0;
+}
+
+static unsigned allocate_work(gen *g)
+{
+    size_t scratch = g->traces ? sim_traces_scratch(g->traces) : 0;
+    g->n_threads = gen_settings.threads > 0 ? (int)gen_settings.threads : omp_get_max_threads();
+    g->work = calloc((size_t)g->n_threads, sizeof *g->work);
+    if (!g->work)
+        return kit_fail(g->k.name, NARVAL_E_NOMEM, "no memory for %d threads", g->n_threads);
+    for (int t = 0; t < g->n_threads; t++) {
+        gen_work *w = &g->work[t];
+        w->event = sim_event_new(g->world.n);
+        w->crystal = malloc(sizeof *w->crystal);
+        w->scratch = scratch ? malloc(scratch * sizeof *w->scratch) : NULL;
+        if (!w->event || !w->crystal || (scratch && !w->scratch))
+            return kit_fail(g->k.name, NARVAL_E_NOMEM, "no memory for thread %d's workspace", t);
+    }
+    if (writes_gammaevents() && !(g->gev_truth = malloc(sizeof *g->gev_truth)))
+        return kit_fail(g->k.name, NARVAL_E_NOMEM, "no memory for the GammaEvents output");
+    return 0;
+}
+
+unsigned gen_initialise(gen *g)
+{
+    char msg[768];
+    unsigned code = load_geometry(g);
+    if (code)
+        return code;
+    if (gen_resolved.emit_crystals &&
+        sim_traces_open(&g->traces, gen_settings.basis, &g->shape, &gen_resolved.trace, g->physics.seed, msg,
+                        sizeof msg))
+        return kit_fail(g->k.name, NARVAL_E_IO, "basis: %s", msg);
+    if ((code = allocate_work(g)) != 0)
+        return code;
+    kit_log(g->k.name, KIT_INFO, "%d crystals from %s; %s; %d thread%s", g->world.n, gen_settings.array,
+            g->traces ? "traces from the basis" : "no traces", g->n_threads, g->n_threads > 1 ? "s" : "");
+    return 0;
+}
+
+unsigned gen_start(gen *g)
+{
+    char msg[1024], text[256];
+    g->pending = g->next = 0;
+    g->next_event = 0;
+    g->clock = 0;
+    g->events = g->frames = g->crystals = g->bytes = g->fired = 0;
+    g->seconds = 0;
+    g->input_done = false;
+    if (gen_resolved.from_file && gev_open(&g->gev_in, gen_settings.gammaevents_input, &g->array, msg, sizeof msg))
+        return kit_fail(g->k.name, NARVAL_E_IO, "%s", msg);
+    if (!writes_gammaevents())
+        return 0;
+    gev_summary s;
+    gev_summary_of(&g->array, &g->shape, &s);
+    snprintf(text, sizeof text, "narwhal generator, seed %lld, array %s", (long long)gen_settings.seed,
+             gen_settings.array);
+    if (gev_create(&g->gev, gen_settings.gammaevents, &s, text, msg, sizeof msg))
+        return kit_fail(g->k.name, NARVAL_E_IO, "%s", msg);
+    return 0;
+}
+
+/* ---- one event */
+
+static int ensure(gen_slot *s, size_t need)
+{
+    if (need <= s->cap)
+        return 0;
+    uint8_t *p = realloc(s->bytes, need);
+    if (!p)
+        return -1;
+    s->bytes = p;
+    s->cap = need;
+    return 0;
+}
+
+/* Simulates event `number` and encodes its frames into slot s (truth first, then crystals by id). */
+static void make_event(const gen *g, gen_work *w, gen_slot *s)
+{
+    uint32_t number = s->number;
+    uint64_t timestamp = s->timestamp;
+    sim_event *ev = w->event;
+    bool truth = gen_resolved.emit_truth || g->gev, crystals = gen_resolved.emit_crystals;
+    w->code = 0;
+    s->size = s->truth_size = s->emit_from = 0;
+    s->n_crystals = s->fired = 0;
+    int rc = 0;
+    if (s->input) {
+        memcpy(&ev->truth, s->input, sizeof ev->truth);
+        ev->number = number;
+        rc = sim_event_respond(&g->physics, ev, w->msg, sizeof w->msg);
+    } else {
+        rc = sim_event_run(&g->physics, number, ev, w->msg, sizeof w->msg);
+    }
+    if (rc) {
+        w->code = NARVAL_E_DATA;
+        return;
+    }
+    size_t truth_size = truth ? ADF_KEY_SIZE + adf_truth_payload_size(ev->truth.n_gammas, ev->truth.n_interactions) : 0;
+    size_t crystal_size = ADF_KEY_SIZE + adf_crystal_payload_size(DET_CHANNELS, (unsigned)gen_resolved.trace.samples);
+    size_t need = truth_size + (crystals ? (size_t)ev->n_fired * crystal_size : 0);
+    if (ensure(s, need)) {
+        snprintf(w->msg, sizeof w->msg, "no memory for event %u (%zu bytes)", number, need);
+        w->code = NARVAL_E_NOMEM;
+        return;
+    }
+    if (crystals)
+        sim_traces_start(g->traces, ev);
+    adf_writer out;
+    adf_writer_init(&out, s->bytes, s->cap);
+    rc = truth ? adf_truth_write(&out, number, timestamp, &ev->truth) : ADF_OK;
+    for (int c = 0; crystals && rc == ADF_OK && c < ev->n_fired; c++) {
+        const sim_fired *f = &ev->fired[c];
+        adf_crystal *x = w->crystal;
+        x->crystal_id = (uint16_t)g->world.pl[f->crystal].id;
+        x->status = 0;
+        x->n_channels = DET_CHANNELS;
+        x->n_samples = (uint16_t)gen_resolved.trace.samples;
+        for (int ch = 0; ch < DET_CHANNELS; ch++)
+            x->energy[ch] = (float)f->energy[ch];
+        sim_traces_make(g->traces, ev, f, x, w->scratch);
+        rc = adf_crystal_write(&out, number, timestamp, x);
+    }
+    if (rc != ADF_OK) {
+        snprintf(w->msg, sizeof w->msg, "encoding event %u: %s", number, adf_strerror(rc));
+        w->code = NARVAL_E_INTERNAL;
+        return;
+    }
+    s->size = out.used;
+    s->truth_size = truth_size;
+    s->emit_from = gen_resolved.emit_truth ? 0 : truth_size;
+    s->n_crystals = crystals ? ev->n_fired : 0;
+    s->fired = ev->n_fired;
+}
+
+/* Events in the next batch: BATCH_SECONDS at the speed seen so far. */
+static int batch_size(const gen *g)
+{
+    int least = MIN_BATCH_PER_THREAD * g->n_threads, n = least;
+    if (g->seconds > 0 && g->next_event > 0)
+        n = (int)fmin(MAX_BATCH, fmax(least, BATCH_SECONDS * (double)g->next_event / g->seconds));
+    uint64_t left = gen_settings.events ? (uint64_t)gen_settings.events - g->next_event : (uint64_t)n;
+    return left < (uint64_t)n ? (int)left : n;
+}
+
+static int ensure_slots(gen *g, int n)
+{
+    if (n <= g->batch)
+        return 0;
+    gen_slot *s = realloc(g->slot, (size_t)n * sizeof *s);
+    if (!s)
+        return -1;
+    memset(s + g->batch, 0, (size_t)(n - g->batch) * sizeof *s);
+    g->slot = s;
+    g->batch = n;
+    return 0;
+}
+
+/* Reads up to *n events of GammaEventsInput into the slots; *n becomes the count read. */
+static unsigned read_batch(gen *g, int *n)
+{
+    char msg[1024];
+    int i = 0;
+    for (; i < *n && !g->input_done; i++) {
+        gen_slot *s = &g->slot[i];
+        if (!s->input && !(s->input = malloc(sizeof *s->input)))
+            return kit_fail(g->k.name, NARVAL_E_NOMEM, "no memory for the events read");
+        int rc = gev_next(g->gev_in, s->input, &s->number, msg, sizeof msg);
+        if (rc < 0)
+            return kit_fail(g->k.name, NARVAL_E_DATA, "%s", msg);
+        if (rc == 0)
+            break;
+    }
+    if (i < *n)
+        g->input_done = true;
+    *n = i;
+    return 0;
+}
+
+/* Simulates the next batch of events into the slots, on every thread. */
+static unsigned simulate_batch(gen *g)
+{
+    unsigned code = 0;
+    int n = batch_size(g);
+    if (ensure_slots(g, n))
+        return kit_fail(g->k.name, NARVAL_E_NOMEM, "no memory for %d event slots", n);
+    if (gen_resolved.from_file && (code = read_batch(g, &n)) != 0)
+        return code;
+    for (int i = 0; i < n; i++) {
+        gen_slot *s = &g->slot[i];
+        if (!gen_resolved.from_file)
+            s->number = g->next_event + (uint32_t)i;
+        s->timestamp = g->clock += sim_event_gap(g->physics.seed, s->number, gen_settings.rate);
+    }
+    double t0 = omp_get_wtime();
+    char msg[256] = "";
+#pragma omp parallel for num_threads(g->n_threads) schedule(dynamic, 1)
+    for (int i = 0; i < n; i++) {
+        gen_work *w = &g->work[omp_get_thread_num()];
+        make_event(g, w, &g->slot[i]);
+        if (w->code) {
+#pragma omp critical(gen_error)
+            if (!code) {
+                code = w->code;
+                memcpy(msg, w->msg, sizeof msg);
+            }
+        }
+    }
+    g->seconds += omp_get_wtime() - t0;
+    if (code)
+        return kit_fail(g->k.name, code, "%s", msg);
+    for (int i = 0; i < n; i++)
+        g->fired += (uint64_t)g->slot[i].fired;
+    g->next_event += (uint32_t)n;
+    g->pending = n;
+    g->next = 0;
+    return 0;
+}
+
+/* ---- emission */
+
+static unsigned write_gammaevents(gen *g, const gen_slot *s)
+{
+    char msg[512];
+    adf_iter it;
+    adf_frame f;
+    adf_iter_init(&it, s->bytes, s->truth_size);
+    if (adf_iter_next(&it, &f) != 1 || adf_truth_read(&f, g->gev_truth) != ADF_OK)
+        return kit_fail(g->k.name, NARVAL_E_INTERNAL, "an event's own truth frame does not decode");
+    if (gev_write(g->gev, f.key.event, g->gev_truth, msg, sizeof msg))
+        return kit_fail(g->k.name, NARVAL_E_IO, "%s", msg);
+    return 0;
+}
+
+static bool all_simulated(const gen *g)
+{
+    return g->input_done || (gen_settings.events && g->next_event >= (uint64_t)gen_settings.events);
+}
+
+unsigned gen_block(gen *g, uint8_t *out, unsigned cap, unsigned *used)
+{
+    unsigned code;
+    *used = 0;
+    for (;;) {
+        for (; g->next < g->pending; g->next++) {
+            const gen_slot *s = &g->slot[g->next];
+            size_t n = s->size - s->emit_from;
+            if (n > cap - *used) {
+                if (*used > 0)
+                    return 0;
+                *used = (unsigned)n;
+                kit_log(g->k.name, KIT_DEBUG, "event needs %zu bytes, the buffer has %u", n, cap);
+                return NARVAL_E_OUTPUT_SIZE;
+            }
+            if (g->gev && (code = write_gammaevents(g, s)) != 0)
+                return code;
+            memcpy(out + *used, s->bytes + s->emit_from, n);
+            *used += (unsigned)n;
+            g->events++;
+            g->crystals += (uint64_t)s->n_crystals;
+            g->frames += (uint64_t)s->n_crystals + (gen_resolved.emit_truth ? 1 : 0);
+            g->bytes += n;
+        }
+        if (all_simulated(g))
+            return 0;
+        if ((code = simulate_batch(g)) != 0)
+            return code;
+    }
+}
+
+unsigned gen_stop(gen *g)
+{
+    char msg[512];
+    double rate = g->seconds > 0 ? (double)g->next_event / g->seconds : 0;
+    double crystal_rate = g->seconds > 0 ? (double)g->fired / g->seconds : 0;
+    kit_log(g->k.name, KIT_INFO,
+            "emitted %llu events, %llu frames (%llu data:crystal), %llu bytes; simulated %u events in %.3f s: "
+            "%.0f events/s, %.0f fired crystals/s on %d thread%s",
+            (unsigned long long)g->events, (unsigned long long)g->frames, (unsigned long long)g->crystals,
+            (unsigned long long)g->bytes, g->next_event, g->seconds, rate, crystal_rate, g->n_threads,
+            g->n_threads > 1 ? "s" : "");
+    int rc = gev_close(g->gev, msg, sizeof msg);
+    g->gev = NULL;
+    gev_close_reader(g->gev_in);
+    g->gev_in = NULL;
+    return rc ? kit_fail(g->k.name, NARVAL_E_IO, "%s", msg) : 0;
+}
+
+void gen_release(gen *g)
+{
+    char msg[512];
+    gev_close(g->gev, msg, sizeof msg);
+    gev_close_reader(g->gev_in);
+    for (int t = 0; g->work && t < g->n_threads; t++) {
+        sim_event_free(g->work[t].event);
+        free(g->work[t].crystal);
+        free(g->work[t].scratch);
+    }
+    for (int i = 0; g->slot && i < g->batch; i++) {
+        free(g->slot[i].bytes);
+        free(g->slot[i].input);
+    }
+    free(g->work);
+    free(g->slot);
+    free(g->gev_truth);
+    sim_traces_close(g->traces);
+    sim_world_free(&g->world);
+    det_array_free(&g->array);
+}

@@ -1,0 +1,62 @@
+/* generator.c: the NARVAL producer generator.so: simulated γ-ray events as data:crystal traces and narwhal:truth frames. */
+#define NARVAL_PRODUCER
+#include "gen.h"
+
+static unsigned initialise(void *algo_data) { return gen_initialise(algo_data); }
+static unsigned start(void *algo_data) { return gen_start(algo_data); }
+static unsigned stop(void *algo_data) { return gen_stop(algo_data); }
+static void release(void *algo_data) { gen_release(algo_data); }
+
+void process_config(const char *directory_path, unsigned int *error_code)
+{
+    *error_code = kit_config(&gen_spec, directory_path, &gen_settings);
+    if (*error_code == 0)
+        *error_code = gen_resolve(directory_path);
+}
+
+const char *process_describe(void) { return kit_describe(&gen_spec); }
+
+void *process_register(unsigned int *error_code) { return kit_register(sizeof(gen), error_code); }
+
+void process_initialise(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_INITIALISE, initialise);
+}
+
+void process_start(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_START, start);
+}
+
+void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
+                   unsigned int *used_size_of_output_buffer, unsigned int *error_code)
+{
+    *used_size_of_output_buffer = 0;
+    if ((*error_code = kit_enter(algo_data, KIT_BLOCK)) == 0)
+        *error_code = gen_block(algo_data, output_buffer, size_of_output_buffer, used_size_of_output_buffer);
+}
+
+void process_stop(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_STOP, stop);
+}
+
+void process_pause(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_PAUSE, NULL);
+}
+
+void process_resume(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_RESUME, NULL);
+}
+
+void process_reset(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_RESET, NULL);
+}
+
+void process_unload(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_unload(algo_data, release);
+}

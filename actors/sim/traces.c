@@ -1,0 +1,319 @@
+/* traces.c: builds a crystal's 37 digitised traces from the basis (trilinear in space, linear in time), with baseline, noise and a clipping ADC. */
+#include "traces.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basis.h"
+
+/*
+ * Space: the basis points lie on a grid of spacing grid_mm.  The signal at a
+ * point is the trilinear blend of the 8 grid points around it; corners the
+ * basis lacks (outside the germanium) are left out and the weights of the
+ * others scaled up to 1; with no corner at all the nearest basis point is used.
+ * A basis whose points all belong to sector A (holes collected by segments
+ * 0..5) is used for every sector by the crystal's 60° symmetry: the point is
+ * turned back into sector A and the segment channels turned forward.
+ *
+ * Time: basis sample b is at (b - pretrigger) * sample_ns from the creation
+ * of the pair; trace sample s at (s - PreTrigger - u) * 10 ns, u in [0, 1)
+ * the event's sub-sample start.  Values between basis samples are linear,
+ * before the first the first, after the last the last (the final charges).
+ *
+ * Noise: white Gaussian, from a table of 2^20 values made once from the seed;
+ * each channel of each trace reads it from its own random offset (cheap,
+ * and the table is far longer than a trace).
+ */
+#define NOISE_BITS 20
+#define TRACE_NS 10.0
+enum { NEAREST_REACH = 3 };
+
+struct sim_traces {
+    det_basis basis;
+    sim_trace_params p;
+    uint64_t seed;
+    int one_sector;            /* the basis holds sector A only */
+    double h, origin[3];       /* grid */
+    int dim[3];
+    int32_t *node;             /* grid node -> basis point, -1 where there is none */
+    float *noise;
+    int adc_max;
+    long offset;               /* subtracted from every ADC value */
+};
+
+static int on_grid(sim_traces *t, char *msg, size_t len)
+{
+    const det_basis *b = &t->basis;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (uint32_t i = 0; i < b->n_points; i++)
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(lo[k], b->pos[3 * i + k]);
+            hi[k] = fmax(hi[k], b->pos[3 * i + k]);
+        }
+    size_t nodes = 1;
+    for (int k = 0; k < 3; k++) {
+        t->origin[k] = lo[k];
+        t->dim[k] = (int)lround((hi[k] - lo[k]) / t->h) + 1;
+        nodes *= (size_t)t->dim[k];
+    }
+    if (!(t->node = malloc(nodes * sizeof *t->node))) {
+        snprintf(msg, len, "no memory for a grid of %zu nodes", nodes);
+        return -1;
+    }
+    for (size_t n = 0; n < nodes; n++)
+        t->node[n] = -1;
+    for (uint32_t i = 0; i < b->n_points; i++) {
+        int ijk[3];
+        for (int k = 0; k < 3; k++) {
+            double f = (b->pos[3 * i + k] - t->origin[k]) / t->h;
+            ijk[k] = (int)lround(f);
+            if (fabs(f - ijk[k]) > 1e-3) {
+                snprintf(msg, len, "point %u is off the %g mm grid", i, t->h);
+                return -1;
+            }
+        }
+        t->node[((size_t)ijk[2] * t->dim[1] + ijk[1]) * t->dim[0] + ijk[0]] = (int32_t)i;
+    }
+    return 0;
+}
+
+static int check_basis(sim_traces *t, const det_crystal *shape, char *msg, size_t len)
+{
+    const det_basis *b = &t->basis;
+    if (b->n_channels != DET_CHANNELS) {
+        snprintf(msg, len, "%u channels, the generator makes %d", b->n_channels, DET_CHANNELS);
+        return -1;
+    }
+    if (!(b->grid_mm > 0)) {
+        snprintf(msg, len, "its points are not on a grid (grid spacing 0): trilinear interpolation needs one");
+        return -1;
+    }
+    if (fabs(b->crystal.length - shape->length) > 1e-3 || fabs(b->crystal.radius - shape->radius) > 1e-3 ||
+        fabs(b->crystal.hex_front - shape->hex_front) > 1e-3 || fabs(b->crystal.hex_back - shape->hex_back) > 1e-3) {
+        snprintf(msg, len, "it was made for another crystal shape than the Crystal file's");
+        return -1;
+    }
+    t->one_sector = 1;
+    for (uint32_t i = 0; i < b->n_points; i++)
+        if (b->segment[i] >= DET_RINGS)
+            t->one_sector = 0;
+    t->h = b->grid_mm;
+    return 0;
+}
+
+static int make_noise(sim_traces *t, char *msg, size_t len)
+{
+    sim_rng r;
+    size_t n = (size_t)1 << NOISE_BITS;
+    if (!(t->noise = malloc(n * sizeof *t->noise))) {
+        snprintf(msg, len, "no memory for the noise table");
+        return -1;
+    }
+    sim_rng_seed(&r, t->seed, 0, SIM_STREAM_TRACES);
+    for (size_t i = 0; i < n; i++)
+        t->noise[i] = (float)sim_gauss(&r);
+    return 0;
+}
+
+int sim_traces_open(sim_traces **out, const char *basis_path, const det_crystal *shape, const sim_trace_params *p,
+                    uint64_t seed, char *msg, size_t len)
+{
+    char why[512];
+    sim_traces *t = calloc(1, sizeof *t);
+    *out = NULL;
+    if (!t) {
+        snprintf(msg, len, "%s: no memory", basis_path);
+        return -1;
+    }
+    t->p = *p;
+    t->seed = seed;
+    t->adc_max = (1 << p->adc_bits) - 1;
+    t->offset = p->subtract_baseline ? lround(p->baseline) : 0;
+    if (det_basis_load(&t->basis, basis_path, msg, len))
+        goto fail;
+    if (check_basis(t, shape, why, sizeof why) || on_grid(t, why, sizeof why)) {
+        snprintf(msg, len, "%s: %s", basis_path, why);
+        goto fail;
+    }
+    if (make_noise(t, msg, len))
+        goto fail;
+    *out = t;
+    return 0;
+fail:
+    sim_traces_close(t);
+    return -1;
+}
+
+void sim_traces_close(sim_traces *t)
+{
+    if (!t)
+        return;
+    det_basis_free(&t->basis);
+    free(t->node);
+    free(t->noise);
+    free(t);
+}
+
+size_t sim_traces_scratch(const sim_traces *t)
+{
+    return (size_t)DET_CHANNELS * t->basis.n_samples;
+}
+
+/* ---- space */
+
+static int32_t node_at(const sim_traces *t, int i, int j, int k)
+{
+    if (i < 0 || j < 0 || k < 0 || i >= t->dim[0] || j >= t->dim[1] || k >= t->dim[2])
+        return -1;
+    return t->node[((size_t)k * t->dim[1] + j) * t->dim[0] + i];
+}
+
+/* The basis point nearest to q among the grid nodes within NEAREST_REACH cells, else among all points. */
+static int32_t nearest(const sim_traces *t, const double q[3])
+{
+    const det_basis *b = &t->basis;
+    int c[3];
+    for (int k = 0; k < 3; k++)
+        c[k] = (int)lround((q[k] - t->origin[k]) / t->h);
+    int32_t best = -1;
+    double best_d = INFINITY;
+    for (int dk = -NEAREST_REACH; dk <= NEAREST_REACH; dk++)
+        for (int dj = -NEAREST_REACH; dj <= NEAREST_REACH; dj++)
+            for (int di = -NEAREST_REACH; di <= NEAREST_REACH; di++) {
+                int32_t n = node_at(t, c[0] + di, c[1] + dj, c[2] + dk);
+                double d = (double)di * di + (double)dj * dj + (double)dk * dk;
+                if (n >= 0 && d < best_d) {
+                    best = n;
+                    best_d = d;
+                }
+            }
+    for (uint32_t i = 0; best < 0 && i < b->n_points; i++) {
+        const float *p = &b->pos[3 * i];
+        double d = (p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]);
+        if (d < best_d)
+            best_d = d, best = (int32_t)i;
+    }
+    return best;
+}
+
+/* acc[c] += a * basis point n's channel perm[c], for every channel. */
+static void add_point(const sim_traces *t, int32_t n, float a, const int *perm, float *acc)
+{
+    size_t s = t->basis.n_samples;
+    const float *sig = det_basis_point(&t->basis, (size_t)n);
+    for (int c = 0; c < DET_CHANNELS; c++) {
+        const float *src = sig + (size_t)perm[c] * s;
+        float *dst = acc + (size_t)c * s;
+        for (size_t k = 0; k < s; k++)
+            dst[k] += a * src[k];
+    }
+}
+
+/* Adds energy e times the basis signal at p (crystal frame) to acc. */
+static void add_interaction(const sim_traces *t, const double p[3], double e, float *acc)
+{
+    int perm[DET_CHANNELS];
+    double q[3];
+    int turn = t->one_sector ? det_sector_of(p[0], p[1]) : 0;
+    det_rotate_sectors(p, -turn, q);
+    for (int c = 0; c < DET_SEGMENTS; c++)
+        perm[(c + DET_RINGS * turn) % DET_SEGMENTS] = c;
+    perm[DET_CORE] = DET_CORE;
+    int base[3];
+    double f[3];
+    for (int k = 0; k < 3; k++) {
+        double x = (q[k] - t->origin[k]) / t->h;
+        base[k] = (int)floor(x);
+        f[k] = x - base[k];
+    }
+    int32_t corner[8];
+    double w[8], total = 0;
+    for (int m = 0; m < 8; m++) {
+        int a = m & 1, b = (m >> 1) & 1, c = m >> 2;
+        corner[m] = node_at(t, base[0] + a, base[1] + b, base[2] + c);
+        w[m] = (a ? f[0] : 1 - f[0]) * (b ? f[1] : 1 - f[1]) * (c ? f[2] : 1 - f[2]);
+        if (corner[m] >= 0)
+            total += w[m];
+    }
+    if (total < 1e-9) {
+        int32_t n = nearest(t, q);
+        if (n >= 0)
+            add_point(t, n, (float)e, perm, acc);
+        return;
+    }
+    for (int m = 0; m < 8; m++)
+        if (corner[m] >= 0 && w[m] > 0)
+            add_point(t, corner[m], (float)(e * w[m] / total), perm, acc);
+}
+
+/* ---- time, noise, ADC */
+
+static double sub_sample(const sim_traces *t, uint32_t event)
+{
+    sim_rng r;
+    if (!t->p.sub_sample)
+        return 0;
+    sim_rng_seed(&r, t->seed, event, SIM_STREAM_TRACES);
+    return sim_uniform(&r);
+}
+
+void sim_traces_start(const sim_traces *t, sim_event *ev)
+{
+    float start = (float)((t->p.pre_trigger + sub_sample(t, ev->number)) * TRACE_NS);
+    for (int c = 0; c < ev->n_fired; c++) {
+        const sim_fired *f = &ev->fired[c];
+        for (int k = 0; k < f->count; k++)
+            ev->truth.hit[ev->order[f->first + k]].t = start;
+    }
+}
+
+/* One channel: resampled to trace time, gain, baseline, noise, ADC; returns 1 if it clipped. */
+static int digitise(const sim_traces *t, const float *sig, double u, const float *noise, int16_t *out)
+{
+    const det_basis *b = &t->basis;
+    double per_sample = TRACE_NS / b->sample_ns, gain = t->p.gain, sigma = t->p.noise * gain;
+    int last = (int)b->n_samples - 1, clipped = 0;
+    for (int s = 0; s < t->p.samples; s++) {
+        double x = b->pretrigger + (s - t->p.pre_trigger - u) * per_sample, v;
+        if (x <= 0) {
+            v = sig[0];
+        } else if (x >= last) {
+            v = sig[last];
+        } else {
+            int i = (int)x;
+            double f = x - i;
+            v = sig[i] + f * (sig[i + 1] - sig[i]);
+        }
+        long adc = lround(t->p.baseline + gain * v + sigma * noise[s]);
+        if (adc < 0 || adc > t->adc_max) {
+            clipped = 1;
+            adc = adc < 0 ? 0 : t->adc_max;
+        }
+        out[s] = (int16_t)(adc - t->offset);
+    }
+    return clipped;
+}
+
+void sim_traces_make(const sim_traces *t, sim_event *ev, const sim_fired *f, adf_crystal *c, float *scratch)
+{
+    size_t s = t->basis.n_samples;
+    uint32_t starts = ((uint32_t)1 << NOISE_BITS) - (uint32_t)t->p.samples + 1;
+    static const float silence[ADF_MAX_SAMPLES];
+    sim_rng r;
+    memset(scratch, 0, DET_CHANNELS * s * sizeof *scratch);
+    for (int k = 0; k < f->count; k++) {
+        const adf_truth_hit *h = &ev->truth.hit[ev->order[f->first + k]];
+        const double p[3] = {h->pos[0], h->pos[1], h->pos[2]};
+        add_interaction(t, p, h->e, scratch);
+    }
+    double u = sub_sample(t, ev->number);
+    sim_rng_seed(&r, t->seed, ev->number, SIM_STREAM_TRACES | ((uint64_t)c->crystal_id + 1) << 8);
+    c->gain = (float)t->p.gain;
+    for (int ch = 0; ch < DET_CHANNELS; ch++) {
+        const float *noise = t->p.noise > 0 ? t->noise + sim_below(&r, starts) : silence;
+        if (digitise(t, scratch + ch * s, u, noise, c->trace[ch]))
+            c->status |= SIM_STATUS_CLIPPED;
+    }
+}

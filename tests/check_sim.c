@@ -1,0 +1,828 @@
+/* check_sim.c: generator.so through the NARVAL ABI: attenuation, Klein-Nishina, energy conservation, traces against the basis, determinism, GammaEvents, configuration errors. */
+#define _XOPEN_SOURCE 700
+#include <check.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adf.h"
+#include "basis.h"
+#include "geometry.h"
+#include "narval.h"
+#include "sim/xs_ge.h"
+
+typedef struct actor {
+    void *so;
+    narval_config_fn *config;
+    narval_register_fn *reg;
+    narval_lifecycle_fn *initialise, *start, *stop, *unload;
+    narval_producer_block_fn *produce;
+} actor;
+
+enum { TEXT_MAX = 4 * PATH_MAX }; /* a configuration text naming up to three paths */
+
+static char build[PATH_MAX];
+static char tmp[PATH_MAX];
+static char conf_dir[PATH_MAX + 8];
+static actor gen;
+
+/* ---- helpers: files, the actor ------------------------------------------------ */
+
+static const char *in_tmp(const char *name)
+{
+    static char paths[8][PATH_MAX + 64];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, sizeof paths[0], "%s/%s", tmp, name);
+    return p;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    ck_assert_msg(fp != NULL, "cannot write %s", path);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static char *slurp(const char *path, size_t *size)
+{
+    FILE *fp = fopen(path, "rb");
+    ck_assert_msg(fp != NULL, "cannot read %s", path);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    rewind(fp);
+    char *buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    buf[n] = '\0';
+    fclose(fp);
+    if (size)
+        *size = (size_t)n;
+    return buf;
+}
+
+static void *sym(void *so, const char *name)
+{
+    void *p = dlsym(so, name);
+    ck_assert_msg(p != NULL, "generator.so lacks %s", name);
+    return p;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) { return remove(path); }
+
+/* One crystal of the default shape on the +z axis, front face 235 mm from the target, unrotated. */
+static const char one_crystal[] = "narwhal-array 1\n0 0 0 0 235 1 0 0 0 1 0 0 0 1\n";
+
+static void setup(void)
+{
+    const char *b = getenv("BUILD");
+    char path[PATH_MAX + 64];
+    ck_assert_msg(realpath(b && *b ? b : "build", build) != NULL, "no build directory");
+    snprintf(tmp, sizeof tmp, "/tmp/check_sim.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    snprintf(conf_dir, sizeof conf_dir, "%s/conf", tmp);
+    ck_assert_int_eq(mkdir(conf_dir, 0700), 0);
+    write_text(in_tmp("one.txt"), one_crystal);
+    snprintf(path, sizeof path, "%s/actors/generator.so", build);
+    gen.so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(gen.so != NULL, "dlopen %s: %s", path, dlerror());
+    *(void **)&gen.config = sym(gen.so, "process_config");
+    *(void **)&gen.reg = sym(gen.so, "process_register");
+    *(void **)&gen.initialise = sym(gen.so, "process_initialise");
+    *(void **)&gen.start = sym(gen.so, "process_start");
+    *(void **)&gen.stop = sym(gen.so, "process_stop");
+    *(void **)&gen.unload = sym(gen.so, "process_unload");
+    *(void **)&gen.produce = sym(gen.so, "process_block");
+}
+
+static void teardown(void)
+{
+    dlclose(gen.so);
+    nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The crystal and array paths are absolute so that the tests run from any directory. */
+static void conf(const char *text)
+{
+    char path[PATH_MAX + 64], body[TEXT_MAX + PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/Generator.conf", conf_dir);
+    snprintf(body, sizeof body, "Crystal %s/../detector/geometry/agata.geo\n%s", build, text);
+    write_text(path, body);
+}
+
+/* What a run produced: the frames back to back. */
+typedef struct stream {
+    uint8_t *bytes;
+    size_t size;
+} stream;
+
+/* Configures, runs to the end of the data with blocks of `block` bytes, stops, unloads. */
+static stream run_blocks(const char *text, unsigned block)
+{
+    unsigned e;
+    stream s = {NULL, 0};
+    size_t cap = 0;
+    conf(text);
+    gen.config(conf_dir, &e);
+    ck_assert_msg(e == 0, "process_config: %u", e);
+    void *g = gen.reg(&e);
+    ck_assert_uint_eq(e, 0);
+    gen.initialise(g, &e);
+    ck_assert_msg(e == 0, "process_initialise: %u", e);
+    gen.start(g, &e);
+    ck_assert_uint_eq(e, 0);
+    uint8_t *buf = malloc(block);
+    for (;;) {
+        unsigned used = 0;
+        gen.produce(g, buf, block, &used, &e);
+        ck_assert_msg(e == 0, "process_block: %u", e);
+        ck_assert_uint_le(used, block);
+        if (used == 0)
+            break;
+        if (s.size + used > cap) {
+            cap = 2 * (s.size + used);
+            s.bytes = realloc(s.bytes, cap);
+            ck_assert_ptr_nonnull(s.bytes);
+        }
+        memcpy(s.bytes + s.size, buf, used);
+        s.size += used;
+    }
+    free(buf);
+    gen.stop(g, &e);
+    ck_assert_uint_eq(e, 0);
+    gen.unload(g, &e);
+    ck_assert_uint_eq(e, 0);
+    return s;
+}
+
+static stream run(const char *text) { return run_blocks(text, 1u << 20); }
+
+/* The truth frames of a stream, in order; *n of them. */
+static adf_truth *truths(const stream *s, size_t *n)
+{
+    adf_iter it;
+    adf_frame f;
+    size_t cap = 1024;
+    adf_truth *t = malloc(cap * sizeof *t);
+    *n = 0;
+    adf_iter_init(&it, s->bytes, s->size);
+    while (adf_iter_next(&it, &f) == 1) {
+        if (f.key.id != ADF_ID_NW_TRUTH)
+            continue;
+        if (*n == cap)
+            t = realloc(t, (cap *= 2) * sizeof *t);
+        ck_assert_int_eq(adf_truth_read(&f, &t[*n]), ADF_OK);
+        ++*n;
+    }
+    return t;
+}
+
+/* ---- attenuation: a pencil beam along a crystal ---------------------------------- */
+
+START_TEST(test_pencil_attenuation)
+{
+    char text[TEXT_MAX];
+    const double e = 1332.492;
+    const unsigned n = 200000;
+    snprintf(text, sizeof text,
+             "Array %s\nOutput truth\nEvents %u\nSource lines\nLines %g 1\nOrigin 15 0 0\nDirection 0 0 1\n"
+             "Packing none\nSeed 7\n",
+             in_tmp("one.txt"), n, e);
+    stream s = run(text);
+    size_t count;
+    adf_truth *t = truths(&s, &count);
+    ck_assert_uint_eq(count, n);
+    static const double depth[] = {5, 10, 20, 40, 60, 80, 90};
+    unsigned deeper[7] = {0};
+    for (size_t i = 0; i < count; i++) {
+        ck_assert_uint_eq(t[i].n_gammas, 1);
+        double z = t[i].gamma[0].n_interactions ? t[i].hit[0].lab[2] - 235.0 : INFINITY;
+        ck_assert(z >= -1e-3);
+        for (int k = 0; k < 7; k++)
+            deeper[k] += z > depth[k];
+    }
+    double mu = xs_ge_mu(e).total;
+    ck_assert(mu > 1 / 45.0 && mu < 1 / 35.0); /* mean free path about 38 mm at 1.3 MeV */
+    for (int k = 0; k < 7; k++) {
+        double seen = (double)deeper[k] / n, expect = exp(-mu * depth[k]);
+        ck_assert_msg(fabs(seen / expect - 1) < 0.02, "deeper than %g mm: %g, exp(-mu d) = %g", depth[k], seen,
+                      expect);
+    }
+    free(t);
+    free(s.bytes);
+}
+END_TEST
+
+/* ---- Klein-Nishina: angles of first Compton scatterings ---------------------------- */
+
+/* dsigma/dcos(theta), Klein-Nishina, arbitrary units. */
+static double kn_density(double e, double c)
+{
+    double r = 1 / (1 + e / XS_ME_KEV * (1 - c));
+    return r * r * (r + 1 / r - (1 - c * c));
+}
+
+static double thomson_density(double e, double c) { return 1 + c * c; }
+
+/* Chi-square of the histogram h (n bins in cos theta) against a density. */
+static double chi2(const unsigned *h, int bins, unsigned total, double e, double (*density)(double, double))
+{
+    double norm = 0, expect[64], x2 = 0;
+    for (int b = 0; b < bins; b++) {
+        double lo = -1 + 2.0 * b / bins, step = 2.0 / bins / 100, sum = 0;
+        for (int k = 0; k < 100; k++)
+            sum += density(e, lo + (k + 0.5) * step) * step;
+        expect[b] = sum;
+        norm += sum;
+    }
+    for (int b = 0; b < bins; b++) {
+        double m = expect[b] / norm * total;
+        x2 += (h[b] - m) * (h[b] - m) / m;
+    }
+    return x2;
+}
+
+START_TEST(test_klein_nishina)
+{
+    char text[TEXT_MAX];
+    const double e = 661.657;
+    enum { BINS = 20 };
+    unsigned h[BINS] = {0}, total = 0;
+    snprintf(text, sizeof text,
+             "Array %s\nOutput truth\nEvents 60000\nSource cs137\nOrigin 15 0 0\nDirection 0 0 1\nPacking none\n"
+             "Seed 11\n",
+             in_tmp("one.txt"));
+    stream s = run(text);
+    size_t count;
+    adf_truth *t = truths(&s, &count);
+    for (size_t i = 0; i < count; i++) {
+        if (t[i].n_interactions == 0 || t[i].hit[0].process != ADF_TRUTH_COMPTON)
+            continue;
+        double out = e - t[i].hit[0].e, c = 1 - XS_ME_KEV * (1 / out - 1 / e);
+        ck_assert(c >= -1 - 1e-4 && c <= 1 + 1e-4);
+        int b = (int)((c + 1) / 2 * BINS);
+        h[b < 0 ? 0 : b >= BINS ? BINS - 1 : b]++;
+        total++;
+    }
+    ck_assert_uint_gt(total, 30000);
+    double kn = chi2(h, BINS, total, e, kn_density), thomson = chi2(h, BINS, total, e, thomson_density);
+    /* 19 degrees of freedom: 43.8 is the 0.1 % tail */
+    ck_assert_msg(kn < 43.8, "chi2 against Klein-Nishina %g", kn);
+    ck_assert_msg(thomson > 1000, "chi2 against Thomson only %g: the test cannot tell them apart", thomson);
+    free(t);
+    free(s.bytes);
+}
+END_TEST
+
+/* ---- energy conservation ------------------------------------------------------------ */
+
+static void check_conservation(const adf_truth *t, size_t count, unsigned *absorbed, unsigned *paired)
+{
+    for (size_t i = 0; i < count; i++) {
+        unsigned k = 0;
+        for (unsigned g = 0; g < t[i].n_gammas; g++) {
+            const adf_truth_gamma *x = &t[i].gamma[g];
+            double sum = 0;
+            for (unsigned j = 0; j < x->n_interactions; j++, k++) {
+                ck_assert(t[i].hit[k].e >= 0);
+                sum += t[i].hit[k].e;
+            }
+            ck_assert_msg(sum <= x->e * (1 + 1e-6) + 1e-3, "event %zu γ %u: %g keV deposited of %g", i, g, sum, x->e);
+            bool full = fabs(sum - x->e) <= 1e-3 * x->e;
+            ck_assert_msg(full == !!(x->flags & ADF_TRUTH_ABSORBED), "event %zu γ %u: sum %g, e %g, flags %u", i, g,
+                          sum, x->e, x->flags);
+            if (x->flags & ADF_TRUTH_MISSED)
+                ck_assert_uint_eq(x->n_interactions, 0);
+            *absorbed += full;
+            *paired += !!(x->flags & ADF_TRUTH_PAIRED);
+        }
+        ck_assert_uint_eq(k, t[i].n_interactions);
+    }
+}
+
+START_TEST(test_energy_conservation)
+{
+    char text[TEXT_MAX];
+    unsigned absorbed = 0, paired = 0;
+    snprintf(text, sizeof text, "Output truth\nEvents 3000\nSource cascade\nCascade 4000 1332.492 300\nSeed 3\n"
+                                "Array %s/../detector/arrays/agata180.txt\n",
+             build);
+    stream s = run(text);
+    size_t count;
+    adf_truth *t = truths(&s, &count);
+    ck_assert_uint_eq(count, 3000);
+    check_conservation(t, count, &absorbed, &paired);
+    ck_assert_uint_gt(absorbed, 3000);
+    ck_assert_uint_gt(paired, 50);
+    free(t);
+    free(s.bytes);
+}
+END_TEST
+
+START_TEST(test_doppler)
+{
+    char text[TEXT_MAX];
+    const double e0 = 1000, beta = 0.2, gamma = 1 / sqrt(1 - beta * beta);
+    snprintf(text, sizeof text, "Output truth\nEvents 2000\nLines %g 1\nBeta %g\nArray %s\n", e0, beta,
+             in_tmp("one.txt"));
+    stream s = run(text);
+    size_t count;
+    unsigned forward = 0;
+    adf_truth *t = truths(&s, &count);
+    for (size_t i = 0; i < count; i++) {
+        const adf_truth_gamma *x = &t[i].gamma[0];
+        ck_assert(fabs(t[i].beta - beta) < 1e-6);
+        ck_assert(fabs(x->e0 - e0) < 1e-3);
+        ck_assert(fabs(x->e - e0 / (gamma * (1 - beta * x->dir[2]))) < 1e-2);
+        forward += x->dir[2] > 0;
+    }
+    /* aberration: the fraction emitted forward is (1 + beta) / 2 */
+    ck_assert_msg(fabs(forward / (double)count - 0.6) < 0.03, "forward fraction %g", forward / (double)count);
+    free(t);
+    free(s.bytes);
+}
+END_TEST
+
+/* ---- traces against the basis -------------------------------------------------------- */
+
+enum { BASIS_SAMPLES = 40, BASIS_PRE = 5 };
+#define GRID_MM 6.0
+
+/* A basis of sector A on a 6 mm grid whose signals are linear in x, y, z (so
+ * trilinear interpolation reproduces them exactly) and different for every
+ * channel and sample. */
+static float linear_signal(int ch, int k, const double p[3])
+{
+    return (float)(0.0005 * (ch + 1) * k - 0.3 + 0.001 * (ch % 7) * p[0] - 0.001 * (k % 5) * p[1] +
+                   0.0005 * ((ch + k) % 3) * p[2]);
+}
+
+static void write_basis(const char *path)
+{
+    det_basis b;
+    memset(&b, 0, sizeof b);
+    det_crystal_default(&b.crystal);
+    b.n_channels = DET_CHANNELS;
+    b.n_samples = BASIS_SAMPLES;
+    b.pretrigger = BASIS_PRE;
+    b.sample_ns = 10;
+    b.grid_mm = GRID_MM;
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        n = 0;
+        for (int k = 0; k * GRID_MM <= b.crystal.length; k++)
+            for (int j = -8; j <= 8; j++)
+                for (int i = -8; i <= 8; i++) {
+                    double p[3] = {i * GRID_MM, j * GRID_MM, k * GRID_MM};
+                    if (!det_crystal_contains(&b.crystal, p) || det_sector_of(p[0], p[1]) != 0)
+                        continue;
+                    if (pass) {
+                        for (int c = 0; c < 3; c++)
+                            b.pos[3 * n + c] = (float)p[c];
+                        b.segment[n] = det_crystal_segment(&b.crystal, p);
+                        float *sig = det_basis_point(&b, (size_t)n);
+                        for (int ch = 0; ch < DET_CHANNELS; ch++)
+                            for (int s = 0; s < BASIS_SAMPLES; s++)
+                                sig[ch * BASIS_SAMPLES + s] = linear_signal(ch, s, p);
+                    }
+                    n++;
+                }
+        if (!pass) {
+            b.n_points = (uint32_t)n;
+            ck_assert_int_eq(det_basis_alloc(&b), 0);
+        }
+    }
+    char msg[512];
+    ck_assert_msg(det_basis_save(&b, path, msg, sizeof msg) == 0, "%s", msg);
+    det_basis_free(&b);
+}
+
+/* A GammaEvents file of one event: one γ of energy e with one interaction at lab point p. */
+static void write_one_interaction(const char *path, double e, const double p[3], int segment)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "SUMMARY 235 325 1 0 36\n$\n-1 %.3f 0 0 1 0\n0 %.3f %.3f %.3f %.3f %d\n", e, e, p[0], p[1], p[2] + 235,
+             segment);
+    write_text(path, text);
+}
+
+/* Runs one interaction of energy e at crystal point p through the traces; returns the data:crystal. */
+static void one_trace(double e, const double p[3], double noise, const char *extra, adf_crystal *c, adf_truth *truth)
+{
+    char text[TEXT_MAX];
+    det_crystal shape;
+    det_crystal_default(&shape);
+    write_one_interaction(in_tmp("one.ge"), e, p, det_crystal_segment(&shape, p));
+    snprintf(text, sizeof text,
+             "Array %s\nBasis %s\nSource gammaevents\nGammaEventsInput %s\nNoiseKeV %g\nSubSample false\n"
+             "FWHMConstant 0\nFWHMSlope 0\nSamples 60\nPreTrigger 10\nGain 2\n%s",
+             in_tmp("one.txt"), in_tmp("test.basis"), in_tmp("one.ge"), noise, extra);
+    stream s = run(text);
+    adf_iter it;
+    adf_frame f;
+    int crystals = 0, truths_seen = 0;
+    adf_iter_init(&it, s.bytes, s.size);
+    while (adf_iter_next(&it, &f) == 1) {
+        if (f.key.id == ADF_ID_DATA_CRYSTAL) {
+            ck_assert_int_eq(adf_crystal_read(&f, c), ADF_OK);
+            crystals++;
+        } else {
+            ck_assert_int_eq(adf_truth_read(&f, truth), ADF_OK);
+            ck_assert_int_eq(crystals, 0); /* the truth comes first */
+            truths_seen++;
+        }
+    }
+    ck_assert_int_eq(crystals, 1);
+    ck_assert_int_eq(truths_seen, 1);
+    free(s.bytes);
+}
+
+/* The expected ADC value of trace sample s for a basis value taken at fractional basis index x. */
+static long expected_adc(double e, double gain, double baseline, int ch, double x, const double basis_p[3])
+{
+    double idx = x < 0 ? 0 : x > BASIS_SAMPLES - 1 ? BASIS_SAMPLES - 1 : x;
+    int i = (int)idx;
+    double f = idx - i, v0 = linear_signal(ch, i, basis_p),
+           v1 = i + 1 < BASIS_SAMPLES ? linear_signal(ch, i + 1, basis_p) : v0;
+    return lround(baseline + gain * e * (v0 + f * (v1 - v0)));
+}
+
+/* The basis channel that feeds output channel ch for a point turned `turn` sectors from sector A. */
+static int source_channel(int ch, int turn) { return ch == DET_CORE ? ch : (ch - DET_RINGS * turn + 36) % 36; }
+
+static void check_trace(const adf_crystal *c, double e, const double basis_p[3], int turn, long offset,
+                        double tolerance)
+{
+    ck_assert_uint_eq(c->n_channels, DET_CHANNELS);
+    ck_assert_uint_eq(c->n_samples, 60);
+    ck_assert(c->gain == 2.0f);
+    ck_assert_uint_eq(c->status, 0);
+    for (int ch = 0; ch < DET_CHANNELS; ch++)
+        for (int s = 0; s < 60; s++) {
+            long want = expected_adc(e, 2, 8192, source_channel(ch, turn), BASIS_PRE + (s - 10), basis_p) - offset;
+            ck_assert_msg(labs(c->trace[ch][s] - want) <= tolerance, "channel %d sample %d: %d, expected %ld", ch, s,
+                          c->trace[ch][s], want);
+        }
+}
+
+START_TEST(test_trace_at_basis_point)
+{
+    adf_crystal *c = malloc(sizeof *c);
+    adf_truth *t = malloc(sizeof *t);
+    write_basis(in_tmp("test.basis"));
+    const double node[3] = {18, 0, 30}, turned[3] = {-18, 0, 30}; /* turned: sector D, 3 sectors on */
+    one_trace(1000, node, 0, "", c, t);
+    check_trace(c, 1000, node, 0, 8192, 0);
+    ck_assert_uint_eq(c->crystal_id, 0);
+    ck_assert(fabs(t->hit[0].t - 100.0f) < 1e-4); /* PreTrigger 10 samples of 10 ns */
+    for (int ch = 0; ch < DET_CHANNELS; ch++)
+        ck_assert(c->energy[ch] == (ch == 2 || ch == DET_CORE ? 1000.0f : 0.0f));
+    one_trace(1000, turned, 0, "SubtractBaseline false\n", c, t);
+    check_trace(c, 1000, node, 3, 0, 0);
+    ck_assert(c->energy[20] == 1000.0f && c->energy[2] == 0.0f);
+    free(c);
+    free(t);
+}
+END_TEST
+
+START_TEST(test_trace_trilinear)
+{
+    adf_crystal *c = malloc(sizeof *c);
+    adf_truth *t = malloc(sizeof *t);
+    write_basis(in_tmp("test.basis"));
+    const double inside[3] = {20.5, 1.25, 31.75}, turned[3] = {-20.5, -1.25, 31.75};
+    /* linear signals: the blend of the 8 corners is the signal at the point (float rounding: 1 count) */
+    one_trace(700, inside, 0, "", c, t);
+    check_trace(c, 700, inside, 0, 8192, 1);
+    one_trace(700, turned, 0, "", c, t);
+    check_trace(c, 700, inside, 3, 8192, 1);
+    free(c);
+    free(t);
+}
+END_TEST
+
+START_TEST(test_trace_clipping_and_noise)
+{
+    adf_crystal *c = malloc(sizeof *c);
+    adf_truth *t = malloc(sizeof *t);
+    write_basis(in_tmp("test.basis"));
+    const double node[3] = {18, 0, 30};
+    one_trace(9000, node, 0, "ADCBits 12\nBaseline 2000\n", c, t);
+    ck_assert_uint_eq(c->status, 1);
+    for (int ch = 0; ch < DET_CHANNELS; ch++)
+        for (int s = 0; s < 60; s++)
+            ck_assert(c->trace[ch][s] >= -2000 && c->trace[ch][s] <= 4095 - 2000);
+    /* noise of 5 keV at gain 2: 10 counts rms about the noiseless trace */
+    adf_crystal *quiet = malloc(sizeof *quiet);
+    one_trace(500, node, 0, "", quiet, t);
+    one_trace(500, node, 5, "", c, t);
+    double sum2 = 0;
+    for (int ch = 0; ch < DET_CHANNELS; ch++)
+        for (int s = 0; s < 60; s++)
+            sum2 += (double)(c->trace[ch][s] - quiet->trace[ch][s]) * (c->trace[ch][s] - quiet->trace[ch][s]);
+    double rms = sqrt(sum2 / (DET_CHANNELS * 60));
+    ck_assert_msg(rms > 9.0 && rms < 11.0, "noise rms %g counts", rms);
+    free(quiet);
+    free(c);
+    free(t);
+}
+END_TEST
+
+/* ---- determinism ------------------------------------------------------------------------ */
+
+START_TEST(test_same_seed_same_bytes)
+{
+    char text[TEXT_MAX];
+    write_basis(in_tmp("test.basis"));
+    const char *common = "Source co60\nEvents 1500\nSamples 60\nArray %s/../detector/arrays/agata180.txt\n"
+                         "Basis %s\nThreads %d\nSeed %d\n";
+    snprintf(text, sizeof text, common, build, in_tmp("test.basis"), 1, 5);
+    stream a = run_blocks(text, 1u << 20);
+    snprintf(text, sizeof text, common, build, in_tmp("test.basis"), 2, 5);
+    stream b = run_blocks(text, 100000);
+    snprintf(text, sizeof text, common, build, in_tmp("test.basis"), 2, 6);
+    stream c = run_blocks(text, 1u << 20);
+    ck_assert_uint_gt(a.size, 1500 * 7000);
+    ck_assert_uint_eq(a.size, b.size);
+    ck_assert_int_eq(memcmp(a.bytes, b.bytes, a.size), 0);
+    ck_assert(c.size != a.size || memcmp(a.bytes, c.bytes, a.size) != 0);
+    size_t frames = 0, bad = 0;
+    ck_assert_int_eq(adf_validate(a.bytes, a.size, &bad, &frames), ADF_OK);
+    ck_assert_uint_eq(bad, a.size);
+    ck_assert_uint_gt(frames, 1500);
+    free(a.bytes);
+    free(b.bytes);
+    free(c.bytes);
+}
+END_TEST
+
+/* Every event: truth first, then its crystals by increasing id, all with the event's number and timestamp. */
+START_TEST(test_event_layout)
+{
+    char text[TEXT_MAX];
+    write_basis(in_tmp("test.basis"));
+    snprintf(text, sizeof text, "Source co60\nEvents 400\nSamples 60\nArray %s/../detector/arrays/agata180.txt\n"
+                                "Basis %s\nRate 1e5\n",
+             build, in_tmp("test.basis"));
+    stream s = run(text);
+    adf_iter it;
+    adf_frame f;
+    adf_truth *t = malloc(sizeof *t);
+    adf_crystal *c = malloc(sizeof *c);
+    uint32_t event = 0;
+    uint64_t stamp = 0;
+    int last_id = -1, truths_seen = 0;
+    adf_iter_init(&it, s.bytes, s.size);
+    while (adf_iter_next(&it, &f) == 1) {
+        if (f.key.id == ADF_ID_NW_TRUTH) {
+            ck_assert_int_eq(adf_truth_read(&f, t), ADF_OK);
+            ck_assert_uint_eq(f.key.event, (uint32_t)truths_seen);
+            ck_assert(f.key.timestamp > stamp || truths_seen == 0);
+            event = f.key.event;
+            stamp = f.key.timestamp;
+            last_id = -1;
+            truths_seen++;
+            continue;
+        }
+        ck_assert_uint_eq(f.key.id, ADF_ID_DATA_CRYSTAL);
+        ck_assert_int_eq(adf_crystal_read(&f, c), ADF_OK);
+        ck_assert_uint_eq(f.key.event, event);
+        ck_assert_uint_eq(f.key.timestamp, stamp);
+        ck_assert_int_gt(c->crystal_id, last_id);
+        last_id = c->crystal_id;
+        bool in_truth = false;
+        for (unsigned i = 0; i < t->n_interactions; i++)
+            in_truth |= t->hit[i].crystal_id == c->crystal_id;
+        ck_assert(in_truth);
+    }
+    ck_assert_int_eq(truths_seen, 400);
+    /* 400 events at 1e5 per second: about 4 ms, 400000 ticks of 10 ns */
+    ck_assert_msg(stamp > 300000 && stamp < 500000, "last timestamp %llu", (unsigned long long)stamp);
+    free(t);
+    free(c);
+    free(s.bytes);
+}
+END_TEST
+
+/* A buffer smaller than one event: the size it needs, then the event whole. */
+START_TEST(test_output_size)
+{
+    unsigned e, used = 0;
+    char text[TEXT_MAX];
+    write_basis(in_tmp("test.basis"));
+    snprintf(text, sizeof text, "Events 3\nSamples 60\nArray %s\nBasis %s\nOrigin 15 0 0\nDirection 0 0 1\n"
+                                "Lines 5000 1\n",
+             in_tmp("one.txt"), in_tmp("test.basis"));
+    conf(text);
+    gen.config(conf_dir, &e);
+    ck_assert_uint_eq(e, 0);
+    void *g = gen.reg(&e);
+    gen.initialise(g, &e);
+    gen.start(g, &e);
+    ck_assert_uint_eq(e, 0);
+    uint8_t *buf = malloc(1 << 16);
+    gen.produce(g, buf, 100, &used, &e);
+    ck_assert_uint_eq(e, NARVAL_E_OUTPUT_SIZE);
+    unsigned need = used;
+    ck_assert_uint_gt(need, 100);
+    gen.produce(g, buf, need, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, need);
+    size_t frames = 0, bad = 0;
+    ck_assert_int_eq(adf_validate(buf, used, &bad, &frames), ADF_OK);
+    ck_assert_uint_ge(frames, 1);
+    gen.stop(g, &e);
+    gen.unload(g, &e);
+    free(buf);
+}
+END_TEST
+
+/* ---- GammaEvents: written, read back as the source ------------------------------------------ */
+
+START_TEST(test_gammaevents_round_trip)
+{
+    char text[TEXT_MAX];
+    snprintf(text, sizeof text, "Output truth\nEvents 500\nSource co60\nGammaEvents %s\nArray %s/../detector/arrays/agata180.txt\n",
+             in_tmp("out.ge"), build);
+    stream a = run(text);
+    size_t size;
+    char *file = slurp(in_tmp("out.ge"), &size);
+    ck_assert_msg(strstr(file, "\nSUMMARY 235.000 ") != NULL, "%.200s", file);
+    ck_assert_ptr_nonnull(strstr(file, "\n$\n-1 "));
+    free(file);
+    snprintf(text, sizeof text, "Output truth\nSource gammaevents\nGammaEventsInput %s\nArray %s/../detector/arrays/agata180.txt\n",
+             in_tmp("out.ge"), build);
+    stream b = run(text);
+    size_t na, nb;
+    adf_truth *ta = truths(&a, &na), *tb = truths(&b, &nb);
+    ck_assert_uint_eq(na, 500);
+    ck_assert_uint_eq(nb, 500);
+    for (size_t i = 0; i < na; i++) {
+        ck_assert_uint_eq(ta[i].n_gammas, tb[i].n_gammas);
+        ck_assert_uint_eq(ta[i].n_interactions, tb[i].n_interactions);
+        for (unsigned g = 0; g < ta[i].n_gammas; g++) {
+            ck_assert(fabs(ta[i].gamma[g].e - tb[i].gamma[g].e) < 1e-3);
+            ck_assert_uint_eq(ta[i].gamma[g].flags, tb[i].gamma[g].flags);
+        }
+        for (unsigned h = 0; h < ta[i].n_interactions; h++) {
+            const adf_truth_hit *x = &ta[i].hit[h], *y = &tb[i].hit[h];
+            ck_assert_uint_eq(x->crystal_id, y->crystal_id);
+            ck_assert_uint_eq(x->segment, y->segment);
+            ck_assert_uint_eq(x->process, y->process);
+            ck_assert(fabs(x->e - y->e) < 1e-3);
+            for (int k = 0; k < 3; k++) {
+                ck_assert(fabs(x->lab[k] - y->lab[k]) < 1e-3);
+                ck_assert(fabs(x->pos[k] - y->pos[k]) < 2e-3);
+            }
+        }
+    }
+    free(ta);
+    free(tb);
+    free(a.bytes);
+    free(b.bytes);
+}
+END_TEST
+
+/* ---- configuration errors ----------------------------------------------------------------- */
+
+/* Runs process_config with stderr captured; returns the code, the log in log. */
+static unsigned config_log(const char *text, char *log, size_t len)
+{
+    unsigned e;
+    fflush(stderr);
+    int saved = dup(2), fd = open(in_tmp("stderr.txt"), O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    dup2(fd, 2);
+    conf(text);
+    gen.config(conf_dir, &e);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(fd);
+    close(saved);
+    char *got = slurp(in_tmp("stderr.txt"), NULL);
+    snprintf(log, len, "%s", got);
+    free(got);
+    return e;
+}
+
+START_TEST(test_config_errors)
+{
+    /* the conf file's first line is Crystal (added by conf()): the key under test is on line 2 */
+    static const struct {
+        const char *text, *expect;
+    } bad[] = {
+        {"Lines 1332\n", "Generator.conf:2: key 'Lines': needs 1..64 pairs"},
+        {"Lines 1332 x\n", "Generator.conf:2: key 'Lines': 'x' is not a number"},
+        {"Lines 5 1\n", "Generator.conf:2: key 'Lines': 5 is outside [10, 20000]"},
+        {"Source fusion\n", "Generator.conf:2: key 'Source': 'fusion' is not one of"},
+        {"Source gammaevents\n", "Generator.conf:2: key 'Source': gammaevents needs a GammaEventsInput"},
+        {"Source cascade\nCascade 100 100 100 100 100 100 100 100 100 100 100 100 100 100 100 100 100 100 100 100 "
+         "100 100 100 100 100 100 100 100 100 100 100\n",
+         "Generator.conf:3: key 'Cascade': needs 1..30 energies, got 31"},
+        {"Origin 1 2\n", "Generator.conf:2: key 'Origin': needs x y z"},
+        {"Direction 0 0 0\n", "Generator.conf:2: key 'Direction': the vector is zero"},
+        {"Direction up\n", "Generator.conf:2: key 'Direction': is 'isotropic' or dx dy dz"},
+        {"Packing both\n", "Generator.conf:2: key 'Packing': 'both' is not one of"},
+        {"Output crystal\nOutput traces\n", "Generator.conf:3: key 'Output': 'traces' is neither crystal nor truth"},
+        {"Samples 50\nPreTrigger 50\n", "key 'PreTrigger': 50 samples leave no room"},
+        {"ADCBits 12\nBaseline 5000\n", "key 'Baseline': 5000 is beyond the 12-bit ADC's range"},
+        {"Source continuum\nContinuumMin 900\nContinuumMax 800\n", "key 'ContinuumMin': 900 keV is above ContinuumMax"},
+        {"Multiplicity 31\n", "Generator.conf:2: key 'Multiplicity'"},
+        {"Beta 1\n", "Generator.conf:2: key 'Beta'"},
+        {"Seeds 4\n", "Generator.conf:2: key 'Seeds': unknown key"},
+    };
+    char log[4096];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unsigned e = config_log(bad[i].text, log, sizeof log);
+        ck_assert_msg(e == NARVAL_E_CONFIG, "case %zu: code %u", i, e);
+        ck_assert_msg(strstr(log, bad[i].expect) != NULL, "case %zu: expected '%s' in: %s", i, bad[i].expect, log);
+    }
+    ck_assert_uint_eq(config_log("Source co60\n", log, sizeof log), 0);
+}
+END_TEST
+
+/* Files named by the configuration are opened at initialise: a missing one is an I/O error there. */
+START_TEST(test_initialise_errors)
+{
+    static const char *const cases[] = {"Array /nonexistent/array.txt\nOutput truth\n", "Basis /nonexistent/b.basis\n",
+                                        "Output truth\nSource gammaevents\nGammaEventsInput /nonexistent/g\n"};
+    for (size_t i = 0; i < 3; i++) {
+        unsigned e;
+        conf(cases[i]);
+        gen.config(conf_dir, &e);
+        ck_assert_uint_eq(e, 0);
+        void *g = gen.reg(&e);
+        gen.initialise(g, &e);
+        if (e == 0)
+            gen.start(g, &e);
+        ck_assert_msg(e == NARVAL_E_IO, "case %zu: code %u", i, e);
+        gen.unload(g, &e);
+    }
+}
+END_TEST
+
+START_TEST(test_bad_gammaevents_input)
+{
+    char text[TEXT_MAX];
+    write_text(in_tmp("bad.ge"), "SUMMARY 235 325 1 0 36\n$\n-1 500 0 0 1 0\n0 500 0 0 250 36\n");
+    snprintf(text, sizeof text, "Output truth\nSource gammaevents\nGammaEventsInput %s\nArray %s\n", in_tmp("bad.ge"),
+             in_tmp("one.txt"));
+    conf(text);
+    unsigned e, used = 0;
+    gen.config(conf_dir, &e);
+    void *g = gen.reg(&e);
+    gen.initialise(g, &e);
+    gen.start(g, &e);
+    ck_assert_uint_eq(e, 0);
+    uint8_t buf[4096];
+    gen.produce(g, buf, sizeof buf, &used, &e);
+    ck_assert_uint_eq(e, NARVAL_E_DATA);
+    ck_assert_uint_eq(used, 0);
+    gen.stop(g, &e);
+    gen.unload(g, &e);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sim");
+    TCase *physics = tcase_create("physics");
+    tcase_add_checked_fixture(physics, setup, teardown);
+    tcase_set_timeout(physics, 60);
+    tcase_add_test(physics, test_pencil_attenuation);
+    tcase_add_test(physics, test_klein_nishina);
+    tcase_add_test(physics, test_energy_conservation);
+    tcase_add_test(physics, test_doppler);
+    suite_add_tcase(s, physics);
+    TCase *frames = tcase_create("frames");
+    tcase_add_checked_fixture(frames, setup, teardown);
+    tcase_set_timeout(frames, 60);
+    tcase_add_test(frames, test_trace_at_basis_point);
+    tcase_add_test(frames, test_trace_trilinear);
+    tcase_add_test(frames, test_trace_clipping_and_noise);
+    tcase_add_test(frames, test_same_seed_same_bytes);
+    tcase_add_test(frames, test_event_layout);
+    tcase_add_test(frames, test_output_size);
+    tcase_add_test(frames, test_gammaevents_round_trip);
+    suite_add_tcase(s, frames);
+    TCase *config = tcase_create("config");
+    tcase_add_checked_fixture(config, setup, teardown);
+    tcase_add_test(config, test_config_errors);
+    tcase_add_test(config, test_initialise_errors);
+    tcase_add_test(config, test_bad_gammaevents_input);
+    suite_add_tcase(s, config);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}
