@@ -198,16 +198,30 @@ static int32_t nearest(const sim_traces *t, const double q[3])
     return best;
 }
 
-/* acc[c] += a * basis point n's channel perm[c], for every channel. */
-static void add_point(const sim_traces *t, int32_t n, float a, const int *perm, float *acc)
+/* Eight basis points and their weights; absent corners read a row of zeros with weight 0. */
+typedef struct corners {
+    const float *sig[8];
+    float w[8];
+} corners;
+
+static const float zeros[DET_BASIS_MAX_CHANNELS * DET_BASIS_MAX_SAMPLES];
+
+/* acc[c] += sum over the corners of w * signal channel perm[c], for every channel:
+ * one pass over acc for all eight (it stays in L1; the basis rows stream in). */
+static void add_corners(const sim_traces *t, const corners *k, const int *perm, float *acc)
 {
-    size_t s = t->basis.n_samples;
-    const float *sig = det_basis_point(&t->basis, (size_t)n);
+    size_t n = t->basis.n_samples;
+    const float w0 = k->w[0], w1 = k->w[1], w2 = k->w[2], w3 = k->w[3], w4 = k->w[4], w5 = k->w[5],
+                w6 = k->w[6], w7 = k->w[7];
     for (int c = 0; c < DET_CHANNELS; c++) {
-        const float *src = sig + (size_t)perm[c] * s;
-        float *dst = acc + (size_t)c * s;
-        for (size_t k = 0; k < s; k++)
-            dst[k] += a * src[k];
+        size_t off = (size_t)perm[c] * n;
+        const float *s0 = k->sig[0] + off, *s1 = k->sig[1] + off, *s2 = k->sig[2] + off, *s3 = k->sig[3] + off,
+                    *s4 = k->sig[4] + off, *s5 = k->sig[5] + off, *s6 = k->sig[6] + off, *s7 = k->sig[7] + off;
+        float *dst = acc + (size_t)c * n;
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            dst[i] += w0 * s0[i] + w1 * s1[i] + w2 * s2[i] + w3 * s3[i] + w4 * s4[i] + w5 * s5[i] + w6 * s6[i] +
+                      w7 * s7[i];
     }
 }
 
@@ -228,24 +242,26 @@ static void add_interaction(const sim_traces *t, const double p[3], double e, fl
         base[k] = (int)floor(x);
         f[k] = x - base[k];
     }
-    int32_t corner[8];
+    corners k;
+    int32_t node[8];
     double w[8], total = 0;
     for (int m = 0; m < 8; m++) {
         int a = m & 1, b = (m >> 1) & 1, c = m >> 2;
-        corner[m] = node_at(t, base[0] + a, base[1] + b, base[2] + c);
-        w[m] = (a ? f[0] : 1 - f[0]) * (b ? f[1] : 1 - f[1]) * (c ? f[2] : 1 - f[2]);
-        if (corner[m] >= 0)
-            total += w[m];
+        node[m] = node_at(t, base[0] + a, base[1] + b, base[2] + c);
+        w[m] = node[m] < 0 ? 0 : (a ? f[0] : 1 - f[0]) * (b ? f[1] : 1 - f[1]) * (c ? f[2] : 1 - f[2]);
+        total += w[m];
     }
     if (total < 1e-9) {
-        int32_t n = nearest(t, q);
-        if (n >= 0)
-            add_point(t, n, (float)e, perm, acc);
-        return;
+        node[0] = nearest(t, q);
+        w[0] = total = 1;
+        for (int m = 1; m < 8; m++)
+            node[m] = -1, w[m] = 0;
     }
-    for (int m = 0; m < 8; m++)
-        if (corner[m] >= 0 && w[m] > 0)
-            add_point(t, corner[m], (float)(e * w[m] / total), perm, acc);
+    for (int m = 0; m < 8; m++) {
+        k.sig[m] = node[m] < 0 ? zeros : det_basis_point(&t->basis, (size_t)node[m]);
+        k.w[m] = (float)(e * w[m] / total);
+    }
+    add_corners(t, &k, perm, acc);
 }
 
 /* ---- time, noise, ADC */
@@ -269,27 +285,41 @@ void sim_traces_start(const sim_traces *t, sim_event *ev)
     }
 }
 
-/* One channel: resampled to trace time, gain, baseline, noise, ADC; returns 1 if it clipped. */
-static int digitise(const sim_traces *t, const float *sig, double u, const float *noise, int16_t *out)
+/* Where each trace sample falls in the basis: the two samples around it and the weight of the second. */
+typedef struct time_map {
+    int lo[ADF_MAX_SAMPLES], hi[ADF_MAX_SAMPLES];
+    double f[ADF_MAX_SAMPLES];
+} time_map;
+
+static void map_time(const sim_traces *t, double u, time_map *m)
 {
     const det_basis *b = &t->basis;
-    double per_sample = TRACE_NS / b->sample_ns, gain = t->p.gain, sigma = t->p.noise * gain;
-    int last = (int)b->n_samples - 1, clipped = 0;
+    double per_sample = TRACE_NS / b->sample_ns;
+    int last = (int)b->n_samples - 1;
     for (int s = 0; s < t->p.samples; s++) {
-        double x = b->pretrigger + (s - t->p.pre_trigger - u) * per_sample, v;
-        if (x <= 0) {
-            v = sig[0];
-        } else if (x >= last) {
-            v = sig[last];
-        } else {
-            int i = (int)x;
-            double f = x - i;
-            v = sig[i] + f * (sig[i + 1] - sig[i]);
-        }
-        long adc = lround(t->p.baseline + gain * v + sigma * noise[s]);
-        if (adc < 0 || adc > t->adc_max) {
+        double x = b->pretrigger + (s - t->p.pre_trigger - u) * per_sample;
+        x = x < 0 ? 0 : x > last ? last : x;
+        m->lo[s] = (int)x;
+        m->hi[s] = m->lo[s] < last ? m->lo[s] + 1 : last;
+        m->f[s] = x - m->lo[s];
+    }
+}
+
+/* One channel: resampled to trace time, gain, baseline, noise, then the ADC
+ * (nearest count, halves up, as lround for the values it keeps); 1 if it clipped. */
+static int digitise(const sim_traces *t, const time_map *m, const float *sig, const float *noise, int16_t *out)
+{
+    double gain = t->p.gain, sigma = t->p.noise * gain, base = t->p.baseline, top = t->adc_max + 0.5;
+    int clipped = 0;
+    for (int s = 0; s < t->p.samples; s++) {
+        double a = sig[m->lo[s]], v = a + m->f[s] * (sig[m->hi[s]] - a);
+        double y = base + gain * v + sigma * noise[s];
+        long adc;
+        if (y < -0.5 || y >= top) {
             clipped = 1;
-            adc = adc < 0 ? 0 : t->adc_max;
+            adc = y < 0 ? 0 : t->adc_max;
+        } else {
+            adc = (long)(y + 0.5);
         }
         out[s] = (int16_t)(adc - t->offset);
     }
@@ -308,12 +338,13 @@ void sim_traces_make(const sim_traces *t, sim_event *ev, const sim_fired *f, adf
         const double p[3] = {h->pos[0], h->pos[1], h->pos[2]};
         add_interaction(t, p, h->e, scratch);
     }
-    double u = sub_sample(t, ev->number);
+    time_map map;
+    map_time(t, sub_sample(t, ev->number), &map);
     sim_rng_seed(&r, t->seed, ev->number, SIM_STREAM_TRACES | ((uint64_t)c->crystal_id + 1) << 8);
     c->gain = (float)t->p.gain;
     for (int ch = 0; ch < DET_CHANNELS; ch++) {
         const float *noise = t->p.noise > 0 ? t->noise + sim_below(&r, starts) : silence;
-        if (digitise(t, scratch + ch * s, u, noise, c->trace[ch]))
+        if (digitise(t, &map, scratch + ch * s, noise, c->trace[ch]))
             c->status |= SIM_STATUS_CLIPPED;
     }
 }
