@@ -78,7 +78,7 @@ LIBEMU := $(BUILD)/lib/libemu.a
 NARWHAL := $(BUILD)/bin/narwhal
 
 # ---- actors: name, its C sources and its CUDA sources (kit, libdetector and libadf are added)
-ACTORS := adf_reader adf_writer histo histo_sink tracker generator
+ACTORS := adf_reader adf_writer histo histo_sink tracker builder generator
 adf_reader_SRCS := actors/io/adf_reader.c
 adf_writer_SRCS := actors/io/adf_writer.c
 histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c actors/histo/histo_engine.c \
@@ -91,14 +91,16 @@ tracker_SRCS := actors/tracker/tracker.c actors/tracker/tracker_engine.c actors/
 	actors/tracker/tracker_model.c actors/tracker/tracker_events.c actors/tracker/tracker_truth.c \
 	actors/tracker/tracker_output.c
 tracker_CU := kernels/tracker.cu
+builder_SRCS := actors/builder/builder.c actors/builder/builder_core.c
 generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_run.c actors/sim/event.c \
 	actors/sim/source.c actors/sim/transport.c actors/sim/traces.c actors/sim/gammaevents.c
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- benchmarks and other programs outside detector/tools: name, C sources, CUDA sources
-PROGRAMS := bench-histo
+PROGRAMS := bench-histo sim-validate
 bench-histo_SRCS := actors/histo/bench_histo.c actors/histo/histo_cpu.c
 bench-histo_CU := kernels/histogram.cu kernels/histogram_cub.cu
+sim-validate_SRCS := actors/sim/sim_validate.c actors/sim/event.c actors/sim/source.c actors/sim/transport.c
 PROGRAM_BINS := $(PROGRAMS:%=$(BUILD)/bin/%)
 
 TOOLS := $(TOOL_SRCS:detector/tools/%.c=$(BUILD)/bin/%)
