@@ -737,6 +737,7 @@ START_TEST(test_config_errors)
         {"ADCBits 12\nBaseline 5000\n", "key 'Baseline': 5000 is beyond the 12-bit ADC's range"},
         {"Source continuum\nContinuumMin 900\nContinuumMax 800\n", "key 'ContinuumMin': 900 keV is above ContinuumMax"},
         {"Multiplicity 31\n", "Generator.conf:2: key 'Multiplicity'"},
+        {"ADCBits 16\nSubtractBaseline false\n", "key 'ADCBits': 16-bit values less 0 do not fit"},
         {"Beta 1\n", "Generator.conf:2: key 'Beta'"},
         {"Seeds 4\n", "Generator.conf:2: key 'Seeds': unknown key"},
     };

@@ -13,7 +13,7 @@
 static const kit_key gen_keys[] = {
     KEY("Array", KIT_STRING, array, "detector/arrays/agata180.txt", .help = "array file (detector/README.md)"),
     KEY("Crystal", KIT_STRING, crystal, "detector/geometry/agata.geo", .help = "crystal geometry file"),
-    KEY("Basis", KIT_STRING, basis, "build/cache/agata.basis",
+    KEY("Basis", KIT_STRING, basis, "build/cache/default.basis",
         .help = "signal basis file (detector/basis.h); read when Output has crystal"),
     KEY("Seed", KIT_INT, seed, "1", KIT_MIN(0), .help = "random seed: the same seed gives the same bytes"),
     KEY("Events", KIT_INT, events, "10000", KIT_RANGE(0, 4294967295.0),
@@ -246,8 +246,12 @@ static unsigned read_traces(where *w, gen_plan *p)
     t->sub_sample = c->sub_sample;
     if (t->pre_trigger >= t->samples)
         return bad(w, "PreTrigger", NULL, 0, "%d samples leave no room in traces of %d", t->pre_trigger, t->samples);
-    if (t->baseline > (double)((1 << t->adc_bits) - 1))
+    long top = (1L << t->adc_bits) - 1, offset = t->subtract_baseline ? lround(t->baseline) : 0;
+    if (t->baseline > (double)top)
         return bad(w, "Baseline", NULL, 0, "%g is beyond the %d-bit ADC's range", t->baseline, t->adc_bits);
+    if (top - offset > INT16_MAX || offset > -(long)INT16_MIN)
+        return bad(w, "ADCBits", NULL, 0, "%d-bit values less %ld do not fit data:crystal's 16-bit samples",
+                   t->adc_bits, offset);
     return 0;
 }
 

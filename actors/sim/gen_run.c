@@ -65,7 +65,8 @@ unsigned gen_initialise(gen *g)
     if (gen_resolved.emit_crystals &&
         sim_traces_open(&g->traces, gen_settings.basis, &g->shape, &gen_resolved.trace, g->physics.seed, msg,
                         sizeof msg))
-        return kit_fail(g->k.name, NARVAL_E_IO, "basis: %s", msg);
+        return kit_fail(g->k.name, NARVAL_E_IO, "basis: %s (basisgen -o %s makes one; Output truth needs none)", msg,
+                        gen_settings.basis);
     if ((code = allocate_work(g)) != 0)
         return code;
     kit_log(g->k.name, KIT_INFO, "%d crystals from %s; %s; %d thread%s", g->world.n, gen_settings.array,
