@@ -235,7 +235,7 @@ static unsigned simulate_batch(gen *g)
         gen_work *w = &g->work[omp_get_thread_num()];
         make_event(g, w, &g->slot[i]);
         if (w->code) {
-#pragma omp critical(gen_error)
+#pragma omp critical
             if (!code) {
                 code = w->code;
                 memcpy(msg, w->msg, sizeof msg);
