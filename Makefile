@@ -199,9 +199,19 @@ $(BUILD)/lib/narwhal.pc: Makefile
 	  'Description: Narwhal ADF frame library and NARVAL actor ABI' 'Version: $(VERSION)' \
 	  'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -ladf' 'Cflags: -I$${includedir}' > $@
 
+# ---- the default PSA basis: built once, rebuilt when the geometry or basisgen changes
+DEFAULT_BASIS := $(CACHE)/default.basis
+$(DEFAULT_BASIS): detector/geometry/agata.geo $(BUILD)/bin/basisgen
+	@mkdir -p $(@D)
+	@echo "narwhal: building the default basis $@ (once; about 20 s on 2 cores)"
+	$(BUILD)/bin/basisgen --quiet --geometry detector/geometry/agata.geo -o $@
+.PHONY: basis
+basis: all
+	@$(MAKE) --no-print-directory $(DEFAULT_BASIS)
+
 # ---- the main job
 run: all
-	@$(MAKE) --no-print-directory run-replay
+	@$(MAKE) --no-print-directory $(DEFAULT_BASIS) run-replay
 
 .PHONY: run-replay
 run-replay: $(BUILD)/tests/mkadf
