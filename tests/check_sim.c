@@ -695,22 +695,36 @@ END_TEST
 
 /* ---- configuration errors ----------------------------------------------------------------- */
 
+/* stderr goes to a file between capture_begin and capture_end, which returns what was written. */
+static int saved_stderr = -1;
+
+static void capture_begin(void)
+{
+    fflush(stderr);
+    saved_stderr = dup(2);
+    int fd = open(in_tmp("stderr.txt"), O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    dup2(fd, 2);
+    close(fd);
+}
+
+static void capture_end(char *log, size_t len)
+{
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    char *got = slurp(in_tmp("stderr.txt"), NULL);
+    snprintf(log, len, "%s", got);
+    free(got);
+}
+
 /* Runs process_config with stderr captured; returns the code, the log in log. */
 static unsigned config_log(const char *text, char *log, size_t len)
 {
     unsigned e;
-    fflush(stderr);
-    int saved = dup(2), fd = open(in_tmp("stderr.txt"), O_CREAT | O_TRUNC | O_WRONLY, 0600);
-    dup2(fd, 2);
+    capture_begin();
     conf(text);
     gen.config(conf_dir, &e);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(fd);
-    close(saved);
-    char *got = slurp(in_tmp("stderr.txt"), NULL);
-    snprintf(log, len, "%s", got);
-    free(got);
+    capture_end(log, len);
     return e;
 }
 
@@ -773,23 +787,73 @@ END_TEST
 
 START_TEST(test_bad_gammaevents_input)
 {
+    static const struct {
+        const char *text, *expect;
+    } bad[] = {
+        {"$\n-1 500 0 0 1 0\n0 500 0 0 250 36\n", "bad.ge:3: the segment is not an integer 0..35"},
+        {"$\n-1 500 0 0 1 0\n7 500 0 0 250 3\n", "bad.ge:3: a crystal id the array does not have"},
+        {"$\n0 500 0 0 250 3\n", "bad.ge:2: an interaction line before any γ line"},
+        {"$\n-1 500 0 0 1\n", "bad.ge:2: a γ line needs -1 E dx dy dz n"},
+        {"$\n-1 500 0 0 1 0\n0 500 0 x 250 3\n", "bad.ge:3: 'x' is not a number"},
+        {"NARWHAL GammaEvents 1\n$\n-1 500 0 0 1 0\n0 500 0 0 250 3 4\n", "bad.ge:4: the process column is not 1, 2 or 3"},
+    };
+    char text[TEXT_MAX], log[4096];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_text(in_tmp("bad.ge"), bad[i].text);
+        snprintf(text, sizeof text, "Output truth\nSource gammaevents\nGammaEventsInput %s\nArray %s\n",
+                 in_tmp("bad.ge"), in_tmp("one.txt"));
+        conf(text);
+        unsigned e, used = 1;
+        gen.config(conf_dir, &e);
+        void *g = gen.reg(&e);
+        gen.initialise(g, &e);
+        gen.start(g, &e);
+        ck_assert_uint_eq(e, 0);
+        uint8_t buf[4096];
+        capture_begin();
+        gen.produce(g, buf, sizeof buf, &used, &e);
+        capture_end(log, sizeof log);
+        ck_assert_msg(e == NARVAL_E_DATA, "case %zu: code %u", i, e);
+        ck_assert_uint_eq(used, 0);
+        ck_assert_msg(strstr(log, bad[i].expect) != NULL, "case %zu: expected '%s' in: %s", i, bad[i].expect, log);
+        gen.stop(g, &e);
+        gen.unload(g, &e);
+    }
+}
+END_TEST
+
+/* A file as other codes write it: AGATA's extra header lines and codes, no Narwhal columns. */
+START_TEST(test_gammaevents_foreign)
+{
     char text[TEXT_MAX];
-    write_text(in_tmp("bad.ge"), "SUMMARY 235 325 1 0 36\n$\n-1 500 0 0 1 0\n0 500 0 0 250 36\n");
-    snprintf(text, sizeof text, "Output truth\nSource gammaevents\nGammaEventsInput %s\nArray %s\n", in_tmp("bad.ge"),
-             in_tmp("one.txt"));
-    conf(text);
-    unsigned e, used = 0;
-    gen.config(conf_dir, &e);
-    void *g = gen.reg(&e);
-    gen.initialise(g, &e);
-    gen.start(g, &e);
-    ck_assert_uint_eq(e, 0);
-    uint8_t buf[4096];
-    gen.produce(g, buf, sizeof buf, &used, &e);
-    ck_assert_uint_eq(e, NARVAL_E_DATA);
-    ck_assert_uint_eq(used, 0);
-    gen.stop(g, &e);
-    gen.unload(g, &e);
+    write_text(in_tmp("agata.ge"), "AGATA 10.2\nGENERATOR 0\nSUMMARY 235.0 329.0 1 0 36\n$\n"
+                                   "-100 0.0 0.0 0.0\n"
+                                   "-1 1000.000 0.0 0.0 1.0 0\n"
+                                   "# a comment\n"
+                                   "0 400.000 15.0 0.0 250.0 2 17.5\n"
+                                   "0 600.000 20.0 5.0 270.0 3 18.0\n"
+                                   "-1 300.000 0.0 0.0 1.0 0\n"
+                                   "0 100.000 -15.0 0.0 300.0 20\n"
+                                   "-1 500.000 0.0 0.0 1.0 4\n");
+    snprintf(text, sizeof text, "Output truth\nSource gammaevents\nGammaEventsInput %s\nArray %s\n",
+             in_tmp("agata.ge"), in_tmp("one.txt"));
+    stream s = run(text);
+    size_t n;
+    adf_truth *t = truths(&s, &n);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(t[0].n_gammas, 2);
+    ck_assert_uint_eq(t[0].n_interactions, 3);
+    ck_assert_uint_eq(t[0].gamma[0].flags, ADF_TRUTH_ABSORBED);
+    ck_assert_uint_eq(t[0].gamma[1].flags, 0);
+    ck_assert(t[0].gamma[0].e0 == 1000.0f && t[0].beta == 0.0f);
+    ck_assert_uint_eq(t[0].hit[0].process, ADF_TRUTH_COMPTON);
+    ck_assert_uint_eq(t[0].hit[1].process, ADF_TRUTH_PHOTO);
+    ck_assert_uint_eq(t[0].hit[1].deposits, 1);
+    ck_assert(t[0].hit[1].pos[0] == 20.0f && t[0].hit[1].pos[1] == 5.0f && t[0].hit[1].pos[2] == 35.0f);
+    ck_assert_uint_eq(t[1].n_interactions, 0);
+    ck_assert_uint_eq(t[1].gamma[0].flags, ADF_TRUTH_MISSED);
+    free(t);
+    free(s.bytes);
 }
 END_TEST
 
@@ -820,6 +884,7 @@ int main(void)
     tcase_add_test(config, test_config_errors);
     tcase_add_test(config, test_initialise_errors);
     tcase_add_test(config, test_bad_gammaevents_input);
+    tcase_add_test(config, test_gammaevents_foreign);
     suite_add_tcase(s, config);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -135,6 +135,7 @@ struct gev_reader {
     unsigned line;   /* number of the line in `pending` (or the last read) */
     row pending;     /* a γ line read ahead: it starts the next event */
     int has_pending;
+    int extras;      /* the header says NARWHAL: columns past the sixth are ours */
 };
 
 static int fail_at(const gev_reader *r, char *msg, size_t len, const char *why)
@@ -187,6 +188,8 @@ static int read_header(gev_reader *r, char *msg, size_t len)
         char *p = text + strspn(text, " \t");
         if (*p == '$')
             return 0;
+        if (strncmp(p, "NARWHAL GammaEvents", 19) == 0)
+            r->extras = 1;
         if (strncmp(p, "SUMMARY", 7) == 0) {
             gev_summary *s = &r->summary;
             if (sscanf(p + 7, "%lf %lf %d %d %d", &s->r_inner, &s->r_outer, &s->n_crystals, &s->max_crystal_id,
@@ -253,8 +256,13 @@ static int next_row(gev_reader *r, row *out, char *msg, size_t len)
 
 static int whole_in(double v, double lo, double hi) { return v == floor(v) && v >= lo && v <= hi; }
 
-static int start_gamma(gev_reader *r, const row *x, adf_truth *t, char *msg, size_t len)
+/* The columns of a row that count: the first six only, unless the file is ours. */
+static int columns(const gev_reader *r, const row *x) { return r->extras || x->n < 6 ? x->n : 6; }
+
+static int start_gamma(gev_reader *r, const row *full, adf_truth *t, char *msg, size_t len)
 {
+    row cut = *full, *x = &cut;
+    cut.n = columns(r, full);
     if (x->n < 6)
         return fail_at(r, msg, len, "a γ line needs -1 E dx dy dz n");
     if (t->n_gammas == ADF_TRUTH_MAX_GAMMAS)
@@ -277,8 +285,10 @@ static int start_gamma(gev_reader *r, const row *x, adf_truth *t, char *msg, siz
     return 0;
 }
 
-static int add_hit(gev_reader *r, const row *x, adf_truth *t, char *msg, size_t len)
+static int add_hit(gev_reader *r, const row *full, adf_truth *t, char *msg, size_t len)
 {
+    row cut = *full, *x = &cut;
+    cut.n = columns(r, full);
     if (t->n_gammas == 0)
         return fail_at(r, msg, len, "an interaction line before any γ line");
     if (x->n < 6)

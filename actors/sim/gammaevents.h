@@ -22,7 +22,9 @@
  * The γ lines of one event are consecutive and carry the same n; a new n
  * starts a new event.  A γ line may have no interaction line after it (the γ
  * missed the germanium).  Segments are 0..35 (6 * sector + ring).  Columns in
- * brackets are Narwhal's extras, written always and read when present:
+ * brackets are Narwhal's extras, written always and read when present in a
+ * file whose header has the line "NARWHAL GammaEvents" (in other files the
+ * columns past the sixth belong to other codes and are ignored):
  *   e0       the γ energy in the emitter's frame (absent: = E)
  *   beta     v/c of the emitter along +z (absent: 0)
  *   flags    ADF_TRUTH_* (absent: ABSORBED when the interactions sum to E
@@ -31,10 +33,9 @@
  *            interaction of a γ and COMPTON before it, a guess)
  *   deposits how many deposits were packed into the point (absent: 1)
  *   t        ns from the first trace sample to the signal (absent: 0)
- * Further columns (other codes write times or ids there) are ignored, and
- * so are lines whose first number is a code below -1 (AGATA's -100 source
- * position, -101 recoil...).  Blank lines and lines starting with '#' are
- * skipped everywhere.
+ * Further columns are ignored, and so are lines whose first number is a
+ * code below -1 (AGATA's -100 source position, -101 recoil...).  Blank lines
+ * and lines starting with '#' are skipped everywhere.
  *
  * SUMMARY: r_inner and r_outer are the smallest and largest distances from
  * the target to the germanium of the array (gev_summary_of computes them),
