@@ -97,10 +97,14 @@ generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_ru
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- benchmarks and other programs outside detector/tools: name, C sources, CUDA sources
-PROGRAMS := bench-histo sim-validate
+PROGRAMS := bench-histo sim-validate bench-tracker ge2adf
 bench-histo_SRCS := actors/histo/bench_histo.c actors/histo/histo_cpu.c
 bench-histo_CU := kernels/histogram.cu kernels/histogram_cub.cu
 sim-validate_SRCS := actors/sim/sim_validate.c actors/sim/event.c actors/sim/source.c actors/sim/transport.c
+bench-tracker_SRCS := actors/tracker/bench_tracker.c actors/tracker/tracker_study.c \
+	$(filter-out actors/tracker/tracker.c,$(tracker_SRCS)) actors/sim/event.c actors/sim/source.c actors/sim/transport.c
+bench-tracker_CU := kernels/tracker.cu
+ge2adf_SRCS := actors/tracker/ge2adf.c actors/tracker/tracker_truth.c actors/sim/gammaevents.c
 PROGRAM_BINS := $(PROGRAMS:%=$(BUILD)/bin/%)
 
 TOOLS := $(TOOL_SRCS:detector/tools/%.c=$(BUILD)/bin/%)

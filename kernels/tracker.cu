@@ -9,7 +9,7 @@
 #include "tracker_gpu.h"
 
 __constant__ tr_params c_params;
-__constant__ tr_crystal c_crystals[TR_MAX_CRYSTALS];
+__constant__ tr_geo c_geo;
 
 enum {
     GROUP = 8,                          /* lanes scoring one candidate */
@@ -104,7 +104,7 @@ k_score(const uint32_t *first, uint32_t base, const uint32_t *slot_event, uint32
     for (int q = lane; q < pairs; q += GROUP) {
         int i, j;
         tr_clu_pair(n, q, &i, &j);
-        tr_clu_path(&c_params, c_crystals, c, i, j);
+        tr_clu_path(&c_params, &c_geo, c, i, j);
     }
     __syncwarp(mask);
     int first_perm = tr_perm_first(n), count = tr_factorial(n);
@@ -140,7 +140,7 @@ __global__ void k_select(const uint32_t *first, uint32_t base, uint32_t n_events
     uint32_t off = first[e] - base;
     int n = (int)(first[e + 1] - first[e]);
     tr_event_info in = info[e];
-    tr_select_event(&c_params, tab, c_crystals, perms, pts + off, n, cands + off, scores + off,
+    tr_select_event(&c_params, tab, &c_geo, perms, pts + off, n, cands + off, scores + off,
                     in.n_cands, order + off, used + off, gammas + off, &in);
     info[e] = in;
 }
@@ -274,7 +274,7 @@ extern "C" int tr_gpu_create(tr_gpu **out, const tr_model *m, char *msg, size_t 
     }
     *out = g;
     CK(cudaMemcpyToSymbol(c_params, &m->params, sizeof m->params), "uploading the parameters");
-    CK(cudaMemcpyToSymbol(c_crystals, m->crystals, sizeof m->crystals), "uploading the crystals");
+    CK(cudaMemcpyToSymbol(c_geo, &m->geo, sizeof m->geo), "uploading the crystals");
     CK(cudaMalloc(&g->physics, sizeof m->physics), "allocating the physics table");
     CK(cudaMemcpy(g->physics, m->physics, sizeof m->physics, cudaMemcpyHostToDevice),
        "uploading the physics table");

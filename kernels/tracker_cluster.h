@@ -101,13 +101,8 @@ GPUd() static inline float tr_step_cos(const tr_params *p, int n, int k)
     return k < p->steps_below[n] ? p->cos_step[k] : p->cos_alpha_max[n];
 }
 
-/* Candidates of one event (n <= TR_MAX_POINTS points) into out (room for n - 1:
- * each candidate is born of at least one link); returns their number. */
-GPUd() static inline int tr_cluster_event(const tr_params *p, const tr_point *pts, int n,
-                                          const tr_cluster_scratch *s, tr_cand *out, uint16_t *big)
+GPUd() static inline void tr_cluster_start(const tr_cluster_scratch *s, const tr_point *pts, int n)
 {
-    int count = 0;
-    *big = 0;
     for (uint16_t i = 0; i < n; i++) {
         s->parent[i] = i;
         s->next[i] = TR_NONE;
@@ -116,6 +111,23 @@ GPUd() static inline int tr_cluster_event(const tr_params *p, const tr_point *pt
         s->dirty[i] = 0;
         s->norm[i] = TR_SQRT(tr_dot3_pts(&pts[i], &pts[i]));
     }
+}
+
+/* Whether points i and j are within the cone of threshold c. */
+GPUd() static inline int tr_linked(const tr_cluster_scratch *s, const tr_point *pts, int i, int j, float c)
+{
+    return tr_dot3_pts(&pts[i], &pts[j]) >= TR_MUL(c, TR_MUL(s->norm[i], s->norm[j]));
+}
+
+/* Candidates of one event (n <= TR_MAX_POINTS points) into out (room for n - 1:
+ * each candidate is born of at least one link); returns their number.  Every
+ * step tests every pair still apart (the GPU's way: no memory per pair). */
+GPUd() static inline int tr_cluster_event(const tr_params *p, const tr_point *pts, int n,
+                                          const tr_cluster_scratch *s, tr_cand *out, uint16_t *big)
+{
+    int count = 0;
+    *big = 0;
+    tr_cluster_start(s, pts, n);
     int steps = p->steps_below[n] + 1;
     for (int k = 0; k < steps; k++) {
         float c = tr_step_cos(p, n, k);
@@ -125,14 +137,63 @@ GPUd() static inline int tr_cluster_event(const tr_params *p, const tr_point *pt
                 uint16_t ri = tr_find(s->parent, i), rj = tr_find(s->parent, j);
                 if (ri == rj)
                     continue;
-                float lim = TR_MUL(c, TR_MUL(s->norm[i], s->norm[j]));
-                if (tr_dot3_pts(&pts[i], &pts[j]) >= lim) {
+                if (tr_linked(s, pts, i, j, c)) {
                     tr_union(s, ri, rj);
                     linked = 1;
                 }
             }
         }
         if (linked)
+            count = tr_emit(s, n, out, count, big);
+    }
+    return count;
+}
+
+/* The same candidates, from each pair's first linking step found once: the
+ * pairs linked at all (usually few) are sorted by step, then joined step by
+ * step.  pair (room for n (n - 1) / 2) and first (TR_MAX_STEPS + 1) are
+ * scratch.  The components at each step, hence the candidates and their
+ * order, do not depend on the order of the links. */
+GPUd() static inline int tr_cluster_event_pairs(const tr_params *p, const tr_point *pts, int n,
+                                                const tr_cluster_scratch *s, uint32_t *pair, uint32_t *first,
+                                                tr_cand *out, uint16_t *big)
+{
+    int count = 0, steps = p->steps_below[n] + 1;
+    *big = 0;
+    tr_cluster_start(s, pts, n);
+    for (int k = 0; k <= steps; k++)
+        first[k] = 0;
+    /* count per step, then place: pair codes are i * 65536 + j */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++) {
+            for (int j = i + 1; j < n; j++) {
+                if (!tr_linked(s, pts, i, j, tr_step_cos(p, n, steps - 1)))
+                    continue;
+                int k = 0;
+                while (!tr_linked(s, pts, i, j, tr_step_cos(p, n, k)))
+                    k++;
+                if (pass == 0)
+                    first[k + 1]++;
+                else
+                    pair[first[k]++] = (uint32_t)i << 16 | (uint32_t)j;
+            }
+        }
+        for (int k = 0; pass == 0 && k < steps; k++)
+            first[k + 1] += first[k];
+    }
+    /* after placing, first[k] is the end of step k's pairs */
+    uint32_t at = 0;
+    for (int k = 0; k < steps; k++) {
+        int joined = 0;
+        for (; at < first[k]; at++) {
+            uint16_t ri = tr_find(s->parent, (uint16_t)(pair[at] >> 16));
+            uint16_t rj = tr_find(s->parent, (uint16_t)(pair[at] & 0xFFFFu));
+            if (ri != rj) {
+                tr_union(s, ri, rj);
+                joined = 1;
+            }
+        }
+        if (joined)
             count = tr_emit(s, n, out, count, big);
     }
     return count;

@@ -162,16 +162,16 @@ GPUd() static inline void tr_clu_pair(int n, int q, int *i, int *j)
     *j = a + 1 + q;
 }
 
-GPUd() static inline void tr_clu_path(const tr_params *p, const tr_crystal *ks, tr_clu *c, int i, int j)
+GPUd() static inline void tr_clu_path(const tr_params *p, const tr_geo *geo, tr_clu *c, int i, int j)
 {
     float a[3] = { c->x[i], c->y[i], c->z[i] }, b[3] = { c->x[j], c->y[j], c->z[j] };
-    float len = tr_ge_path(p, ks, a, b);
+    float len = tr_ge_path(p, geo, a, b);
     c->path[i][j] = len;
     c->path[j][i] = len;
 }
 
 /* Gathers candidate cand of an event's points, path table included. */
-GPUd() static inline void tr_clu_gather(const tr_params *p, const tr_crystal *ks, const tr_point *pts,
+GPUd() static inline void tr_clu_gather(const tr_params *p, const tr_geo *geo, const tr_point *pts,
                                         const tr_cand *cand, tr_clu *c)
 {
     tr_clu_begin(c, cand->n);
@@ -182,7 +182,7 @@ GPUd() static inline void tr_clu_gather(const tr_params *p, const tr_crystal *ks
     for (int q = 0; q < pairs; q++) {
         int i, j;
         tr_clu_pair(cand->n, q, &i, &j);
-        tr_clu_path(p, ks, c, i, j);
+        tr_clu_path(p, geo, c, i, j);
     }
 }
 
@@ -347,11 +347,11 @@ GPUd() static inline int tr_cand_before(const tr_score *sc, int a, int b)
 
 /* The single-point reading of point pt: ln of its figure of merit. */
 GPUd() static inline float tr_single_log_fom(const tr_params *p, const tr_physics *tab,
-                                             const tr_crystal *ks, const tr_point *pt)
+                                             const tr_geo *geo, const tr_point *pt)
 {
     float src[3] = { 0.0f, 0.0f, 0.0f }, at[3] = { pt->x, pt->y, pt->z };
     tr_physics ph = tr_phys(tab, pt->e);
-    return tr_travel(ph.mu, tr_ge_path(p, ks, src, at), ph.log_photo);
+    return tr_travel(ph.mu, tr_ge_path(p, geo, src, at), ph.log_photo);
 }
 
 /* Accepts candidate c with reading s as the next gamma of out. */
@@ -370,7 +370,7 @@ GPUd() static inline void tr_take(const uint32_t *perms, const tr_cand *c, tr_sc
 
 /* Chooses the gammas of one event of n points; order (ncand entries) and used
  * (n entries) are scratch.  Returns the number written to out (at most n). */
-GPUd() static inline int tr_select_event(const tr_params *p, const tr_physics *tab, const tr_crystal *ks,
+GPUd() static inline int tr_select_event(const tr_params *p, const tr_physics *tab, const tr_geo *geo,
                                          const uint32_t *perms, const tr_point *pts, int n,
                                          const tr_cand *cands, const tr_score *sc, int ncand,
                                          uint16_t *order, uint8_t *used, tr_gamma *out,
@@ -401,7 +401,7 @@ GPUd() static inline int tr_select_event(const tr_params *p, const tr_physics *t
     for (int i = 0; i < n; i++) {
         if (used[i])
             continue;
-        float lf = tr_single_log_fom(p, tab, ks, &pts[i]);
+        float lf = tr_single_log_fom(p, tab, geo, &pts[i]);
         if (lf < p->log_min_single) {
             unused++;
             continue;

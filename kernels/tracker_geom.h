@@ -6,7 +6,8 @@
 
 /*
  * Array model (the default): the segment is clipped against every crystal
- * whose bounding sphere it meets.  A crystal is the intersection of its
+ * whose bounding sphere it meets (found through the bounding spheres of
+ * groups of neighbouring crystals first).  A crystal is the intersection of its
  * tapered hexagonal prism (six flats, front and back faces) with the outer
  * cylinder, minus the central bore (detector/geometry.h); all of these are
  * planes and cylinders, so the chord is found exactly: an interval of the
@@ -117,17 +118,17 @@ GPUd() static inline void tr_to_crystal(const tr_crystal *k, const float a[3], c
     }
 }
 
-/* Whether the segment a -> a + d comes within the bounding sphere of crystal k. */
-GPUd() static inline int tr_near_crystal(const tr_shape *s, const tr_crystal *k, const float a[3],
-                                         const float d[3], float dd)
+/* Whether the segment a -> a + d comes within the sphere (centre, r2). */
+GPUd() static inline int tr_near_sphere(const float centre[3], float r2, const float a[3], const float d[3],
+                                        float dd)
 {
-    float w0 = TR_SUB(k->centre[0], a[0]), w1 = TR_SUB(k->centre[1], a[1]);
-    float w2 = TR_SUB(k->centre[2], a[2]);
+    float w0 = TR_SUB(centre[0], a[0]), w1 = TR_SUB(centre[1], a[1]);
+    float w2 = TR_SUB(centre[2], a[2]);
     float t = dd > 0.0f ? TR_DIV(tr_dot3(w0, w1, w2, d[0], d[1], d[2]), dd) : 0.0f;
     t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
     float q0 = TR_SUB(TR_MUL(t, d[0]), w0), q1 = TR_SUB(TR_MUL(t, d[1]), w1);
     float q2 = TR_SUB(TR_MUL(t, d[2]), w2);
-    return tr_dot3(q0, q1, q2, q0, q1, q2) <= s->bound2;
+    return tr_dot3(q0, q1, q2, q0, q1, q2) <= r2;
 }
 
 /* Length (mm) of the chord of a + t d, t in [0, 1], inside the sphere |x|^2 <= r2. */
@@ -146,7 +147,7 @@ GPUd() static inline float tr_sphere_fraction(const float a[3], const float d[3]
 /* Germanium crossed from point a to point b, mm.  The result depends on the
  * order of a and b only in its last bits: callers pass the pair in a fixed
  * order (source first, then increasing point index). */
-GPUd() static inline float tr_ge_path(const tr_params *p, const tr_crystal *crystals, const float a[3],
+GPUd() static inline float tr_ge_path(const tr_params *p, const tr_geo *geo, const float a[3],
                                       const float b[3])
 {
     float d[3] = { TR_SUB(b[0], a[0]), TR_SUB(b[1], a[1]), TR_SUB(b[2], a[2]) };
@@ -158,12 +159,18 @@ GPUd() static inline float tr_ge_path(const tr_params *p, const tr_crystal *crys
         frac = TR_SUB(tr_sphere_fraction(a, d, dd, p->shell_out2),
                       tr_sphere_fraction(a, d, dd, p->shell_in2));
     } else {
-        for (int k = 0; k < p->n_crystals; k++) {
-            if (!tr_near_crystal(&p->shape, &crystals[k], a, d, dd))
+        for (int g = 0; g < geo->n_groups; g++) {
+            const tr_group *gr = &geo->group[g];
+            if (!tr_near_sphere(gr->centre, gr->r2, a, d, dd))
                 continue;
-            float ca[3], cd[3];
-            tr_to_crystal(&crystals[k], a, d, ca, cd);
-            frac = TR_ADD(frac, tr_crystal_fraction(&p->shape, ca, cd));
+            for (int k = gr->first; k < gr->first + gr->count; k++) {
+                const tr_crystal *c = &geo->crystal[k];
+                if (!tr_near_sphere(c->centre, p->shape.bound2, a, d, dd))
+                    continue;
+                float ca[3], cd[3];
+                tr_to_crystal(c, a, d, ca, cd);
+                frac = TR_ADD(frac, tr_crystal_fraction(&p->shape, ca, cd));
+            }
         }
     }
     return TR_MUL(frac > 0.0f ? frac : 0.0f, TR_SQRT(dd));

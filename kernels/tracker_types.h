@@ -97,9 +97,22 @@ typedef struct tr_params {
     float cos_step[TR_MAX_STEPS];            /* cos(0.05 k) at index k - 1 */
     float cos_alpha_max[TR_MAX_POINTS + 1];  /* cos(alpha_max(N)), N = 0 .. TR_MAX_POINTS */
     uint8_t steps_below[TR_MAX_POINTS + 1];  /* 0.05 rad steps strictly below alpha_max(N) */
-    int n_crystals;
     tr_shape shape;
 } tr_params;
+
+/* Crystals in groups of neighbours, each group with its own bounding sphere,
+ * so that a path tests a few groups and then only their crystals. */
+enum { TR_GROUP_SIZE = 6 };
+typedef struct tr_group {
+    float centre[3], r2;
+    uint16_t first, count; /* its crystals: crystal[first .. first + count - 1] */
+} tr_group;
+
+typedef struct tr_geo {
+    int n_groups;
+    tr_group group[TR_MAX_CRYSTALS];
+    tr_crystal crystal[TR_MAX_CRYSTALS]; /* in group order */
+} tr_geo;
 
 /* A candidate cluster: up to 7 point indices (within the event), increasing. */
 typedef struct tr_cand {
@@ -136,7 +149,7 @@ typedef struct tr_event_info {
  * (actors/tracker/tracker_model.c) and the GPU holds it resident. */
 typedef struct tr_model {
     tr_params params;
-    tr_crystal crystals[TR_MAX_CRYSTALS];
+    tr_geo geo;
     tr_physics physics[TR_TABLE_N];
     uint32_t perms[TR_PERMS_TOTAL];
 } tr_model;

@@ -14,6 +14,7 @@ typedef struct scratch {
     uint16_t parent[TR_MAX_POINTS], next[TR_MAX_POINTS], tail[TR_MAX_POINTS], size[TR_MAX_POINTS];
     uint8_t dirty[TR_MAX_POINTS], used[TR_MAX_POINTS];
     float norm[TR_MAX_POINTS];
+    uint32_t pair[TR_MAX_POINTS * (TR_MAX_POINTS - 1) / 2], first[TR_MAX_STEPS + 1];
     tr_cand cands[TR_MAX_POINTS];
     tr_score scores[TR_MAX_POINTS];
     uint16_t order[TR_MAX_POINTS];
@@ -51,12 +52,16 @@ void tracker_cpu_destroy(tracker_cpu *c)
     free(c);
 }
 
-static int cluster(const tr_model *m, scratch *s, const tr_point *pts, int n, tr_cand *out,
-                   uint16_t *big)
+/* Optimised: each pair's linking step found once; straightforward: every pair at every step. */
+static int cluster(const tr_model *m, scratch *s, const tr_point *pts, int n, tr_cand *out, uint16_t *big,
+                   bool optimised)
 {
     tr_cluster_scratch cs = { s->parent, s->next, s->tail, s->size, s->dirty, s->norm };
     *big = 0;
-    return n > 0 ? tr_cluster_event(&m->params, pts, n, &cs, out, big) : 0;
+    if (n == 0)
+        return 0;
+    return optimised ? tr_cluster_event_pairs(&m->params, pts, n, &cs, s->pair, s->first, out, big)
+                     : tr_cluster_event(&m->params, pts, n, &cs, out, big);
 }
 
 /* ---- the optimised search ---------------------------------------------------- */
@@ -117,7 +122,7 @@ static float cached_path(const tr_model *m, scratch *s, const tr_point *pts, int
             a[1] = pts[i].y;
             a[2] = pts[i].z;
         }
-        s->path[at] = tr_ge_path(&m->params, m->crystals, a, b);
+        s->path[at] = tr_ge_path(&m->params, &m->geo, a, b);
         s->stamp[at] = s->event_stamp;
     }
     return s->path[at];
@@ -152,7 +157,7 @@ static void track_event(const tr_model *m, scratch *s, const tr_point *pts, int 
                         tr_event_info *info, bool optimised)
 {
     uint16_t big;
-    int nc = cluster(m, s, pts, n, s->cands, &big);
+    int nc = cluster(m, s, pts, n, s->cands, &big, optimised);
     if (optimised)
         next_event(s);
     for (int k = 0; k < nc; k++) {
@@ -161,11 +166,11 @@ static void track_event(const tr_model *m, scratch *s, const tr_point *pts, int 
             gather_cached(m, s, pts, &s->cands[k], &c);
             s->scores[k] = best_pruned(m, &c);
         } else {
-            tr_clu_gather(&m->params, m->crystals, pts, &s->cands[k], &c);
+            tr_clu_gather(&m->params, &m->geo, pts, &s->cands[k], &c);
             s->scores[k] = tr_best_exhaustive(&m->params, m->physics, m->perms, &c);
         }
     }
-    tr_select_event(&m->params, m->physics, m->crystals, m->perms, pts, n, s->cands, s->scores, nc,
+    tr_select_event(&m->params, m->physics, &m->geo, m->perms, pts, n, s->cands, s->scores, nc,
                     s->order, s->used, out, info);
     info->big_clusters = big;
 }
@@ -193,7 +198,7 @@ void tracker_cpu_cluster(tracker_cpu *c, const tr_model *m, const tr_batch *b, t
         scratch *s = &c->s[omp_get_thread_num()];
         uint16_t big;
         info[e].n_cands = (uint16_t)cluster(m, s, &b->points[first], (int)(b->first[e + 1] - first),
-                                            &cands[first], &big);
+                                            &cands[first], &big, true);
         info[e].big_clusters = big;
     }
 }

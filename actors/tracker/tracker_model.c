@@ -157,6 +157,52 @@ static void build_crystal(tr_crystal *k, const det_placement *pl, double length)
     }
 }
 
+static double dist2(const float *a, const float *b)
+{
+    double d = 0;
+    for (int i = 0; i < 3; i++)
+        d += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+    return d;
+}
+
+/* Groups of up to TR_GROUP_SIZE neighbouring crystals: each crystal not yet
+ * taken, in array order, with its nearest free ones.  crystal[] is rewritten
+ * in group order (the path model needs no ids). */
+static void build_groups(tr_geo *geo, int n, double bound)
+{
+    static tr_crystal placed[TR_MAX_CRYSTALS];
+    uint8_t taken[TR_MAX_CRYSTALS] = { 0 };
+    int at = 0;
+    geo->n_groups = 0;
+    for (int i = 0; i < n; i++) {
+        if (taken[i])
+            continue;
+        tr_group *g = &geo->group[geo->n_groups++];
+        g->first = (uint16_t)at;
+        g->count = 0;
+        for (int member = i; member >= 0 && g->count < TR_GROUP_SIZE; g->count++) {
+            taken[member] = 1;
+            placed[at++] = geo->crystal[member];
+            int next = -1;
+            for (int j = 0; j < n; j++)
+                if (!taken[j] && (next < 0 || dist2(geo->crystal[i].centre, geo->crystal[j].centre) <
+                                                  dist2(geo->crystal[i].centre, geo->crystal[next].centre)))
+                    next = j;
+            member = next;
+        }
+        double c[3] = { 0, 0, 0 }, reach = 0;
+        for (int k = g->first; k < g->first + g->count; k++)
+            for (int d = 0; d < 3; d++)
+                c[d] += placed[k].centre[d] / g->count;
+        for (int d = 0; d < 3; d++)
+            g->centre[d] = (float)c[d];
+        for (int k = g->first; k < g->first + g->count; k++)
+            reach = fmax(reach, sqrt(dist2(g->centre, placed[k].centre)));
+        g->r2 = (float)((reach + bound) * (reach + bound) * 1.001 + 1.0);
+    }
+    memcpy(geo->crystal, placed, (size_t)n * sizeof *placed);
+}
+
 int tracker_model_build(tr_model *m, const det_array *a, const det_crystal *c,
                         const tracker_model_conf *cf, char *msg, size_t len)
 {
@@ -186,10 +232,10 @@ int tracker_model_build(tr_model *m, const det_array *a, const det_crystal *c,
     p->shell_in2 = (float)(cf->shell_inner * cf->shell_inner);
     p->shell_out2 = (float)(cf->shell_outer * cf->shell_outer);
     build_steps(p);
-    p->n_crystals = a->n;
     build_shape(&p->shape, c);
     for (int i = 0; i < a->n; i++)
-        build_crystal(&m->crystals[i], &a->crystal[i], c->length);
+        build_crystal(&m->geo.crystal[i], &a->crystal[i], c->length);
+    build_groups(&m->geo, a->n, sqrt(p->shape.bound2));
     build_physics(m->physics);
     build_perms(m->perms);
     return 0;

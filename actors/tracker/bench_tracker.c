@@ -1,0 +1,320 @@
+/* bench_tracker.c: bench-tracker: tracked events per second on the same simulated events (straightforward CPU, optimised CPU, GPU) at multiplicity 1 and 30, and the efficiency / peak-to-total study. */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim/event.h"
+#include "tracker_cpu.h"
+#include "tracker_events.h"
+#include "tracker_model.h"
+#include "tracker_study.h"
+#ifdef NARWHAL_HAVE_CUDA
+#include "tracker_gpu.h"
+#endif
+
+/*
+ * Usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--seed S]
+ *                      [--shell] [--study DIR]
+ *
+ * Events come from the physics producer's transport (actors/sim), 1332.492 keV
+ * γ rays from the target, M per event, deposits packed per segment; every
+ * interaction's position is smeared by sigma(e) = 2.7 mm + 6.2 mm sqrt(100 keV/e).
+ * The straightforward path (one thread, every ordering of every cluster, the
+ * germanium paths of each cluster computed for it) runs on the first --naive
+ * events; the optimised CPU path (all OpenMP threads, pruned search, paths
+ * cached per event) and the GPU path (clustering on the GPU, then on the CPU)
+ * on all of them.  Every path's tracks are compared with the optimised CPU
+ * path's, field by field: any difference fails the program.
+ *
+ * --study DIR: instead, the efficiency and peak-to-total with and without
+ * tracking (tracker_study.h), at M = 1 and 30, written to DIR as a table and
+ * spectra.
+ */
+
+typedef struct options {
+    uint32_t events[2], naive[2];
+    uint64_t seed;
+    int path_model;
+    const char *study_dir;
+} options;
+
+static const int mults[2] = { 1, 30 };
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--seed S] "
+                    "[--shell] [--study DIR]\n");
+    return 2;
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    *o = (options){ { 40000, 4000 }, { 4000, 200 }, 1, TR_PATH_ARRAY, NULL };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        unsigned long long v = 0;
+        if (strcmp(a, "--shell") == 0) {
+            o->path_model = TR_PATH_SHELL;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return usage();
+        const char *val = argv[++i];
+        if (strcmp(a, "--study") == 0) {
+            o->study_dir = val;
+            continue;
+        }
+        char *end;
+        v = strtoull(val, &end, 10);
+        if (*end || end == val || v > 10000000)
+            return usage();
+        if (strcmp(a, "--events1") == 0)
+            o->events[0] = (uint32_t)v;
+        else if (strcmp(a, "--events30") == 0)
+            o->events[1] = (uint32_t)v;
+        else if (strcmp(a, "--naive1") == 0)
+            o->naive[0] = (uint32_t)v;
+        else if (strcmp(a, "--naive30") == 0)
+            o->naive[1] = (uint32_t)v;
+        else if (strcmp(a, "--seed") == 0)
+            o->seed = v;
+        else
+            return usage();
+    }
+    for (int m = 0; m < 2; m++)
+        if (o->naive[m] > o->events[m])
+            o->naive[m] = o->events[m];
+    return 0;
+}
+
+/* ---- comparing tracks ------------------------------------------------------------- */
+
+static uint32_t differences(const tr_batch *b, uint32_t n, const tr_out *x, const tr_out *y)
+{
+    uint32_t bad = 0;
+    for (uint32_t e = 0; e < n; e++) {
+        const tr_event_info *a = &x->info[e], *c = &y->info[e];
+        int same = a->n_gammas == c->n_gammas && a->n_cands == c->n_cands &&
+                   a->big_clusters == c->big_clusters && a->unused == c->unused &&
+                   memcmp(&x->gammas[b->first[e]], &y->gammas[b->first[e]], a->n_gammas * sizeof(tr_gamma)) == 0;
+        bad += !same;
+    }
+    return bad;
+}
+
+static int alloc_out(tr_out *o, const tr_batch *b)
+{
+    o->gammas = malloc((b->first[b->n_events] + 1) * sizeof *o->gammas);
+    o->info = malloc((b->n_events + 1) * sizeof *o->info);
+    return o->gammas && o->info ? 0 : -1;
+}
+
+static void free_out(tr_out *o)
+{
+    free(o->gammas);
+    free(o->info);
+}
+
+/* ---- the benchmark ----------------------------------------------------------------- */
+
+typedef struct row {
+    const char *path;
+    double rate[2];   /* events per second */
+    double hits[2];   /* points per second */
+    int ran[2];
+} row;
+
+static void note(row *r, int m, uint32_t events, uint32_t points, double seconds)
+{
+    r->rate[m] = events / seconds;
+    r->hits[m] = points / seconds;
+    r->ran[m] = 1;
+}
+
+static int check_same(const char *what, const tr_batch *b, uint32_t n, const tr_out *ref, const tr_out *o)
+{
+    uint32_t bad = differences(b, n, ref, o);
+    printf("  %-34s %u of %u events differ from the optimised CPU path\n", what, bad, n);
+    return bad ? 1 : 0;
+}
+
+/* A batch of the first n events of b. */
+static tr_batch head(const tr_batch *b, uint32_t n)
+{
+    tr_batch h = *b;
+    h.n_events = n;
+    return h;
+}
+
+static int bench_cpu(tracker_cpu *cpu, const tr_model *m, const tr_batch *b, uint32_t naive, int mi, row *rows,
+                     tr_out *ref)
+{
+    tr_out slow;
+    if (alloc_out(&slow, b) != 0)
+        return -1;
+    tr_batch h = head(b, naive);
+    double t0 = now();
+    tracker_cpu_track(cpu, m, &h, &slow, false);
+    double t1 = now();
+    tracker_cpu_track(cpu, m, b, ref, true);
+    double t2 = now();
+    note(&rows[0], mi, naive, b->first[naive], t1 - t0);
+    note(&rows[1], mi, b->n_events, b->first[b->n_events], t2 - t1);
+    int bad = check_same("straightforward CPU:", b, naive, ref, &slow);
+    /* clustering alone on the CPU, to compare with the GPU's clustering kernel */
+    tr_cand *cands = malloc((b->first[b->n_events] + 1) * sizeof *cands);
+    if (cands) {
+        double c0 = now();
+        tracker_cpu_cluster(cpu, m, b, cands, slow.info);
+        printf("  clustering alone, CPU (%d threads): %.2f ms\n", omp_get_max_threads(), 1e3 * (now() - c0));
+    }
+    free(cands);
+    free_out(&slow);
+    return bad;
+}
+
+#ifdef NARWHAL_HAVE_CUDA
+static int bench_gpu(tracker_cpu *cpu, tr_gpu *g, const tr_model *m, const tr_batch *b, int mi, row *rows,
+                     const tr_out *ref)
+{
+    char msg[256];
+    tr_out o;
+    tr_cand *cands = malloc((b->first[b->n_events] + 1) * sizeof *cands);
+    if (alloc_out(&o, b) != 0 || !cands) {
+        free(cands);
+        return -1;
+    }
+    int bad = 0, rc = tr_gpu_track(g, b, NULL, NULL, &o, NULL, msg, sizeof msg); /* warm-up: buffers grow */
+    for (int side = 0; side < 2 && rc == TR_GPU_OK; side++) {
+        int reps = 3;
+        double t0 = now();
+        for (int r = 0; r < reps && rc == TR_GPU_OK; r++) {
+            if (side == 1)
+                tracker_cpu_cluster(cpu, m, b, cands, o.info);
+            rc = tr_gpu_track(g, b, side ? cands : NULL, side ? o.info : NULL, &o, NULL, msg, sizeof msg);
+        }
+        double t = (now() - t0) / reps;
+        if (rc == TR_GPU_OK) {
+            note(&rows[2 + side], mi, b->n_events, b->first[b->n_events], t);
+            bad |= check_same(side ? "GPU, clustering on the CPU:" : "GPU, clustering on the GPU:", b,
+                              b->n_events, ref, &o);
+        }
+    }
+    tr_gpu_times times;
+    if (rc == TR_GPU_OK && (rc = tr_gpu_track(g, b, NULL, NULL, &o, &times, msg, sizeof msg)) == TR_GPU_OK)
+        printf("  GPU phases, one stream: upload %.2f ms, clustering %.2f ms, scoring %.2f ms, selection %.2f ms, "
+               "download %.2f ms\n", times.upload, times.cluster, times.score, times.select, times.download);
+    if (rc != TR_GPU_OK)
+        fprintf(stderr, "bench-tracker: GPU: %s\n", msg);
+    free(cands);
+    free_out(&o);
+    return rc != TR_GPU_OK ? -1 : bad;
+}
+#endif
+
+static void print_table(const row *rows, int n_rows, const uint32_t *points, const uint32_t *events)
+{
+    printf("\n| path | M=1 events/s | M=1 hits/s | M=30 events/s | M=30 hits/s | vs straightforward (1 / 30) |\n");
+    printf("|---|---:|---:|---:|---:|---:|\n");
+    for (int r = 0; r < n_rows; r++) {
+        if (!rows[r].ran[0] && !rows[r].ran[1])
+            continue;
+        printf("| %s |", rows[r].path);
+        for (int m = 0; m < 2; m++)
+            if (rows[r].ran[m])
+                printf(" %.0f | %.3g |", rows[r].rate[m], rows[r].hits[m]);
+            else
+                printf(" - | - |");
+        printf(" %.1fx / %.1fx |\n", rows[0].ran[0] ? rows[r].rate[0] / rows[0].rate[0] : 0,
+               rows[0].ran[1] ? rows[r].rate[1] / rows[0].rate[1] : 0);
+    }
+    printf("\n(%u and %u events; %.2f and %.2f points per event)\n", events[0], events[1],
+           events[0] ? (double)points[0] / events[0] : 0, events[1] ? (double)points[1] / events[1] : 0);
+}
+
+static int run_bench(const options *o, const tracker_study *st)
+{
+    row rows[4] = { { "straightforward CPU, 1 thread", { 0 }, { 0 }, { 0 } },
+                    { "optimised CPU", { 0 }, { 0 }, { 0 } },
+                    { "GPU, clustering on the GPU", { 0 }, { 0 }, { 0 } },
+                    { "GPU, clustering on the CPU", { 0 }, { 0 }, { 0 } } };
+    char msg[512];
+    int status = 0;
+    uint32_t points[2] = { 0, 0 };
+    tracker_cpu *cpu = tracker_cpu_create(omp_get_max_threads());
+    if (!cpu)
+        return 1;
+#ifdef NARWHAL_HAVE_CUDA
+    tr_gpu *gpu = NULL;
+    if (tr_gpu_probe(msg, sizeof msg) == TR_GPU_OK) {
+        printf("GPU: %s\n", msg);
+        if (tr_gpu_create(&gpu, st->model, msg, sizeof msg) != TR_GPU_OK) {
+            fprintf(stderr, "bench-tracker: %s\n", msg);
+            status = 1;
+        }
+    } else {
+        printf("no GPU: %s\n", msg);
+    }
+#else
+    printf("no GPU: built without CUDA\n");
+#endif
+    printf("CPU: %d OpenMP threads\n", omp_get_max_threads());
+    for (int mi = 0; mi < 2 && !status; mi++) {
+        tracker_sample s;
+        double t0 = now();
+        if (tracker_study_sample(st, mults[mi], o->events[mi], o->seed, &s, msg, sizeof msg) != 0) {
+            fprintf(stderr, "bench-tracker: %s\n", msg);
+            status = 1;
+            break;
+        }
+        tr_batch b = tracker_events_batch(&s.ev);
+        points[mi] = b.first[b.n_events];
+        printf("M=%d: %u events, %u points (simulated and smeared in %.1f s)\n", mults[mi], b.n_events,
+               points[mi], now() - t0);
+        tr_out ref;
+        if (alloc_out(&ref, &b) != 0 || bench_cpu(cpu, st->model, &b, o->naive[mi], mi, rows, &ref) != 0)
+            status = 1;
+#ifdef NARWHAL_HAVE_CUDA
+        if (gpu && !status && bench_gpu(cpu, gpu, st->model, &b, mi, rows, &ref) != 0)
+            status = 1;
+#endif
+        free_out(&ref);
+        tracker_sample_free(&s);
+    }
+    print_table(rows, 4, points, o->events);
+#ifdef NARWHAL_HAVE_CUDA
+    tr_gpu_destroy(gpu);
+#endif
+    tracker_cpu_destroy(cpu);
+    if (status)
+        fprintf(stderr, "bench-tracker: FAILED (a path's tracks differ, or a path could not run)\n");
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    char msg[512];
+    if (parse(argc, argv, &o) != 0)
+        return 2;
+    tracker_study st;
+    tracker_model_conf mc = { 2.7, 6.2, 1.0, 0.8, 0.05, 0.02, o.path_model, 235, 325 };
+    if (tracker_study_init(&st, "detector/arrays/agata180.txt", "detector/geometry/agata.geo", &mc, msg,
+                           sizeof msg) != 0) {
+        fprintf(stderr, "bench-tracker: %s\n", msg);
+        return 1;
+    }
+    int rc = o.study_dir ? tracker_study_run(&st, o.study_dir, o.events, o.seed) : run_bench(&o, &st);
+    tracker_study_free(&st);
+    return rc;
+}
