@@ -110,63 +110,73 @@ static int ensure(gen_slot *s, size_t need)
     return 0;
 }
 
-/* Simulates event `number` and encodes its frames into slot s (truth first, then crystals by id). */
-static void make_event(const gen *g, gen_work *w, gen_slot *s)
+/* The event of slot s: read from the file (its response only) or simulated whole. */
+static unsigned simulate_one(const gen *g, gen_work *w, const gen_slot *s)
 {
-    uint32_t number = s->number;
-    uint64_t timestamp = s->timestamp;
     sim_event *ev = w->event;
-    bool truth = gen_resolved.emit_truth || g->gev, crystals = gen_resolved.emit_crystals;
-    w->code = 0;
-    s->size = s->truth_size = s->emit_from = 0;
-    s->n_crystals = s->fired = 0;
-    int rc = 0;
+    int rc;
     if (s->input) {
         memcpy(&ev->truth, s->input, sizeof ev->truth);
-        ev->number = number;
+        ev->number = s->number;
         rc = sim_event_respond(&g->physics, ev, w->msg, sizeof w->msg);
     } else {
-        rc = sim_event_run(&g->physics, number, ev, w->msg, sizeof w->msg);
+        rc = sim_event_run(&g->physics, s->number, ev, w->msg, sizeof w->msg);
     }
-    if (rc) {
-        w->code = NARVAL_E_DATA;
-        return;
-    }
+    return rc ? NARVAL_E_DATA : 0;
+}
+
+static int write_crystal(const gen *g, gen_work *w, const sim_fired *f, const gen_slot *s, adf_writer *out)
+{
+    adf_crystal *x = w->crystal;
+    x->crystal_id = (uint16_t)g->world.pl[f->crystal].id;
+    x->status = 0;
+    x->n_channels = DET_CHANNELS;
+    x->n_samples = (uint16_t)gen_resolved.trace.samples;
+    for (int ch = 0; ch < DET_CHANNELS; ch++)
+        x->energy[ch] = (float)f->energy[ch];
+    sim_traces_make(g->traces, w->event, f, x, w->scratch);
+    return adf_crystal_write(out, s->number, s->timestamp, x);
+}
+
+/* Encodes the simulated event into slot s: its truth frame (kept for the
+ * GammaEvents output even when not emitted), then its crystals by id. */
+static unsigned encode_one(const gen *g, gen_work *w, gen_slot *s)
+{
+    sim_event *ev = w->event;
+    bool truth = gen_resolved.emit_truth || g->gev, crystals = gen_resolved.emit_crystals;
     size_t truth_size = truth ? ADF_KEY_SIZE + adf_truth_payload_size(ev->truth.n_gammas, ev->truth.n_interactions) : 0;
     size_t crystal_size = ADF_KEY_SIZE + adf_crystal_payload_size(DET_CHANNELS, (unsigned)gen_resolved.trace.samples);
     size_t need = truth_size + (crystals ? (size_t)ev->n_fired * crystal_size : 0);
     if (ensure(s, need)) {
-        snprintf(w->msg, sizeof w->msg, "no memory for event %u (%zu bytes)", number, need);
-        w->code = NARVAL_E_NOMEM;
-        return;
+        snprintf(w->msg, sizeof w->msg, "no memory for event %u (%zu bytes)", s->number, need);
+        return NARVAL_E_NOMEM;
     }
     if (crystals)
         sim_traces_start(g->traces, ev);
     adf_writer out;
     adf_writer_init(&out, s->bytes, s->cap);
-    rc = truth ? adf_truth_write(&out, number, timestamp, &ev->truth) : ADF_OK;
-    for (int c = 0; crystals && rc == ADF_OK && c < ev->n_fired; c++) {
-        const sim_fired *f = &ev->fired[c];
-        adf_crystal *x = w->crystal;
-        x->crystal_id = (uint16_t)g->world.pl[f->crystal].id;
-        x->status = 0;
-        x->n_channels = DET_CHANNELS;
-        x->n_samples = (uint16_t)gen_resolved.trace.samples;
-        for (int ch = 0; ch < DET_CHANNELS; ch++)
-            x->energy[ch] = (float)f->energy[ch];
-        sim_traces_make(g->traces, ev, f, x, w->scratch);
-        rc = adf_crystal_write(&out, number, timestamp, x);
-    }
+    int rc = truth ? adf_truth_write(&out, s->number, s->timestamp, &ev->truth) : ADF_OK;
+    for (int c = 0; crystals && rc == ADF_OK && c < ev->n_fired; c++)
+        rc = write_crystal(g, w, &ev->fired[c], s, &out);
     if (rc != ADF_OK) {
-        snprintf(w->msg, sizeof w->msg, "encoding event %u: %s", number, adf_strerror(rc));
-        w->code = NARVAL_E_INTERNAL;
-        return;
+        snprintf(w->msg, sizeof w->msg, "encoding event %u: %s", s->number, adf_strerror(rc));
+        return NARVAL_E_INTERNAL;
     }
     s->size = out.used;
     s->truth_size = truth_size;
     s->emit_from = gen_resolved.emit_truth ? 0 : truth_size;
     s->n_crystals = crystals ? ev->n_fired : 0;
     s->fired = ev->n_fired;
+    return 0;
+}
+
+static void make_event(const gen *g, gen_work *w, gen_slot *s)
+{
+    s->size = s->truth_size = s->emit_from = 0;
+    s->n_crystals = s->fired = 0;
+    w->code = simulate_one(g, w, s);
+    if (!w->code)
+        w->code = encode_one(g, w, s);
 }
 
 /* Events in the next batch: BATCH_SECONDS at the speed seen so far. */
