@@ -29,7 +29,7 @@ OPT ?= -O2
 CFLAGS ?= $(OPT) -g
 WARN := -Wall -Wextra -Wshadow -Wno-unused-parameter
 BASEFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -fPIC -fvisibility=hidden -fopenmp -MMD -MP \
-	-Iadf -Iactors -Iactors/kit -Idetector -Ikernels -Iemulator $(WARN) $(SANFLAGS)
+	-iquote adf -iquote actors -iquote actors/kit -iquote detector -iquote kernels -iquote emulator $(WARN) $(SANFLAGS)
 LDFLAGS_ALL := -fopenmp $(SANFLAGS)
 
 # pkg-config is asked once, when a recipe first needs the answer (after `deps` ran).
