@@ -274,65 +274,88 @@ typedef struct photon {
     double e, o[3], d[3];
 } photon;
 
+/* A photon's history: the photons still to follow, and what happened. */
+typedef struct history {
+    const sim_world *w;
+    sim_rng *r;
+    sim_deposits *dep;
+    int gamma, flags;
+    photon stack[MAX_PHOTONS];
+    int top;
+} history;
+
+enum { GONE = 0, GOES_ON = 1, OVERFLOW = -1 };
+
+/* The interaction of ph at point `at` of crystal c: GOES_ON when ph was
+ * scattered (ph is updated), GONE when it was absorbed, OVERFLOW when full. */
+static int interact(history *h, photon *ph, int c, const double at[3], const xs_mu *mu)
+{
+    double pick = sim_uniform(h->r) * mu->total;
+    if (pick < mu->photo)
+        return deposit(h->w, h->dep, c, h->gamma, ADF_TRUTH_PHOTO, ph->e, at) ? GONE : OVERFLOW;
+    if (pick < mu->photo + mu->compton) {
+        double cos_theta, out = klein_nishina_sample(h->r, ph->e, &cos_theta);
+        sim_deposit *x = deposit(h->w, h->dep, c, h->gamma, ADF_TRUTH_COMPTON, ph->e - out, at);
+        if (!x)
+            return OVERFLOW;
+        if (out < SIM_CUTOFF_KEV) {
+            x->e = ph->e;
+            return GONE;
+        }
+        turn(ph->d, cos_theta, 2 * M_PI * sim_uniform(h->r));
+        memcpy(ph->o, at, sizeof ph->o);
+        ph->e = out;
+        return GOES_ON;
+    }
+    if (!deposit(h->w, h->dep, c, h->gamma, ADF_TRUTH_PAIR, ph->e - 2 * XS_ME_KEV, at) || h->top + 2 > MAX_PHOTONS)
+        return OVERFLOW;
+    h->flags |= ADF_TRUTH_PAIRED;
+    photon a = {XS_ME_KEV, {at[0], at[1], at[2]}, {0, 0, 0}}, b;
+    sim_isotropic(h->r, a.d);
+    b = a;
+    for (int k = 0; k < 3; k++)
+        b.d[k] = -a.d[k];
+    h->stack[h->top++] = b;
+    h->stack[h->top++] = a;
+    return GONE;
+}
+
+/* Follows ph from flight to flight until it is absorbed or leaves the array. */
+static int follow(history *h, photon *ph, int primary)
+{
+    piece p[MAX_PIECES];
+    for (;;) {
+        int n = pieces_along(h->w, ph->o, ph->d, p);
+        if (primary && n == 0)
+            h->flags |= ADF_TRUTH_MISSED;
+        primary = 0;
+        xs_mu mu = xs_ge_mu(ph->e);
+        double t, at[3];
+        int c = fly(p, n, -log(sim_uniform_pos(h->r)) / mu.total, &t);
+        if (c < 0)
+            return GONE;
+        for (int k = 0; k < 3; k++)
+            at[k] = ph->o[k] + t * ph->d[k];
+        int rc = interact(h, ph, c, at, &mu);
+        if (rc != GOES_ON)
+            return rc;
+    }
+}
+
 int sim_transport(const sim_world *w, sim_rng *r, double e, const double o[3], const double d[3], int gamma,
                   sim_deposits *dep)
 {
-    photon stack[MAX_PHOTONS];
-    piece p[MAX_PIECES];
-    int top = 0, flags = 0, start = dep->n, first = 1;
-    stack[0].e = e;
-    memcpy(stack[0].o, o, sizeof stack[0].o);
-    memcpy(stack[0].d, d, sizeof stack[0].d);
-    top = 1;
-    while (top > 0) {
-        photon ph = stack[--top];
-        for (;;) {
-            int n = pieces_along(w, ph.o, ph.d, p);
-            if (first && n == 0)
-                flags |= ADF_TRUTH_MISSED;
-            first = 0;
-            xs_mu mu = xs_ge_mu(ph.e);
-            double t, at[3];
-            int c = fly(p, n, -log(sim_uniform_pos(r)) / mu.total, &t);
-            if (c < 0)
-                break;
-            for (int k = 0; k < 3; k++)
-                at[k] = ph.o[k] + t * ph.d[k];
-            double pick = sim_uniform(r) * mu.total;
-            if (pick < mu.photo) {
-                if (!deposit(w, dep, c, gamma, ADF_TRUTH_PHOTO, ph.e, at))
-                    goto overflow;
-                break;
-            }
-            if (pick < mu.photo + mu.compton) {
-                double cos_theta, out = klein_nishina_sample(r, ph.e, &cos_theta);
-                sim_deposit *x = deposit(w, dep, c, gamma, ADF_TRUTH_COMPTON, ph.e - out, at);
-                if (!x)
-                    goto overflow;
-                if (out < SIM_CUTOFF_KEV) {
-                    x->e = ph.e;
-                    break;
-                }
-                turn(ph.d, cos_theta, 2 * M_PI * sim_uniform(r));
-                memcpy(ph.o, at, sizeof at);
-                ph.e = out;
-                continue;
-            }
-            if (!deposit(w, dep, c, gamma, ADF_TRUTH_PAIR, ph.e - 2 * XS_ME_KEV, at) || top + 2 > MAX_PHOTONS)
-                goto overflow;
-            flags |= ADF_TRUTH_PAIRED;
-            photon a = {XS_ME_KEV, {at[0], at[1], at[2]}, {0, 0, 0}};
-            sim_isotropic(r, a.d);
-            photon b = a;
-            for (int k = 0; k < 3; k++)
-                b.d[k] = -a.d[k];
-            stack[top++] = b;
-            stack[top++] = a;
-            break;
-        }
+    history h = {.w = w, .r = r, .dep = dep, .gamma = gamma};
+    int start = dep->n;
+    photon ph = {e, {o[0], o[1], o[2]}, {d[0], d[1], d[2]}};
+    int rc = follow(&h, &ph, 1);
+    while (rc != OVERFLOW && h.top > 0) {
+        ph = h.stack[--h.top];
+        rc = follow(&h, &ph, 0);
     }
-    return flags;
-overflow:
-    dep->n = start;
-    return -1;
+    if (rc == OVERFLOW) {
+        dep->n = start;
+        return -1;
+    }
+    return h.flags;
 }
