@@ -30,6 +30,7 @@ typedef struct actor {
 enum { TEXT_MAX = 4 * PATH_MAX }; /* a configuration text naming up to three paths */
 
 static char build[PATH_MAX];
+static char detector[PATH_MAX]; /* the repository's detector/ (the tests run from the repository root) */
 static char tmp[PATH_MAX];
 static char conf_dir[PATH_MAX + 8];
 static actor gen;
@@ -87,6 +88,7 @@ static void setup(void)
     const char *b = getenv("BUILD");
     char path[PATH_MAX + 64];
     ck_assert_msg(realpath(b && *b ? b : "build", build) != NULL, "no build directory");
+    ck_assert_msg(realpath("detector", detector) != NULL, "run from the repository root: no detector/ here");
     snprintf(tmp, sizeof tmp, "/tmp/check_sim.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmp));
     snprintf(conf_dir, sizeof conf_dir, "%s/conf", tmp);
@@ -115,7 +117,7 @@ static void conf(const char *text)
 {
     char path[PATH_MAX + 64], body[TEXT_MAX + PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/Generator.conf", conf_dir);
-    snprintf(body, sizeof body, "Crystal %s/../detector/geometry/agata.geo\n%s", build, text);
+    snprintf(body, sizeof body, "Crystal %s/geometry/agata.geo\n%s", detector, text);
     write_text(path, body);
 }
 
@@ -314,8 +316,8 @@ START_TEST(test_energy_conservation)
     char text[TEXT_MAX];
     unsigned absorbed = 0, paired = 0;
     snprintf(text, sizeof text, "Output truth\nEvents 3000\nSource cascade\nCascade 4000 1332.492 300\nSeed 3\n"
-                                "Array %s/../detector/arrays/agata180.txt\n",
-             build);
+                                "Array %s/arrays/agata180.txt\n",
+             detector);
     stream s = run(text);
     size_t count;
     adf_truth *t = truths(&s, &count);
@@ -544,13 +546,13 @@ START_TEST(test_same_seed_same_bytes)
 {
     char text[TEXT_MAX];
     write_basis(in_tmp("test.basis"));
-    const char *common = "Source co60\nEvents 1500\nSamples 60\nArray %s/../detector/arrays/agata180.txt\n"
+    const char *common = "Source co60\nEvents 1500\nSamples 60\nArray %s/arrays/agata180.txt\n"
                          "Basis %s\nThreads %d\nSeed %d\n";
-    snprintf(text, sizeof text, common, build, in_tmp("test.basis"), 1, 5);
+    snprintf(text, sizeof text, common, detector, in_tmp("test.basis"), 1, 5);
     stream a = run_blocks(text, 1u << 20);
-    snprintf(text, sizeof text, common, build, in_tmp("test.basis"), 2, 5);
+    snprintf(text, sizeof text, common, detector, in_tmp("test.basis"), 2, 5);
     stream b = run_blocks(text, 100000);
-    snprintf(text, sizeof text, common, build, in_tmp("test.basis"), 2, 6);
+    snprintf(text, sizeof text, common, detector, in_tmp("test.basis"), 2, 6);
     stream c = run_blocks(text, 1u << 20);
     ck_assert_uint_gt(a.size, 1500 * 7000);
     ck_assert_uint_eq(a.size, b.size);
@@ -571,9 +573,9 @@ START_TEST(test_event_layout)
 {
     char text[TEXT_MAX];
     write_basis(in_tmp("test.basis"));
-    snprintf(text, sizeof text, "Source co60\nEvents 400\nSamples 60\nArray %s/../detector/arrays/agata180.txt\n"
+    snprintf(text, sizeof text, "Source co60\nEvents 400\nSamples 60\nArray %s/arrays/agata180.txt\n"
                                 "Basis %s\nRate 1e5\n",
-             build, in_tmp("test.basis"));
+             detector, in_tmp("test.basis"));
     stream s = run(text);
     adf_iter it;
     adf_frame f;
@@ -652,16 +654,16 @@ END_TEST
 START_TEST(test_gammaevents_round_trip)
 {
     char text[TEXT_MAX];
-    snprintf(text, sizeof text, "Output truth\nEvents 500\nSource co60\nGammaEvents %s\nArray %s/../detector/arrays/agata180.txt\n",
-             in_tmp("out.ge"), build);
+    snprintf(text, sizeof text, "Output truth\nEvents 500\nSource co60\nGammaEvents %s\nArray %s/arrays/agata180.txt\n",
+             in_tmp("out.ge"), detector);
     stream a = run(text);
     size_t size;
     char *file = slurp(in_tmp("out.ge"), &size);
     ck_assert_msg(strstr(file, "\nSUMMARY 235.000 ") != NULL, "%.200s", file);
     ck_assert_ptr_nonnull(strstr(file, "\n$\n-1 "));
     free(file);
-    snprintf(text, sizeof text, "Output truth\nSource gammaevents\nGammaEventsInput %s\nArray %s/../detector/arrays/agata180.txt\n",
-             in_tmp("out.ge"), build);
+    snprintf(text, sizeof text, "Output truth\nSource gammaevents\nGammaEventsInput %s\nArray %s/arrays/agata180.txt\n",
+             in_tmp("out.ge"), detector);
     stream b = run(text);
     size_t na, nb;
     adf_truth *ta = truths(&a, &na), *tb = truths(&b, &nb);
