@@ -10,7 +10,7 @@
 #include "basis.h"
 #include "field.h"
 #include "geometry.h"
-#include "signal.h"
+#include "signals.h"
 
 /* The field tests use a 2 mm grid (under a second); the tolerances below are
  * stated for that grid.  Solved once in main, before Check forks the tests. */

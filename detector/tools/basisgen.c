@@ -8,7 +8,7 @@
 
 #include "basis.h"
 #include "field.h"
-#include "signal.h"
+#include "signals.h"
 
 typedef struct options {
     const char *geometry, *out, *import, *stats;

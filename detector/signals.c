@@ -1,5 +1,5 @@
 /* detector signals: carrier mobilities, the drift, Shockley-Ramo charges, the preamplifier and the sampling. */
-#include "signal.h"
+#include "signals.h"
 
 #include <math.h>
 #include <stdlib.h>
