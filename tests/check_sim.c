@@ -330,6 +330,34 @@ START_TEST(test_energy_conservation)
 }
 END_TEST
 
+/* The same array as a CrystalPositionLookUpTable: the same physics, to the table's 9 digits. */
+START_TEST(test_lookup_table_array)
+{
+    char text[TEXT_MAX];
+    const char *common = "Output truth\nEvents 300\nSource co60\nArray %s/arrays/%s\nPacking none\n";
+    snprintf(text, sizeof text, common, detector, "agata180.txt");
+    stream a = run(text);
+    snprintf(text, sizeof text, common, detector, "CrystalPositionLookUpTable");
+    stream b = run(text);
+    size_t na, nb, hits = 0;
+    adf_truth *ta = truths(&a, &na), *tb = truths(&b, &nb);
+    ck_assert_uint_eq(na, 300);
+    ck_assert_uint_eq(nb, 300);
+    for (size_t i = 0; i < na; i++) {
+        ck_assert_uint_eq(ta[i].n_interactions, tb[i].n_interactions);
+        for (unsigned h = 0; h < ta[i].n_interactions; h++, hits++) {
+            ck_assert_uint_eq(ta[i].hit[h].crystal_id, tb[i].hit[h].crystal_id);
+            ck_assert(fabs(ta[i].hit[h].lab[2] - tb[i].hit[h].lab[2]) < 1e-3);
+        }
+    }
+    ck_assert_uint_gt(hits, 500);
+    free(ta);
+    free(tb);
+    free(a.bytes);
+    free(b.bytes);
+}
+END_TEST
+
 START_TEST(test_doppler)
 {
     char text[TEXT_MAX];
@@ -869,6 +897,7 @@ int main(void)
     tcase_add_test(physics, test_klein_nishina);
     tcase_add_test(physics, test_energy_conservation);
     tcase_add_test(physics, test_doppler);
+    tcase_add_test(physics, test_lookup_table_array);
     suite_add_tcase(s, physics);
     TCase *frames = tcase_create("frames");
     tcase_add_checked_fixture(frames, setup, teardown);

@@ -11,7 +11,8 @@
 #define KEY(name, type, field, def, ...) {name, type, offsetof(gen_conf, field), def, __VA_ARGS__}
 
 static const kit_key gen_keys[] = {
-    KEY("Array", KIT_STRING, array, "detector/arrays/agata180.txt", .help = "array file (detector/README.md)"),
+    KEY("Array", KIT_STRING, array, "detector/arrays/agata180.txt",
+        .help = "array file: Narwhal's format or a CrystalPositionLookUpTable (detector/README.md)"),
     KEY("Crystal", KIT_STRING, crystal, "detector/geometry/agata.geo", .help = "crystal geometry file"),
     KEY("Basis", KIT_STRING, basis, "build/cache/default.basis",
         .help = "signal basis file (detector/basis.h); read when Output has crystal"),
