@@ -17,7 +17,8 @@
 
 /*
  * Usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--seed S]
- *                      [--shell] [--study DIR]
+ *                      [--shell] [--min-cluster F] [--min-single F] [--angular A]
+ *                      [--energy-sigma KEV] [--study DIR]
  *
  * Events come from the physics producer's transport (actors/sim), 1332.492 keV
  * γ rays from the target, M per event, deposits packed per segment; every
@@ -31,13 +32,14 @@
  *
  * --study DIR: instead, the efficiency and peak-to-total with and without
  * tracking (tracker_study.h), at M = 1 and 30, written to DIR as a table and
- * spectra.
+ * spectra.  The model's settings default to Tracker.conf's; --shell,
+ * --min-cluster, --min-single, --angular and --energy-sigma change them.
  */
 
 typedef struct options {
     uint32_t events[2], naive[2];
     uint64_t seed;
-    int path_model;
+    tracker_model_conf model;
     const char *study_dir;
 } options;
 
@@ -53,18 +55,21 @@ static double now(void)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--seed S] "
-                    "[--shell] [--study DIR]\n");
+                    "[--shell] [--min-cluster F] [--min-single F] [--angular A] [--energy-sigma KEV] "
+                    "[--study DIR]\n");
     return 2;
 }
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){ { 40000, 4000 }, { 4000, 200 }, 1, TR_PATH_ARRAY, NULL };
+    /* Tracker.conf's defaults */
+    *o = (options){ { 40000, 4000 }, { 4000, 200 }, 1, { 2.7, 6.2, 1.0, 0.8, 0.05, 0.02, TR_PATH_ARRAY, 235, 325 },
+                    NULL };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         unsigned long long v = 0;
         if (strcmp(a, "--shell") == 0) {
-            o->path_model = TR_PATH_SHELL;
+            o->model.path_model = TR_PATH_SHELL;
             continue;
         }
         if (i + 1 >= argc)
@@ -75,6 +80,17 @@ static int parse(int argc, char **argv, options *o)
             continue;
         }
         char *end;
+        double *real = strcmp(a, "--min-cluster") == 0  ? &o->model.min_cluster
+                       : strcmp(a, "--min-single") == 0 ? &o->model.min_single
+                       : strcmp(a, "--angular") == 0    ? &o->model.theta_scale
+                       : strcmp(a, "--energy-sigma") == 0 ? &o->model.energy_sigma
+                                                          : NULL;
+        if (real) {
+            *real = strtod(val, &end);
+            if (*end || end == val || !(*real > 0))
+                return usage();
+            continue;
+        }
         v = strtoull(val, &end, 10);
         if (*end || end == val || v > 10000000)
             return usage();
@@ -308,8 +324,7 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) != 0)
         return 2;
     tracker_study st;
-    tracker_model_conf mc = { 2.7, 6.2, 1.0, 0.8, 0.05, 0.02, o.path_model, 235, 325 };
-    if (tracker_study_init(&st, "detector/arrays/agata180.txt", "detector/geometry/agata.geo", &mc, msg,
+    if (tracker_study_init(&st, "detector/arrays/agata180.txt", "detector/geometry/agata.geo", &o.model, msg,
                            sizeof msg) != 0) {
         fprintf(stderr, "bench-tracker: %s\n", msg);
         return 1;
