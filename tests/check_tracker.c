@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "adf.h"
@@ -30,6 +31,7 @@ typedef struct actor {
 } actor;
 
 static char tmp[PATH_MAX];
+static char build[PATH_MAX];
 static char conf_dir[PATH_MAX + 8];
 static actor tracker;
 static det_array arr;
@@ -50,7 +52,7 @@ static void *sym(void *so, const char *name)
 
 static void setup(void)
 {
-    char build[PATH_MAX], path[PATH_MAX + 64], msg[256];
+    char path[PATH_MAX + 64], msg[256];
     const char *b = getenv("BUILD");
     ck_assert_msg(realpath(b && *b ? b : "build", build) != NULL, "no build directory");
     snprintf(path, sizeof path, "%s/actors/tracker.so", build);
@@ -671,6 +673,157 @@ START_TEST(gpu_forced_without_gpu_fails_at_initialise)
 }
 END_TEST
 
+
+/* ---- ge2adf ------------------------------------------------------------------------ */
+
+/* Runs build/bin/ge2adf with args (NULL-terminated); its stderr goes into err. */
+static int ge2adf(const char *const *args, char *err, size_t len)
+{
+    char prog[PATH_MAX + 32], errpath[PATH_MAX + 32];
+    const char *argv[16] = { prog };
+    int n = 1;
+    snprintf(prog, sizeof prog, "%s/bin/ge2adf", build);
+    snprintf(errpath, sizeof errpath, "%s/ge2adf.err", tmp);
+    for (int i = 0; args[i] && n < 15; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *fp = freopen(errpath, "w", stderr);
+        if (fp)
+            execv(prog, (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    FILE *fp = fopen(errpath, "r");
+    size_t got = fp ? fread(err, 1, len - 1, fp) : 0;
+    err[got] = 0;
+    if (fp)
+        fclose(fp);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static size_t slurp_adf(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    ck_assert_ptr_nonnull(fp);
+    size_t n = fread(out, 1, sizeof out, fp);
+    fclose(fp);
+    return n;
+}
+
+/* The GammaEvents file: event 7 (1332.5 keV in crystal 0, 661.7 keV in crystal k),
+ * event 9 (a gamma that missed), event 10 (500 keV in crystal 0). */
+static void write_gev(const char *path, const hit *h, int k)
+{
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    double lab[4][3];
+    for (int i = 0; i < 4; i++)
+        lab_of(&h[i], lab[i]);
+    fprintf(fp, "NARWHAL GammaEvents 1\nGENERATOR check_tracker\nSUMMARY 235 325 180 179 36\n$\n");
+    fprintf(fp, "-1 1332.5 0 0 1 7\n%d 300.0 %.5f %.5f %.5f 5\n%d 1032.5 %.5f %.5f %.5f 6\n", arr.crystal[0].id,
+            lab[0][0], lab[0][1], lab[0][2], arr.crystal[0].id, lab[1][0], lab[1][1], lab[1][2]);
+    fprintf(fp, "-1 661.7 1 0 0 7\n%d 661.7 %.5f %.5f %.5f 12\n", arr.crystal[k].id, lab[2][0], lab[2][1], lab[2][2]);
+    fprintf(fp, "-1 1000 0 1 0 9\n-1 500 0 1 0 10\n%d 500 %.5f %.5f %.5f 3\n", arr.crystal[0].id, lab[3][0],
+            lab[3][1], lab[3][2]);
+    fclose(fp);
+}
+
+static void assert_hit(const adf_psa_hit *x, const hit *h, float e, int segment)
+{
+    ck_assert_double_eq_tol(x->x, h->local[0], 1e-3);
+    ck_assert_double_eq_tol(x->y, h->local[1], 1e-3);
+    ck_assert_double_eq_tol(x->z, h->local[2], 1e-3);
+    ck_assert_float_eq(x->e, e);
+    ck_assert_int_eq(x->segment, segment);
+}
+
+START_TEST(ge2adf_reads_gammaevents_into_event_psa_frames)
+{
+    int k = crystal_at_right_angle();
+    hit h[4] = { { { 12, 8, 20 }, 0, 300 }, { { -5, 9, 30 }, 0, 1032.5 }, { { 12, 8, 20 }, k, 661.7 },
+                 { { 10, -10, 50 }, 0, 500 } };
+    char gev[PATH_MAX + 16], adf[PATH_MAX + 16], err[2048];
+    snprintf(gev, sizeof gev, "%s/ev.gev", tmp);
+    snprintf(adf, sizeof adf, "%s/ev.adf", tmp);
+    write_gev(gev, h, k);
+    const char *plain[] = { gev, adf, NULL };
+    ck_assert_msg(ge2adf(plain, err, sizeof err) == 0, "%s", err);
+    size_t n = slurp_adf(adf);
+    adf_iter it, sub;
+    adf_frame f, m;
+    adf_psa p;
+    uint32_t events[3] = { 7, 9, 10 };
+    int members[3] = { 2, 0, 1 };
+    adf_iter_init(&it, out, n);
+    for (int e = 0; e < 3; e++) {
+        ck_assert_int_eq(adf_iter_next(&it, &f), 1);
+        ck_assert_uint_eq(f.key.id, ADF_ID_EVENT_DATA_PSA);
+        ck_assert_uint_eq(f.key.event, events[e]);
+        ck_assert_uint_eq(f.key.timestamp, 2000u * (unsigned)e);
+        ck_assert_int_eq(adf_iter_sub(&sub, &f), ADF_OK);
+        int count = 0;
+        while (adf_iter_next(&sub, &m) > 0) {
+            ck_assert_int_eq(adf_psa_read(&m, &p), ADF_OK);
+            if (e == 0 && count == 0) {
+                ck_assert_uint_eq(p.crystal_id, arr.crystal[0].id);
+                ck_assert_uint_eq(p.n_hits, 2);
+                ck_assert_float_eq(p.e0, 1332.5f);
+                assert_hit(&p.hit[0], &h[0], 300, 5);
+                assert_hit(&p.hit[1], &h[1], 1032.5f, 6);
+            } else if (e == 0) {
+                ck_assert_uint_eq(p.crystal_id, arr.crystal[k].id);
+                assert_hit(&p.hit[0], &h[2], 661.7f, 12);
+            } else {
+                assert_hit(&p.hit[0], &h[3], 500, 3);
+            }
+            count++;
+        }
+        ck_assert_int_eq(count, members[e]);
+    }
+    ck_assert_int_eq(adf_iter_next(&it, &f), 0);
+
+    /* truth before each event, members unbuilt: truth, psa, psa, truth, truth, psa */
+    const char *unbuilt[] = { "--truth", "--unbuilt", gev, adf, NULL };
+    ck_assert_msg(ge2adf(unbuilt, err, sizeof err) == 0, "%s", err);
+    n = slurp_adf(adf);
+    static const uint32_t ids[6] = { ADF_ID_NW_TRUTH, ADF_ID_DATA_PSA, ADF_ID_DATA_PSA, ADF_ID_NW_TRUTH,
+                                     ADF_ID_NW_TRUTH, ADF_ID_DATA_PSA };
+    adf_iter_init(&it, out, n);
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(adf_iter_next(&it, &f), 1);
+        ck_assert_uint_eq(f.key.id, ids[i]);
+    }
+    ck_assert_int_eq(adf_iter_next(&it, &f), 0);
+
+    /* smeared: the same bytes for the same seed, positions moved */
+    static uint8_t first[CAP];
+    const char *smear[] = { "--smear", "2.7", "6.2", "--seed", "3", gev, adf, NULL };
+    ck_assert_msg(ge2adf(smear, err, sizeof err) == 0, "%s", err);
+    size_t n1 = slurp_adf(adf);
+    memcpy(first, out, n1);
+    ck_assert_msg(ge2adf(smear, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(slurp_adf(adf), n1);
+    ck_assert_int_eq(memcmp(first, out, n1), 0);
+    adf_iter_init(&it, out, n1);
+    ck_assert_int_eq(adf_iter_next(&it, &f), 1);
+    ck_assert_int_eq(adf_iter_sub(&sub, &f), ADF_OK);
+    ck_assert_int_eq(adf_iter_next(&sub, &m), 1);
+    ck_assert_int_eq(adf_psa_read(&m, &p), ADF_OK);
+    ck_assert_double_gt(fabs(p.hit[0].x - h[0].local[0]) + fabs(p.hit[0].y - h[0].local[1]), 1e-3);
+
+    /* a bad line is named */
+    FILE *fp = fopen(gev, "a");
+    fputs("-1 500 0 1 0 11\n0 abc 1 2 3 4\n", fp);
+    fclose(fp);
+    ck_assert_int_eq(ge2adf(plain, err, sizeof err), 1);
+    ck_assert_msg(strstr(err, "ev.gev:14") != NULL, "%s", err);
+}
+END_TEST
+
 static Suite *tracker_suite(void)
 {
     Suite *s = suite_create("tracker");
@@ -693,6 +846,7 @@ static Suite *tracker_suite(void)
     tcase_add_test(tc, bad_input_is_refused);
     tcase_add_test(tc, configuration_errors);
     tcase_add_test(tc, gpu_forced_without_gpu_fails_at_initialise);
+    tcase_add_test(tc, ge2adf_reads_gammaevents_into_event_psa_frames);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("gpu");
