@@ -617,8 +617,8 @@ static void run_device(const char *conf_text, uint8_t *dst, unsigned *n)
 
 START_TEST(gpu_tracks_equal_cpu_tracks)
 {
-    static uint8_t cpu[CAP], gpu[CAP];
-    unsigned n_cpu, n_gpu;
+    static uint8_t cpu[CAP];
+    unsigned n_cpu;
     put_random_events(3000, 8);
     run_device("Device cpu\n", cpu, &n_cpu);
     char why[160] = "built without CUDA";
@@ -627,6 +627,8 @@ START_TEST(gpu_tracks_equal_cpu_tracks)
     cudaError_t err = cudaGetDeviceCount(&count);
     snprintf(why, sizeof why, "%s", err == cudaSuccess ? "no CUDA device" : cudaGetErrorString(err));
     if (err == cudaSuccess && count > 0) {
+        static uint8_t gpu[CAP];
+        unsigned n_gpu;
         const char *modes[2] = { "Device gpu\nClustering gpu\n", "Device gpu\nClustering cpu\n" };
         for (int m = 0; m < 2; m++) {
             run_device(modes[m], gpu, &n_gpu);
