@@ -277,6 +277,8 @@ static unsigned add_item(tracker *t, const adf_frame *f, bool pass)
     return 0;
 }
 
+/* Records the frame's place in the output: a frame passed on, an event to
+ * track, or both (a truth frame in truth mode passes on before its gammas). */
 static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
 {
     tracker *t = ctx;

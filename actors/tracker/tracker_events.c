@@ -165,8 +165,12 @@ static unsigned add_members(tracker_events *ev, const tracker_lookup *l, const a
         return add_member(ev, l, f, psa, msg, len);
     adf_iter it;
     adf_frame m;
-    int rc = adf_iter_sub(&it, f);
-    while (rc == ADF_OK && (rc = adf_iter_next(&it, &m)) > 0) {
+    int rc = adf_iter_sub(&it, f); /* the kit's iterator has checked the composite already */
+    if (rc != ADF_OK) {
+        snprintf(msg, len, "frame at offset %zu: %s", f->offset, adf_strerror(rc));
+        return NARVAL_E_INPUT;
+    }
+    while ((rc = adf_iter_next(&it, &m)) > 0) {
         if (m.key.id != ADF_ID_DATA_PSA) {
             snprintf(msg, len, "member at offset %zu of event:data:psa is %s, not data:psa", m.offset,
                      adf_id_name(m.key.id) ? adf_id_name(m.key.id) : "an unknown frame");
@@ -175,7 +179,6 @@ static unsigned add_members(tracker_events *ev, const tracker_lookup *l, const a
         unsigned code = add_member(ev, l, &m, psa, msg, len);
         if (code)
             return code;
-        rc = ADF_OK;
     }
     if (rc < 0) {
         adf_iter_describe(&it, msg, len);
