@@ -269,6 +269,40 @@ START_TEST(config_directory_forms)
 }
 END_TEST
 
+START_TEST(config_directory_list)
+{
+    tconf c = { 0 };
+    char list[200], other[64], other_path[160];
+    snprintf(other, sizeof other, "/tmp/check_kit_other.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(other));
+    snprintf(other_path, sizeof other_path, "%s/Test.conf", other);
+    write_conf("Threshold 3\nCount 7\n");
+    /* the first directory lacks the file: the second one's is read */
+    snprintf(list, sizeof list, "%s:%s", other, dir);
+    ck_assert_uint_eq(kit_config_load(&tspec, list, &c, msg, sizeof msg), 0);
+    ck_assert_int_eq(c.count, 7);
+    char *found = kit_conf_path(list, "Test");
+    ck_assert_str_eq(found, path);
+    free(found);
+    /* once the first directory has one, it wins */
+    FILE *fp = fopen(other_path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs("Threshold 3\nCount 9\n", fp);
+    fclose(fp);
+    ck_assert_uint_eq(kit_config_load(&tspec, list, &c, msg, sizeof msg), 0);
+    ck_assert_int_eq(c.count, 9);
+    unlink(other_path);
+    /* in none of them: the first names the missing file */
+    rmdir(other);
+    unlink(path);
+    snprintf(list, sizeof list, "%s:%s", other, dir);
+    ck_assert_uint_eq(kit_config_load(&tspec, list, &c, msg, sizeof msg), NARVAL_E_CONFIG);
+    snprintf(expect, sizeof expect, "%s/Test.conf: key 'Threshold': mandatory, but the file does not exist", other);
+    ck_assert_str_eq(msg, expect);
+    kit_config_free(&tspec, &c);
+}
+END_TEST
+
 START_TEST(config_failure_keeps_previous)
 {
     tconf c;
@@ -662,6 +696,7 @@ static Suite *kit_suite(void)
     tcase_add_test(tc, config_error_unreadable);
     tcase_add_test(tc, config_error_nul_byte);
     tcase_add_test(tc, config_directory_forms);
+    tcase_add_test(tc, config_directory_list);
     tcase_add_test(tc, config_failure_keeps_previous);
     tcase_add_test(tc, config_bad_default_is_internal);
     tcase_add_test(tc, describe_text);

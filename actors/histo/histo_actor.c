@@ -73,17 +73,6 @@ static double now(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static char *conf_path(const char *dir)
-{
-    size_t n = strlen(dir);
-    const char *sep = n == 0 || dir[n - 1] == '/' ? "" : "/";
-    size_t len = n + strlen(sep) + sizeof "Histo.conf";
-    char *path = malloc(len);
-    if (path)
-        snprintf(path, len, "%s%sHisto.conf", dir, sep);
-    return path;
-}
-
 static unsigned parse_device(const char *path, char *msg, size_t len)
 {
     static const char *const names[] = { [HISTO_DEVICE_AUTO] = "auto", [HISTO_DEVICE_CPU] = "cpu",
@@ -108,7 +97,7 @@ static unsigned parse_device(const char *path, char *msg, size_t len)
 static unsigned build_spec(const char *dir)
 {
     char msg[1024];
-    char *path = conf_path(dir ? dir : "");
+    char *path = kit_conf_path(dir ? dir : "", histo_kit.actor);
     histo_spec next = { 0 };
     unsigned code = NARVAL_E_NOMEM;
     if (!path)

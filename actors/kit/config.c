@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 #include "kit.h"
@@ -340,15 +341,36 @@ static unsigned apply_defaults(parse *p, bool file_missing)
     return 0;
 }
 
-static char *conf_path(const char *dir, const char *actor)
+static char *path_in(const char *dir, size_t n, const char *actor)
 {
-    size_t n = strlen(dir);
     const char *sep = n == 0 || dir[n - 1] == '/' ? "" : "/"; /* "" is the working directory */
     size_t len = n + strlen(sep) + strlen(actor) + sizeof ".conf";
     char *path = malloc(len);
     if (path)
-        snprintf(path, len, "%s%s%s.conf", dir, sep, actor);
+        snprintf(path, len, "%.*s%s%s.conf", (int)n, dir, sep, actor);
     return path;
+}
+
+/* dir may list several directories separated by ':', most specific first:
+ * the file is taken from the first that has it (the first names it if none). */
+char *kit_conf_path(const char *dir, const char *actor)
+{
+    char *first = NULL;
+    for (const char *d = dir;; d++) {
+        size_t n = strcspn(d, ":");
+        char *path = path_in(d, n, actor);
+        if (!path || access(path, F_OK) == 0) {
+            free(first);
+            return path;
+        }
+        if (!first)
+            first = path;
+        else
+            free(path);
+        d += n;
+        if (!*d)
+            return first;
+    }
 }
 
 unsigned kit_config_load(const kit_spec *spec, const char *dir, void *settings, char *msg,
@@ -361,7 +383,7 @@ unsigned kit_config_load(const kit_spec *spec, const char *dir, void *settings, 
     if (!dir)
         return NARVAL_E_CONFIG;
     snprintf(msg, len, "%s: out of memory", spec->actor);
-    p.path = conf_path(dir, spec->actor);
+    p.path = kit_conf_path(dir, spec->actor);
     p.set_line = calloc(spec->n_keys + 1, sizeof *p.set_line);
     p.settings = calloc(1, spec->size);
     if (!p.path || !p.set_line || !p.settings) {

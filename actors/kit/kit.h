@@ -118,12 +118,16 @@ typedef struct kit_spec {
 } kit_spec;
 
 /* Reads <dir>/<actor>.conf into *settings (a struct of spec->size bytes).
+ * dir may be a ':'-separated list of directories, most specific first: the
+ * file comes from the first directory that holds one.
  * On success the previous contents of *settings are freed and replaced; on
  * failure *settings is left as it was, msg holds the reason and the return is
  * NARVAL_E_CONFIG (NARVAL_E_INTERNAL for a default in the spec that does not
  * parse, NARVAL_E_NOMEM).  *settings must start zeroed. */
 unsigned kit_config_load(const kit_spec *spec, const char *dir, void *settings, char *msg,
                          size_t len);
+/* The path of <actor>.conf for dir as kit_config_load finds it (malloc'd; NULL when out of memory). */
+char *kit_conf_path(const char *dir, const char *actor);
 /* A bound or value as the key's type shows it: "-3" for KIT_INT, "%g" for KIT_REAL. */
 void kit_format_number(const kit_key *k, double v, char *out, size_t len);
 /* Frees the strings and lists of *settings and zeroes it. */

@@ -262,9 +262,11 @@ unsigned gen_resolve(const char *directory_path)
     where w;
     gen_plan p;
     memset(&p, 0, sizeof p);
-    size_t n = strlen(directory_path);
-    snprintf(w.path, sizeof w.path, "%s%sGenerator.conf", directory_path,
-             n == 0 || directory_path[n - 1] == '/' ? "" : "/");
+    char *path = kit_conf_path(directory_path, gen_spec.actor);
+    if (!path)
+        return kit_fail(gen_spec.actor, NARVAL_E_NOMEM, "out of memory");
+    snprintf(w.path, sizeof w.path, "%s", path);
+    free(path);
     unsigned code = read_kind(&w, &p);
     if (!code)
         code = read_geometry(&w, &p.source);
