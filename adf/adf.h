@@ -253,7 +253,8 @@ int adf_validate(const void *buf, size_t size, size_t *bad_offset, size_t *frame
  *
  *   offset            type               field
  *   0                 u16                crystal id
- *   2                 u16                status (0 = good; bits set by the producer)
+ *   2                 u16                status (0 = good; bit 0: a trace clipped at the
+ *                                        ADC's range; other bits reserved, 0)
  *   4                 u16                n_channels C (1..ADF_MAX_CHANNELS; 37 for AGATA)
  *   6                 u16                n_samples S per trace (1..ADF_MAX_SAMPLES)
  *   8                 f32                gain: trace ADC counts per keV
@@ -353,7 +354,8 @@ int adf_event_psa_read(const adf_frame *f, adf_psa *out, unsigned max, unsigned 
  *
  *   offset  type   field (header, 8 bytes)
  *   0       u16    number of γ rays G
- *   2       u16    status (0 = good)
+ *   2       u16    status: 0 = good; 1 = too many points, not tracked (no γ);
+ *                  2 = more γ than ADF_TRACKED_MAX, the lowest ranked left out
  *   4       f32    beta: v/c used for the Doppler correction (0 = none)
  *   then per γ, 44 bytes at 8 + 44 g:
  *   +0      f32    e: summed energy of its points, keV
