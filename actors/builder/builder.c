@@ -194,37 +194,4 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     *error_code = kit_leave(algo_data, KIT_BLOCK, code);
 }
 
-void process_initialise(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_INITIALISE, NULL);
-}
-
-void process_start(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_START, builder_start);
-}
-
-void process_stop(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_STOP, builder_stop);
-}
-
-void process_pause(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_PAUSE, NULL);
-}
-
-void process_resume(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_RESUME, NULL);
-}
-
-void process_reset(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_RESET, builder_start);
-}
-
-void process_unload(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_unload(algo_data, builder_release);
-}
+KIT_LIFECYCLE(NULL, builder_start, builder_stop, builder_start, builder_release)

@@ -271,37 +271,4 @@ static void histo_release(void *algo_data)
     histo_engine_destroy(a->engine);
 }
 
-void process_initialise(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_INITIALISE, histo_initialise);
-}
-
-void process_start(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_START, histo_start);
-}
-
-void process_stop(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_STOP, histo_stop);
-}
-
-void process_pause(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_PAUSE, NULL);
-}
-
-void process_resume(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_RESUME, NULL);
-}
-
-void process_reset(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_RESET, histo_reset);
-}
-
-void process_unload(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_unload(algo_data, histo_release);
-}
+KIT_LIFECYCLE(histo_initialise, histo_start, histo_stop, histo_reset, histo_release)

@@ -155,44 +155,11 @@ void *process_register(unsigned int *error_code)
     return kit_register(sizeof(writer), error_code);
 }
 
-void process_initialise(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_INITIALISE, writer_initialise);
-}
-
-void process_start(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_START, writer_start);
-}
+KIT_LIFECYCLE(writer_initialise, writer_start, writer_stop, NULL, writer_release)
 
 void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,
                    unsigned int *error_code)
 {
     if ((*error_code = kit_enter(algo_data, KIT_BLOCK)) == 0)
         *error_code = write_block(algo_data, input_buffer, size_of_input_buffer);
-}
-
-void process_stop(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_STOP, writer_stop);
-}
-
-void process_pause(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_PAUSE, NULL);
-}
-
-void process_resume(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_RESUME, NULL);
-}
-
-void process_reset(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_RESET, NULL);
-}
-
-void process_unload(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_unload(algo_data, writer_release);
 }

@@ -181,6 +181,40 @@ unsigned kit_unload(void *algo_data, void (*release)(void *algo_data));
 /* The instance's log name, or the actor's name for a null/foreign pointer. */
 const char *kit_name(const void *algo_data);
 
+/* Defines an actor's process_initialise, process_start, process_stop,
+ * process_pause, process_resume, process_reset and process_unload from its
+ * hooks (each may be NULL): the kit checks the sequence, the hooks do the
+ * work.  Pause and resume only change the state. */
+#define KIT_LIFECYCLE(initialise, start, stop, reset, release)                                  \
+    void process_initialise(void *algo_data, unsigned int *error_code)                         \
+    {                                                                                          \
+        *error_code = kit_step(algo_data, KIT_INITIALISE, initialise);                         \
+    }                                                                                          \
+    void process_start(void *algo_data, unsigned int *error_code)                              \
+    {                                                                                          \
+        *error_code = kit_step(algo_data, KIT_START, start);                                   \
+    }                                                                                          \
+    void process_stop(void *algo_data, unsigned int *error_code)                               \
+    {                                                                                          \
+        *error_code = kit_step(algo_data, KIT_STOP, stop);                                     \
+    }                                                                                          \
+    void process_pause(void *algo_data, unsigned int *error_code)                              \
+    {                                                                                          \
+        *error_code = kit_step(algo_data, KIT_PAUSE, NULL);                                    \
+    }                                                                                          \
+    void process_resume(void *algo_data, unsigned int *error_code)                             \
+    {                                                                                          \
+        *error_code = kit_step(algo_data, KIT_RESUME, NULL);                                   \
+    }                                                                                          \
+    void process_reset(void *algo_data, unsigned int *error_code)                              \
+    {                                                                                          \
+        *error_code = kit_step(algo_data, KIT_RESET, reset);                                   \
+    }                                                                                          \
+    void process_unload(void *algo_data, unsigned int *error_code)                             \
+    {                                                                                          \
+        *error_code = kit_unload(algo_data, release);                                          \
+    }
+
 /* ---- frame loops for filters ----------------------------------------------
  * kit_filter_block runs a filter's process_block: it walks the input with
  * the validating iterator and calls ops->frame for every top-level frame with

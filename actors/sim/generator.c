@@ -18,15 +18,7 @@ const char *process_describe(void) { return kit_describe(&gen_spec); }
 
 void *process_register(unsigned int *error_code) { return kit_register(sizeof(gen), error_code); }
 
-void process_initialise(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_INITIALISE, initialise);
-}
-
-void process_start(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_START, start);
-}
+KIT_LIFECYCLE(initialise, start, stop, NULL, release)
 
 void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
                    unsigned int *used_size_of_output_buffer, unsigned int *error_code)
@@ -34,29 +26,4 @@ void process_block(void *algo_data, void *output_buffer, unsigned int size_of_ou
     *used_size_of_output_buffer = 0;
     if ((*error_code = kit_enter(algo_data, KIT_BLOCK)) == 0)
         *error_code = gen_block(algo_data, output_buffer, size_of_output_buffer, used_size_of_output_buffer);
-}
-
-void process_stop(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_STOP, stop);
-}
-
-void process_pause(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_PAUSE, NULL);
-}
-
-void process_resume(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_RESUME, NULL);
-}
-
-void process_reset(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_RESET, NULL);
-}
-
-void process_unload(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_unload(algo_data, release);
 }

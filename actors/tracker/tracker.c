@@ -380,37 +380,4 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     *error_code = kit_leave(algo_data, KIT_BLOCK, code);
 }
 
-void process_initialise(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_INITIALISE, tracker_initialise);
-}
-
-void process_start(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_START, tracker_start);
-}
-
-void process_stop(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_STOP, tracker_stop);
-}
-
-void process_pause(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_PAUSE, NULL);
-}
-
-void process_resume(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_RESUME, NULL);
-}
-
-void process_reset(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_step(algo_data, KIT_RESET, tracker_start);
-}
-
-void process_unload(void *algo_data, unsigned int *error_code)
-{
-    *error_code = kit_unload(algo_data, tracker_release);
-}
+KIT_LIFECYCLE(tracker_initialise, tracker_start, tracker_stop, tracker_start, tracker_release)

@@ -1,0 +1,95 @@
+/* psa_pow.c: fits the mantissa polynomial of the fast |d|^p, fills its exponent table and the int16 table, measures the error. */
+#include "psa_pow.h"
+
+#include <math.h>
+#include <stdint.h>
+
+enum { N_COEF = GS_POW_DEGREE + 1 };
+
+/* Solves a x = b in place (Gauss-Jordan with partial pivoting); a is N_COEF x N_COEF. */
+static void solve(double a[N_COEF][N_COEF], double b[N_COEF])
+{
+    for (int i = 0; i < N_COEF; i++) {
+        int piv = i;
+        for (int r = i + 1; r < N_COEF; r++)
+            if (fabs(a[r][i]) > fabs(a[piv][i]))
+                piv = r;
+        for (int c = 0; c < N_COEF; c++) {
+            double t = a[i][c];
+            a[i][c] = a[piv][c];
+            a[piv][c] = t;
+        }
+        double t = b[i];
+        b[i] = b[piv];
+        b[piv] = t;
+        for (int r = 0; r < N_COEF; r++) {
+            if (r == i)
+                continue;
+            double f = a[r][i] / a[i][i];
+            for (int c = 0; c < N_COEF; c++)
+                a[r][c] -= f * a[i][c];
+            b[r] -= f * b[i];
+        }
+    }
+    for (int i = 0; i < N_COEF; i++)
+        b[i] /= a[i][i];
+}
+
+/* m^p = (1.5 + t)^p, t in [-0.5, 0.5): for integer p up to the degree the
+ * binomial expansion (exact in float); otherwise the interpolant at the
+ * Chebyshev nodes, within a small factor of the best polynomial. */
+static void fit(double p, float c[N_COEF])
+{
+    double coef[N_COEF];
+    if (p == floor(p) && p <= GS_POW_DEGREE) {
+        int n = (int)p;
+        double binom = 1;
+        for (int k = 0; k < N_COEF; k++) {
+            coef[k] = k <= n ? binom * pow(1.5, n - k) : 0;
+            binom = binom * (n - k) / (k + 1);
+        }
+    } else {
+        double a[N_COEF][N_COEF];
+        for (int k = 0; k < N_COEF; k++) {
+            double t = 0.5 * cos(3.14159265358979323846 * (k + 0.5) / N_COEF), x = 1;
+            for (int j = 0; j < N_COEF; j++, x *= t)
+                a[k][j] = x;
+            coef[k] = pow(1.5 + t, p);
+        }
+        solve(a, coef);
+    }
+    for (int k = 0; k < N_COEF; k++)
+        c[k] = (float)coef[k];
+}
+
+static double mantissa_error(const gs_pow *pw)
+{
+    double worst = 0;
+    for (uint32_t m = 0; m < (1u << 23); m++) {
+        uint32_t bits = 0x3f800000u | m;
+        double exact = pow((double)gs_float(bits), pw->p);
+        double err = fabs(gs_pow_mantissa(pw->c, bits) / exact - 1);
+        worst = err > worst ? err : worst;
+    }
+    return worst;
+}
+
+int psa_pow_fit(double p, gs_pow *pw, gs_pow16 *pw16, double *max_error)
+{
+    if (!(p > 0 && p <= PSA_POW_MAX))
+        return -1;
+    if (pw) {
+        pw->p = (float)p;
+        fit(p, pw->c);
+        for (int e = 0; e < GS_EXP_TABLE; e++) {
+            int ee = e > GS_EXP_TOP ? GS_EXP_TOP : e;
+            pw->scale[e] = e <= GS_EXP_ZERO ? 0.0f : (float)exp2(p * (ee - 127));
+        }
+        if (max_error)
+            *max_error = mantissa_error(pw);
+    }
+    if (pw16)
+        for (int j = 0; j <= GS_I16_MAX; j++)
+            pw16->table[j] = (float)pow((double)j / GS_I16_SCALE, p);
+    return 0;
+}
