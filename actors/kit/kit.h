@@ -29,7 +29,7 @@
  *   void process_config(const char *dir, unsigned int *e) { *e = kit_config(&my_spec, dir, &conf); }
  *   const char *process_describe(void) { return kit_describe(&my_spec); }
  *   void *process_register(unsigned int *e) { return kit_register(sizeof(my_instance), e); }
- *   void process_start(void *a, unsigned int *e) { *e = kit_step(a, KIT_START, my_start); }
+ *   KIT_LIFECYCLE(my_initialise, my_start, my_stop, NULL, my_release)
  */
 
 #define KIT_COUNT(array) (sizeof(array) / sizeof((array)[0]))
