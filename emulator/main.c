@@ -22,15 +22,22 @@
 static const char usage[] =
     "usage: narwhal COMMAND ...\n"
     "\n"
-    "  narwhal run TOPOLOGY.xml [--actors DIR] [--conf DIR] [--blocks N] [-v]\n"
-    "      Loads every actor of the topology and runs the chain on this thread: the producer\n"
-    "      fills a buffer, each intermediary turns it into the next, the consumer takes the last,\n"
-    "      until the producer's data end, N producer blocks were run (--blocks), or SIGINT or\n"
-    "      SIGTERM arrives (the block in hand is finished).  Then every intermediary gets one\n"
-    "      call with an empty input (its flush; what it emits goes down the chain), and every\n"
-    "      actor is stopped and unloaded.  Prints a table per actor: blocks (successful\n"
-    "      process_block calls, end-of-data and flush calls included), top-level ADF frames and\n"
-    "      bytes in and out, seconds in its calls and their share of the wall time.\n"
+    "  narwhal run TOPOLOGY.xml [--actors DIR] [--conf DIR] [--blocks N] [--pipeline [--ring N]] [-v]\n"
+    "      Loads every actor of the topology and runs the chain: the producer fills a buffer,\n"
+    "      each intermediary turns it into the next, the consumer takes the last, until the\n"
+    "      producer's data end, N producer blocks were run (--blocks), or SIGINT or SIGTERM\n"
+    "      arrives (the blocks in hand are finished).  Then every intermediary gets one call\n"
+    "      with an empty input (its flush; what it emits goes down the chain), and every actor\n"
+    "      is stopped and unloaded.  By default every call is made on one thread, in data-flow\n"
+    "      order (gdb, valgrind); with --pipeline each actor's blocks run on its own thread,\n"
+    "      with a ring of N buffers (--ring, default 4) between neighbours: same blocks, same\n"
+    "      order, same output, the actors working at the same time.\n"
+    "      Prints a table per actor: blocks (successful process_block calls, end-of-data and\n"
+    "      flush calls included), top-level ADF frames and bytes in and out, seconds in its\n"
+    "      calls and their share of the wall time; with --pipeline also the seconds its thread\n"
+    "      waited for input and for room in its output ring.  Then the wall time, the\n"
+    "      producer's frames per second while blocks ran, and the actor that spent the most\n"
+    "      time in process_block.\n"
     "      An actor that answers NARVAL_E_OUTPUT_SIZE gets its output buffer enlarged (to what\n"
     "      it needs, at least twice the old size, at most 1 GiB) and the same call again.\n"
     "  narwhal validate TOPOLOGY.xml [--actors DIR] [--conf DIR] [-v]\n"
@@ -50,6 +57,8 @@ static const char usage[] =
     "                A <library> with a '/' is relative to the topology's directory.\n"
     "  --conf DIR    the directory handed to process_config; default: conf/ beside the topology.\n"
     "  --blocks N    stop after N producer blocks.\n"
+    "  --pipeline    one thread per actor, rings of buffers between them.\n"
+    "  --ring N      buffers per ring with --pipeline (1 to 1024; default 4).\n"
     "  --max N       dump at most N top-level frames.\n"
     "  -v            notes on ignored topology elements, each lifecycle call, buffer growth.\n"
     "\n"
@@ -65,6 +74,8 @@ typedef struct options {
     const char *conf_dir;
     unsigned long long blocks;
     unsigned long long max_frames;
+    unsigned long long ring;
+    int pipeline;
     int verbose;
 } options;
 
@@ -117,6 +128,10 @@ static int parse_option(int argc, char **argv, int *i, options *o)
         o->verbose = 1;
         return EMU_OK;
     }
+    if (strcmp(arg, "--pipeline") == 0) {
+        o->pipeline = 1;
+        return EMU_OK;
+    }
     if (is_option(arg, "--actors") && (value = option_value(argc, argv, i, "--actors"))) {
         if (o->n_dirs == MAX_ACTOR_DIRS)
             return usage_error("at most %d --actors directories", MAX_ACTOR_DIRS);
@@ -131,14 +146,16 @@ static int parse_option(int argc, char **argv, int *i, options *o)
         return parse_count(value, "--blocks", &o->blocks);
     if (is_option(arg, "--max") && (value = option_value(argc, argv, i, "--max")))
         return parse_count(value, "--max", &o->max_frames);
+    if (is_option(arg, "--ring") && (value = option_value(argc, argv, i, "--ring")))
+        return parse_count(value, "--ring", &o->ring);
     if (is_option(arg, "--actors") || is_option(arg, "--conf") || is_option(arg, "--blocks") ||
-        is_option(arg, "--max"))
+        is_option(arg, "--max") || is_option(arg, "--ring"))
         return usage_error("%s needs a value", arg);
     return usage_error("unknown option '%s'", arg);
 }
 
 /* Which options each command takes. */
-static int check_allowed(const options *o, int has_dirs, int has_conf, int has_blocks, int has_max)
+static int check_allowed(const options *o, int has_dirs, int has_conf, int has_blocks, int has_max, int has_pipeline)
 {
     if (o->n_dirs && !has_dirs)
         return usage_error("'%s' takes no --actors", o->command);
@@ -148,6 +165,12 @@ static int check_allowed(const options *o, int has_dirs, int has_conf, int has_b
         return usage_error("'%s' takes no --blocks", o->command);
     if (o->max_frames && !has_max)
         return usage_error("'%s' takes no --max", o->command);
+    if ((o->pipeline || o->ring) && !has_pipeline)
+        return usage_error("'%s' takes no --%s", o->command, o->pipeline ? "pipeline" : "ring");
+    if (o->ring && !o->pipeline)
+        return usage_error("--ring sets the depth of --pipeline's rings; add --pipeline");
+    if (o->ring > EMU_MAX_RING)
+        return usage_error("--ring %llu is deeper than the limit of %u", o->ring, EMU_MAX_RING);
     return EMU_OK;
 }
 
@@ -266,7 +289,8 @@ static int command_run(session *s)
     emu_run_options ro = {.conf_dir = s->o.conf_dir,
                           .max_blocks = s->o.blocks,
                           .log = stderr,
-                          .trace = s->o.verbose ? stderr : NULL};
+                          .trace = s->o.verbose ? stderr : NULL,
+                          .ring_depth = s->o.pipeline ? (s->o.ring ? (unsigned)s->o.ring : 4) : 0};
     rc = emu_run(s->c, &ro, &s->res, s->err, sizeof s->err);
     /* The failures were logged as they happened. */
     s->err[0] = '\0';
@@ -281,18 +305,18 @@ static int run_command(session *s, int argc, char **argv)
         return EMU_E_TOPOLOGY;
     const char *cmd = s->o.command;
     if (strcmp(cmd, "run") == 0)
-        return check_allowed(&s->o, 1, 1, 1, 0) ? EMU_E_TOPOLOGY : command_run(s);
+        return check_allowed(&s->o, 1, 1, 1, 0, 1) ? EMU_E_TOPOLOGY : command_run(s);
     if (strcmp(cmd, "validate") == 0)
-        return check_allowed(&s->o, 1, 1, 0, 0) ? EMU_E_TOPOLOGY : command_validate(s);
+        return check_allowed(&s->o, 1, 1, 0, 0, 0) ? EMU_E_TOPOLOGY : command_validate(s);
     if (strcmp(cmd, "inspect") == 0) {
-        if (check_allowed(&s->o, 1, 0, 0, 0))
+        if (check_allowed(&s->o, 1, 0, 0, 0, 0))
             return EMU_E_TOPOLOGY;
         if (s->o.n_dirs == 0)
             default_actor_dirs(s);
         return emu_inspect(s->o.target, s->o.dirs, s->o.n_dirs, stdout, s->err, sizeof s->err);
     }
     if (strcmp(cmd, "dump") == 0)
-        return check_allowed(&s->o, 0, 0, 0, 1) ? EMU_E_TOPOLOGY
+        return check_allowed(&s->o, 0, 0, 0, 1, 0) ? EMU_E_TOPOLOGY
                                                  : emu_dump(s->o.target, s->o.max_frames, stdout, s->err, sizeof s->err);
     return usage_error("unknown command '%s'", cmd);
 }

@@ -1,4 +1,4 @@
-/* report.c: the table printed at the end of a run: per actor blocks, frames, bytes, time and share. */
+/* report.c: the table printed at the end of a run: per actor blocks, frames, bytes, time, share and waits. */
 #include "report.h"
 
 #include <signal.h>
@@ -32,23 +32,69 @@ static void print_end(FILE *out, const emu_run_result *r)
     }
 }
 
-void emu_report_print(FILE *out, const emu_chain *c, const emu_run_result *r)
+/* Pipelined: the seconds a thread waited, "-" where the actor has no such side. */
+static void print_wait(FILE *out, int applies, double seconds)
 {
+    if (applies)
+        fprintf(out, "  %9.3f", seconds);
+    else
+        fprintf(out, "  %9s", "-");
+}
+
+static void print_rows(FILE *out, const emu_chain *c, const emu_run_result *r)
+{
+    size_t n = c->topology->n_actors;
     int wn = column_width(c, 0, 5), wl = column_width(c, 1, 7);
-    fprintf(out, "%-*s  %-*s  %8s  %10s  %10s  %12s  %12s  %9s  %6s\n", wn, "actor", wl, "library", "blocks",
+    fprintf(out, "%-*s  %-*s  %8s  %10s  %10s  %12s  %12s  %9s  %6s", wn, "actor", wl, "library", "blocks",
             "frames in", "frames out", "bytes in", "bytes out", "seconds", "share");
-    for (size_t k = 0; k < c->topology->n_actors; k++) {
+    if (r->ring_depth)
+        fprintf(out, "  %9s  %9s", "wait in", "wait out");
+    fputc('\n', out);
+    for (size_t k = 0; k < n; k++) {
         const emu_actor_stats *st = &r->actors[k];
         double share = r->wall_seconds > 0 ? 100.0 * st->seconds / r->wall_seconds : 0.0;
-        fprintf(out, "%-*s  %-*s  %8llu  %10llu  %10llu  %12llu  %12llu  %9.3f  %5.1f%%\n", wn,
+        fprintf(out, "%-*s  %-*s  %8llu  %10llu  %10llu  %12llu  %12llu  %9.3f  %5.1f%%", wn,
                 c->topology->actors[k].name, wl, base_name(c->libraries[c->library_of[k]].path), st->blocks,
                 st->frames_in, st->frames_out, st->bytes_in, st->bytes_out, st->seconds, share);
+        if (r->ring_depth) {
+            print_wait(out, k > 0, st->wait_input);
+            print_wait(out, k + 1 < n, st->wait_output);
+        }
+        fputc('\n', out);
     }
+}
+
+/* How fast the producer's frames went through while blocks ran, and which
+ * actor took the most of that time: the one to speed up. */
+static void print_throughput(FILE *out, const emu_chain *c, const emu_run_result *r)
+{
+    if (r->block_seconds <= 0)
+        return;
+    unsigned long long frames = r->actors[0].frames_out;
+    if (r->ring_depth)
+        fprintf(out, "blocks ran %.3f s pipelined (a thread per actor, rings of %u buffers)", r->block_seconds,
+                r->ring_depth);
+    else
+        fprintf(out, "blocks ran %.3f s sequentially", r->block_seconds);
+    fprintf(out, ": %llu producer frames, %.1f frames/s\n", frames, (double)frames / r->block_seconds);
+    size_t busiest = 0;
+    for (size_t k = 1; k < c->topology->n_actors; k++)
+        if (r->actors[k].block_seconds > r->actors[busiest].block_seconds)
+            busiest = k;
+    fprintf(out, "busiest actor: '%s', %.3f s in process_block (%.1f%% of the time blocks ran)\n",
+            c->topology->actors[busiest].name, r->actors[busiest].block_seconds,
+            100.0 * r->actors[busiest].block_seconds / r->block_seconds);
+}
+
+void emu_report_print(FILE *out, const emu_chain *c, const emu_run_result *r)
+{
+    print_rows(out, c, r);
     for (size_t k = 0; k < c->topology->n_actors; k++)
         if (r->actors[k].grown)
             fprintf(out, "output buffer of '%s' grown %llu time(s) to %u bytes (the topology gives %u)\n",
                     c->topology->actors[k].name, r->actors[k].grown, r->actors[k].buffer_size,
                     c->topology->actors[k].output_size);
+    print_throughput(out, c, r);
     fprintf(out, "wall time %.3f s, %llu producer blocks, ", r->wall_seconds, r->blocks);
     print_end(out, r);
     fputc('\n', out);

@@ -1,4 +1,4 @@
-/* report.h: the table printed at the end of a run: per actor blocks, frames, bytes, time and share. */
+/* report.h: the table printed at the end of a run: per actor blocks, frames, bytes, time, share and waits. */
 #ifndef NARWHAL_REPORT_H
 #define NARWHAL_REPORT_H
 

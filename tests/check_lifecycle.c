@@ -136,7 +136,10 @@ START_TEST(the_report_counts_blocks_frames_and_bytes_per_actor)
     expect_row(r.out, "second", "lifecycle_filter.so", 4, 10, 10, 240, 240);
     expect_row(r.out, "sink", "lifecycle_consumer.so", 3, 10, 0, 240, 0);
     ck_assert_ptr_nonnull(strstr(r.out, " s, 3 producer blocks, ended at the end of the data\n"));
-    ck_assert_int_eq(nw_lines(r.out), 6);
+    ck_assert_ptr_nonnull(strstr(r.out, " s sequentially: 10 producer frames, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "\nbusiest actor: '"));
+    ck_assert_ptr_null(strstr(r.out, "wait in"));
+    ck_assert_int_eq(nw_lines(r.out), 8);
 }
 END_TEST
 

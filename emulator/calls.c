@@ -1,0 +1,356 @@
+/* calls.c: the process_* calls of a chain's actors, timed, counted, checked and reported; what both run loops share. */
+#include "calls.h"
+#include "adf.h"
+#include "emu.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Set by SIGINT/SIGTERM on whichever thread takes the signal, read by the
+ * producer's: a lock-free atomic is both async-signal-safe and race-free. */
+static atomic_int stop_signal;
+
+static void on_signal(int sig) { atomic_store(&stop_signal, sig); }
+
+double emu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const emu_library *library_of(const emu_chain *c, size_t k) { return &c->libraries[c->library_of[k]]; }
+
+static const emu_actor_spec *spec_of(const emu_calls *s, size_t k) { return &s->c->topology->actors[k]; }
+
+static int actor_message(char *msg, size_t len, const emu_actor_spec *a, const char *call, unsigned code)
+{
+    return emu_fail(msg, len, EMU_E_RUN, "actor '%s' (%s): %s returned error code %u: %s", a->name, a->library, call,
+                    code, narval_strerror(code));
+}
+
+/* Every failure goes to the log as it happens (so that those met while
+ * stopping the other actors come in order); err keeps the first. */
+int emu_calls_fail(emu_calls *s, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&s->lock);
+    if (s->o->log)
+        fprintf(s->o->log, "narwhal: %s\n", line);
+    if (!s->failed)
+        snprintf(s->err, s->errlen, "%s", line);
+    s->failed = 1;
+    s->res->end = EMU_END_ERROR;
+    pthread_mutex_unlock(&s->lock);
+    return EMU_E_RUN;
+}
+
+void emu_calls_end(emu_calls *s, enum emu_end end)
+{
+    pthread_mutex_lock(&s->lock);
+    if (!s->failed)
+        s->res->end = end;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static int actor_error(emu_calls *s, size_t k, const char *call, unsigned code)
+{
+    char line[1024];
+    actor_message(line, sizeof line, spec_of(s, k), call, code);
+    return emu_calls_fail(s, "%s", line);
+}
+
+static void trace(const emu_calls *s, size_t k, const char *call)
+{
+    if (s->o->trace)
+        fprintf(s->o->trace, "narwhal: %s: %s\n", spec_of(s, k)->name, call);
+}
+
+int emu_configure(const emu_chain *c, const char *conf_dir, emu_run_result *res, FILE *trace_to, char *err,
+                  size_t errlen)
+{
+    for (size_t lib = 0; lib < c->n_libraries; lib++) {
+        size_t k = 0;
+        while (c->library_of[k] != lib)
+            k++;
+        const emu_actor_spec *a = &c->topology->actors[k];
+        if (trace_to)
+            fprintf(trace_to, "narwhal: %s: process_config %s\n", a->name, conf_dir);
+        unsigned code = 0;
+        double t0 = emu_now();
+        c->libraries[lib].config(conf_dir, &code);
+        res->actors[k].seconds += emu_now() - t0;
+        if (code)
+            return actor_message(err, errlen, a, "process_config", code);
+    }
+    return EMU_OK;
+}
+
+int emu_calls_init(emu_calls *s, const emu_chain *c, const emu_run_options *o, emu_run_result *res, char *err,
+                   size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->c = c;
+    s->o = o;
+    s->res = res;
+    s->n = c->topology->n_actors;
+    s->err = err;
+    s->errlen = errlen;
+    pthread_mutex_init(&s->lock, NULL);
+    s->instance = calloc(s->n, sizeof *s->instance);
+    s->phase = calloc(s->n, sizeof *s->phase);
+    s->size = calloc(s->n, sizeof *s->size);
+    s->warned = calloc(s->n, 1);
+    if (!s->instance || !s->phase || !s->size || !s->warned)
+        return emu_calls_fail(s, "out of memory");
+    for (size_t k = 0; k + 1 < s->n; k++)
+        s->size[k] = spec_of(s, k)->output_size;
+    return EMU_OK;
+}
+
+void emu_calls_free(emu_calls *s)
+{
+    for (size_t k = 0; s->size && k < s->n; k++)
+        s->res->actors[k].buffer_size = s->size[k];
+    free(s->instance);
+    free(s->phase);
+    free(s->size);
+    free(s->warned);
+    pthread_mutex_destroy(&s->lock);
+}
+
+/* An optional lifecycle call; a library without it succeeds at once. */
+static int lifecycle(emu_calls *s, size_t k, narval_lifecycle_fn *fn, const char *call)
+{
+    trace(s, k, call);
+    if (!fn)
+        return EMU_OK;
+    unsigned code = 0;
+    double t0 = emu_now();
+    fn(s->instance[k], &code);
+    s->res->actors[k].seconds += emu_now() - t0;
+    return code ? actor_error(s, k, call, code) : EMU_OK;
+}
+
+static int register_actor(emu_calls *s, size_t k)
+{
+    const emu_library *lib = library_of(s->c, k);
+    unsigned code = 0;
+    trace(s, k, "process_register");
+    double t0 = emu_now();
+    s->instance[k] = lib->register_instance(&code);
+    s->res->actors[k].seconds += emu_now() - t0;
+    if (code)
+        return actor_error(s, k, "process_register", code);
+    s->phase[k] = EMU_PHASE_REGISTERED;
+    return lifecycle(s, k, lib->initialise, "process_initialise");
+}
+
+int emu_calls_bring_up(emu_calls *s)
+{
+    for (size_t k = 0; k < s->n; k++)
+        if (register_actor(s, k) != EMU_OK)
+            return EMU_E_RUN;
+    for (size_t k = 0; k < s->n; k++) {
+        if (lifecycle(s, k, library_of(s->c, k)->start, "process_start") != EMU_OK)
+            return EMU_E_RUN;
+        s->phase[k] = EMU_PHASE_STARTED;
+    }
+    return EMU_OK;
+}
+
+void emu_calls_wind_down(emu_calls *s)
+{
+    if (!s->phase)
+        return;
+    for (size_t k = 0; k < s->n; k++)
+        if (s->phase[k] == EMU_PHASE_STARTED)
+            lifecycle(s, k, library_of(s->c, k)->stop, "process_stop");
+    for (size_t k = 0; k < s->n; k++)
+        if (s->phase[k] != EMU_PHASE_NONE) {
+            lifecycle(s, k, library_of(s->c, k)->unload, "process_unload");
+            s->phase[k] = EMU_PHASE_NONE;
+        }
+}
+
+/* Top-level frames of a buffer; a malformed one is reported once per actor
+ * (the next actor will refuse it) and counting stops there. */
+static unsigned long long count_frames(emu_calls *s, size_t k, const uint8_t *data, unsigned size)
+{
+    adf_iter it;
+    adf_frame f;
+    unsigned long long n = 0;
+    int rc;
+    adf_iter_init(&it, data, size);
+    while ((rc = adf_iter_next(&it, &f)) > 0)
+        n++;
+    if (rc < 0 && !s->warned[k] && s->o->log) {
+        char why[256];
+        adf_iter_describe(&it, why, sizeof why);
+        fprintf(s->o->log, "narwhal: warning: the output of '%s' is not well-formed ADF: %s\n", spec_of(s, k)->name,
+                why);
+        s->warned[k] = 1;
+    }
+    return n;
+}
+
+/* Makes out as large as actor k's size. */
+static int fit(emu_calls *s, size_t k, emu_buffer *out)
+{
+    if (out->cap >= s->size[k])
+        return EMU_OK;
+    uint8_t *grown = realloc(out->data, s->size[k]);
+    if (!grown)
+        return emu_calls_fail(s, "out of memory for a %u-byte output buffer of '%s'", s->size[k], spec_of(s, k)->name);
+    out->data = grown;
+    out->cap = s->size[k];
+    return EMU_OK;
+}
+
+/* After NARVAL_E_OUTPUT_SIZE: actor k's size becomes what it needs, at
+ * least twice the old one (few retries), at most EMU_MAX_BUFFER. */
+static int grow(emu_calls *s, size_t k, unsigned needed, emu_buffer *out)
+{
+    const emu_actor_spec *a = spec_of(s, k);
+    unsigned old = s->size[k];
+    if (needed <= old)
+        return emu_calls_fail(s, "actor '%s' (%s): process_block asked for a larger output buffer but needs %u bytes, "
+                                 "no more than the %u it has",
+                              a->name, a->library, needed, old);
+    if (needed > EMU_MAX_BUFFER)
+        return emu_calls_fail(s, "actor '%s' (%s): process_block needs an output buffer of %u bytes, more than the "
+                                 "emulator's limit of %u (1 GiB)",
+                              a->name, a->library, needed, EMU_MAX_BUFFER);
+    unsigned size = old >= EMU_MAX_BUFFER / 2 ? EMU_MAX_BUFFER : 2 * old;
+    s->size[k] = size < needed ? needed : size;
+    if (s->o->trace)
+        fprintf(s->o->trace, "narwhal: %s: output buffer grown from %u to %u bytes (it needed %u)\n", a->name, old,
+                s->size[k], needed);
+    s->res->actors[k].grown++;
+    return fit(s, k, out);
+}
+
+static void account(emu_calls *s, size_t k, unsigned in_size, unsigned long long in_frames, unsigned used,
+                    unsigned long long out_frames)
+{
+    emu_actor_stats *st = &s->res->actors[k];
+    st->blocks++;
+    st->bytes_in += in_size;
+    st->frames_in += in_frames;
+    st->bytes_out += used;
+    st->frames_out += out_frames;
+}
+
+static void call_producer_or_filter(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, emu_buffer *out,
+                                    unsigned *used, unsigned *code)
+{
+    void *block = library_of(s->c, k)->block;
+    if (k == 0) {
+        narval_producer_block_fn *fn;
+        memcpy(&fn, &block, sizeof fn);
+        fn(s->instance[k], out->data, s->size[k], used, code);
+    } else {
+        narval_filter_block_fn *fn;
+        memcpy(&fn, &block, sizeof fn);
+        fn(s->instance[k], in, in_size, out->data, s->size[k], used, code);
+    }
+}
+
+static void add_time(emu_calls *s, size_t k, double t0)
+{
+    double dt = emu_now() - t0;
+    s->res->actors[k].seconds += dt;
+    s->res->actors[k].block_seconds += dt;
+}
+
+int emu_calls_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames,
+                    emu_buffer *out, unsigned *used, unsigned long long *out_frames)
+{
+    if (fit(s, k, out) != EMU_OK)
+        return EMU_E_RUN;
+    for (;;) {
+        unsigned code = 0;
+        *used = 0;
+        double t0 = emu_now();
+        call_producer_or_filter(s, k, in, in_size, out, used, &code);
+        add_time(s, k, t0);
+        if (code == NARVAL_E_OUTPUT_SIZE) {
+            if (grow(s, k, *used, out) != EMU_OK)
+                return EMU_E_RUN;
+            continue;
+        }
+        if (code)
+            return actor_error(s, k, "process_block", code);
+        if (*used > s->size[k])
+            return emu_calls_fail(s, "actor '%s' (%s): process_block reported %u bytes used in its %u-byte output "
+                                     "buffer",
+                                  spec_of(s, k)->name, spec_of(s, k)->library, *used, s->size[k]);
+        *out_frames = count_frames(s, k, out->data, *used);
+        account(s, k, in_size, in_frames, *used, *out_frames);
+        return EMU_OK;
+    }
+}
+
+int emu_calls_flush(emu_calls *s, size_t k, emu_buffer *out, unsigned *used, unsigned long long *out_frames)
+{
+    /* A valid pointer, as some actors may not expect NULL even with size 0;
+     * the input is read-only for them, so one byte serves every thread. */
+    static uint8_t no_input[1];
+    trace(s, k, "process_block (flush: empty input)");
+    return emu_calls_block(s, k, no_input, 0, 0, out, used, out_frames);
+}
+
+int emu_calls_consume(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames)
+{
+    narval_consumer_block_fn *fn;
+    void *block = library_of(s->c, k)->block;
+    unsigned code = 0;
+    memcpy(&fn, &block, sizeof fn);
+    double t0 = emu_now();
+    fn(s->instance[k], in, in_size, &code);
+    add_time(s, k, t0);
+    if (code)
+        return actor_error(s, k, "process_block", code);
+    account(s, k, in_size, in_frames, 0, 0);
+    return EMU_OK;
+}
+
+void emu_calls_catch_signals(struct sigaction old[2])
+{
+    struct sigaction act;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = on_signal;
+    sigemptyset(&act.sa_mask);
+    act.sa_flags = SA_RESTART | SA_RESETHAND;
+    atomic_store(&stop_signal, 0);
+    sigaction(SIGINT, &act, &old[0]);
+    sigaction(SIGTERM, &act, &old[1]);
+}
+
+void emu_calls_restore_signals(const struct sigaction old[2])
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
+}
+
+int emu_calls_producer_done(emu_calls *s)
+{
+    int sig = atomic_load(&stop_signal);
+    if (sig) {
+        s->res->signal = sig;
+        emu_calls_end(s, EMU_END_SIGNAL);
+        return 1;
+    }
+    if (s->o->max_blocks && s->res->blocks >= s->o->max_blocks) {
+        emu_calls_end(s, EMU_END_LIMIT);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,52 @@
+/* ring.h: a bounded ring of buffers between two neighbouring actors' threads: order kept, writer waits when full. */
+#ifndef NARWHAL_RING_H
+#define NARWHAL_RING_H
+
+#include <pthread.h>
+
+#include "calls.h"
+
+/* One block in flight: the frames an actor emitted, or the end mark it
+ * sends after its last block (and its flush). */
+typedef struct emu_slot {
+    emu_buffer buf;
+    unsigned used;
+    unsigned long long frames;
+    int end;
+} emu_slot;
+
+/* One writer thread and one reader thread.  The writer fills the slot
+ * emu_ring_acquire gives, outside the lock, and hands it over with
+ * emu_ring_publish; the reader reads the slot emu_ring_peek gives, outside
+ * the lock, and gives it back with emu_ring_release.  The mutex makes each
+ * side's writes to a slot visible to the other. */
+typedef struct emu_ring {
+    emu_slot *slot;
+    unsigned depth;
+    unsigned head;  /* the oldest published slot */
+    unsigned count; /* published, not yet released */
+    int aborted;
+    pthread_mutex_t lock;
+    pthread_cond_t readable, writable;
+} emu_ring;
+
+/* depth slots, their buffers unallocated; EMU_E_RUN when out of memory. */
+int emu_ring_init(emu_ring *r, unsigned depth);
+/* Frees the slots and their buffers; no thread may use the ring any more. */
+void emu_ring_destroy(emu_ring *r);
+
+/* The writer's next slot, once one is free; the time spent waiting is added
+ * to *waited.  Until it is published, calling again gives the same slot, so
+ * a writer may keep it for its next block.  NULL once the ring is aborted. */
+emu_slot *emu_ring_acquire(emu_ring *r, double *waited);
+void emu_ring_publish(emu_ring *r);
+
+/* The oldest published slot, once there is one; waiting is added to
+ * *waited.  NULL once the ring is aborted. */
+emu_slot *emu_ring_peek(emu_ring *r, double *waited);
+void emu_ring_release(emu_ring *r);
+
+/* Wakes both sides for good: every later acquire and peek returns NULL. */
+void emu_ring_abort(emu_ring *r);
+
+#endif
