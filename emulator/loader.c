@@ -86,7 +86,10 @@ int emu_library_open(const char *path, emu_library *lib, char *err, size_t errle
         return emu_fail(err, errlen, EMU_E_TOPOLOGY, "out of memory");
     }
     dlerror();
-    lib->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* RTLD_NODELETE: an actor may bring in a library whose threads outlive
+     * it (libgomp's OpenMP workers); unmapping their code under them at
+     * dlclose would crash the process. */
+    lib->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!lib->handle) {
         const char *why = dlerror();
         size_t n = strlen(path);

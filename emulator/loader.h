@@ -40,7 +40,8 @@ extern const size_t emu_n_symbols;
 int emu_library_locate(const char *name, const char *base_dir, const char *const *dirs, size_t n_dirs, char **path,
                        char *err, size_t errlen);
 
-/* dlopen (RTLD_NOW, RTLD_LOCAL) and resolve every process_* symbol there is. */
+/* dlopen (RTLD_NOW, RTLD_LOCAL, RTLD_NODELETE: emu_library_close leaves the
+ * library and what it brought in mapped) and resolve every process_* symbol. */
 int emu_library_open(const char *path, emu_library *lib, char *err, size_t errlen);
 /* Whether symbol emu_symbols[i] was found in lib. */
 int emu_library_has(const emu_library *lib, size_t i);

@@ -1,5 +1,6 @@
 /* check_lifecycle.c: Check suite for `narwhal run`: NARVAL's call order, end of data, flush, errors, buffer growth, report. */
 #include <check.h>
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,6 +412,53 @@ START_TEST(one_library_serves_two_instances_with_one_config)
 }
 END_TEST
 
+/* In a child: loads omp_consumer.so, runs one parallel block, closes it,
+ * and lives on while libgomp's workers spin (OMP_WAIT_POLICY=active).
+ * Returns 0, or where it went wrong. */
+static int run_openmp_actor_then_close(void)
+{
+    static uint8_t block[1 << 20];
+    char err[1024];
+    char path[1024];
+    emu_library lib;
+    unsigned code = 0;
+    snprintf(path, sizeof path, "%s", nw_build_path("/tests/actors/omp_consumer.so"));
+    /* Were libgomp in the test program already, unloading the actor could
+     * not unload it, and the test would prove nothing. */
+    if (dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD))
+        return 2;
+    if (emu_library_open(path, &lib, err, sizeof err) != EMU_OK)
+        return 3;
+    narval_consumer_block_fn *block_fn;
+    memcpy(&block_fn, &lib.block, sizeof block_fn);
+    void *instance = lib.register_instance(&code);
+    block_fn(instance, block, sizeof block, &code);
+    lib.unload(instance, &code);
+    emu_library_close(&lib);
+    usleep(200000);
+    return dlopen(path, RTLD_NOW | RTLD_NOLOAD) ? 0 : 4;
+}
+
+START_TEST(an_openmp_actor_and_libgomp_stay_mapped_after_close)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        setenv("OMP_WAIT_POLICY", "active", 1);
+        setenv("OMP_NUM_THREADS", "4", 1);
+        _exit(run_openmp_actor_then_close());
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(!WIFSIGNALED(status), "the process died of signal %d after closing an OpenMP actor",
+                  WTERMSIG(status));
+    ck_assert_msg(WEXITSTATUS(status) != 2, "libgomp was loaded before the actor: the test cannot tell");
+    ck_assert_msg(WEXITSTATUS(status) != 3, "omp_consumer.so could not be loaded");
+    ck_assert_msg(WEXITSTATUS(status) != 4, "omp_consumer.so was unmapped by emu_library_close");
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 static Suite *lifecycle_suite(void)
 {
     Suite *s = suite_create("lifecycle");
@@ -440,6 +488,7 @@ static Suite *lifecycle_suite(void)
     tc = tcase_create("library");
     tcase_add_test(tc, emu_run_reports_growth_and_counts);
     tcase_add_test(tc, one_library_serves_two_instances_with_one_config);
+    tcase_add_test(tc, an_openmp_actor_and_libgomp_stay_mapped_after_close);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -129,7 +129,7 @@ END_TEST
 START_TEST(the_test_actors_are_built)
 {
     static const char *const expected[] = {"lifecycle_producer.so", "lifecycle_filter.so", "lifecycle_consumer.so",
-                                           "bad_no_block.so"};
+                                           "bad_no_block.so", "omp_consumer.so"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         int found = 0;
         for (int k = 0; k < n_test_libs; k++)

@@ -1,18 +1,21 @@
-/* narwhal_exec.h: runs $BUILD/bin/narwhal in a child process and captures its exit status, stdout and stderr. */
+/* narwhal_exec.h: runs $BUILD/bin/narwhal in a child (timed, signalled) and captures its exit status, stdout and stderr. */
 #ifndef NARWHAL_TESTS_EXEC_H
 #define NARWHAL_TESTS_EXEC_H
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NW_OUTPUT_MAX 65536
 
 typedef struct nw_result {
-    int status; /* exit status, or 128 + signal */
+    int status;    /* exit status, or 128 + signal */
+    int timed_out; /* it was killed at the timeout */
     char out[NW_OUTPUT_MAX];
     char err[NW_OUTPUT_MAX];
 } nw_result;
@@ -48,16 +51,14 @@ static inline int nw_tempfile(void)
     return fd;
 }
 
-/* Runs narwhal with args (NULL-terminated, without argv[0]); env holds
- * "NAME=value" strings set in the child (NULL-terminated, may be NULL). The
- * LIFECYCLE_* variables of the test actors are cleared first. */
-static inline int nw_run(nw_result *r, const char *const *args, const char *const *env)
+/* Starts narwhal with args (NULL-terminated, without argv[0]), its stdout
+ * and stderr going to the files out and err; env holds "NAME=value" strings
+ * set in the child (NULL-terminated, may be NULL).  The LIFECYCLE_*
+ * variables of the test actors are cleared first. */
+static inline pid_t nw_spawn(const char *const *args, const char *const *env, int out, int err)
 {
     const char *argv[32];
     size_t n = 0;
-    int out = nw_tempfile(), err = nw_tempfile();
-    if (out < 0 || err < 0)
-        return -1;
     argv[n++] = nw_build_path("/bin/narwhal");
     for (size_t i = 0; args[i] && n < 31; i++)
         argv[n++] = args[i];
@@ -65,9 +66,9 @@ static inline int nw_run(nw_result *r, const char *const *args, const char *cons
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        static const char *const cleared[] = {"LIFECYCLE_LOG",  "LIFECYCLE_FRAMES",    "LIFECYCLE_PER_BLOCK",
-                                              "LIFECYCLE_FAIL", "LIFECYCLE_HOLD",      "LIFECYCLE_OVERCLAIM",
-                                              "LIFECYCLE_SIGNAL", "LIFECYCLE_NEED"};
+        static const char *const cleared[] = {"LIFECYCLE_LOG",    "LIFECYCLE_FRAMES", "LIFECYCLE_PER_BLOCK",
+                                              "LIFECYCLE_FAIL",   "LIFECYCLE_HOLD",   "LIFECYCLE_OVERCLAIM",
+                                              "LIFECYCLE_SIGNAL", "LIFECYCLE_NEED",   "LIFECYCLE_SLOW"};
         for (size_t i = 0; i < sizeof cleared / sizeof cleared[0]; i++)
             unsetenv(cleared[i]);
         for (size_t i = 0; env && env[i]; i++)
@@ -77,13 +78,63 @@ static inline int nw_run(nw_result *r, const char *const *args, const char *cons
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid)
-        return -1;
+    return pid;
+}
+
+static inline double nw_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Waits for pid; after sig_after seconds (if sig is not 0) sends it sig,
+ * and after timeout seconds (if not 0) kills it and sets
+ * r->timed_out. */
+static inline int nw_wait(nw_result *r, pid_t pid, double timeout, int sig, double sig_after)
+{
+    int status = 0, sent = 0;
+    double t0 = nw_seconds();
+    r->timed_out = 0;
+    for (;;) {
+        pid_t got = waitpid(pid, &status, timeout || sig ? WNOHANG : 0);
+        if (got == pid)
+            break;
+        if (got != 0)
+            return -1;
+        double elapsed = nw_seconds() - t0;
+        if (sig && !sent && elapsed >= sig_after) {
+            kill(pid, sig);
+            sent = 1;
+        }
+        if (timeout && elapsed >= timeout && !r->timed_out) {
+            kill(pid, SIGKILL);
+            r->timed_out = 1;
+        }
+        usleep(1000);
+    }
     r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return 0;
+}
+
+/* Runs narwhal (see nw_spawn and nw_wait) and captures what it printed. */
+static inline int nw_run_timed(nw_result *r, const char *const *args, const char *const *env, double timeout,
+                               int sig, double sig_after)
+{
+    int out = nw_tempfile(), err = nw_tempfile();
+    if (out < 0 || err < 0)
+        return -1;
+    pid_t pid = nw_spawn(args, env, out, err);
+    if (pid < 0 || nw_wait(r, pid, timeout, sig, sig_after) != 0)
+        return -1;
     nw_slurp(out, r->out, sizeof r->out);
     nw_slurp(err, r->err, sizeof r->err);
     return 0;
+}
+
+static inline int nw_run(nw_result *r, const char *const *args, const char *const *env)
+{
+    return nw_run_timed(r, args, env, 0, 0, 0);
 }
 
 /* Lines in a string. */

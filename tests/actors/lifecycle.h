@@ -17,6 +17,7 @@
  *   LIFECYCLE_HOLD=WHO     that filter keeps every frame until its flush call
  *   LIFECYCLE_OVERCLAIM=WHO  that filter reports one byte more than its buffer
  *   LIFECYCLE_NEED=WHO:BYTES  that filter always answers NARVAL_E_OUTPUT_SIZE, needing BYTES
+ *   LIFECYCLE_SLOW=WHO:MICROSECONDS  that actor sleeps so long in every process_block
  *   LIFECYCLE_SIGNAL=N     the producer raises SIGINT during its Nth block
  *                          (N:TERM raises SIGTERM)
  *
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "adf.h"
 #include "narval.h"
@@ -75,15 +77,26 @@ static inline void lc_log(const char *who, enum lc_call call, const char *fmt, .
     fclose(f);
 }
 
-/* BYTES of LIFECYCLE_NEED=WHO:BYTES when WHO is who, else 0. */
-static inline unsigned lc_need(const char *who)
+/* N of the variable name=WHO:N when WHO is who, else 0. */
+static inline unsigned lc_env_for(const char *name, const char *who)
 {
-    const char *v = getenv("LIFECYCLE_NEED");
+    const char *v = getenv(name);
     char spec_who[16];
-    unsigned bytes;
-    if (!v || sscanf(v, "%15[^:]:%u", spec_who, &bytes) != 2 || strcmp(spec_who, who) != 0)
+    unsigned n;
+    if (!v || sscanf(v, "%15[^:]:%u", spec_who, &n) != 2 || strcmp(spec_who, who) != 0)
         return 0;
-    return bytes;
+    return n;
+}
+
+static inline unsigned lc_need(const char *who) { return lc_env_for("LIFECYCLE_NEED", who); }
+
+/* LIFECYCLE_SLOW: a slow actor, so that the rings of a pipelined run fill up. */
+static inline void lc_slow(const char *who)
+{
+    unsigned us = lc_env_for("LIFECYCLE_SLOW", who);
+    struct timespec t = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000L};
+    if (us)
+        nanosleep(&t, NULL);
 }
 
 /* The code LIFECYCLE_FAIL injects into the nth call of `call` by `who`, or 0. */
@@ -117,6 +130,8 @@ static inline unsigned lc_enter(lc_instance *in, enum lc_call call, const char *
         va_end(ap);
     }
     lc_log(in->who, call, fmt ? "%s" : NULL, details);
+    if (call == LC_BLOCK)
+        lc_slow(in->who);
     return lc_injected(in->who, call, ++in->calls[call]);
 }
 
