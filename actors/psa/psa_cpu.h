@@ -10,7 +10,6 @@ typedef enum psa_simd { PSA_SIMD_AUTO, PSA_SIMD_SCALAR, PSA_SIMD_AVX2, PSA_SIMD_
 typedef struct psa_cpu {
     const psa_layout *layout;
     const gs_pow *pw;
-    const gs_pow16 *pw16;
     psa_data data;
     psa_simd simd;   /* the variant in use */
     int threads;     /* OpenMP threads (0: OpenMP's default) */
@@ -19,12 +18,13 @@ typedef struct psa_cpu {
 
 /* want: PSA_SIMD_AUTO picks the widest the processor has; a variant it lacks
  * falls back to the next narrower.  The layout must hold the data path's values. */
-void psa_cpu_init(psa_cpu *c, const psa_layout *l, const gs_pow *pw, const gs_pow16 *pw16,
-                  psa_data data, psa_simd want, int threads);
+void psa_cpu_init(psa_cpu *c, const psa_layout *l, const gs_pow *pw, psa_data data, psa_simd want,
+                  int threads);
 const char *psa_simd_name(psa_simd s);
 
-/* Answers every query of b (b->meas16 filled first for the int16 path). */
-void psa_cpu_search(const psa_cpu *c, psa_batch *b, psa_mode mode);
+/* Answers every query of b (b->meas16 filled first for the int16 path).
+ * 0, or -1 when memory for the plan runs out (nothing answered). */
+int psa_cpu_search(const psa_cpu *c, psa_batch *b, psa_mode mode);
 
 /* The FoM of column col of segment s for query q, by the scalar definition. */
 float psa_cpu_fom(const psa_cpu *c, const psa_batch *b, const psa_query *q, uint32_t col);

@@ -165,11 +165,13 @@ static void fill_block(const psa_layout *l, const psa_segment *g, const det_basi
         for (uint32_t ch = 0; ch < g->n_mask; ch++)
             for (uint32_t i = 0; i < l->window; i++) {
                 float v = sig[(size_t)g->mask[ch] * b->n_samples + l->window_start + i];
-                uint64_t at = g->offset + (uint64_t)(ch * l->window + i) * g->pad + col;
+                uint32_t k = ch * l->window + i;
+                uint64_t at = g->offset + (uint64_t)k * g->pad + col;
+                uint64_t pm = g->pm_offset + (uint64_t)col * g->n_mask * l->window + k;
                 if (l->f32)
-                    l->f32[at] = v;
+                    l->f32[at] = l->f32pm[pm] = v;
                 if (l->i16)
-                    l->i16[at] = gs_quantise(v);
+                    l->i16[at] = l->i16pm[pm] = gs_quantise(v);
             }
     }
 }
@@ -217,13 +219,21 @@ int psa_layout_build(psa_layout *l, const det_basis *b, const psa_layout_params 
             goto fail;
         }
         centre(g, b);
+        for (uint32_t c = 0; c < g->n_coarse; c++) {
+            uint32_t n = g->near_first[c + 1] - g->near_first[c];
+            l->max_near = n > l->max_near ? n : l->max_near;
+        }
         g->offset = l->values;
         uint32_t k = g->n_mask * l->window;
         l->max_k = k > l->max_k ? k : l->max_k;
         l->values += (uint64_t)k * g->pad;
+        g->pm_offset = l->pm_values;
+        l->pm_values += (uint64_t)k * g->n_points;
     }
-    if ((p->f32 && !(l->f32 = calloc(l->values, sizeof *l->f32))) ||
-        (p->i16 && !(l->i16 = calloc(l->values, sizeof *l->i16))))
+    if ((p->f32 && (!(l->f32 = calloc(l->values, sizeof *l->f32)) ||
+                    !(l->f32pm = malloc(l->pm_values * sizeof *l->f32pm)))) ||
+        (p->i16 && (!(l->i16 = calloc(l->values + PSA_I16_SLACK, sizeof *l->i16)) ||
+                    !(l->i16pm = malloc(l->pm_values * sizeof *l->i16pm)))))
         goto nomem;
     for (unsigned s = 0; s < PSA_SEGMENTS; s++)
         fill_block(l, &l->seg[s], b);
@@ -246,5 +256,7 @@ void psa_layout_free(psa_layout *l)
     }
     free(l->f32);
     free(l->i16);
+    free(l->f32pm);
+    free(l->i16pm);
     memset(l, 0, sizeof *l);
 }

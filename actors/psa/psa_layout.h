@@ -16,6 +16,10 @@
  * pad rounds the columns up to PSA_COLUMN_ALIGN; padding values are 0 and
  * never searched.
  *
+ * The same values are also kept point-major (column col's K values at
+ * pm[pm_offset + col * K]): the adaptive search's fine stage reads a few
+ * scattered columns, each then one contiguous run.
+ *
  * Coarse points (adaptive search): the crystal is cut into cubes of
  * coarse_mm; in each cube, the segment's point nearest the cube's centre.
  * Each coarse column lists the columns within radius_mm of it (itself
@@ -27,6 +31,7 @@ enum {
     PSA_CORE = 36,
     PSA_MAX_MASK = 16,
     PSA_COLUMN_ALIGN = 128,
+    PSA_I16_SLACK = 8, /* int16 values after the array: the CPU's gathers read 32-bit words */
 };
 
 typedef struct psa_segment {
@@ -34,6 +39,7 @@ typedef struct psa_segment {
     uint32_t n_mask;
     uint8_t mask[PSA_MAX_MASK]; /* channels, in the order the FoM sums them */
     uint64_t offset;            /* of the block in f32 / i16 */
+    uint64_t pm_offset;         /* of the point-major block in f32pm / i16pm */
     uint32_t *point;            /* basis point of each column */
     uint32_t *near_first;       /* n_coarse + 1 entries: near[near_first[c] .. near_first[c + 1]) */
     uint32_t *near;             /* columns near coarse column c */
@@ -51,10 +57,14 @@ typedef struct psa_layout_params {
 typedef struct psa_layout {
     uint32_t window_start, window;
     uint32_t max_k;      /* the largest n_mask x window */
+    uint32_t max_near;   /* the longest list of columns near a coarse column */
     uint64_t values;     /* in each of f32, i16 */
+    uint64_t pm_values;  /* in each of f32pm, i16pm */
     psa_segment seg[PSA_SEGMENTS];
     float *f32;          /* NULL unless asked for */
     int16_t *i16;
+    float *f32pm;        /* point-major copies, with f32 and i16 */
+    int16_t *i16pm;
 } psa_layout;
 
 /* The default mask of segment s (AGATA's neighbourhood): the two neighbours in

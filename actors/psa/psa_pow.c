@@ -74,22 +74,17 @@ static double mantissa_error(const gs_pow *pw)
     return worst;
 }
 
-int psa_pow_fit(double p, gs_pow *pw, gs_pow16 *pw16, double *max_error)
+int psa_pow_fit(double p, gs_pow *pw, double *max_error)
 {
     if (!(p > 0 && p <= PSA_POW_MAX))
         return -1;
-    if (pw) {
-        pw->p = (float)p;
-        fit(p, pw->c);
-        for (int e = 0; e < GS_EXP_TABLE; e++) {
-            int ee = e > GS_EXP_TOP ? GS_EXP_TOP : e;
-            pw->scale[e] = e <= GS_EXP_ZERO ? 0.0f : (float)exp2(p * (ee - 127));
-        }
-        if (max_error)
-            *max_error = mantissa_error(pw);
+    pw->p = (float)p;
+    fit(p, pw->c);
+    for (int e = 0; e < GS_EXP_TABLE; e++) {
+        int ee = e > GS_EXP_TOP ? GS_EXP_TOP : e;
+        pw->scale[e] = e <= GS_EXP_ZERO ? 0.0f : (float)exp2(p * (ee - 127));
     }
-    if (pw16)
-        for (int j = 0; j <= GS_I16_MAX; j++)
-            pw16->table[j] = (float)pow((double)j / GS_I16_SCALE, p);
+    if (max_error)
+        *max_error = mantissa_error(pw);
     return 0;
 }

@@ -4,12 +4,11 @@
 
 #include "gridsearch_fom.h"
 
-/* Fills the polynomial and exponent table of *pw and the int16 table of *pw16
- * (either may be NULL) for exponent p in (0, PSA_POW_MAX].  *max_error, when
- * not NULL, receives the largest relative error of the mantissa polynomial
- * over all 2^23 mantissas, measured against libm's pow in double.  0, or -1
- * when p is out of range. */
+/* Fills the polynomial and exponent table of *pw for exponent p in
+ * (0, PSA_POW_MAX].  *max_error, when not NULL, receives the largest relative
+ * error of the mantissa polynomial over all 2^23 mantissas, measured against
+ * libm's pow in double.  0, or -1 when p is out of range. */
 #define PSA_POW_MAX 8.0
-int psa_pow_fit(double p, gs_pow *pw, gs_pow16 *pw16, double *max_error);
+int psa_pow_fit(double p, gs_pow *pw, double *max_error);
 
 #endif

@@ -1,0 +1,165 @@
+/* gridsearch_fom.h: the grid search's figure of merit, written once for the CPU and the GPU: |d|^p without powf, the int16 table, a point's FoM. */
+#ifndef NARWHAL_GRIDSEARCH_FOM_H
+#define NARWHAL_GRIDSEARCH_FOM_H
+
+#include <stdint.h>
+#ifndef __CUDACC__
+#include <math.h>
+#include <string.h>
+#endif
+
+#include "gpud.h"
+
+/*
+ * FoM of basis point P for one search of net-charge segment s:
+ *
+ *   FoM = sum over the channels c of s's mask that this search uses,
+ *         of  sum over the window samples i of  |m[c][i] - b_P[c][i]|^p
+ *
+ * m: the measured traces divided by the segment's energy, aligned on the
+ * basis's time; b_P: P's basis signals.  The order of the arithmetic is part
+ * of the definition: each channel's samples are summed in order into a
+ * partial sum that starts at 0, and each used channel's partial is added to
+ * the total in mask order.  The CPU (scalar and SIMD) and the GPU follow it
+ * with the same roundings (every multiply-add below is fused, nothing else
+ * is), so they return the same bits.
+ *
+ * |d|^p (float path).  d's bits give its biased exponent e and its mantissa
+ * m in [1, 2): |d|^p = 2^(p (e - 127)) * m^p.  The first factor is a table of
+ * 256 floats (one per exponent), the second a polynomial of degree 5 in
+ * t = m - 1.5, fitted to m^p for the configured p.  The table also defines
+ * the ends: exponents at or below GS_EXP_ZERO (|d| < 2^-22, differences
+ * below float rounding of the signals) give 0, and exponents above
+ * GS_EXP_TOP (|d| >= 512, absurd data) are read as GS_EXP_TOP, so the CPU
+ * can use a 32-entry table.  The error of the whole is the polynomial's
+ * (psa_pow_fit measures it over every mantissa: about 1e-6 relative for p
+ * = 0.3) plus three roundings; integer p up to 5 is exact up to rounding.
+ *
+ * |d|^p (int16 path).  Signals and measured values are stored as
+ * round(value * GS_I16_SCALE) in int16, half the bytes to move; the integer
+ * difference, times 1/GS_I16_SCALE (exact: a power of two), goes through
+ * the float path.  So the int16 FoM is the float FoM of the values rounded
+ * to multiples of 1/4096, bit for bit.
+ */
+enum {
+    GS_POW_DEGREE = 5,
+    GS_EXP_TABLE = 256,
+    GS_EXP_ZERO = 104, /* 2^(104-127) = 2^-23: the binade below 2^-22 and every smaller one give 0 */
+    GS_EXP_TOP = 135,  /* [256, 512): larger |d| read this binade's factor */
+    GS_I16_SCALE = 4096,
+};
+#define GS_I16_STEP (1.0f / GS_I16_SCALE)
+
+typedef struct gs_pow {
+    float p;
+    float c[GS_POW_DEGREE + 1];  /* m^p ~ c0 + c1 t + ... + c5 t^5, t = m - 1.5 */
+    float scale[GS_EXP_TABLE];   /* per biased exponent */
+} gs_pow;
+
+#ifdef __CUDACC__
+#define GS_FMA(a, b, c) __fmaf_rn((a), (b), (c))
+#define GS_ADD(a, b) __fadd_rn((a), (b))
+#define GS_SUB(a, b) __fsub_rn((a), (b))
+GPUd() static inline uint32_t gs_bits(float x) { return __float_as_uint(x); }
+GPUd() static inline float gs_float(uint32_t u) { return __uint_as_float(u); }
+#else
+/* gcc builds C11 with -ffp-contract=off: a * b + c is never fused behind our back,
+ * and __builtin_fmaf becomes one instruction in the functions built for FMA. */
+#define GS_FMA(a, b, c) __builtin_fmaf((a), (b), (c))
+#define GS_ADD(a, b) ((a) + (b))
+#define GS_SUB(a, b) ((a) - (b))
+static inline uint32_t gs_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+static inline float gs_float(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+#endif
+
+/* m^p for the mantissa of d (t = m - 1.5), the polynomial alone. */
+GPUd() static inline float gs_pow_mantissa(const float *c, uint32_t bits)
+{
+    float t = GS_SUB(gs_float((bits & 0x007fffffu) | 0x3f800000u), 1.5f);
+    float y = GS_FMA(c[5], t, c[4]);
+    y = GS_FMA(y, t, c[3]);
+    y = GS_FMA(y, t, c[2]);
+    y = GS_FMA(y, t, c[1]);
+    return GS_FMA(y, t, c[0]);
+}
+
+/* acc + |d|^p, float path: one fused multiply-add of the polynomial by the exponent's factor. */
+GPUd() static inline float gs_acc_pow(float acc, float d, const float *c, const float *scale)
+{
+    uint32_t u = gs_bits(d);
+    return GS_FMA(gs_pow_mantissa(c, u), scale[(u >> 23) & 0xffu], acc);
+}
+
+/* acc + |d / GS_I16_SCALE|^p for an integer difference of int16 values. */
+GPUd() static inline float gs_acc_pow16(float acc, int d, const float *c, const float *scale)
+{
+    return gs_acc_pow(acc, (float)d * GS_I16_STEP, c, scale);
+}
+
+/* The int16 value of a signal or normalised measured sample (rounded, saturated). */
+GPUd() static inline int16_t gs_quantise(float v)
+{
+    float x = v * (float)GS_I16_SCALE;
+    x = x > 32767.0f ? 32767.0f : x < -32767.0f ? -32767.0f : x;
+    return (int16_t)(x < 0 ? x - 0.5f : x + 0.5f);
+}
+
+/*
+ * The FoM of one point by the definition above, scalar: the CPU's portable
+ * path, the adaptive fine stage on both sides, and the check of the SIMD and
+ * GPU kernels.  basis points at the point's first value and steps by
+ * `stride` from one (channel, sample) to the next (the layouts of
+ * psa_layout.h); meas holds n_mask x window values; use has bit c set when
+ * mask channel c enters the sum.
+ */
+GPUd() static inline float gs_fom_point(const float *meas, const float *basis, uint32_t stride,
+                                        uint32_t n_mask, uint32_t window, uint32_t use,
+                                        const float *c, const float *scale)
+{
+    float total = 0.0f;
+    for (uint32_t ch = 0; ch < n_mask; ch++) {
+        float part = 0.0f;
+        for (uint32_t i = 0; i < window; i++) {
+            uint32_t k = ch * window + i;
+            part = gs_acc_pow(part, GS_SUB(meas[k], basis[(uint64_t)k * stride]), c, scale);
+        }
+        if (use >> ch & 1u)
+            total = GS_ADD(total, part);
+    }
+    return total;
+}
+
+GPUd() static inline float gs_fom_point16(const int16_t *meas, const int16_t *basis, uint32_t stride,
+                                          uint32_t n_mask, uint32_t window, uint32_t use,
+                                          const float *c, const float *scale)
+{
+    float total = 0.0f;
+    for (uint32_t ch = 0; ch < n_mask; ch++) {
+        float part = 0.0f;
+        for (uint32_t i = 0; i < window; i++) {
+            uint32_t k = ch * window + i;
+            part = gs_acc_pow16(part, (int)meas[k] - (int)basis[(uint64_t)k * stride], c, scale);
+        }
+        if (use >> ch & 1u)
+            total = GS_ADD(total, part);
+    }
+    return total;
+}
+
+/* The best of two (FoM, column) candidates: the lower FoM, then the lower column. */
+GPUd() static inline int gs_better(float fom, uint32_t col, float best_fom, uint32_t best_col)
+{
+    return fom < best_fom || (fom == best_fom && col < best_col);
+}
+
+#endif
