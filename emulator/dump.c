@@ -16,10 +16,11 @@ typedef struct dumper {
     unsigned long long frames;      /* all frames printed, sub-frames included */
     unsigned long long top;         /* top-level frames printed */
     unsigned long long undecodable; /* known payloads that did not decode */
-    union {                         /* decoding scratch: adf_crystal holds 40 KiB of traces */
+    union {                         /* decoding scratch: adf_crystal and adf_truth are about 40 KiB */
         adf_crystal crystal;
         adf_psa psa;
         adf_tracked tracked;
+        adf_truth truth;
         adf_eof eof;
     } *scratch;
 } dumper;
@@ -71,6 +72,49 @@ static void summarise_tracked(dumper *d, const adf_frame *f)
         fprintf(d->out, " (Doppler-corrected, beta %.4f)", (double)t->beta);
 }
 
+static unsigned count_absorbed(const adf_truth *t)
+{
+    unsigned n = 0;
+    for (unsigned g = 0; g < t->n_gammas; g++)
+        n += (t->gamma[g].flags & ADF_TRUTH_ABSORBED) != 0;
+    return n;
+}
+
+/* One γ: lab energy (with the emitted one when Doppler shifted), its
+ * interactions and what became of it. */
+static void print_truth_gamma(dumper *d, const adf_truth *t, const adf_truth_gamma *g)
+{
+    fprintf(d->out, " %.2f keV", (double)g->e);
+    if (t->beta != 0)
+        fprintf(d->out, " (%.2f emitted)", (double)g->e0);
+    fprintf(d->out, " %u interaction%s", g->n_interactions, g->n_interactions == 1 ? "" : "s");
+    if (g->flags & ADF_TRUTH_ABSORBED)
+        fputs(" absorbed", d->out);
+    if (g->flags & ADF_TRUTH_MISSED)
+        fputs(" missed", d->out);
+    if (g->flags & ADF_TRUTH_PAIRED)
+        fputs(" pair", d->out);
+}
+
+static void summarise_truth(dumper *d, const adf_frame *f)
+{
+    adf_truth *t = &d->scratch->truth;
+    int rc = adf_truth_read(f, t);
+    if (rc != ADF_OK) {
+        fprintf(d->out, "  undecodable payload: %s", adf_strerror(rc));
+        d->undecodable++;
+        return;
+    }
+    fprintf(d->out, "  %u gamma%s, %u interaction%s, %u absorbed", t->n_gammas, t->n_gammas == 1 ? "" : "s",
+            t->n_interactions, t->n_interactions == 1 ? "" : "s", count_absorbed(t));
+    for (unsigned g = 0; g < t->n_gammas; g++) {
+        fputs(g ? ";" : ":", d->out);
+        print_truth_gamma(d, t, &t->gamma[g]);
+    }
+    if (t->beta != 0)
+        fprintf(d->out, " (beta %.4f)", (double)t->beta);
+}
+
 static void summarise_eof(dumper *d, const adf_frame *f)
 {
     adf_eof *e = &d->scratch->eof;
@@ -89,6 +133,7 @@ static void summarise(dumper *d, const adf_frame *f)
     case ADF_ID_DATA_CRYSTAL: summarise_crystal(d, f); break;
     case ADF_ID_DATA_PSA: summarise_psa(d, f); break;
     case ADF_ID_DATA_TRACKED: summarise_tracked(d, f); break;
+    case ADF_ID_NW_TRUTH: summarise_truth(d, f); break;
     case ADF_ID_META_EOF: summarise_eof(d, f); break;
     default: break;
     }

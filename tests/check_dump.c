@@ -158,7 +158,7 @@ START_TEST(a_frame_larger_than_the_first_read_buffer_is_dumped)
     nw_result r;
     ck_assert_ptr_nonnull(buf);
     adf_writer_init(&w, buf, big + 64);
-    adf_begin(&w, ADF_ID_NW_TRUTH, 9, 10);
+    adf_begin(&w, ADF_ID_META_SYNC, 9, 10); /* a payload dump does not decode */
     ck_assert_ptr_nonnull(adf_reserve(&w, big - ADF_KEY_SIZE));
     ck_assert_int_eq(adf_end(&w), ADF_OK);
     ck_assert_int_eq(adf_eof_write(&w, 0, 0, &(adf_eof){.frames = 1, .bytes = big}), ADF_OK);
@@ -166,9 +166,73 @@ START_TEST(a_frame_larger_than_the_first_read_buffer_is_dumped)
     unlink(file_path);
     free(buf);
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "\n0               3145728  0x4e570001  "));
+    ck_assert_ptr_nonnull(strstr(r.out, "\n0               3145728  0xfa011101  meta:sync "));
     ck_assert_ptr_nonnull(strstr(r.out, "end of stream: 1 frames, 3145728 bytes before it\n"));
     ck_assert_ptr_nonnull(strstr(r.out, "\n2 frames (2 top-level)\n"));
+}
+END_TEST
+
+/* Two simulated events: a 60Co cascade at rest (one γ absorbed in two
+ * interactions, one missed) and a 1 MeV γ from a moving nucleus that made
+ * a pair. */
+static size_t truth_stream(uint8_t *buf, size_t cap)
+{
+    static adf_truth t;
+    adf_writer w;
+    adf_writer_init(&w, buf, cap);
+    memset(&t, 0, sizeof t);
+    t.n_gammas = 2;
+    t.n_interactions = 2;
+    t.gamma[0] = (adf_truth_gamma){.e0 = 1173.25f, .e = 1173.25f, .dir = {0, 0, 1}, .flags = ADF_TRUTH_ABSORBED,
+                                   .n_interactions = 2};
+    t.gamma[1] = (adf_truth_gamma){.e0 = 1332.5f, .e = 1332.5f, .dir = {1, 0, 0}, .flags = ADF_TRUTH_MISSED};
+    t.hit[0] = (adf_truth_hit){.crystal_id = 4, .segment = 7, .process = ADF_TRUTH_COMPTON, .deposits = 1, .e = 400};
+    t.hit[1] = (adf_truth_hit){.crystal_id = 4, .segment = 8, .process = ADF_TRUTH_PHOTO, .deposits = 2, .e = 773.25f};
+    ck_assert_int_eq(adf_truth_write(&w, 5, 1000, &t), ADF_OK);
+    memset(&t, 0, sizeof t);
+    t.n_gammas = 1;
+    t.n_interactions = 1;
+    t.beta = 0.05f;
+    t.gamma[0] = (adf_truth_gamma){.e0 = 1000, .e = 1051.25f, .dir = {0, 0, 1}, .flags = ADF_TRUTH_PAIRED,
+                                   .n_interactions = 1};
+    t.hit[0] = (adf_truth_hit){.crystal_id = 9, .segment = 0, .process = ADF_TRUTH_PAIR, .deposits = 1, .e = 29.25f};
+    ck_assert_int_eq(adf_truth_write(&w, 6, 2000, &t), ADF_OK);
+    ck_assert_uint_eq(w.used, 2 * ADF_KEY_SIZE + adf_truth_payload_size(2, 2) + adf_truth_payload_size(1, 1));
+    return w.used;
+}
+
+START_TEST(truth_frames_are_summarised_per_gamma)
+{
+    static uint8_t buf[4096];
+    nw_result r;
+    size_t n = truth_stream(buf, sizeof buf);
+    dump(&r, write_file(buf, n), NULL);
+    unlink(file_path);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "");
+    char expected[2048];
+    snprintf(expected, sizeof expected, "%s%s", header,
+             "0                   156  0x4e570001  narwhal:truth                 5            1000  2 gammas, 2 "
+             "interactions, 1 absorbed: 1173.25 keV 2 interactions absorbed; 1332.50 keV 0 interactions missed\n"
+             "156                  92  0x4e570001  narwhal:truth                 6            2000  1 gamma, 1 "
+             "interaction, 0 absorbed: 1051.25 keV (1000.00 emitted) 1 interaction pair (beta 0.0500)\n"
+             "2 frames (2 top-level)\n");
+    ck_assert_str_eq(r.out, expected);
+}
+END_TEST
+
+START_TEST(a_truth_frame_whose_counts_disagree_is_undecodable)
+{
+    static uint8_t buf[4096];
+    nw_result r;
+    size_t n = truth_stream(buf, sizeof buf);
+    adf_put_u16(buf + ADF_KEY_SIZE + ADF_TRUTH_HEADER + 22, 1); /* γ 0 claims 1 of the 2 interactions */
+    dump(&r, write_file(buf, n), NULL);
+    unlink(file_path);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.out, "narwhal:truth                 5            1000  undecodable payload: "));
+    ck_assert_ptr_nonnull(strstr(r.out, "1 gamma, 1 interaction, 0 absorbed: 1051.25 keV"));
+    ck_assert_ptr_nonnull(strstr(r.err, ": 1 frame(s) of a known type with a payload that does not decode\n"));
 }
 END_TEST
 
@@ -192,6 +256,8 @@ static Suite *dump_suite(void)
     tcase_add_test(tc, a_frame_shorter_than_its_key_is_status_1);
     tcase_add_test(tc, an_undecodable_payload_is_flagged_and_status_1);
     tcase_add_test(tc, a_frame_larger_than_the_first_read_buffer_is_dumped);
+    tcase_add_test(tc, truth_frames_are_summarised_per_gamma);
+    tcase_add_test(tc, a_truth_frame_whose_counts_disagree_is_undecodable);
     tcase_add_test(tc, a_missing_file_is_status_2);
     suite_add_tcase(s, tc);
     return s;

@@ -231,6 +231,50 @@ START_TEST(histo_chain_writes_the_same_frames_and_spectra_in_both_modes)
 }
 END_TEST
 
+/* The generator's configuration of the repository, but for its number of events. */
+static void generator_conf(unsigned events)
+{
+    char line[1024];
+    FILE *in = fopen("topologies/conf/Generator.conf", "r"), *out = fopen(in_dir("conf/Generator.conf"), "w");
+    ck_assert_ptr_nonnull(in);
+    ck_assert_ptr_nonnull(out);
+    while (fgets(line, sizeof line, in)) {
+        if (strncmp(line, "Events", 6) == 0)
+            fprintf(out, "Events %u\n", events);
+        else
+            fputs(line, out);
+    }
+    fclose(in);
+    ck_assert_int_eq(fclose(out), 0);
+}
+
+START_TEST(simulated_events_of_one_seed_are_the_same_bytes_in_both_modes)
+{
+    const stage chain[] = {{"generator", "generator.so", 65536}, {"writer", "adf_writer.so", 0}};
+    nw_result r;
+    struct stat st;
+    if (stat("build/cache/default.basis", &st) != 0) {
+        fprintf(stderr, "skip: build/cache/default.basis is not built (make basis): simulated events not compared\n");
+        return;
+    }
+    make_dir();
+    generator_conf(1500);
+    write_chain(in_dir("simulate.xml"), chain, 2);
+    for (size_t m = 0; m < N_MODES; m++) {
+        char out[32];
+        unsigned long long generator[3];
+        snprintf(out, sizeof out, "out%zu.adf", m);
+        writer_conf(in_dir(out));
+        run_chain(&r, in_dir("simulate.xml"), modes[m], NULL);
+        ck_assert_msg(r.status == 0, "ring %u: exit %d: %s", modes[m], r.status, r.err);
+        row(r.out, "generator", generator);
+        ck_assert_uint_gt(generator[0], 10);
+        expect_same_file(in_dir("out0.adf"), in_dir(out));
+    }
+    remove_dir();
+}
+END_TEST
+
 /* The test producer's frames through a filter that holds all of them until
  * its flush (which then needs far more than its 4096 bytes) and one that
  * passes them on, into adf_writer. */
@@ -771,6 +815,7 @@ static Suite *pipeline_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, replay_writes_the_same_bytes_sequential_and_pipelined);
     tcase_add_test(tc, histo_chain_writes_the_same_frames_and_spectra_in_both_modes);
+    tcase_add_test(tc, simulated_events_of_one_seed_are_the_same_bytes_in_both_modes);
     tcase_add_test(tc, held_frames_and_grown_buffers_give_the_same_file_in_both_modes);
     tcase_add_test(tc, thousands_of_blocks_through_five_actors_end_without_deadlock);
     tcase_add_test(tc, every_actor_gets_the_calls_of_a_sequential_run);
