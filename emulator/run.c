@@ -111,10 +111,11 @@ int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, c
     if (rc == EMU_OK)
         rc = emu_calls_bring_up(&s);
     if (rc == EMU_OK)
-        run_with_signals(&s);
+        rc = run_with_signals(&s);
     emu_calls_wind_down(&s);
     res->wall_seconds = emu_now() - t0;
-    rc = s.failed ? EMU_E_RUN : EMU_OK;
+    /* A failure while stopping or unloading fails the run too. */
+    rc = s.failed ? EMU_E_RUN : rc;
     emu_calls_free(&s);
     return rc;
 }

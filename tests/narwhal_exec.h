@@ -1,4 +1,4 @@
-/* narwhal_exec.h: runs $BUILD/bin/narwhal in a child (timed, signalled) and captures its exit status, stdout and stderr. */
+/* narwhal_exec.h: runs $BUILD/bin/narwhal in a child (timed, signalled) and captures its status, stdout and stderr. */
 #ifndef NARWHAL_TESTS_EXEC_H
 #define NARWHAL_TESTS_EXEC_H
 

@@ -1,4 +1,4 @@
-/* omp_consumer.c: test consumer whose blocks run an OpenMP loop, so that libgomp's threads live on when it is unloaded. */
+/* omp_consumer.c: test consumer whose blocks run an OpenMP loop, so that libgomp's threads outlive its unloading. */
 #define NARVAL_CONSUMER
 #include "narval.h"
 
