@@ -4,7 +4,6 @@
 #include "ring.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct pipeline {
     emu_calls *s;
@@ -68,7 +67,7 @@ static int produce(pipeline *p)
     return send_end(p, 0);
 }
 
-/* Filter k's call on one input block (size 0: its flush). */
+/* Filter k's call on one input block, or its flush (in NULL). */
 static int filter_block(pipeline *p, size_t k, const emu_slot *in)
 {
     emu_slot *out = emu_ring_acquire(&p->ring[k], &stats(p, k)->wait_output);
