@@ -58,7 +58,9 @@ static const char usage[] =
     "                ../actors and ../lib/narwhal/actors beside the narwhal program (the build\n"
     "                tree, an installed tree), then the topology's directory.\n"
     "                A <library> with a '/' is relative to the topology's directory.\n"
-    "  --conf DIR    the directory handed to process_config; default: conf/ beside the topology.\n"
+    "  --conf DIR    the directory handed to process_config, or several separated by ':', most\n"
+    "                specific first (each actor's file comes from the first that has it);\n"
+    "                default: conf/NAME:conf beside the topology NAME.xml (conf/NAME if it exists).\n"
     "  --blocks N    stop after N producer blocks.\n"
     "  --pipeline    one thread per actor, rings of buffers between them.\n"
     "  --ring N      buffers per ring with --pipeline (1 to 1024; default 4).  An actor holds\n"
@@ -235,25 +237,55 @@ static void default_actor_dirs(session *s)
     }
 }
 
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* --conf may list directories separated by ':', most specific first (the
+ * kit reads each actor's file from the first that has one); each must exist. */
+static int check_conf_dirs(const char *list)
+{
+    char dir[PATH_MAX];
+    for (const char *d = list;; d++) {
+        size_t n = strcspn(d, ":");
+        snprintf(dir, sizeof dir, "%.*s", (int)n, d);
+        if (!is_dir(n ? dir : "."))
+            return usage_error("--conf %s is not a directory", n ? dir : ".");
+        d += n;
+        if (!*d)
+            return EMU_OK;
+    }
+}
+
+/* The default: conf/<topology name>/ (when it exists) before conf/, both
+ * beside the topology, so that topologies share files they agree on. */
+static int default_conf_dirs(session *s)
+{
+    const char *base = strrchr(s->t->path, '/');
+    base = base ? base + 1 : s->t->path;
+    size_t stem = strcspn(base, ".");
+    size_t n = 2 * strlen(s->t->dir) + stem + sizeof "/conf/:/conf";
+    s->own_conf = malloc(n);
+    if (!s->own_conf)
+        return usage_error("%s", "out of memory");
+    snprintf(s->own_conf, n, "%s/conf/%.*s", s->t->dir, (int)stem, base);
+    if (is_dir(s->own_conf))
+        snprintf(s->own_conf, n, "%s/conf/%.*s:%s/conf", s->t->dir, (int)stem, base, s->t->dir);
+    else
+        snprintf(s->own_conf, n, "%s/conf", s->t->dir);
+    s->o.conf_dir = s->own_conf;
+    return EMU_OK;
+}
+
 static int prepare_dirs(session *s)
 {
     if (s->o.n_dirs == 0) {
         default_actor_dirs(s);
         s->o.dirs[s->o.n_dirs++] = s->t->dir;
     }
-    if (s->o.conf_dir) {
-        struct stat st;
-        if (stat(s->o.conf_dir, &st) != 0 || !S_ISDIR(st.st_mode))
-            return usage_error("--conf %s is not a directory", s->o.conf_dir);
-        return EMU_OK;
-    }
-    size_t n = strlen(s->t->dir) + sizeof "/conf";
-    s->own_conf = malloc(n);
-    if (!s->own_conf)
-        return usage_error("%s", "out of memory");
-    snprintf(s->own_conf, n, "%s/conf", s->t->dir);
-    s->o.conf_dir = s->own_conf;
-    return EMU_OK;
+    return s->o.conf_dir ? check_conf_dirs(s->o.conf_dir) : default_conf_dirs(s);
 }
 
 /* Everything up to the first process_* call: topology, libraries, symbols. */

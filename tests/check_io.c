@@ -776,6 +776,51 @@ START_TEST(replay_topology_end_to_end)
 }
 END_TEST
 
+/* A topology's own conf/NAME/ comes before the shared conf/, by default and with --conf A:B. */
+START_TEST(topology_conf_overlay)
+{
+    char narwhal[PATH_MAX + 16], topology[PATH_MAX], actors[PATH_MAX + 16], list[3 * PATH_MAX];
+    snprintf(narwhal, sizeof narwhal, "%s/bin/narwhal", build);
+    if (access(narwhal, X_OK) != 0) {
+        fprintf(stderr, "check_io: skip topology_conf_overlay: %s is not built\n", narwhal);
+        return;
+    }
+    ck_assert_ptr_nonnull(realpath("topologies/replay.xml", topology));
+    size_t n, m;
+    char *xml = (char *)slurp(topology, &n);
+    ck_assert_ptr_nonnull(xml);
+    FILE *fp = fopen(in_tmp("chain.xml"), "w");
+    ck_assert_ptr_nonnull(fp);
+    fwrite(xml, 1, n, fp);
+    fclose(fp);
+    free(xml);
+    snprintf(actors, sizeof actors, "%s/actors", build);
+    uint8_t *a = make_file("in.adf", 500, 5, &n);
+    ck_assert_int_eq(mkdir(in_tmp("conf/chain"), 0700), 0);
+    conf("ADFReader", "File in.adf\n");
+    conf("ADFWriter", "File shared-out.adf\n");
+    write_text(in_tmp("conf/chain/ADFWriter.conf"), "File own-out.adf\n");
+    char *by_default[] = { narwhal, "run", "chain.xml", "--actors", actors, NULL };
+    ck_assert_int_eq(run_command(by_default, tmp), 0);
+    uint8_t *b = slurp(in_tmp("own-out.adf"), &m);
+    ck_assert_msg(b != NULL, "the topology's own ADFWriter.conf was not used");
+    ck_assert_uint_eq(m, n);
+    ck_assert_mem_eq(a, b, n);
+    ck_assert(!exists(in_tmp("shared-out.adf")));
+    free(b);
+    unlink(in_tmp("own-out.adf"));
+    snprintf(list, sizeof list, "%s/conf/chain:%s/conf", tmp, tmp);
+    char *listed[] = { narwhal, "run", "chain.xml", "--actors", actors, "--conf", list, NULL };
+    ck_assert_int_eq(run_command(listed, tmp), 0);
+    ck_assert(exists(in_tmp("own-out.adf")));
+    ck_assert(!exists(in_tmp("shared-out.adf")));
+    snprintf(list, sizeof list, "%s/conf:%s/nowhere", tmp, tmp);
+    char *bad[] = { narwhal, "run", "chain.xml", "--actors", actors, "--conf", list, NULL };
+    ck_assert_int_eq(run_command(bad, tmp), 2);
+    free(a);
+}
+END_TEST
+
 static Suite *io_suite(void)
 {
     Suite *s = suite_create("io");
@@ -805,6 +850,7 @@ static Suite *io_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, replay_topology_end_to_end);
+    tcase_add_test(tc, topology_conf_overlay);
     suite_add_tcase(s, tc);
     return s;
 }
