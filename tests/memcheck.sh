@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# memcheck.sh: runs the replay chain under valgrind memcheck; prints one verdict line and fails on any error or definite leak.
+# memcheck.sh: runs the replay chain, sequential and pipelined, under valgrind memcheck; prints one verdict line and fails on any error or definite leak.
 set -uo pipefail
 BUILD=${BUILD:-build}
 FRAMES=${MEMCHECK_FRAMES:-200}
@@ -18,23 +18,29 @@ mkdir "$tmp/conf"
 printf 'File "%s"\n' "$tmp/input.adf" >"$tmp/conf/ADFReader.conf"
 printf 'File "%s"\n' "$tmp/output.adf" >"$tmp/conf/ADFWriter.conf"
 
-valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
-    --log-file="$tmp/valgrind.log" \
-    "$BUILD/bin/narwhal" run topologies/replay.xml --actors "$BUILD/actors" --conf "$tmp/conf" \
-    >"$tmp/run.log" 2>&1
-rc=$?
+# one run of the replay chain under memcheck; $1 names the mode, the rest are extra options
+check_mode() {
+    local mode=$1; shift
+    rm -f "$tmp/output.adf"
+    valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+        --log-file="$tmp/valgrind-$mode.log" \
+        "$BUILD/bin/narwhal" run topologies/replay.xml --actors "$BUILD/actors" --conf "$tmp/conf" "$@" \
+        >"$tmp/run-$mode.log" 2>&1
+    local rc=$? log="$tmp/valgrind-$mode.log"
+    local errors lost same=yes
+    errors=$(sed -nE 's/.*ERROR SUMMARY: ([0-9,]+) errors.*/\1/p' "$log" | tail -n 1 | tr -d ,)
+    lost=$(sed -nE 's/.*definitely lost: ([0-9,]+) bytes.*/\1/p' "$log" | tail -n 1 | tr -d ,)
+    # valgrind omits the leak lines when every block was freed
+    grep -q 'no leaks are possible' "$log" && lost=${lost:-0}
+    [ -n "$errors" ] && [ -n "$lost" ] || { cat "$tmp/run-$mode.log" "$log" >&2; fail "no valgrind summary for the $mode run (exit $rc)"; }
+    cmp -s "$tmp/input.adf" "$tmp/output.adf" || same=no
+    echo "memcheck: $errors errors, $lost bytes definitely lost ($mode replay of $FRAMES events, exit status $rc, output equals input: $same)"
+    if [ "$rc" -ne 0 ] || [ "$errors" -ne 0 ] || [ "$lost" -ne 0 ] || [ "$same" != yes ]; then
+        tail -n 40 "$tmp/run-$mode.log" >&2
+        grep -E '^==[0-9]+== ' "$log" | tail -n 60 >&2
+        exit 1
+    fi
+}
 
-errors=$(sed -nE 's/.*ERROR SUMMARY: ([0-9,]+) errors.*/\1/p' "$tmp/valgrind.log" | tail -n 1 | tr -d ,)
-lost=$(sed -nE 's/.*definitely lost: ([0-9,]+) bytes.*/\1/p' "$tmp/valgrind.log" | tail -n 1 | tr -d ,)
-# valgrind omits the leak lines when every block was freed
-grep -q 'no leaks are possible' "$tmp/valgrind.log" && lost=${lost:-0}
-[ -n "$errors" ] && [ -n "$lost" ] || { cat "$tmp/run.log" "$tmp/valgrind.log" >&2; fail "no valgrind summary (exit $rc)"; }
-
-same=yes
-cmp -s "$tmp/input.adf" "$tmp/output.adf" || same=no
-echo "memcheck: $errors errors, $lost bytes definitely lost (replay of $FRAMES events, exit status $rc, output equals input: $same)"
-if [ "$rc" -ne 0 ] || [ "$errors" -ne 0 ] || [ "$lost" -ne 0 ] || [ "$same" != yes ]; then
-    tail -n 40 "$tmp/run.log" >&2
-    grep -E '^==[0-9]+== ' "$tmp/valgrind.log" | tail -n 60 >&2
-    exit 1
-fi
+check_mode sequential
+check_mode pipelined --pipeline
