@@ -78,7 +78,7 @@ LIBEMU := $(BUILD)/lib/libemu.a
 NARWHAL := $(BUILD)/bin/narwhal
 
 # ---- actors: name, its C sources and its CUDA sources (kit, libdetector and libadf are added)
-ACTORS := adf_reader adf_writer histo histo_sink tracker builder generator
+ACTORS := adf_reader adf_writer histo histo_sink tracker builder generator psa
 adf_reader_SRCS := actors/io/adf_reader.c
 adf_writer_SRCS := actors/io/adf_writer.c
 histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c actors/histo/histo_engine.c \
@@ -94,6 +94,10 @@ tracker_CU := kernels/tracker.cu
 builder_SRCS := actors/builder/builder.c actors/builder/builder_core.c
 generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_run.c actors/sim/event.c \
 	actors/sim/source.c actors/sim/transport.c actors/sim/traces.c actors/sim/gammaevents.c
+psa_SRCS := actors/psa/psa.c actors/psa/psa_conf.c actors/psa/psa_block.c actors/psa/psa_event.c \
+	actors/psa/psa_engine.c actors/psa/psa_cpu.c actors/psa/psa_naive.c actors/psa/psa_layout.c \
+	actors/psa/psa_batch.c actors/psa/psa_pow.c
+psa_CU := kernels/gridsearch.cu
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- benchmarks and other programs outside detector/tools: name, C sources, CUDA sources

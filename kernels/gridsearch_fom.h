@@ -3,10 +3,7 @@
 #define NARWHAL_GRIDSEARCH_FOM_H
 
 #include <stdint.h>
-#ifndef __CUDACC__
-#include <math.h>
 #include <string.h>
-#endif
 
 #include "gpud.h"
 
@@ -56,31 +53,40 @@ typedef struct gs_pow {
     float scale[GS_EXP_TABLE];   /* per biased exponent */
 } gs_pow;
 
-#ifdef __CUDACC__
+#ifdef __CUDA_ARCH__
+/* nvcc would fuse a * b + c where it likes; the intrinsics round each step as the CPU does. */
 #define GS_FMA(a, b, c) __fmaf_rn((a), (b), (c))
 #define GS_ADD(a, b) __fadd_rn((a), (b))
 #define GS_SUB(a, b) __fsub_rn((a), (b))
-GPUd() static inline uint32_t gs_bits(float x) { return __float_as_uint(x); }
-GPUd() static inline float gs_float(uint32_t u) { return __uint_as_float(u); }
 #else
 /* gcc builds C11 with -ffp-contract=off: a * b + c is never fused behind our back,
  * and __builtin_fmaf becomes one instruction in the functions built for FMA. */
 #define GS_FMA(a, b, c) __builtin_fmaf((a), (b), (c))
 #define GS_ADD(a, b) ((a) + (b))
 #define GS_SUB(a, b) ((a) - (b))
-static inline uint32_t gs_bits(float x)
+#endif
+
+GPUd() static inline uint32_t gs_bits(float x)
 {
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(x);
+#else
     uint32_t u;
     memcpy(&u, &x, sizeof u);
     return u;
+#endif
 }
-static inline float gs_float(uint32_t u)
+
+GPUd() static inline float gs_float(uint32_t u)
 {
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
     float x;
     memcpy(&x, &u, sizeof x);
     return x;
-}
 #endif
+}
 
 /* m^p for the mantissa of d (t = m - 1.5), the polynomial alone. */
 GPUd() static inline float gs_pow_mantissa(const float *c, uint32_t bits)

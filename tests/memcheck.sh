@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# memcheck.sh: runs the replay chain, sequential and pipelined, under valgrind memcheck; prints one verdict line and fails on any error or definite leak.
+# memcheck.sh: runs the replay chain, sequential and pipelined, under valgrind memcheck; prints a verdict line per mode and fails on any error or definite leak.
 set -uo pipefail
 BUILD=${BUILD:-build}
 FRAMES=${MEMCHECK_FRAMES:-200}

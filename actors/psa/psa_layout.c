@@ -149,12 +149,21 @@ static int neighbourhoods(psa_segment *g, const det_basis *b, double radius_mm)
 
 static void centre(psa_segment *g, const det_basis *b)
 {
-    double sum[3] = { 0, 0, 0 };
+    double sum[3] = { 0, 0, 0 }, best = INFINITY;
     for (uint32_t j = 0; j < g->n_points; j++)
         for (int k = 0; k < 3; k++)
             sum[k] += b->pos[3 * (size_t)g->point[j] + k];
-    for (int k = 0; k < 3; k++)
-        g->centre[k] = (float)(sum[k] / g->n_points);
+    for (uint32_t j = 0; j < g->n_points; j++) {
+        double d = 0;
+        for (int k = 0; k < 3; k++) {
+            double x = b->pos[3 * (size_t)g->point[j] + k] - sum[k] / g->n_points;
+            d += x * x;
+        }
+        if (d < best) {
+            best = d;
+            g->centre = j;
+        }
+    }
 }
 
 /* Fills segment g's block in the arrays asked for (padding stays 0). */

@@ -43,7 +43,7 @@ typedef struct psa_segment {
     uint32_t *point;            /* basis point of each column */
     uint32_t *near_first;       /* n_coarse + 1 entries: near[near_first[c] .. near_first[c + 1]) */
     uint32_t *near;             /* columns near coarse column c */
-    float centre[3];            /* mean position of the segment's points, mm */
+    uint32_t centre;            /* the column nearest the mean position of the segment's points */
 } psa_segment;
 
 typedef struct psa_layout_params {

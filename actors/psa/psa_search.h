@@ -5,25 +5,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gridsearch_gpu.h"
 #include "psa_layout.h"
 
 typedef enum psa_mode { PSA_FULL, PSA_ADAPTIVE } psa_mode;
 typedef enum psa_data { PSA_F32, PSA_I16 } psa_data;
 
 /*
- * One search: segment s, the measured values (n_mask x window of s's layout,
- * normalised by the segment's energy) at meas in the batch's arrays, and
- * `use`: bit c set when mask channel c enters the sum (clear for the other
- * net-charge segments of the event).  The engine writes the answer: the best
- * column of s's layout and its FoM.
+ * One search (gridsearch_gpu.h's record, shared with the GPU): segment s,
+ * the measured values (n_mask x window of s's layout, normalised by the
+ * segment's energy) at meas in the batch's arrays, and `use`: bit c set when
+ * mask channel c enters the sum (clear for the other net-charge segments of
+ * the event).  The engine writes the answer: the best column of s's layout
+ * and its FoM.
  */
-typedef struct psa_query {
-    uint16_t segment;
-    uint16_t use;
-    uint32_t meas;
-    uint32_t column;
-    float fom;
-} psa_query;
+typedef gs_query psa_query;
 
 typedef struct psa_batch {
     psa_query *q;
