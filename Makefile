@@ -101,7 +101,7 @@ psa_CU := kernels/gridsearch.cu
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- benchmarks and other programs outside detector/tools: name, C sources, CUDA sources
-PROGRAMS := bench-histo sim-validate bench-tracker ge2adf
+PROGRAMS := bench-histo sim-validate bench-tracker ge2adf bench-psa
 bench-histo_SRCS := actors/histo/bench_histo.c actors/histo/histo_cpu.c
 bench-histo_CU := kernels/histogram.cu kernels/histogram_cub.cu
 sim-validate_SRCS := actors/sim/sim_validate.c actors/sim/event.c actors/sim/source.c actors/sim/transport.c
@@ -109,6 +109,9 @@ bench-tracker_SRCS := actors/tracker/bench_tracker.c actors/tracker/tracker_stud
 	$(filter-out actors/tracker/tracker.c,$(tracker_SRCS)) actors/sim/event.c actors/sim/source.c actors/sim/transport.c
 bench-tracker_CU := kernels/tracker.cu
 ge2adf_SRCS := actors/tracker/ge2adf.c actors/tracker/tracker_truth.c actors/sim/gammaevents.c
+bench-psa_SRCS := actors/psa/bench_psa.c actors/psa/psa_engine.c actors/psa/psa_cpu.c \
+	actors/psa/psa_naive.c actors/psa/psa_layout.c actors/psa/psa_batch.c actors/psa/psa_pow.c
+bench-psa_CU := kernels/gridsearch.cu
 PROGRAM_BINS := $(PROGRAMS:%=$(BUILD)/bin/%)
 
 TOOLS := $(TOOL_SRCS:detector/tools/%.c=$(BUILD)/bin/%)
@@ -123,11 +126,11 @@ all: deps
 .PHONY: build-all
 build-all: $(NARWHAL) $(ACTOR_SOS) $(TOOLS) $(PROGRAM_BINS) $(LIBADF_SO) $(BUILD)/lib/narwhal.pc
 
-# ---- dependencies: libxml2, Check, pkg-config; installed here when possible
-DEPS_PKGS := libxml2-dev check pkg-config
+# ---- dependencies: libxml2, Check, pkg-config, gnuplot (the spectra's plots); installed here when possible
+DEPS_PKGS := libxml2-dev check pkg-config gnuplot-nox
 deps:
-	@if pkg-config --exists libxml-2.0 check 2>/dev/null; then exit 0; fi; \
-	echo "narwhal: libxml2 or Check not found by pkg-config; installing: $(DEPS_PKGS)"; \
+	@if pkg-config --exists libxml-2.0 check 2>/dev/null && command -v gnuplot >/dev/null; then exit 0; fi; \
+	echo "narwhal: libxml2, Check or gnuplot missing; installing: $(DEPS_PKGS)"; \
 	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO=sudo; \
 	else echo "narwhal: cannot install as $$(id -un) without sudo. Run:  sudo apt-get install -y $(DEPS_PKGS)" >&2; exit 1; fi; \
 	if ! command -v apt-get >/dev/null; then echo "narwhal: no apt-get here. Install libxml2 (dev files), Check and pkg-config, then run make again." >&2; exit 1; fi; \
