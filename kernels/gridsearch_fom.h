@@ -25,10 +25,11 @@
  * m in [1, 2): |d|^p = 2^(p (e - 127)) * m^p.  The first factor is a table of
  * 256 floats (one per exponent), the second a polynomial of degree 5 in
  * t = m - 1.5, fitted to m^p for the configured p.  The table also defines
- * the ends: exponents at or below GS_EXP_ZERO (|d| < 2^-22, differences
- * below float rounding of the signals) give 0, and exponents above
- * GS_EXP_TOP (|d| >= 512, absurd data) are read as GS_EXP_TOP, so the CPU
- * can use a 32-entry table.  The error of the whole is the polynomial's
+ * the ends: exponents at or below GS_EXP_ZERO (|d| < 2^-54: at p = 0.3
+ * each such term would add less than 2e-5, against about 0.2 for a
+ * difference of the noise's size) give 0, and exponents above GS_EXP_TOP
+ * (|d| >= 512, absurd data) are read as GS_EXP_TOP, so the CPU can hold
+ * the 64 exponents between in four vector registers.  The error of the whole is the polynomial's
  * (psa_pow_fit measures it over every mantissa: about 1e-6 relative for p
  * = 0.3) plus three roundings; integer p up to 5 is exact up to rounding.
  *
@@ -41,8 +42,8 @@
 enum {
     GS_POW_DEGREE = 5,
     GS_EXP_TABLE = 256,
-    GS_EXP_ZERO = 104, /* 2^(104-127) = 2^-23: the binade below 2^-22 and every smaller one give 0 */
-    GS_EXP_TOP = 135,  /* [256, 512): larger |d| read this binade's factor */
+    GS_EXP_ZERO = 72, /* [2^-55, 2^-54) and every smaller binade give 0 */
+    GS_EXP_TOP = 135, /* [256, 512): larger |d| read this binade's factor */
     GS_I16_SCALE = 4096,
 };
 #define GS_I16_STEP (1.0f / GS_I16_SCALE)

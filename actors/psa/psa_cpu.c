@@ -76,13 +76,15 @@ static void kernel_scalar(const cols *c, task *t, const psa_cpu *e)
     }
 }
 
-/* ---- AVX-512: 16 columns per step; the exponent's factor from a 32-entry table in two registers */
+/* ---- AVX-512: 16 columns per step; the exponent's factor from a 64-entry table in four registers */
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
 #define INLINE512 __attribute__((target("avx512f,avx512bw,avx512vl,fma"), always_inline)) static inline
 
+_Static_assert(GS_EXP_TOP - GS_EXP_ZERO + 1 == 64, "the AVX-512 kernel holds 64 exponents");
+
 typedef struct pow512 {
-    __m512 c[GS_POW_DEGREE + 1], lo, hi;
+    __m512 c[GS_POW_DEGREE + 1], t[4]; /* t: the exponents' factors, rotated (psa_cpu.h) */
 } pow512;
 
 INLINE512 __m512 acc_pow512(__m512 acc, __m512 d, const pow512 *k)
@@ -91,7 +93,9 @@ INLINE512 __m512 acc_pow512(__m512 acc, __m512 d, const pow512 *k)
     __m512i e = _mm512_srli_epi32(_mm512_slli_epi32(u, 1), 24);
     e = _mm512_min_epu32(_mm512_max_epu32(e, _mm512_set1_epi32(GS_EXP_ZERO)),
                          _mm512_set1_epi32(GS_EXP_TOP));
-    __m512 scale = _mm512_permutex2var_ps(k->lo, e, k->hi); /* index e mod 32 */
+    __m512 lo = _mm512_permutex2var_ps(k->t[0], e, k->t[1]); /* index e mod 32 */
+    __m512 hi = _mm512_permutex2var_ps(k->t[2], e, k->t[3]);
+    __m512 scale = _mm512_mask_blend_ps(_mm512_test_epi32_mask(e, _mm512_set1_epi32(32)), lo, hi);
     __m512i mant = _mm512_ternarylogic_epi32(u, _mm512_set1_epi32(0x007fffff),
                                              _mm512_set1_epi32(0x3f800000), 0xEA); /* (u & b) | c */
     __m512 t = _mm512_sub_ps(_mm512_castsi512_ps(mant), _mm512_set1_ps(1.5f));
@@ -208,8 +212,8 @@ INLINE512 void body512(const cols *c, task *t, const psa_cpu *e, const int nq, c
     pow512 k;
     for (int j = 0; j <= GS_POW_DEGREE; j++)
         k.c[j] = _mm512_set1_ps(e->pw->c[j]);
-    k.lo = _mm512_loadu_ps(e->rotated);
-    k.hi = _mm512_loadu_ps(e->rotated + 16);
+    for (int j = 0; j < 4; j++)
+        k.t[j] = _mm512_loadu_ps(e->rotated + 16 * j);
     __m512 bf[Q];
     __m512i bc[Q];
     for (int q = 0; q < nq; q++) {
@@ -401,7 +405,7 @@ void psa_cpu_init(psa_cpu *c, const psa_layout *l, const gs_pow *pw, psa_data da
     else
         c->simd = PSA_SIMD_SCALAR;
     for (int e = GS_EXP_ZERO; e <= GS_EXP_TOP; e++)
-        c->rotated[e % 32] = pw->scale[e];
+        c->rotated[e % 64] = pw->scale[e];
 }
 
 static kernel_fn *kernel_of(const psa_cpu *c)

@@ -13,7 +13,7 @@ typedef struct psa_cpu {
     psa_data data;
     psa_simd simd;   /* the variant in use */
     int threads;     /* OpenMP threads (0: OpenMP's default) */
-    float rotated[32]; /* scale[] of the exponents GS_EXP_ZERO..GS_EXP_TOP, at index exponent % 32 */
+    float rotated[64]; /* scale[] of the exponents GS_EXP_ZERO..GS_EXP_TOP, at index exponent % 64 */
 } psa_cpu;
 
 /* want: PSA_SIMD_AUTO picks the widest the processor has; a variant it lacks

@@ -1,0 +1,605 @@
+/* bench_psa.c: bench-psa: grid searches per second of the naive reference, the CPU and the GPU on the same events, how well they agree, how often adaptive misses; and the accuracy of a PSA run against its truth. */
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "adf.h"
+#include "psa_engine.h"
+#include "psa_naive.h"
+#include "psa_pow.h"
+#ifdef NARWHAL_HAVE_CUDA
+#include "gridsearch_gpu.h"
+#endif
+
+/*
+ * The events: for a point P drawn at random, the signals of P blended with
+ * those of a grid neighbour Q of the same segment (weight w drawn in [0, 1):
+ * positions between the grid points), times E = 1332 keV, plus white noise
+ * of 5 keV (Generator.conf's default), rounded to whole ADC counts (1 per
+ * keV), over E again: what the actor feeds a search.  Every engine answers
+ * the same searches; the naive reference and the CPU take the first ones.
+ */
+#define DEFAULT_BASIS "build/cache/default.basis"
+#define ENERGY_KEV 1332.0
+#define NOISE_KEV 5.0
+
+typedef struct options {
+    const char *basis, *accuracy, *csv;
+    size_t searches, cpu, naive;
+    double p;
+    int gpu;
+    bool check;
+} options;
+
+typedef struct events {
+    psa_batch batch;
+    uint32_t *truth; /* basis point nearest the blend */
+} events;
+
+typedef struct result {
+    char path[48], data[8], mode[10];
+    size_t n;
+    double rate, kernel_rate;
+    psa_query *q;    /* the answers */
+} result;
+
+typedef struct bench {
+    options o;
+    det_basis basis;
+    psa_layout layout;
+    gs_pow pw;
+    events ev;
+    result r[16];
+    int n;
+    int failures;
+} bench;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* ---- random numbers (splitmix64) */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next64(void)
+{
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform(void) { return (next64() >> 11) * (1.0 / 9007199254740992.0); }
+
+static double gauss(void)
+{
+    double u = uniform() + 1e-300, v = uniform();
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* ---- the basis and the events */
+
+static int ensure_basis(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 || strcmp(path, DEFAULT_BASIS) != 0)
+        return 0;
+    printf("bench-psa: %s is missing; building it (make basis does the same, about 20 s)\n", path);
+    fflush(stdout);
+    mkdir("build/cache", 0755);
+    return system("build/bin/basisgen --quiet --geometry detector/geometry/agata.geo -o " DEFAULT_BASIS);
+}
+
+/* The point at p + step along one axis, in segment s, or -1: a binary search
+ * in the points sorted by grid position. */
+typedef struct keyed {
+    int64_t key;
+    uint32_t point;
+} keyed;
+
+static int64_t grid_key(const float *p, double grid)
+{
+    int64_t k[3];
+    for (int a = 0; a < 3; a++)
+        k[a] = (int64_t)floor(p[a] / grid + 0.5) + (1 << 20);
+    return k[2] << 42 | k[1] << 21 | k[0];
+}
+
+static int by_key(const void *a, const void *b)
+{
+    int64_t x = ((const keyed *)a)->key, y = ((const keyed *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+static int64_t neighbour(const det_basis *b, const keyed *sorted, uint32_t p, int axis, int dir)
+{
+    if (!(b->grid_mm > 0))
+        return -1;
+    float q[3] = { b->pos[3 * (size_t)p], b->pos[3 * (size_t)p + 1], b->pos[3 * (size_t)p + 2] };
+    q[axis] += (float)(dir * b->grid_mm);
+    keyed k = { grid_key(q, b->grid_mm), 0 };
+    const keyed *hit = bsearch(&k, sorted, b->n_points, sizeof *sorted, by_key);
+    return hit && b->segment[hit->point] == b->segment[p] ? (int64_t)hit->point : -1;
+}
+
+static int make_events(bench *B)
+{
+    const det_basis *b = &B->basis;
+    const psa_layout *l = &B->layout;
+    keyed *sorted = malloc(b->n_points * sizeof *sorted);
+    if (!sorted || !(B->ev.truth = malloc(B->o.searches * sizeof *B->ev.truth)))
+        return -1;
+    for (uint32_t i = 0; i < b->n_points; i++)
+        sorted[i] = (keyed){ grid_key(&b->pos[3 * (size_t)i], b->grid_mm > 0 ? b->grid_mm : 1), i };
+    qsort(sorted, b->n_points, sizeof *sorted, by_key);
+    for (size_t n = 0; n < B->o.searches; n++) {
+        uint32_t p = (uint32_t)(uniform() * b->n_points);
+        int64_t q = neighbour(b, sorted, p, (int)(uniform() * 3), uniform() < 0.5 ? -1 : 1);
+        double w = q < 0 ? 0 : uniform();
+        const psa_segment *g = &l->seg[b->segment[p]];
+        float *m = psa_batch_add(&B->ev.batch, l, (unsigned)b->segment[p], (1u << g->n_mask) - 1);
+        if (!m)
+            return -1;
+        const float *sp = det_basis_point(b, p), *sq = det_basis_point(b, q < 0 ? p : (uint32_t)q);
+        for (uint32_t c = 0; c < g->n_mask; c++)
+            for (uint32_t i = 0; i < l->window; i++) {
+                size_t at = (size_t)g->mask[c] * b->n_samples + l->window_start + i;
+                double kev = ENERGY_KEV * ((1 - w) * sp[at] + w * sq[at]) + NOISE_KEV * gauss();
+                m[c * l->window + i] = (float)(round(kev) / ENERGY_KEV);
+            }
+        B->ev.truth[n] = w < 0.5 ? p : (uint32_t)q;
+    }
+    free(sorted);
+    return psa_batch_quantise(&B->ev.batch);
+}
+
+/* ---- running the engines */
+
+static psa_batch first(const events *ev, size_t n)
+{
+    psa_batch b = ev->batch;
+    b.n = n < ev->batch.n ? n : ev->batch.n;
+    b.q = malloc((b.n + 1) * sizeof *b.q);
+    if (b.q)
+        memcpy(b.q, ev->batch.q, b.n * sizeof *b.q);
+    return b;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static result *add_result(bench *B, const char *path, psa_data data, psa_mode mode, size_t n)
+{
+    result *r = &B->r[B->n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->path, sizeof r->path, "%s", path);
+    snprintf(r->data, sizeof r->data, "%s", data == PSA_I16 ? "int16" : "float");
+    snprintf(r->mode, sizeof r->mode, "%s", mode == PSA_ADAPTIVE ? "adaptive" : "full");
+    r->n = n;
+    return r;
+}
+
+static void run_naive(bench *B)
+{
+    psa_batch b = first(&B->ev, B->o.naive);
+    if (!b.q)
+        return;
+    result *r = add_result(B, "naive reference, 1 thread", PSA_F32, PSA_FULL, b.n);
+    double t = now();
+    psa_naive_search(&B->basis, &B->layout, B->pw.p, &b);
+    r->rate = b.n / (now() - t);
+    r->q = b.q;
+}
+
+/* Median rate of `reps` runs of the engine over the first n searches. */
+static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data, psa_mode mode,
+                       size_t n, int reps)
+{
+    double rates[16], kernel[16];
+    psa_batch b = first(&B->ev, n);
+    char msg[512];
+    bool fell_back = false;
+    if (!b.q)
+        return;
+    result *r = add_result(B, path, data, mode, b.n);
+    e->p.mode = mode;
+    e->cpu.data = e->p.data = data;
+    for (int k = 0; k <= reps; k++) { /* run 0 warms up */
+        memcpy(b.q, B->ev.batch.q, b.n * sizeof *b.q);
+        double t = now();
+        if (psa_engine_run(e, &b, &fell_back, msg, sizeof msg) || fell_back) {
+            printf("bench-psa: %s: %s\n", path, fell_back ? msg : "out of memory");
+            B->failures++;
+            r->rate = 0;
+            free(b.q);
+            return;
+        }
+        rates[k] = b.n / (now() - t);
+        kernel[k] = 0;
+#ifdef NARWHAL_HAVE_CUDA
+        if (e->gpu && gs_gpu_kernel_ms(e->gpu) > 0)
+            kernel[k] = b.n / (gs_gpu_kernel_ms(e->gpu) * 1e-3);
+#endif
+    }
+    qsort(rates + 1, (size_t)reps, sizeof *rates, cmp_double);
+    qsort(kernel + 1, (size_t)reps, sizeof *kernel, cmp_double);
+    r->rate = rates[1 + reps / 2];
+    r->kernel_rate = kernel[1 + reps / 2];
+    r->q = b.q;
+}
+
+static const result *find(const bench *B, const char *path_prefix, const char *data, const char *mode)
+{
+    for (int i = 0; i < B->n; i++)
+        if (strncmp(B->r[i].path, path_prefix, strlen(path_prefix)) == 0 &&
+            strcmp(B->r[i].data, data) == 0 && strcmp(B->r[i].mode, mode) == 0 && B->r[i].rate > 0)
+            return &B->r[i];
+    return NULL;
+}
+
+/* ---- agreement */
+
+static double dist_mm(const bench *B, unsigned seg, uint32_t a, uint32_t b)
+{
+    const psa_segment *g = &B->layout.seg[seg];
+    const float *p = &B->basis.pos[3 * (size_t)g->point[a]], *q = &B->basis.pos[3 * (size_t)g->point[b]];
+    return sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
+}
+
+/* Same columns; the others are near-ties when the reference's FoM of both
+ * columns (naive: exact powf; else the answers' own FoMs) differ by at most 1e-5. */
+static void agree(bench *B, const char *what, const result *a, const result *b, bool naive,
+                  bool must_be_identical)
+{
+    if (!a || !b)
+        return;
+    size_t n = a->n < b->n ? a->n : b->n, same = 0, bits = 0, ties = 0, far = 0;
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        const psa_query *x = &a->q[i], *y = &b->q[i];
+        if (x->column == y->column) {
+            same++;
+            bits += gs_bits(x->fom) == gs_bits(y->fom);
+            continue;
+        }
+        double fx = naive ? psa_naive_fom(&B->basis, &B->layout, B->pw.p, &B->ev.batch, x, x->column) : x->fom;
+        double fy = naive ? psa_naive_fom(&B->basis, &B->layout, B->pw.p, &B->ev.batch, x, y->column) : y->fom;
+        double rel = fabs(fx - fy) / fmax(fx, fy);
+        worst = fmax(worst, rel);
+        ties += rel <= 1e-5;
+        far += dist_mm(B, x->segment, x->column, y->column) > 0;
+    }
+    bool ok = (double)same >= 0.999 * n && same + ties == n && (!must_be_identical || (same == n && bits == n));
+    printf("  %-34s %6zu searches: same point %6zu (%.3f %%), same FoM bits %6zu, near-ties %zu, "
+           "others %zu (worst relative FoM gap %.2g)  %s\n", what, n, same, 100.0 * same / n, bits,
+           ties, n - same - ties, worst, ok ? "ok" : "FAILED");
+    B->failures += !ok;
+}
+
+static void misses(const bench *B, const result *full, const result *adaptive)
+{
+    if (!full || !adaptive)
+        return;
+    size_t n = full->n < adaptive->n ? full->n : adaptive->n, missed = 0;
+    double sum = 0, worse = 0;
+    for (size_t i = 0; i < n; i++)
+        if (full->q[i].column != adaptive->q[i].column) {
+            missed++;
+            sum += dist_mm(B, full->q[i].segment, full->q[i].column, adaptive->q[i].column);
+            worse += adaptive->q[i].fom / full->q[i].fom - 1;
+        }
+    printf("  adaptive (%s) misses the full search's point in %zu of %zu searches (%.2f %%); "
+           "by %.2f mm and %.1f %% of FoM on average when it does\n", full->data, missed, n,
+           100.0 * missed / n, missed ? sum / missed : 0.0, missed ? 100 * worse / missed : 0.0);
+}
+
+static void truth(const bench *B, const result *r)
+{
+    if (!r)
+        return;
+    size_t hit = 0;
+    double s2 = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const psa_query *q = &r->q[i];
+        uint32_t p = psa_answer_point(&B->layout, q), t = B->ev.truth[i];
+        hit += p == t;
+        for (int a = 0; a < 3; a++) {
+            double d = B->basis.pos[3 * (size_t)p + a] - B->basis.pos[3 * (size_t)t + a];
+            s2 += d * d;
+        }
+    }
+    printf("  %s %s %s: the nearest grid point found in %.1f %% of searches, RMS distance %.2f mm\n",
+           r->path, r->data, r->mode, 100.0 * hit / r->n, sqrt(s2 / r->n));
+}
+
+/* ---- the table */
+
+static void print_table(const bench *B)
+{
+    const result *naive = find(B, "naive", "float", "full");
+    const result *cpu = find(B, "CPU", "float", "full");
+    printf("\n| path | data | search | searches/s | x naive | x CPU (float, full) | kernel only, searches/s |\n"
+           "|---|---|---|---:|---:|---:|---:|\n");
+    for (int i = 0; i < B->n; i++) {
+        const result *r = &B->r[i];
+        char ratio_n[32] = "", ratio_c[32] = "", kern[32] = "";
+        if (r->rate <= 0)
+            continue;
+        if (naive)
+            snprintf(ratio_n, sizeof ratio_n, "%.1f", r->rate / naive->rate);
+        if (cpu)
+            snprintf(ratio_c, sizeof ratio_c, "%.2f", r->rate / cpu->rate);
+        if (r->kernel_rate > 0)
+            snprintf(kern, sizeof kern, "%.0f", r->kernel_rate);
+        printf("| %s | %s | %s | %.0f | %s | %s | %s |\n", r->path, r->data, r->mode, r->rate,
+               ratio_n, ratio_c, kern);
+    }
+    if (!find(B, "GPU", "float", "full"))
+        printf("| GPU | float | full | n/a | | | |\n");
+}
+
+/* ---- accuracy of a PSA run against its truth */
+
+typedef struct bin {
+    double lo, hi, s2[3], s1[3];
+    size_t n;
+} bin;
+
+/* Crystals with one truth interaction and one hit: found minus true, by energy. */
+static void accumulate(const adf_truth *t, const adf_psa *p, bin *bins, int n_bins)
+{
+    int idx = -1, count = 0;
+    for (int i = 0; i < t->n_interactions; i++)
+        if (t->hit[i].crystal_id == p->crystal_id) {
+            idx = i;
+            count++;
+        }
+    if (count != 1 || p->n_hits != 1)
+        return;
+    const adf_truth_hit *h = &t->hit[idx];
+    for (int b = 0; b < n_bins; b++)
+        if (h->e >= bins[b].lo && h->e < bins[b].hi) {
+            float found[3] = { p->hit[0].x, p->hit[0].y, p->hit[0].z };
+            for (int a = 0; a < 3; a++) {
+                double d = found[a] - h->pos[a];
+                bins[b].s2[a] += d * d;
+                bins[b].s1[a] += d;
+            }
+            bins[b].n++;
+        }
+}
+
+static int accuracy(const options *o)
+{
+    static const double edges[] = { 50, 150, 250, 350, 500, 700, 900, 1100, 1300, 1400, 1700, 2100 };
+    enum { N_BINS = sizeof edges / sizeof edges[0] - 1 };
+    bin bins[N_BINS] = { { 0 } };
+    adf_file *f;
+    size_t cap = (size_t)64 << 20, used, frames;
+    uint8_t *buf = malloc(cap);
+    adf_truth *t = malloc(sizeof *t);
+    adf_psa p;
+    char msg[512];
+    int rc = adf_file_open_read(&f, o->accuracy), have = 0;
+    uint32_t event = 0;
+    if (rc || !buf || !t) {
+        fprintf(stderr, "bench-psa: cannot read %s: %s\n", o->accuracy, rc ? strerror(errno) : "no memory");
+        return 1;
+    }
+    for (int b = 0; b < N_BINS; b++)
+        bins[b].lo = edges[b], bins[b].hi = edges[b + 1];
+    while ((rc = adf_file_read(f, buf, cap, &used, &frames)) == ADF_OK && used) {
+        adf_iter it;
+        adf_frame fr;
+        adf_iter_init(&it, buf, used);
+        while (adf_iter_next(&it, &fr) > 0) {
+            if (fr.key.id == ADF_ID_NW_TRUTH) {
+                have = adf_truth_read(&fr, t) == ADF_OK;
+                event = fr.key.event;
+            } else if (fr.key.id == ADF_ID_DATA_PSA && have && fr.key.event == event &&
+                       adf_psa_read(&fr, &p) == ADF_OK) {
+                accumulate(t, &p, bins, N_BINS);
+            }
+        }
+    }
+    if (rc != ADF_OK) {
+        adf_file_describe(f, rc, msg, sizeof msg);
+        fprintf(stderr, "bench-psa: %s\n", msg);
+    }
+    adf_file_close(f);
+    FILE *csv = o->csv ? fopen(o->csv, "w") : NULL;
+    printf("| energy, keV | crystals | RMS x, mm | RMS y | RMS z | AGATA sigma(E), mm | mean x, y, z |\n"
+           "|---|---:|---:|---:|---:|---:|---|\n");
+    if (csv)
+        fprintf(csv, "# e_mid_kev n rms_x rms_y rms_z agata_sigma\n");
+    for (int b = 0; b < N_BINS; b++) {
+        bin *x = &bins[b];
+        if (!x->n)
+            continue;
+        double mid = 0.5 * (x->lo + x->hi), agata = 2.7 + 6.2 * sqrt(100.0 / mid), r[3];
+        for (int a = 0; a < 3; a++)
+            r[a] = sqrt(x->s2[a] / x->n);
+        printf("| %.0f-%.0f | %zu | %.2f | %.2f | %.2f | %.1f | %+.2f %+.2f %+.2f |\n", x->lo, x->hi,
+               x->n, r[0], r[1], r[2], agata, x->s1[0] / x->n, x->s1[1] / x->n, x->s1[2] / x->n);
+        if (csv)
+            fprintf(csv, "%.1f %zu %.4f %.4f %.4f %.3f\n", mid, x->n, r[0], r[1], r[2], agata);
+    }
+    if (csv)
+        fclose(csv);
+    free(buf);
+    free(t);
+    return rc == ADF_OK ? 0 : 1;
+}
+
+/* ---- main */
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: bench-psa [--basis FILE] [--searches N] [--cpu N] [--naive N] [--exponent P] "
+            "[--gpu DEV] [--check]\n"
+            "       bench-psa --accuracy PSA-OUTPUT.adf [--csv FILE]\n"
+            "defaults: --basis " DEFAULT_BASIS " (built when missing) --searches 65536 (GPU) --cpu 8192 "
+            "--naive 400 --exponent 0.3 --gpu 0\n"
+            "--check: exit 1 unless the CPU agrees with the naive reference and the GPU with the CPU\n");
+    return 2;
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    *o = (options){ .basis = DEFAULT_BASIS, .searches = 65536, .cpu = 8192, .naive = 400, .p = 0.3 };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--check")) {
+            o->check = true;
+            continue;
+        }
+        if (!v)
+            return -1;
+        i++;
+        if (!strcmp(a, "--basis")) o->basis = v;
+        else if (!strcmp(a, "--accuracy")) o->accuracy = v;
+        else if (!strcmp(a, "--csv")) o->csv = v;
+        else if (!strcmp(a, "--searches")) o->searches = strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--cpu")) o->cpu = strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--naive")) o->naive = strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--exponent")) o->p = strtod(v, NULL);
+        else if (!strcmp(a, "--gpu")) o->gpu = atoi(v);
+        else return -1;
+    }
+    if (o->searches < 1 || o->cpu > o->searches || o->naive > o->searches || !(o->p > 0 && o->p <= PSA_POW_MAX))
+        return -1;
+    return 0;
+}
+
+static int prepare(bench *B)
+{
+    char msg[1024];
+    double err;
+    if (ensure_basis(B->o.basis) || det_basis_load(&B->basis, B->o.basis, msg, sizeof msg)) {
+        fprintf(stderr, "bench-psa: %s\n", ensure_basis(B->o.basis) ? "basisgen failed" : msg);
+        return -1;
+    }
+    psa_layout_params lp = { .window_start = B->basis.pretrigger - 1, .window = 40, .coarse_mm = 6,
+                             .radius_mm = 6, .f32 = 1, .i16 = 1 };
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+        lp.n_mask[s] = (uint8_t)psa_default_mask(s, lp.mask[s]);
+    if (psa_layout_build(&B->layout, &B->basis, &lp, msg, sizeof msg) || psa_pow_fit(B->o.p, &B->pw, &err)) {
+        fprintf(stderr, "bench-psa: %s: %s\n", B->o.basis, msg);
+        return -1;
+    }
+    if (make_events(B)) {
+        fprintf(stderr, "bench-psa: out of memory for %zu searches\n", B->o.searches);
+        return -1;
+    }
+    double evals = 0;
+    for (size_t i = 0; i < B->ev.batch.n; i++) {
+        const psa_segment *g = &B->layout.seg[B->ev.batch.q[i].segment];
+        evals += (double)g->n_points * g->n_mask * B->layout.window;
+    }
+    printf("bench-psa: basis %s: %u points, grid %g mm; window %u samples, default masks; p = %g "
+           "(fast |d|^p: largest relative error %.2g)\n", B->o.basis, B->basis.n_points,
+           B->basis.grid_mm, B->layout.window, B->o.p, err + 1.2e-7);
+    printf("bench-psa: %zu searches of one net-charge segment at %.0f keV with %.0f keV noise; "
+           "a full search evaluates |d|^p %.0f times on average\n", B->ev.batch.n, ENERGY_KEV,
+           NOISE_KEV, evals / B->ev.batch.n);
+    return 0;
+}
+
+static void run_cpu_kernels(bench *B)
+{
+    static const psa_simd kinds[] = { PSA_SIMD_AVX512, PSA_SIMD_AVX2, PSA_SIMD_SCALAR };
+    static const char *names[] = { "CPU AVX-512", "CPU AVX2", "CPU portable" };
+    for (int k = 0; k < 3; k++) {
+        psa_engine e;
+        char msg[512], path[48];
+        psa_engine_params p = { PSA_DEVICE_CPU, 0, PSA_FULL, PSA_F32, kinds[k], 0 };
+        psa_engine_create(&e, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg);
+        if (e.cpu.simd != kinds[k])
+            continue;
+        snprintf(path, sizeof path, "%s", names[k]);
+        run_engine(B, &e, path, PSA_F32, PSA_FULL, kinds[k] == PSA_SIMD_SCALAR ? 64 : 512, 1);
+        psa_engine_destroy(&e);
+    }
+    agree(B, "AVX2 = AVX-512 (bits)", find(B, "CPU AVX-512", "float", "full"),
+          find(B, "CPU AVX2", "float", "full"), false, true);
+    agree(B, "portable = AVX-512 (bits)", find(B, "CPU AVX-512", "float", "full"),
+          find(B, "CPU portable", "float", "full"), false, true);
+    agree(B, "portable = AVX2 (bits)", find(B, "CPU AVX2", "float", "full"),
+          find(B, "CPU portable", "float", "full"), false, true);
+}
+
+static void run_all(bench *B)
+{
+    static const psa_data datas[] = { PSA_F32, PSA_I16 };
+    static const psa_mode modes[] = { PSA_FULL, PSA_ADAPTIVE };
+    char msg[512], path[48];
+    psa_engine cpu, gpu;
+    psa_engine_params p = { PSA_DEVICE_CPU, B->o.gpu, PSA_FULL, PSA_F32, PSA_SIMD_AUTO, 0 };
+    run_naive(B);
+    psa_engine_create(&cpu, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg);
+    printf("bench-psa: %s\n", msg);
+    snprintf(path, sizeof path, "CPU, %d threads", omp_get_max_threads());
+    for (int d = 0; d < 2; d++)
+        for (int m = 0; m < 2; m++)
+            run_engine(B, &cpu, path, datas[d], modes[m], B->o.cpu, 3);
+    bool have_gpu = false;
+    for (int d = 0; d < 2; d++) {
+        p = (psa_engine_params){ PSA_DEVICE_GPU, B->o.gpu, PSA_FULL, datas[d], PSA_SIMD_AUTO, 0 };
+        if (psa_engine_create(&gpu, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg)) {
+            printf("bench-psa: no GPU column: %s\n", msg);
+            break;
+        }
+        printf("bench-psa: %s\n", msg);
+        have_gpu = true;
+        for (int m = 0; m < 2; m++)
+            run_engine(B, &gpu, "GPU", datas[d], modes[m], B->o.searches, 5);
+        psa_engine_destroy(&gpu);
+    }
+    printf("bench-psa: agreement\n");
+    agree(B, "CPU float full vs naive reference", find(B, "naive", "float", "full"),
+          find(B, "CPU,", "float", "full"), true, false);
+    for (int d = 0; have_gpu && d < 2; d++)
+        for (int m = 0; m < 2; m++) {
+            const char *dn = d ? "int16" : "float", *mn = m ? "adaptive" : "full";
+            char what[64];
+            snprintf(what, sizeof what, "GPU vs CPU, %s %s", dn, mn);
+            agree(B, what, find(B, "CPU,", dn, mn), find(B, "GPU", dn, mn), false, false);
+        }
+    run_cpu_kernels(B);
+    misses(B, find(B, "CPU,", "float", "full"), find(B, "CPU,", "float", "adaptive"));
+    misses(B, find(B, "CPU,", "int16", "full"), find(B, "CPU,", "int16", "adaptive"));
+    truth(B, find(B, "CPU,", "float", "full"));
+    truth(B, find(B, "CPU,", "int16", "full"));
+    truth(B, find(B, "CPU,", "float", "adaptive"));
+}
+
+int main(int argc, char **argv)
+{
+    static bench B;
+    if (parse(argc, argv, &B.o))
+        return usage();
+    if (B.o.accuracy)
+        return accuracy(&B.o);
+    if (prepare(&B))
+        return 1;
+    run_all(&B);
+    print_table(&B);
+    if (B.failures)
+        printf("bench-psa: %d check%s FAILED\n", B.failures, B.failures > 1 ? "s" : "");
+    return B.o.check && B.failures ? 1 : 0;
+}

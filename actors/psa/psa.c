@@ -1,0 +1,316 @@
+/* psa.c: the PSA actor psa.so (filter): data:crystal frames in, data:psa frames out by grid search, other frames passed on untouched. */
+#define NARVAL_FILTER
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kit.h"
+#include "psa_block.h"
+#include "psa_conf.h"
+#include "psa_pow.h"
+
+enum { LOGGED_REJECTS = 10 }; /* per reason and run; the rest are counted */
+
+typedef struct psa_actor {
+    kit_instance k;
+    det_basis basis;
+    psa_layout layout;
+    gs_pow pw;
+    psa_timing timing;
+    float *edges;      /* per basis point (psa_timing) */
+    psa_engine engine;
+    psa_setup setup;
+    psa_block block;
+    size_t cursor;     /* the block's next event, in the frame loop */
+    FILE *search_log;
+    uint64_t frames, hits, empty, searches, refined, fell_back, rejected[PSA_REJECTS];
+    double seconds;    /* in process_block */
+} psa_actor;
+
+void process_config(const char *directory_path, unsigned int *error_code)
+{
+    *error_code = kit_config(&psa_spec, directory_path, &psa_set);
+    if (*error_code == 0)
+        *error_code = psa_conf_resolve(directory_path);
+}
+
+const char *process_describe(void) { return kit_describe(&psa_spec); }
+
+void *process_register(unsigned int *error_code)
+{
+    return kit_register(sizeof(psa_actor), error_code);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static unsigned load_basis(psa_actor *a)
+{
+    char msg[1024];
+    if (det_basis_load(&a->basis, psa_set.basis, msg, sizeof msg))
+        return kit_fail(a->k.name, NARVAL_E_IO, "Basis: %s", msg);
+    kit_log(a->k.name, KIT_INFO, "basis %s: %u points, %u channels x %u samples of %g ns, grid %g mm",
+            psa_set.basis, a->basis.n_points, a->basis.n_channels, a->basis.n_samples,
+            a->basis.sample_ns, a->basis.grid_mm);
+    return 0;
+}
+
+static unsigned build_layout(psa_actor *a)
+{
+    char msg[512];
+    long start = (long)a->basis.pretrigger + psa_conf.window_start;
+    if (start < 0 || start + (long)psa_conf.window > (long)a->basis.n_samples)
+        return kit_fail(a->k.name, NARVAL_E_CONFIG, "WindowStart %d and WindowLength %u ask for basis "
+                        "samples %ld..%ld; %s has 0..%u", psa_conf.window_start, psa_conf.window,
+                        start, start + (long)psa_conf.window - 1, psa_set.basis, a->basis.n_samples - 1);
+    psa_layout_params p = { .window_start = (uint32_t)start, .window = psa_conf.window,
+                            .coarse_mm = psa_set.coarse_mm, .radius_mm = psa_set.radius_mm,
+                            .f32 = psa_conf.engine.data == PSA_F32,
+                            .i16 = psa_conf.engine.data == PSA_I16 };
+    memcpy(p.n_mask, psa_conf.n_mask, sizeof p.n_mask);
+    memcpy(p.mask, psa_conf.mask, sizeof p.mask);
+    if (psa_layout_build(&a->layout, &a->basis, &p, msg, sizeof msg))
+        return kit_fail(a->k.name, NARVAL_E_DATA, "%s: %s", psa_set.basis, msg);
+    uint32_t coarse = 0, custom = 0;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        coarse += a->layout.seg[s].n_coarse;
+        custom += psa_conf.custom[s] != 0;
+    }
+    kit_log(a->k.name, KIT_INFO, "search layout: %.1f MiB (%s), window of %u samples from basis "
+            "sample %ld, %u segments with the default mask and %u from Mask lines, %u coarse points "
+            "(%g mm)", (a->layout.values + a->layout.pm_values) *
+            (psa_conf.engine.data == PSA_I16 ? 2.0 : 4.0) / 1048576.0,
+            psa_conf.engine.data == PSA_I16 ? "int16" : "float", psa_conf.window, start,
+            PSA_SEGMENTS - custom, custom, coarse, psa_set.coarse_mm);
+    return 0;
+}
+
+static unsigned set_timing(psa_actor *a)
+{
+    double ratio = a->basis.sample_ns / 10.0;
+    if (!(a->edges = malloc(((size_t)a->basis.n_points + 1) * sizeof *a->edges)))
+        return kit_fail(a->k.name, NARVAL_E_NOMEM, "no memory for the basis's edge times");
+    double edge = psa_basis_edges(&a->basis, psa_set.fraction, ratio, a->edges);
+    if (edge < 0)
+        return kit_fail(a->k.name, NARVAL_E_DATA, "%s: no point's signals reach half their charge: "
+                        "no start time can be read", psa_set.basis);
+    a->timing = (psa_timing){ psa_set.threshold, psa_set.max_energy, psa_set.fraction, edge,
+                              a->edges, ratio, psa_set.shift_range, psa_set.shift_step };
+    return 0;
+}
+
+static unsigned psa_initialise(void *algo_data)
+{
+    psa_actor *a = algo_data;
+    char msg[1024];
+    double err;
+    unsigned code;
+    if ((code = load_basis(a)) || (code = build_layout(a)) || (code = set_timing(a)))
+        return code;
+    psa_pow_fit(psa_set.exponent, &a->pw, &err);
+    kit_log(a->k.name, KIT_INFO, "FoM: sum of |d|^%g over %s search%s; |d|^p without powf, largest "
+            "relative error %.2g; start time from the edge at %g of the core's and segment's amplitudes, refined over "
+            "+-%g samples", psa_set.exponent, psa_conf.engine.mode == PSA_ADAPTIVE ? "adaptive" : "full",
+            psa_conf.engine.mode == PSA_ADAPTIVE ? "es" : "es (every point)", err + 1.2e-7,
+            psa_set.fraction, psa_set.shift_range);
+    if ((code = psa_engine_create(&a->engine, &a->basis, &a->layout, &a->pw, &psa_conf.engine, msg,
+                                  sizeof msg)))
+        return kit_fail(a->k.name, code, "%s", msg);
+    kit_log(a->k.name, KIT_INFO, "searching on the %s", msg);
+    a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, a->k.name };
+    return 0;
+}
+
+static void clear_counts(psa_actor *a)
+{
+    a->frames = a->hits = a->empty = a->searches = a->refined = a->fell_back = 0;
+    memset(a->rejected, 0, sizeof a->rejected);
+    a->seconds = 0;
+}
+
+static unsigned psa_start(void *algo_data)
+{
+    psa_actor *a = algo_data;
+    clear_counts(a);
+    if (strcmp(psa_set.search_log, "none") == 0)
+        return 0;
+    if (!(a->search_log = fopen(psa_set.search_log, "w")))
+        return kit_fail(a->k.name, NARVAL_E_IO, "SearchLog: cannot open '%s': %s", psa_set.search_log,
+                        strerror(errno));
+    fprintf(a->search_log, "# event crystal segment e_keV point x_mm y_mm z_mm fom t0_ns shift_samples "
+            "hit_status\n");
+    return 0;
+}
+
+static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
+{
+    psa_actor *a = ctx;
+    if (f->key.id != ADF_ID_DATA_CRYSTAL)
+        return KIT_PASS;
+    const psa_event *ev = &a->block.ev[a->cursor++];
+    if (ev->reject == PSA_ACCEPTED)
+        psa_block_write(ev, &a->setup, out);
+    return 0;
+}
+
+static void log_rejects(psa_actor *a)
+{
+    for (size_t k = 0; k < a->block.n_ev; k++) {
+        const psa_event *ev = &a->block.ev[k];
+        uint64_t seen = a->rejected[ev->reject]++;
+        if (ev->reject == PSA_ACCEPTED || seen >= LOGGED_REJECTS)
+            continue;
+        kit_log(a->k.name, KIT_WARN, "frame at offset %zu (data:crystal, event %u) rejected: %s%s",
+                ev->offset, (unsigned)ev->key.event, psa_reject_name(ev->reject),
+                seen + 1 == LOGGED_REJECTS ? " (further rejections for this reason are only counted)"
+                                           : "");
+    }
+}
+
+static void write_search_log(psa_actor *a)
+{
+    for (size_t k = 0; k < a->block.n_ev && a->search_log; k++) {
+        const psa_event *ev = &a->block.ev[k];
+        for (int r = 0; ev->reject == PSA_ACCEPTED && r < ev->n_net; r++) {
+            const float *p = &a->basis.pos[3 * (size_t)ev->point[r]];
+            fprintf(a->search_log, "%u %u %u %.3f %u %.2f %.2f %.2f %.9g %.3f %.4f %u\n",
+                    (unsigned)ev->key.event, ev->crystal_id, ev->net[r], ev->e[r], ev->point[r], p[0],
+                    p[1], p[2], ev->fom[r], ev->t0 * 10.0, ev->shift, ev->hit_status[r]);
+        }
+    }
+}
+
+/* The block succeeded: its counts join the run's. */
+static void commit(psa_actor *a)
+{
+    const psa_block *w = &a->block;
+    log_rejects(a);
+    for (size_t k = 0; k < w->n_ev; k++) {
+        const psa_event *ev = &w->ev[k];
+        a->frames++;
+        if (ev->reject == PSA_ACCEPTED) {
+            a->hits += (uint64_t)ev->n_net;
+            a->empty += ev->n_net == 0;
+        }
+    }
+    a->searches += w->searches;
+    a->refined += w->refined;
+    a->fell_back += w->fell_back;
+    write_search_log(a);
+}
+
+void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,
+                   void *output_buffer, unsigned int size_of_output_buffer,
+                   unsigned int *used_size_of_output_buffer, unsigned int *error_code)
+{
+    static const kit_filter_ops ops = { on_frame, NULL };
+    psa_actor *a = algo_data;
+    *used_size_of_output_buffer = 0;
+    if ((*error_code = kit_enter(algo_data, KIT_BLOCK)) != 0)
+        return;
+    double t = now();
+    unsigned code = psa_block_run(&a->block, &a->setup, input_buffer, size_of_input_buffer);
+    if (code)
+        code = kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes",
+                        size_of_input_buffer);
+    a->cursor = 0;
+    if (!code)
+        code = kit_filter_block(a->k.name, &ops, a, input_buffer, size_of_input_buffer, output_buffer,
+                                size_of_output_buffer, used_size_of_output_buffer);
+    if (!code)
+        commit(a);
+    a->seconds += now() - t;
+    *error_code = kit_leave(algo_data, KIT_BLOCK, code);
+}
+
+static unsigned psa_stop(void *algo_data)
+{
+    psa_actor *a = algo_data;
+    uint64_t rejected = 0;
+    for (int r = 1; r < PSA_REJECTS; r++)
+        rejected += a->rejected[r];
+    kit_log(a->k.name, KIT_INFO, "%llu data:crystal frames: %llu hits, %llu frames without a "
+            "net-charge segment (data:psa with no hits), %llu rejected; %llu searches on the %s "
+            "(%llu after a start-time refinement), %.1f searches/s in process_block",
+            (unsigned long long)a->frames, (unsigned long long)a->hits, (unsigned long long)a->empty,
+            (unsigned long long)rejected, (unsigned long long)a->searches,
+            psa_engine_where(&a->engine), (unsigned long long)a->refined,
+            a->seconds > 0 ? a->searches / a->seconds : 0.0);
+    for (int r = 1; r < PSA_REJECTS; r++)
+        if (a->rejected[r])
+            kit_log(a->k.name, KIT_INFO, "rejected %llu frames: %s", (unsigned long long)a->rejected[r],
+                    psa_reject_name((psa_reject)r));
+    if (a->fell_back)
+        kit_log(a->k.name, KIT_WARN, "the GPU failed during the run; the CPU took over");
+    if (a->search_log && fclose(a->search_log) != 0) {
+        a->search_log = NULL;
+        return kit_fail(a->k.name, NARVAL_E_IO, "SearchLog '%s': %s", psa_set.search_log,
+                        strerror(errno));
+    }
+    a->search_log = NULL;
+    return 0;
+}
+
+static unsigned psa_reset(void *algo_data)
+{
+    psa_actor *a = algo_data;
+    if (a->search_log)
+        fclose(a->search_log);
+    a->search_log = NULL;
+    clear_counts(a);
+    return 0;
+}
+
+static void psa_release(void *algo_data)
+{
+    psa_actor *a = algo_data;
+    if (a->search_log)
+        fclose(a->search_log);
+    psa_engine_destroy(&a->engine);
+    psa_block_free(&a->block);
+    psa_layout_free(&a->layout);
+    det_basis_free(&a->basis);
+    free(a->edges);
+}
+
+void process_initialise(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_INITIALISE, psa_initialise);
+}
+
+void process_start(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_START, psa_start);
+}
+
+void process_stop(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_STOP, psa_stop);
+}
+
+void process_pause(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_PAUSE, NULL);
+}
+
+void process_resume(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_RESUME, NULL);
+}
+
+void process_reset(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_step(algo_data, KIT_RESET, psa_reset);
+}
+
+void process_unload(void *algo_data, unsigned int *error_code)
+{
+    *error_code = kit_unload(algo_data, psa_release);
+}

@@ -1,0 +1,195 @@
+/* psa_block.c: a block's data:crystal frames through the rounds of searches, and their data:psa frames. */
+#include "psa_block.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kit.h"
+
+static int reserve(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    void *q = realloc(*p, need * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = need;
+    return 0;
+}
+
+/* First pass: how many data:crystal frames and trace values the block holds. */
+static void count(const void *in, unsigned size, size_t *frames, size_t *values)
+{
+    adf_iter it;
+    adf_frame f;
+    *frames = *values = 0;
+    adf_iter_init(&it, in, size);
+    while (adf_iter_next(&it, &f) > 0)
+        if (f.key.id == ADF_ID_DATA_CRYSTAL) {
+            (*frames)++;
+            *values += (size_t)PSA_CHANNELS * psa_event_samples(&f);
+        }
+}
+
+static unsigned decode_all(psa_block *w, const psa_setup *s, const void *in, unsigned size)
+{
+    size_t frames, values, window = (size_t)PSA_CHANNELS * s->layout->window;
+    count(in, size, &frames, &values);
+    if (reserve((void **)&w->ev, &w->cap_ev, frames + 1, sizeof *w->ev) ||
+        reserve((void **)&w->raw, &w->cap_raw, values + 1, sizeof *w->raw) ||
+        reserve((void **)&w->resid, &w->cap_resid, frames * window + 1, sizeof *w->resid))
+        return NARVAL_E_NOMEM;
+    adf_iter it;
+    adf_frame f;
+    size_t at = 0;
+    w->n_ev = 0;
+    adf_iter_init(&it, in, size);
+    while (adf_iter_next(&it, &f) > 0) {
+        if (f.key.id != ADF_ID_DATA_CRYSTAL)
+            continue;
+        psa_event *ev = &w->ev[w->n_ev];
+        psa_event_decode(&f, ev, w->raw + at, s->timing);
+        ev->offset = f.offset;
+        ev->resid = w->resid + w->n_ev * window;
+        at += (size_t)PSA_CHANNELS * psa_event_samples(&f);
+        w->n_ev++;
+    }
+    return 0;
+}
+
+/* A batch of round r's searches for the events that have an r-th net-charge
+ * segment (only the marked ones when marked is not NULL). */
+static unsigned gather(psa_block *w, const psa_setup *s, int r, const bool *marked)
+{
+    psa_batch_clear(&w->batch);
+    if (reserve((void **)&w->owner, &w->cap_owner, w->n_ev + 1, sizeof *w->owner))
+        return NARVAL_E_NOMEM;
+    for (size_t k = 0; k < w->n_ev; k++) {
+        const psa_event *ev = &w->ev[k];
+        if (ev->reject || ev->n_net <= r || (marked && !marked[k]))
+            continue;
+        w->owner[w->batch.n] = (uint32_t)k;
+        if (psa_event_query(ev, r, s->layout, &w->batch))
+            return NARVAL_E_NOMEM;
+    }
+    return 0;
+}
+
+static unsigned run(psa_block *w, const psa_setup *s)
+{
+    bool fell_back;
+    char msg[512];
+    unsigned code = psa_engine_run(s->engine, &w->batch, &fell_back, msg, sizeof msg);
+    if (fell_back) {
+        kit_log(s->who, KIT_WARN, "%s", msg);
+        w->fell_back++;
+    }
+    w->searches += w->batch.n;
+    return code;
+}
+
+/* Each search's answer as round r's hit of its event (not yet subtracted). */
+static void answer(psa_block *w, const psa_setup *s, int r)
+{
+    for (size_t i = 0; i < w->batch.n; i++) {
+        const psa_query *q = &w->batch.q[i];
+        psa_event *ev = &w->ev[w->owner[i]];
+        const psa_segment *g = &s->layout->seg[q->segment];
+        ev->hit_status[r] = q->use ? 0 : PSA_HIT_NO_MASK;
+        ev->point[r] = g->point[q->use ? q->column : g->centre];
+        ev->fom[r] = q->fom;
+    }
+}
+
+/* Round 0's start times: each event's best point tried at shifted starts;
+ * where the start moves, the event is aligned again and searched again. */
+static unsigned refine(psa_block *w, const psa_setup *s)
+{
+    bool *moved = calloc(w->n_ev + 1, sizeof *moved);
+    size_t n = 0;
+    if (!moved)
+        return NARVAL_E_NOMEM;
+    for (size_t i = 0; i < w->batch.n; i++) {
+        psa_event *ev = &w->ev[w->owner[i]];
+        double shift = psa_event_refine(ev, ev->point[0], s->basis, s->layout, s->timing);
+        if (shift != ev->shift) {
+            ev->shift = shift;
+            psa_event_align(ev, s->basis, s->layout, s->timing);
+            moved[w->owner[i]] = true;
+            n++;
+        }
+    }
+    unsigned code = n ? gather(w, s, 0, moved) : 0;
+    if (n && !code && !(code = run(w, s)))
+        answer(w, s, 0);
+    w->refined += n;
+    free(moved);
+    return code;
+}
+
+unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigned size)
+{
+    unsigned code;
+    int rounds = 0;
+    w->searches = w->refined = w->fell_back = 0;
+    if ((code = decode_all(w, s, in, size)) != 0)
+        return code;
+    for (size_t k = 0; k < w->n_ev; k++) {
+        psa_event *ev = &w->ev[k];
+        if (ev->reject || ev->n_net == 0)
+            continue;
+        psa_event_align(ev, s->basis, s->layout, s->timing);
+        rounds = ev->n_net > rounds ? ev->n_net : rounds;
+    }
+    for (int r = 0; r < rounds; r++) {
+        if ((code = gather(w, s, r, NULL)) || (code = run(w, s)))
+            return code;
+        answer(w, s, r);
+        if (r == 0 && s->timing->shift_range > 0 && (code = refine(w, s)))
+            return code;
+        for (size_t k = 0; k < w->n_ev; k++) {
+            psa_event *ev = &w->ev[k];
+            if (!ev->reject && ev->n_net > r)
+                psa_event_subtract(ev, r, s->basis, s->layout);
+        }
+    }
+    return 0;
+}
+
+void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out)
+{
+    adf_psa p;
+    double t0 = ev->t0 * 10.0, t1 = (ev->t0 + ev->shift) * 10.0;
+    memset(&p, 0, sizeof p);
+    p.crystal_id = ev->crystal_id;
+    p.status = ev->crystal_status;
+    p.e0 = p.e1 = ev->core_e;
+    p.t0 = (float)t0;
+    p.t1 = (float)t1;
+    p.psa_status = ev->psa_status;
+    p.n_hits = (uint16_t)ev->n_net;
+    for (int r = 0; r < ev->n_net; r++) {
+        adf_psa_hit *h = &p.hit[r];
+        const float *pos = &s->basis->pos[3 * (size_t)ev->point[r]];
+        h->status = ev->hit_status[r];
+        h->segment = ev->net[r];
+        h->crystal_id = (int16_t)ev->crystal_id;
+        h->x = pos[0];
+        h->y = pos[1];
+        h->z = pos[2];
+        h->e = ev->e[r];
+        h->t = (float)t1;
+    }
+    adf_psa_write(out, ev->key.event, ev->key.timestamp, &p);
+}
+
+void psa_block_free(psa_block *w)
+{
+    free(w->ev);
+    free(w->raw);
+    free(w->resid);
+    free(w->owner);
+    psa_batch_free(&w->batch);
+    memset(w, 0, sizeof *w);
+}

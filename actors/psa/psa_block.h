@@ -1,0 +1,45 @@
+/* psa_block.h: one input block's PSA: its data:crystal frames decoded, searched round by round, written as data:psa. */
+#ifndef NARWHAL_PSA_BLOCK_H
+#define NARWHAL_PSA_BLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "adf.h"
+#include "psa_engine.h"
+#include "psa_event.h"
+
+/* What the searches of a block need, fixed at initialise. */
+typedef struct psa_setup {
+    const det_basis *basis;
+    const psa_layout *layout;
+    const psa_timing *timing;
+    psa_engine *engine;
+    const char *who;   /* the instance's log name */
+} psa_setup;
+
+/* The block's working memory, kept from block to block. */
+typedef struct psa_block {
+    psa_event *ev;     /* one per top-level data:crystal frame, in order */
+    size_t n_ev, cap_ev;
+    float *raw, *resid;
+    size_t cap_raw, cap_resid;
+    psa_batch batch;
+    uint32_t *owner;   /* the event of each search of the batch */
+    size_t cap_owner;
+    uint64_t searches, refined, fell_back;
+} psa_block;
+
+/* Decodes the data:crystal frames of in (the frame loop reports malformed
+ * framing; collection stops there) and runs their searches: round r searches
+ * every event's r-th net-charge segment (highest energy first), the first
+ * round refines each start time and searches again where it moved, and each
+ * hit's signal is subtracted before the next round.  NARVAL_E_NOMEM, or 0. */
+unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigned size);
+
+/* Writes event ev's data:psa frame. */
+void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out);
+
+void psa_block_free(psa_block *w);
+
+#endif

@@ -1,0 +1,191 @@
+/* psa_conf.c: PSA.conf's keys with their defaults and ranges, the choices and the Mask lines. */
+#include "psa_conf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "psa_pow.h"
+
+static const kit_key keys[] = {
+    { "Basis", KIT_STRING, offsetof(psa_settings, basis), "build/cache/default.basis",
+      .help = "basis file (detector/README.md; basisgen writes it, --import brings another's)" },
+    { "Device", KIT_LIST, offsetof(psa_settings, device), "auto",
+      .help = "auto (the GPU when one is usable, else the CPU), gpu, cpu, or reference (the naive "
+              "full search with libm powf, one thread: for checks)" },
+    { "GPU", KIT_INT, offsetof(psa_settings, gpu), "0", KIT_RANGE(0, 63),
+      .help = "the CUDA device number" },
+    { "Search", KIT_LIST, offsetof(psa_settings, search), "full",
+      .help = "full (every point of the segment: the exact minimum) or adaptive (the coarse grid, "
+              "then the points near its best)" },
+    { "Data", KIT_LIST, offsetof(psa_settings, data), "float",
+      .help = "float, or int16 (signals and traces rounded to 1/4096: half the bytes)" },
+    { "CPUKernel", KIT_LIST, offsetof(psa_settings, kernel), "auto",
+      .help = "auto (the widest the processor has), avx512, avx2 or portable" },
+    { "Threads", KIT_INT, offsetof(psa_settings, threads), "0", KIT_RANGE(0, 1024),
+      .help = "OpenMP threads of the CPU search (0: OpenMP's default)" },
+    { "Threshold", KIT_REAL, offsetof(psa_settings, threshold), "20", KIT_RANGE(0, 1e6),
+      .help = "keV a segment needs to count as a net-charge segment (searched)" },
+    { "Exponent", KIT_REAL, offsetof(psa_settings, exponent), "0.3", KIT_RANGE(0.01, PSA_POW_MAX),
+      .help = "p of the figure of merit, sum of |measured - basis|^p (AGATA: 0.3)" },
+    { "WindowStart", KIT_INT, offsetof(psa_settings, window_start), "-1", KIT_RANGE(-511, 511),
+      .help = "first sample of the FoM, basis samples from the signal's start" },
+    { "WindowLength", KIT_INT, offsetof(psa_settings, window_length), "40", KIT_RANGE(1, 512),
+      .help = "samples of the FoM per channel" },
+    { "Mask", KIT_LIST, offsetof(psa_settings, masks), "default",
+      .help = "SEGMENT CHANNEL... : the channels (0..35, core) in segment SEGMENT's FoM, one line "
+              "per segment; segments without a line (and 'Mask default') take AGATA's "
+              "neighbourhood: the ring's two neighbours and three of each adjacent ring, the "
+              "whole ring for the front ring" },
+    { "CoarseGrid", KIT_REAL, offsetof(psa_settings, coarse_mm), "6", KIT_RANGE(0.1, 100),
+      .help = "mm: cube of the adaptive search's coarse grid (one point per cube and segment)" },
+    { "AdaptiveRadius", KIT_REAL, offsetof(psa_settings, radius_mm), "6", KIT_RANGE(0, 100),
+      .help = "mm: the adaptive search's fine stage takes the points this near its best coarse point" },
+    { "EdgeFraction", KIT_REAL, offsetof(psa_settings, fraction), "0.1", KIT_RANGE(0.01, 0.49),
+      .help = "fraction of the amplitude (mean of the core and the first segment) where the edge "
+              "gives the start time" },
+    { "ShiftRange", KIT_REAL, offsetof(psa_settings, shift_range), "1", KIT_RANGE(0, 20),
+      .help = "samples: the start time is refined by trying the best point this far either side "
+              "of its own edge (0: no refinement)" },
+    { "ShiftStep", KIT_REAL, offsetof(psa_settings, shift_step), "0.5", KIT_RANGE(0.01, 10),
+      .help = "samples between the shifts tried (then halved twice around the best)" },
+    { "MaxEnergy", KIT_REAL, offsetof(psa_settings, max_energy), "20000", KIT_RANGE(1, 1e9),
+      .help = "keV: a frame with a channel energy beyond +-MaxEnergy is rejected as absurd" },
+    { "SearchLog", KIT_STRING, offsetof(psa_settings, search_log), "none",
+      .help = "file with one line per hit (point, FoM, shift), or none" },
+};
+
+const kit_spec psa_spec = {
+    "PSA", "filter",
+    "pulse-shape analysis: data:crystal traces to data:psa hits by full or adaptive grid search "
+    "against a basis (GPU or CPU); other frames pass through",
+    keys, KIT_COUNT(keys), sizeof(psa_settings),
+};
+
+psa_settings psa_set;
+psa_config psa_conf;
+
+/* The file's name for messages, the message, and the configuration being built. */
+typedef struct where {
+    char path[1100];
+    char msg[1400];
+    psa_config c;
+} where;
+
+/* The index of a one-value list key's value in names[], or -1 with the error written. */
+static int choice(where *w, const char *key, const kit_list *l, const char *const *names, int n)
+{
+    unsigned line = l->n ? l->line[0] : 0;
+    if (l->n != 1) {
+        snprintf(w->msg, sizeof w->msg, "%s:%u: key '%s': takes one value, found %zu", w->path,
+                 line, key, l->n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (strcmp(l->v[0], names[i]) == 0)
+            return i;
+    int at = snprintf(w->msg, sizeof w->msg, "%s:%u: key '%s': value '%s' is not", w->path, line,
+                      key, l->v[0]);
+    for (int i = 0; i < n && at > 0 && (size_t)at < sizeof w->msg; i++)
+        at += snprintf(w->msg + at, sizeof w->msg - at, "%s %s", i ? (i == n - 1 ? " or" : ",") : "",
+                       names[i]);
+    return -1;
+}
+
+static int choices(where *w)
+{
+    static const char *const devices[] = { "auto", "cpu", "gpu", "reference" };
+    static const char *const searches[] = { "full", "adaptive" };
+    static const char *const datas[] = { "float", "int16" };
+    static const char *const kernels[] = { "auto", "portable", "avx2", "avx512" };
+    int d = choice(w, "Device", &psa_set.device, devices, 4);
+    int s = d < 0 ? -1 : choice(w, "Search", &psa_set.search, searches, 2);
+    int t = s < 0 ? -1 : choice(w, "Data", &psa_set.data, datas, 2);
+    int k = t < 0 ? -1 : choice(w, "CPUKernel", &psa_set.kernel, kernels, 4);
+    if (k < 0)
+        return -1;
+    static const psa_device dev[] = { PSA_DEVICE_AUTO, PSA_DEVICE_CPU, PSA_DEVICE_GPU,
+                                      PSA_DEVICE_REFERENCE };
+    static const psa_simd simd[] = { PSA_SIMD_AUTO, PSA_SIMD_SCALAR, PSA_SIMD_AVX2, PSA_SIMD_AVX512 };
+    w->c.engine = (psa_engine_params){ dev[d], (int)psa_set.gpu, s ? PSA_ADAPTIVE : PSA_FULL,
+                                           t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads };
+    return 0;
+}
+
+/* A Mask value: a segment number 0..35, or "core". */
+static int channel(const char *v)
+{
+    if (strcmp(v, "core") == 0)
+        return PSA_CORE;
+    char *end;
+    long c = strtol(v, &end, 10);
+    return *v && !*end && c >= 0 && c < PSA_SEGMENTS ? (int)c : -1;
+}
+
+static int mask_line(where *w, const kit_list *l, size_t first, size_t end)
+{
+    unsigned line = l->line[first];
+    int s = channel(l->v[first]);
+    if (s < 0 || s == PSA_CORE) {
+        snprintf(w->msg, sizeof w->msg, "%s:%u: key 'Mask': '%s' is not a segment 0..35", w->path,
+                 line, l->v[first]);
+        return -1;
+    }
+    if (w->c.custom[s]) {
+        snprintf(w->msg, sizeof w->msg, "%s:%u: key 'Mask': segment %d already has a mask (line %u)",
+                 w->path, line, s, w->c.custom[s]);
+        return -1;
+    }
+    size_t n = end - first - 1;
+    if (n < 1 || n > PSA_MAX_MASK) {
+        snprintf(w->msg, sizeof w->msg, "%s:%u: key 'Mask': segment %d lists %zu channels (1..%d)",
+                 w->path, line, s, n, PSA_MAX_MASK);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int c = channel(l->v[first + 1 + i]);
+        for (size_t j = 0; c >= 0 && j < i; j++)
+            if (w->c.mask[s][j] == c)
+                c = -2;
+        if (c < 0) {
+            snprintf(w->msg, sizeof w->msg, "%s:%u: key 'Mask': channel '%s' is %s", w->path, line,
+                     l->v[first + 1 + i], c == -2 ? "listed twice" : "not 0..35 or core");
+            return -1;
+        }
+        w->c.mask[s][i] = (uint8_t)c;
+    }
+    w->c.n_mask[s] = (uint8_t)n;
+    w->c.custom[s] = line;
+    return 0;
+}
+
+/* Default masks, then one Mask line per configured segment (its values share a line number). */
+static int masks(where *w)
+{
+    const kit_list *l = &psa_set.masks;
+    memset(w->c.custom, 0, sizeof w->c.custom);
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+        w->c.n_mask[s] = (uint8_t)psa_default_mask(s, w->c.mask[s]);
+    for (size_t i = 0; i < l->n;) {
+        size_t end = i + 1;
+        while (end < l->n && l->line[end] == l->line[i])
+            end++;
+        if (!(end == i + 1 && strcmp(l->v[i], "default") == 0) && mask_line(w, l, i, end))
+            return -1;
+        i = end;
+    }
+    return 0;
+}
+
+unsigned psa_conf_resolve(const char *dir)
+{
+    static where w;
+    size_t n = strlen(dir);
+    snprintf(w.path, sizeof w.path, "%s%sPSA.conf", dir, n && dir[n - 1] == '/' ? "" : "/");
+    if (choices(&w) || masks(&w))
+        return kit_fail(psa_spec.actor, NARVAL_E_CONFIG, "%s", w.msg);
+    w.c.window_start = (int)psa_set.window_start;
+    w.c.window = (uint32_t)psa_set.window_length;
+    psa_conf = w.c;
+    return 0;
+}

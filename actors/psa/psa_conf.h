@@ -1,0 +1,33 @@
+/* psa_conf.h: PSA.conf: the keys, their checks, and the settings the instances share. */
+#ifndef NARWHAL_PSA_CONF_H
+#define NARWHAL_PSA_CONF_H
+
+#include "kit.h"
+#include "psa_engine.h"
+#include "psa_layout.h"
+
+typedef struct psa_settings {
+    char *basis, *search_log;
+    kit_list device, search, data, kernel, masks;
+    int64_t gpu, window_start, window_length, threads;
+    double threshold, exponent, coarse_mm, radius_mm, fraction, shift_range, shift_step, max_energy;
+} psa_settings;
+
+/* The settings checked and turned into what the instances use. */
+typedef struct psa_config {
+    psa_engine_params engine;
+    int window_start;         /* basis samples from the signal's start */
+    uint32_t window;
+    uint8_t n_mask[PSA_SEGMENTS], mask[PSA_SEGMENTS][PSA_MAX_MASK];
+    unsigned custom[PSA_SEGMENTS]; /* the Mask line that set a segment's mask, 0: the default */
+} psa_config;
+
+extern const kit_spec psa_spec;
+extern psa_settings psa_set;
+extern psa_config psa_conf;
+
+/* Checks what kit_config could not (choices, masks) and fills psa_conf (left
+ * as it was on failure); NARVAL_E_CONFIG with the file, line and key logged. */
+unsigned psa_conf_resolve(const char *dir);
+
+#endif

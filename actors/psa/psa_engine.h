@@ -1,0 +1,48 @@
+/* psa_engine.h: runs batches of searches on the GPU when one is usable, else on the CPU (or on the naive reference), and falls back to the CPU when the GPU fails. */
+#ifndef NARWHAL_PSA_ENGINE_H
+#define NARWHAL_PSA_ENGINE_H
+
+#include <stdbool.h>
+
+#include "basis.h"
+#include "psa_cpu.h"
+#include "psa_search.h"
+
+typedef enum psa_device { PSA_DEVICE_AUTO, PSA_DEVICE_CPU, PSA_DEVICE_GPU, PSA_DEVICE_REFERENCE } psa_device;
+
+typedef struct psa_engine_params {
+    psa_device device;
+    int gpu;            /* CUDA device number */
+    psa_mode mode;
+    psa_data data;
+    psa_simd simd;
+    int threads;
+} psa_engine_params;
+
+typedef struct psa_engine {
+    const det_basis *basis;
+    const psa_layout *layout;
+    const gs_pow *pw;
+    psa_engine_params p;
+    psa_cpu cpu;
+    void *gpu;          /* gs_gpu, when the GPU searches */
+    bool reference;
+} psa_engine;
+
+/* Chooses where the searches run.  On success msg says which and why
+ * ("GPU: NVIDIA H100 ..., 58.2 MiB of float basis resident" or "CPU, AVX-512,
+ * 16 threads (no usable CUDA device: ...)"); Device gpu without a usable GPU
+ * is NARVAL_E_DEVICE. */
+unsigned psa_engine_create(psa_engine *e, const det_basis *b, const psa_layout *l, const gs_pow *pw,
+                           const psa_engine_params *p, char *msg, size_t len);
+void psa_engine_destroy(psa_engine *e);
+
+/* Answers every query of b.  A GPU failure is written into msg, the GPU is
+ * given up and the batch runs on the CPU (*fell_back set): same answers.
+ * NARVAL_E_NOMEM when the CPU cannot get its working memory. */
+unsigned psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len);
+
+/* "GPU", "CPU" or "reference": where the next batch runs. */
+const char *psa_engine_where(const psa_engine *e);
+
+#endif

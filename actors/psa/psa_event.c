@@ -1,0 +1,292 @@
+/* psa_event.c: checks a data:crystal frame, finds its net-charge segments and start time, aligns it on the basis, feeds and follows its searches. */
+#include "psa_event.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *psa_reject_name(psa_reject r)
+{
+    switch (r) {
+    case PSA_ACCEPTED: return "accepted";
+    case PSA_REJECT_PAYLOAD: return "payload size does not match its channel and sample counts";
+    case PSA_REJECT_CHANNELS: return "not 37 channels (36 segments and the core)";
+    case PSA_REJECT_GAIN: return "gain not a positive finite number";
+    case PSA_REJECT_ENERGY: return "an energy not finite or beyond MaxEnergy";
+    case PSA_REJECT_EDGE: return "net-charge segments but no rising edge on the core or the segments";
+    default: return "unknown";
+    }
+}
+
+/* Where y (rising towards 1) crosses f, in samples, reading back from its
+ * first sample at half height (noise before the edge cannot fake it); -1 if
+ * it never reaches half height. */
+static double edge(const float *y, unsigned n, size_t step, double f)
+{
+    unsigned s = 0;
+    while (s < n && y[s * step] < 0.5f)
+        s++;
+    if (s == n)
+        return -1;
+    unsigned j = s;
+    while (j > 0 && y[(j - 1) * step] >= f)
+        j--;
+    if (j == 0)
+        return 0;
+    double lo = y[(j - 1) * step], hi = y[j * step];
+    return j - 1 + (hi > lo ? (f - lo) / (hi - lo) : 0);
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double psa_basis_edges(const det_basis *b, double fraction, double ratio, float *out)
+{
+    double *t = malloc((b->n_points + 1) * sizeof *t), med = -1;
+    float *y = malloc(b->n_samples * sizeof *y);
+    size_t n = 0;
+    if (!t || !y)
+        goto done;
+    for (uint32_t i = 0; i < b->n_points; i++) {
+        const float *core = det_basis_point(b, i) + (size_t)DET_CORE * b->n_samples;
+        const float *seg = det_basis_point(b, i) + (size_t)b->segment[i] * b->n_samples;
+        for (uint32_t s = 0; s < b->n_samples; s++)
+            y[s] = 0.5f * (seg[s] - core[s]);
+        double x = edge(y, b->n_samples, 1, fraction);
+        out[i] = x < 0 ? NAN : (float)((x - b->pretrigger) * ratio);
+        if (x >= 0)
+            t[n++] = out[i];
+    }
+    if (n) {
+        qsort(t, n, sizeof *t, by_double);
+        med = t[n / 2];
+    }
+done:
+    free(t);
+    free(y);
+    return med;
+}
+
+unsigned psa_event_samples(const adf_frame *f)
+{
+    if (f->payload_size < ADF_CRYSTAL_FIXED)
+        return 0;
+    unsigned n = adf_get_u16(f->payload + 6);
+    return n <= ADF_MAX_SAMPLES ? n : 0;
+}
+
+static psa_reject check(const adf_frame *f, psa_event *ev, const psa_timing *tm)
+{
+    const uint8_t *p = f->payload;
+    if (f->payload_size < ADF_CRYSTAL_FIXED)
+        return PSA_REJECT_PAYLOAD;
+    unsigned nc = adf_get_u16(p + 4), ns = adf_get_u16(p + 6);
+    if (nc != PSA_CHANNELS)
+        return PSA_REJECT_CHANNELS;
+    if (ns < 1 || ns > ADF_MAX_SAMPLES || f->payload_size != adf_crystal_payload_size(nc, ns))
+        return PSA_REJECT_PAYLOAD;
+    float gain = adf_get_f32(p + 8);
+    if (!(gain > 0) || !isfinite(gain))
+        return PSA_REJECT_GAIN;
+    for (unsigned ch = 0; ch < nc; ch++) {
+        float e = adf_get_f32(p + ADF_CRYSTAL_FIXED + 4 * ch);
+        if (!isfinite(e) || fabs(e) > tm->max_energy)
+            return PSA_REJECT_ENERGY;
+    }
+    ev->crystal_id = adf_get_u16(p);
+    ev->crystal_status = adf_get_u16(p + 2);
+    ev->n_samples = (uint16_t)ns;
+    return PSA_ACCEPTED;
+}
+
+/* Net-charge segments by decreasing energy (equal energies: lower segment first). */
+static void net_segments(psa_event *ev, const float *energy, double threshold)
+{
+    ev->n_net = 0;
+    for (int s = 0; s < PSA_SEGMENTS; s++) {
+        if (!(energy[s] > threshold))
+            continue;
+        int at = ev->n_net++;
+        while (at > 0 && ev->e[at - 1] < energy[s]) {
+            ev->net[at] = ev->net[at - 1];
+            ev->e[at] = ev->e[at - 1];
+            at--;
+        }
+        ev->net[at] = (uint8_t)s;
+        ev->e[at] = energy[s];
+    }
+}
+
+/* The start: the edge of the mean of the core and the first net-charge
+ * segment, else of the core alone (an event without net-charge segments) or
+ * of the segments' sum (a core that does not rise). */
+static psa_reject start_time(psa_event *ev, const psa_timing *tm)
+{
+    unsigned n = ev->n_samples;
+    float y[ADF_MAX_SAMPLES];
+    const float *core = ev->raw + (size_t)PSA_CORE * n;
+    bool core_ok = ev->core_e > tm->threshold;
+    double x = -1;
+    if (core_ok) {
+        for (unsigned s = 0; s < n; s++)
+            y[s] = ev->n_net ? 0.5f * (ev->raw[(size_t)ev->net[0] * n + s] / ev->e[0] - core[s] / ev->core_e)
+                             : -core[s] / ev->core_e;
+        x = edge(y, n, 1, tm->fraction);
+    }
+    if (x < 0 && ev->n_net > 0) {
+        double sum = 0;
+        for (int r = 0; r < ev->n_net; r++)
+            sum += ev->e[r];
+        for (unsigned s = 0; s < n; s++) {
+            double v = 0;
+            for (int r = 0; r < ev->n_net; r++)
+                v += ev->raw[(size_t)ev->net[r] * n + s];
+            y[s] = (float)(v / sum);
+        }
+        x = edge(y, n, 1, tm->fraction);
+        ev->psa_status |= PSA_STATUS_T0_FROM_SEGMENTS;
+    }
+    if (x < 0) {
+        ev->t0 = 0;
+        return ev->n_net > 0 ? PSA_REJECT_EDGE : PSA_ACCEPTED;
+    }
+    ev->t0 = x - tm->basis_edge;
+    return PSA_ACCEPTED;
+}
+
+void psa_event_decode(const adf_frame *f, psa_event *ev, float *raw, const psa_timing *tm)
+{
+    float energy[PSA_CHANNELS];
+    memset(ev, 0, sizeof *ev);
+    ev->key = f->key;
+    if ((ev->reject = check(f, ev, tm)) != PSA_ACCEPTED)
+        return;
+    const uint8_t *p = f->payload + ADF_CRYSTAL_FIXED;
+    float per_kev = 1.0f / adf_get_f32(f->payload + 8);
+    for (unsigned ch = 0; ch < PSA_CHANNELS; ch++, p += 4)
+        energy[ch] = adf_get_f32(p);
+    for (size_t i = 0; i < (size_t)PSA_CHANNELS * ev->n_samples; i++, p += 2)
+        raw[i] = adf_get_i16(p) * per_kev;
+    ev->raw = raw;
+    ev->core_e = energy[PSA_CORE];
+    net_segments(ev, energy, tm->threshold);
+    ev->reject = start_time(ev, tm);
+}
+
+/* raw channel ch at trace position x (samples), linear, held at the ends. */
+static float at(const psa_event *ev, unsigned ch, double x)
+{
+    const float *y = ev->raw + (size_t)ch * ev->n_samples;
+    double last = ev->n_samples - 1;
+    if (!(x > 0))
+        return y[0];
+    if (x >= last)
+        return y[ev->n_samples - 1];
+    unsigned i = (unsigned)x;
+    double f = x - i;
+    return (float)(y[i] + f * (y[i + 1] - y[i]));
+}
+
+/* Trace position of basis sample j for a start at t (trace samples). */
+static double position(const det_basis *b, const psa_timing *tm, double t, uint32_t j)
+{
+    return t + ((double)j - b->pretrigger) * tm->ratio;
+}
+
+void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, const psa_timing *tm)
+{
+    double t = ev->t0 + ev->shift;
+    for (unsigned ch = 0; ch < PSA_CHANNELS; ch++)
+        for (uint32_t i = 0; i < l->window; i++)
+            ev->resid[(size_t)ch * l->window + i] = at(ev, ch, position(b, tm, t, l->window_start + i));
+}
+
+static int is_other_net(const psa_event *ev, int r, unsigned ch)
+{
+    for (int k = 0; k < ev->n_net; k++)
+        if (k != r && ev->net[k] == ch)
+            return 1;
+    return 0;
+}
+
+int psa_event_query(const psa_event *ev, int r, const psa_layout *l, psa_batch *batch)
+{
+    const psa_segment *g = &l->seg[ev->net[r]];
+    unsigned use = 0;
+    for (uint32_t c = 0; c < g->n_mask; c++)
+        use |= (unsigned)!is_other_net(ev, r, g->mask[c]) << c;
+    float *m = psa_batch_add(batch, l, ev->net[r], use);
+    if (!m)
+        return -1;
+    float inv = 1.0f / ev->e[r];
+    for (uint32_t c = 0; c < g->n_mask; c++)
+        for (uint32_t i = 0; i < l->window; i++)
+            m[c * l->window + i] = ev->resid[(size_t)g->mask[c] * l->window + i] * inv;
+    return 0;
+}
+
+/* Sum of squares between the traces started at t and the point's signals on channels[]. */
+static double squares(const psa_event *ev, double t, const float *sig, const uint8_t *channels,
+                      int n, const det_basis *b, const psa_layout *l, const psa_timing *tm)
+{
+    double sum = 0, inv = 1.0 / ev->e[0];
+    for (int c = 0; c < n; c++)
+        for (uint32_t i = 0; i < l->window; i++) {
+            uint32_t j = l->window_start + i;
+            double d = at(ev, channels[c], position(b, tm, t, j)) * inv -
+                       sig[(size_t)channels[c] * b->n_samples + j];
+            sum += d * d;
+        }
+    return sum;
+}
+
+double psa_event_refine(const psa_event *ev, uint32_t point, const det_basis *b,
+                        const psa_layout *l, const psa_timing *tm)
+{
+    const psa_segment *g = &l->seg[ev->net[0]];
+    uint8_t channels[PSA_MAX_MASK + 2];
+    int n = 0;
+    for (uint32_t c = 0; c < g->n_mask; c++)
+        if (!is_other_net(ev, 0, g->mask[c]) && g->mask[c] != ev->net[0])
+            channels[n++] = g->mask[c];
+    channels[n++] = ev->net[0];
+    if (ev->n_net == 1)
+        channels[n++] = PSA_CORE;
+    const float *sig = det_basis_point(b, point);
+    double own = isfinite(tm->point_edge[point]) ? tm->basis_edge - tm->point_edge[point] : 0;
+    double best = own, best_sum = INFINITY;
+    int steps = (int)floor(tm->shift_range / tm->shift_step + 1e-9);
+    for (int k = -steps; k <= steps; k++) {
+        double shift = own + k * tm->shift_step;
+        double s = squares(ev, ev->t0 + shift, sig, channels, n, b, l, tm);
+        if (s < best_sum) {
+            best_sum = s;
+            best = shift;
+        }
+    }
+    /* then halve the step twice around the best */
+    for (double h = tm->shift_step / 2; h >= tm->shift_step / 4; h /= 2) {
+        double centre = best;
+        for (int k = -1; k <= 1; k += 2) {
+            double s = squares(ev, ev->t0 + centre + k * h, sig, channels, n, b, l, tm);
+            if (s < best_sum) {
+                best_sum = s;
+                best = centre + k * h;
+            }
+        }
+    }
+    return best;
+}
+
+void psa_event_subtract(psa_event *ev, int r, const det_basis *b, const psa_layout *l)
+{
+    const float *sig = det_basis_point(b, ev->point[r]);
+    for (unsigned ch = 0; ch < PSA_CHANNELS; ch++)
+        for (uint32_t i = 0; i < l->window; i++)
+            ev->resid[(size_t)ch * l->window + i] -=
+                ev->e[r] * sig[(size_t)ch * b->n_samples + l->window_start + i];
+}

@@ -1,0 +1,101 @@
+/* psa_event.h: one crystal's event on its way through the PSA: checked decoding, start time, alignment on the basis, searches' inputs, subtraction. */
+#ifndef NARWHAL_PSA_EVENT_H
+#define NARWHAL_PSA_EVENT_H
+
+#include <stdint.h>
+
+#include "adf.h"
+#include "basis.h"
+#include "gridsearch_fom.h"
+#include "psa_search.h"
+
+/* Why a data:crystal frame was rejected (nothing is emitted for it; the actor counts and logs it). */
+typedef enum psa_reject {
+    PSA_ACCEPTED = 0,
+    PSA_REJECT_PAYLOAD,  /* the payload's size does not match its counts (truncated, padded) */
+    PSA_REJECT_CHANNELS, /* not 37 channels */
+    PSA_REJECT_GAIN,     /* gain not a positive finite number */
+    PSA_REJECT_ENERGY,   /* an energy not finite, below -MaxEnergy or above MaxEnergy */
+    PSA_REJECT_EDGE,     /* net-charge segments, but neither the core nor their sum rises */
+    PSA_REJECTS,
+} psa_reject;
+
+const char *psa_reject_name(psa_reject r);
+
+/* data:psa statuses this actor sets (0: good). */
+enum {
+    PSA_STATUS_T0_FROM_SEGMENTS = 1, /* psa status: the core did not rise; t0 from the segments' sum */
+    PSA_HIT_NO_MASK = 1,             /* hit status: every mask channel was another net-charge segment;
+                                        the position is the segment's point nearest its centre */
+};
+
+/*
+ * Start time.  The edge of a signal is where it crosses `fraction` of its
+ * amplitude, read back from its first sample at half height.  The signal is
+ * the mean of the core's and the first net-charge segment's, each over its
+ * energy: the core rises first for a hit near the core, the segment for one
+ * near the segment, and their mean keeps the edge within a few samples of
+ * the start wherever the hit is (the core alone spreads over 2 to 12
+ * samples at 0.2).  The start is the edge minus the basis's median edge;
+ * once a point is found, minus that point's own edge, then tried at shifts.
+ */
+typedef struct psa_timing {
+    double threshold;      /* keV: net-charge segments */
+    double max_energy;     /* keV: larger |energy| is absurd */
+    double fraction;       /* of the amplitude where the edge is read */
+    double basis_edge;     /* the basis's median edge, trace samples after the start */
+    const float *point_edge; /* each basis point's edge, trace samples after the start */
+    double ratio;          /* trace samples per basis sample (basis period / 10 ns) */
+    double shift_range, shift_step; /* trace samples */
+} psa_timing;
+
+typedef struct psa_event {
+    adf_key key;
+    size_t offset;             /* of its frame in the input block */
+    uint16_t crystal_id, crystal_status;
+    psa_reject reject;
+    uint16_t psa_status;
+    uint16_t n_samples;
+    float core_e;
+    int n_net;
+    uint8_t net[PSA_SEGMENTS]; /* net-charge segments, highest energy first */
+    float e[PSA_SEGMENTS];
+    double t0, shift;          /* trace samples: the start from the edge, and the refinement */
+    float *raw;                /* 37 x n_samples, keV */
+    float *resid;              /* 37 x window, aligned on the basis, keV, hits found so far subtracted */
+    uint32_t point[PSA_SEGMENTS]; /* basis point found for net segment r */
+    float fom[PSA_SEGMENTS];
+    uint16_t hit_status[PSA_SEGMENTS];
+} psa_event;
+
+/* Each basis point's edge (the timing's signal built from its core and its
+ * segment), in trace samples after its start, into edge[n_points]; returns
+ * their median, or -1 when no point's signal reaches half height. */
+double psa_basis_edges(const det_basis *b, double fraction, double ratio, float *edge);
+
+/* Decodes and checks a data:crystal frame into ev (its traces, in keV, into
+ * raw: room for 37 x psa_event_samples(f) floats); ev->reject says the
+ * verdict.  For an accepted event: the net-charge segments and the start
+ * time.  The caller sets ev->resid (37 x window floats) afterwards. */
+void psa_event_decode(const adf_frame *f, psa_event *ev, float *raw, const psa_timing *tm);
+/* The frame's sample count (0 when its payload is too short to say). */
+unsigned psa_event_samples(const adf_frame *f);
+
+/* Fills ev->resid from the raw traces, the start at t0 + shift. */
+void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, const psa_timing *tm);
+
+/* Appends the search of net-charge segment r to batch (measured values over
+ * its energy, the other net-charge segments left out).  -1: no memory. */
+int psa_event_query(const psa_event *ev, int r, const psa_layout *l, psa_batch *batch);
+
+/* The start with basis point `point` found for net segment 0: its own edge,
+ * then the shifts of the timing around it tried by least squares over the
+ * mask, the segment and, for a single net-charge segment, the core; returns
+ * the best shift from ev->t0. */
+double psa_event_refine(const psa_event *ev, uint32_t point, const det_basis *b,
+                        const psa_layout *l, const psa_timing *tm);
+
+/* Subtracts the signal of net segment r's point times its energy from resid. */
+void psa_event_subtract(psa_event *ev, int r, const det_basis *b, const psa_layout *l);
+
+#endif

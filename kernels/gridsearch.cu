@@ -1,0 +1,658 @@
+/* gridsearch.cu: the grid search on the GPU: resident basis, searches grouped by segment in tiles, argmin on the device, chunks on two streams. */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gridsearch_gpu.h"
+
+namespace {
+
+/*
+ * A block of kThreads threads takes one tile: up to kTileQ searches of one
+ * segment and a range of its columns.  Warp w holds searches 4w..4w+3, lane
+ * l columns 4l..4l+3 of each step of kTileC columns: every thread sums
+ * kQ x kR FoMs at once, so each basis value read from shared memory serves
+ * four searches and each measured value four columns.  The columns of a
+ * step are staged in shared memory one mask channel at a time (window x
+ * kTileC values, read coalesced: the layout is k-major), the searches'
+ * measured values once per block (k-major, the 16 searches side by side).
+ * Each thread keeps its best column per search; the lanes reduce by
+ * shuffles and one atomic minimum per search merges the column ranges
+ * (FoM and column packed in 64 bits: lower FoM, then lower column, as on
+ * the CPU).
+ */
+constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kQ = 4;
+constexpr int kR = 4;
+constexpr int kTileQ = kWarps * kQ;
+constexpr int kTileC = 32 * kR;
+constexpr size_t kChunkMin = 4096; /* searches per chunk, at least */
+constexpr int kChunks = 4;
+
+struct tile {
+    uint32_t segment, first, count; /* searches first .. first + count of the chunk (sorted) */
+    uint32_t col_begin, col_end;
+};
+
+struct args {
+    const void *values, *pm;
+    const gs_segment *seg;
+    const uint32_t *near_first, *near;
+    const float *scale;
+    float coef[GS_POW_DEGREE + 1];
+    uint32_t window;
+    const gs_query *q;
+    const void *meas;
+    unsigned long long *answer;
+    const tile *tiles;
+    uint32_t n_queries;
+};
+
+__device__ __forceinline__ unsigned long long pack(float fom, uint32_t col)
+{
+    return (unsigned long long)__float_as_uint(fom) << 32 | col;
+}
+
+/* Four consecutive values of a k-major row, as floats. */
+__device__ __forceinline__ void load4(const float *p, float v[4])
+{
+    float4 x = *reinterpret_cast<const float4 *>(p);
+    v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+}
+__device__ __forceinline__ void load4(const int16_t *p, int v[4])
+{
+    short4 x = *reinterpret_cast<const short4 *>(p);
+    v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+}
+
+__device__ __forceinline__ float acc(float a, float m, float b, const float *coef, const float *scale)
+{
+    return gs_acc_pow(a, GS_SUB(m, b), coef, scale);
+}
+__device__ __forceinline__ float acc(float a, int m, int b, const float *coef, const float *scale)
+{
+    return gs_acc_pow16(a, m - b, coef, scale);
+}
+
+template <typename T> struct lanes;
+template <> struct lanes<float> { typedef float type; };
+template <> struct lanes<int16_t> { typedef int type; };
+
+/* Copies rows first .. first + rows of a k-major block (kTileC columns from col0) into dst. */
+template <typename T>
+__device__ void stage_rows(T *dst, const T *block, uint32_t pad, uint32_t first, uint32_t rows,
+                           uint32_t col0)
+{
+    constexpr int per = 16 / sizeof(T); /* values per 16-byte load */
+    constexpr int vecs = kTileC / per;
+    for (uint32_t v = threadIdx.x; v < rows * vecs; v += kThreads) {
+        uint32_t row = v / vecs, x = (v % vecs) * per;
+        *reinterpret_cast<int4 *>(dst + row * kTileC + x) =
+            __ldg(reinterpret_cast<const int4 *>(block + (size_t)(first + row) * pad + col0 + x));
+    }
+}
+
+/* The measured values of the tile's searches, k-major, kTileQ side by side (idle slots repeat the first). */
+template <typename T>
+__device__ void stage_meas(T *dst, const args &a, const tile &t, uint32_t k_count)
+{
+    const T *meas = static_cast<const T *>(a.meas);
+    for (uint32_t v = threadIdx.x; v < k_count * kTileQ; v += kThreads) {
+        uint32_t k = v / kTileQ, j = v % kTileQ;
+        dst[v] = meas[a.q[t.first + (j < t.count ? j : 0)].meas + k];
+    }
+}
+
+__device__ __forceinline__ void keep(float f, uint32_t col, float &best, uint32_t &best_col)
+{
+    if (gs_better(f, col, best, best_col)) {
+        best = f;
+        best_col = col;
+    }
+}
+
+__device__ __forceinline__ void warp_best(float &best, uint32_t &best_col)
+{
+    for (int off = 16; off > 0; off >>= 1) {
+        float f = __shfl_xor_sync(0xffffffffu, best, off);
+        uint32_t c = __shfl_xor_sync(0xffffffffu, best_col, off);
+        keep(f, c, best, best_col);
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) search_tiles(const args a)
+{
+    typedef typename lanes<T>::type V;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const tile t = a.tiles[blockIdx.x];
+    const gs_segment g = a.seg[t.segment];
+    const uint32_t W = a.window, k_count = g.n_mask * W;
+    float *scale = reinterpret_cast<float *>(smem);
+    T *meas = reinterpret_cast<T *>(smem + GS_EXP_TABLE * sizeof(float));
+    T *cols = meas + ((k_count * kTileQ * sizeof(T) + 15) / 16 * 16) / sizeof(T);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const bool busy = warp * kQ < (int)t.count;
+    float coef[GS_POW_DEGREE + 1];
+    for (int i = 0; i <= GS_POW_DEGREE; i++)
+        coef[i] = a.coef[i];
+    for (int i = threadIdx.x; i < GS_EXP_TABLE; i += kThreads)
+        scale[i] = a.scale[i];
+    stage_meas(meas, a, t, k_count);
+    uint32_t use[kQ];
+    float best[kQ];
+    uint32_t best_col[kQ];
+    for (int q = 0; q < kQ; q++) {
+        uint32_t j = warp * kQ + q;
+        use[q] = a.q[t.first + (j < t.count ? j : 0)].use;
+        best[q] = __int_as_float(0x7f800000);
+        best_col[q] = ~0u;
+    }
+    const T *block = static_cast<const T *>(a.values) + g.offset;
+    for (uint32_t col0 = t.col_begin; col0 < t.col_end; col0 += kTileC) {
+        float total[kQ][kR] = {};
+        for (uint32_t ch = 0; ch < g.n_mask; ch++) {
+            __syncthreads();
+            stage_rows(cols, block, g.pad, ch * W, W, col0);
+            __syncthreads();
+            if (!busy)
+                continue;
+            float part[kQ][kR] = {};
+            const T *mrow = meas + ch * W * kTileQ + warp * kQ;
+            const T *brow = cols + lane * kR;
+            for (uint32_t i = 0; i < W; i++, mrow += kTileQ, brow += kTileC) {
+                V m[kQ], b[kR];
+                load4(mrow, m);
+                load4(brow, b);
+#pragma unroll
+                for (int q = 0; q < kQ; q++)
+#pragma unroll
+                    for (int r = 0; r < kR; r++)
+                        part[q][r] = acc(part[q][r], m[q], b[r], coef, scale);
+            }
+#pragma unroll
+            for (int q = 0; q < kQ; q++)
+                if (use[q] >> ch & 1u)
+#pragma unroll
+                    for (int r = 0; r < kR; r++)
+                        total[q][r] = GS_ADD(total[q][r], part[q][r]);
+        }
+#pragma unroll
+        for (int q = 0; q < kQ; q++)
+#pragma unroll
+            for (int r = 0; r < kR; r++) {
+                uint32_t col = col0 + lane * kR + r;
+                if (col < t.col_end)
+                    keep(total[q][r], col, best[q], best_col[q]);
+            }
+    }
+    if (!busy)
+        return;
+    for (int q = 0; q < kQ; q++) {
+        warp_best(best[q], best_col[q]);
+        uint32_t j = warp * kQ + q;
+        if (lane == 0 && j < t.count)
+            atomicMin(a.answer + t.first + j, pack(best[q], best_col[q]));
+    }
+}
+
+/* The fine stage: one warp per search, its lanes over the columns near its
+ * best coarse column (answer[] holds it), each a point-major run. */
+template <typename T>
+__global__ void __launch_bounds__(kThreads) search_near(const args a, uint32_t k_max)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    float *scale = reinterpret_cast<float *>(smem);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    T *meas = reinterpret_cast<T *>(smem + GS_EXP_TABLE * sizeof(float)) + warp * k_max;
+    const uint32_t qi = blockIdx.x * kWarps + warp;
+    for (int i = threadIdx.x; i < GS_EXP_TABLE; i += kThreads)
+        scale[i] = a.scale[i];
+    __syncthreads();
+    if (qi >= a.n_queries)
+        return;
+    float coef[GS_POW_DEGREE + 1];
+    for (int i = 0; i <= GS_POW_DEGREE; i++)
+        coef[i] = a.coef[i];
+    const gs_query q = a.q[qi];
+    const gs_segment g = a.seg[q.segment];
+    const uint32_t k_count = g.n_mask * a.window;
+    const T *src = static_cast<const T *>(a.meas) + q.meas;
+    for (uint32_t k = lane; k < k_count; k += 32)
+        meas[k] = src[k];
+    __syncwarp();
+    uint32_t coarse = (uint32_t)a.answer[qi];
+    const uint32_t *list = a.near + a.near_first[g.near_first + coarse];
+    uint32_t n = a.near_first[g.near_first + coarse + 1] - a.near_first[g.near_first + coarse];
+    const T *pm = static_cast<const T *>(a.pm) + g.pm_offset;
+    float best = __int_as_float(0x7f800000);
+    uint32_t best_col = ~0u;
+    for (uint32_t j = lane; j < n; j += 32) {
+        uint32_t col = list[j];
+        float f;
+        if constexpr (sizeof(T) == 2)
+            f = gs_fom_point16(reinterpret_cast<const int16_t *>(meas),
+                               reinterpret_cast<const int16_t *>(pm) + (size_t)col * k_count, 1,
+                               g.n_mask, a.window, q.use, coef, scale);
+        else
+            f = gs_fom_point(reinterpret_cast<const float *>(meas),
+                             reinterpret_cast<const float *>(pm) + (size_t)col * k_count, 1,
+                             g.n_mask, a.window, q.use, coef, scale);
+        keep(f, col, best, best_col);
+    }
+    warp_best(best, best_col);
+    if (lane == 0)
+        a.answer[qi] = pack(best, best_col);
+}
+
+/* Pinned and device buffers of one stream: [tiles | searches | measured values] in, answers out. */
+struct stage {
+    cudaStream_t stream;
+    cudaEvent_t done, k0, k1; /* k0, k1: around the chunk's kernels */
+    unsigned char *h_in, *d_in;
+    unsigned long long *h_out, *d_out;
+    size_t cap_in, cap_out;
+    size_t first, n; /* the chunk in flight: sorted searches first .. first + n */
+    bool busy;
+};
+
+} // namespace
+
+struct gs_gpu {
+    int device, sms;
+    size_t elem;                   /* bytes per value: 4 or 2 */
+    void *values, *pm;
+    gs_segment *seg, host_seg[64];
+    uint32_t n_segments, *near_first, *near;
+    float *scale, coef[GS_POW_DEGREE + 1];
+    uint32_t window, max_k;
+    size_t smem_tiles, smem_near;
+    stage st[2];
+    float kernel_ms; /* of the last gs_gpu_search */
+};
+
+namespace {
+
+int fail(cudaError_t err, const char *what, char *msg, size_t len)
+{
+    snprintf(msg, len, "%s: %s", what, cudaGetErrorString(err));
+    return err == cudaErrorMemoryAllocation ? GS_GPU_NOMEM : GS_GPU_FAIL;
+}
+
+#define CHECK(call, what)                                                                          \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess)                                                                   \
+            return fail(err_, what, msg, len);                                                     \
+    } while (0)
+
+int upload(void **dst, const void *src, size_t bytes, char *msg, size_t len)
+{
+    CHECK(cudaMalloc(dst, bytes ? bytes : 16), "cudaMalloc of the resident basis");
+    if (bytes)
+        CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice), "copying the basis to the device");
+    return GS_GPU_OK;
+}
+
+size_t align16(size_t n) { return (n + 15) / 16 * 16; }
+
+/* Shared memory of the two kernels for the largest mask x window. */
+int plan_shared(gs_gpu *g, char *msg, size_t len)
+{
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, g->device), "cudaGetDeviceProperties");
+    g->sms = prop.multiProcessorCount;
+    g->smem_tiles = GS_EXP_TABLE * sizeof(float) + align16(g->max_k * kTileQ * g->elem) +
+                    (size_t)g->window * kTileC * g->elem;
+    g->smem_near = GS_EXP_TABLE * sizeof(float) + (size_t)kWarps * g->max_k * g->elem;
+    size_t most = prop.sharedMemPerBlockOptin;
+    if (g->smem_tiles > most || g->smem_near > most) {
+        snprintf(msg, len, "a mask of %u values per search needs %zu bytes of shared memory per block, "
+                 "the device has %zu", g->max_k, g->smem_tiles, most);
+        return GS_GPU_FAIL;
+    }
+    if (g->elem == 2) {
+        CHECK(cudaFuncSetAttribute(search_tiles<int16_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)g->smem_tiles), "cudaFuncSetAttribute");
+        CHECK(cudaFuncSetAttribute(search_near<int16_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)g->smem_near), "cudaFuncSetAttribute");
+    } else {
+        CHECK(cudaFuncSetAttribute(search_tiles<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)g->smem_tiles), "cudaFuncSetAttribute");
+        CHECK(cudaFuncSetAttribute(search_near<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)g->smem_near), "cudaFuncSetAttribute");
+    }
+    return GS_GPU_OK;
+}
+
+int grow_stage(stage *s, size_t in, size_t out, char *msg, size_t len)
+{
+    if (in > s->cap_in) {
+        cudaFreeHost(s->h_in);
+        cudaFree(s->d_in);
+        s->h_in = s->d_in = nullptr;
+        s->cap_in = 0;
+        CHECK(cudaMallocHost((void **)&s->h_in, in), "cudaMallocHost of the staging buffer");
+        CHECK(cudaMalloc((void **)&s->d_in, in), "cudaMalloc of the staging buffer");
+        s->cap_in = in;
+    }
+    if (out > s->cap_out) {
+        cudaFreeHost(s->h_out);
+        cudaFree(s->d_out);
+        s->h_out = s->d_out = nullptr;
+        s->cap_out = 0;
+        CHECK(cudaMallocHost((void **)&s->h_out, out), "cudaMallocHost of the answers");
+        CHECK(cudaMalloc((void **)&s->d_out, out), "cudaMalloc of the answers");
+        s->cap_out = out;
+    }
+    return GS_GPU_OK;
+}
+
+/* The batch sorted by segment, cut into chunks of whole tiles. */
+struct order {
+    size_t *idx;         /* sorted position -> search */
+    size_t first[65];    /* per segment, in sorted positions */
+};
+
+int sort_queries(const gs_gpu *g, const gs_query *q, size_t n, order *o)
+{
+    size_t at[64];
+    memset(o->first, 0, sizeof o->first);
+    if (!(o->idx = (size_t *)malloc((n + 1) * sizeof *o->idx)))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        o->first[q[i].segment + 1]++;
+    for (uint32_t s = 0; s < g->n_segments; s++) {
+        o->first[s + 1] += o->first[s];
+        at[s] = o->first[s];
+    }
+    for (size_t i = 0; i < n; i++)
+        o->idx[at[q[i].segment]++] = i;
+    return 0;
+}
+
+/* Tiles of sorted searches [from, to) (whole segments' parts), with the
+ * columns split so that a small chunk still gives every multiprocessor work. */
+size_t make_tiles(const gs_gpu *g, const gs_query *q, const order *o, size_t from, size_t to,
+                  bool coarse, tile *out)
+{
+    size_t base = 0, n = 0;
+    for (size_t i = from; i < to;) {
+        uint32_t s = q[o->idx[i]].segment;
+        size_t end = o->first[s + 1] < to ? o->first[s + 1] : to;
+        base += (end - i + kTileQ - 1) / kTileQ;
+        i = end;
+    }
+    size_t want = 2 * (size_t)g->sms;
+    for (size_t i = from; i < to;) {
+        uint32_t s = q[o->idx[i]].segment;
+        size_t end = o->first[s + 1] < to ? o->first[s + 1] : to;
+        const gs_segment &seg = g->host_seg[s];
+        uint32_t cols = coarse ? seg.n_coarse : seg.n_points;
+        uint32_t steps = (cols + kTileC - 1) / kTileC;
+        uint32_t split = base >= want ? 1 : (uint32_t)((want + base - 1) / base);
+        split = split > steps ? steps : split;
+        uint32_t per = (steps + split - 1) / split * kTileC;
+        for (size_t j = i; j < end; j += kTileQ)
+            for (uint32_t c0 = 0; c0 < cols; c0 += per)
+                out[n++] = tile{ s, (uint32_t)(j - from),
+                                 (uint32_t)(end - j < (size_t)kTileQ ? end - j : kTileQ), c0,
+                                 c0 + per < cols ? c0 + per : cols };
+        i = end;
+    }
+    return n;
+}
+
+size_t tiles_bound(const gs_gpu *g, size_t n_queries)
+{
+    size_t most_steps = 1;
+    for (uint32_t s = 0; s < g->n_segments; s++) {
+        size_t steps = (g->host_seg[s].n_points + kTileC - 1) / kTileC;
+        most_steps = steps > most_steps ? steps : most_steps;
+    }
+    return (n_queries / kTileQ + g->n_segments + 1) * most_steps;
+}
+
+/* Answers of a finished chunk back into the caller's searches. */
+void unpack(const stage *s, const order *o, gs_query *q)
+{
+    for (size_t j = 0; j < s->n; j++) {
+        gs_query *x = &q[o->idx[s->first + j]];
+        x->column = (uint32_t)s->h_out[j];
+        x->fom = gs_float((uint32_t)(s->h_out[j] >> 32));
+    }
+}
+
+int finish(gs_gpu *g, stage *s, const order *o, gs_query *q, char *msg, size_t len)
+{
+    float ms;
+    if (!s->busy)
+        return GS_GPU_OK;
+    CHECK(cudaEventSynchronize(s->done), "a grid-search chunk");
+    CHECK(cudaEventElapsedTime(&ms, s->k0, s->k1), "cudaEventElapsedTime");
+    g->kernel_ms += ms;
+    s->busy = false;
+    unpack(s, o, q);
+    return GS_GPU_OK;
+}
+
+/* Packs sorted searches [from, to) and their values into s and queues its work. */
+int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const void *meas, const order *o,
+                 size_t from, size_t to, int adaptive, char *msg, size_t len)
+{
+    size_t n = to - from, n_meas = 0;
+    for (size_t j = from; j < to; j++) {
+        const gs_query &x = q[o->idx[j]];
+        n_meas += (size_t)g->host_seg[x.segment].n_mask * g->window;
+    }
+    size_t max_tiles = tiles_bound(g, n);
+    size_t off_q = align16(max_tiles * sizeof(tile)), off_m = off_q + align16(n * sizeof(gs_query));
+    int rc = grow_stage(s, off_m + n_meas * g->elem + 16, n * sizeof(unsigned long long), msg, len);
+    if (rc)
+        return rc;
+    tile *tiles = reinterpret_cast<tile *>(s->h_in);
+    gs_query *sq = reinterpret_cast<gs_query *>(s->h_in + off_q);
+    unsigned char *sm = s->h_in + off_m;
+    size_t at = 0;
+    for (size_t j = from; j < to; j++) {
+        gs_query x = q[o->idx[j]];
+        size_t k = (size_t)g->host_seg[x.segment].n_mask * g->window;
+        memcpy(sm + at * g->elem, static_cast<const unsigned char *>(meas) + (size_t)x.meas * g->elem,
+               k * g->elem);
+        x.meas = (uint32_t)at;
+        sq[j - from] = x;
+        at += k;
+    }
+    size_t n_tiles = make_tiles(g, q, o, from, to, adaptive != 0, tiles);
+    CHECK(cudaMemcpyAsync(s->d_in, s->h_in, off_m + n_meas * g->elem, cudaMemcpyHostToDevice,
+                          s->stream), "copying searches to the device");
+    CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
+          "clearing the answers");
+    args a;
+    a.values = g->values;
+    a.pm = g->pm;
+    a.seg = g->seg;
+    a.near_first = g->near_first;
+    a.near = g->near;
+    a.scale = g->scale;
+    memcpy(a.coef, g->coef, sizeof a.coef);
+    a.window = g->window;
+    a.q = reinterpret_cast<const gs_query *>(s->d_in + off_q);
+    a.meas = s->d_in + off_m;
+    a.answer = s->d_out;
+    a.tiles = reinterpret_cast<const tile *>(s->d_in);
+    a.n_queries = (uint32_t)n;
+    unsigned blocks_near = (unsigned)((n + kWarps - 1) / kWarps);
+    CHECK(cudaEventRecord(s->k0, s->stream), "cudaEventRecord");
+    if (g->elem == 2) {
+        search_tiles<int16_t><<<(unsigned)n_tiles, kThreads, g->smem_tiles, s->stream>>>(a);
+        if (adaptive)
+            search_near<int16_t><<<blocks_near, kThreads, g->smem_near, s->stream>>>(a, g->max_k);
+    } else {
+        search_tiles<float><<<(unsigned)n_tiles, kThreads, g->smem_tiles, s->stream>>>(a);
+        if (adaptive)
+            search_near<float><<<blocks_near, kThreads, g->smem_near, s->stream>>>(a, g->max_k);
+    }
+    CHECK(cudaGetLastError(), "launching the grid search");
+    CHECK(cudaEventRecord(s->k1, s->stream), "cudaEventRecord");
+    CHECK(cudaMemcpyAsync(s->h_out, s->d_out, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                          s->stream), "copying the answers back");
+    CHECK(cudaEventRecord(s->done, s->stream), "cudaEventRecord");
+    s->first = from;
+    s->n = n;
+    s->busy = true;
+    return GS_GPU_OK;
+}
+
+/* Chunk boundaries: about kChunks pieces of at least kChunkMin searches, cut between tiles. */
+size_t next_cut(const gs_query *q, const order *o, size_t from, size_t n, size_t target)
+{
+    size_t to = from + target;
+    if (to >= n)
+        return n;
+    uint32_t s = q[o->idx[to]].segment;
+    size_t in_seg = to - o->first[s];
+    to += (kTileQ - in_seg % kTileQ) % kTileQ;
+    return to < o->first[s + 1] ? to : o->first[s + 1];
+}
+
+} // namespace
+
+extern "C" int gs_gpu_probe(int device, char *msg, size_t len)
+{
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+        snprintf(msg, len, "no usable CUDA device (%s)", cudaGetErrorString(err));
+        return GS_GPU_NODEV;
+    }
+    if (device < 0 || device >= count) {
+        snprintf(msg, len, "no CUDA device %d (%d present)", device, count);
+        return GS_GPU_NODEV;
+    }
+    cudaDeviceProp p;
+    if ((err = cudaGetDeviceProperties(&p, device)) != cudaSuccess) {
+        snprintf(msg, len, "CUDA device %d: %s", device, cudaGetErrorString(err));
+        return GS_GPU_NODEV;
+    }
+    snprintf(msg, len, "%s, %d SMs, compute %d.%d, %.1f GiB", p.name, p.multiProcessorCount, p.major,
+             p.minor, p.totalGlobalMem / 1073741824.0);
+    return GS_GPU_OK;
+}
+
+extern "C" void gs_gpu_destroy(gs_gpu *g)
+{
+    if (!g)
+        return;
+    cudaSetDevice(g->device);
+    for (int i = 0; i < 2; i++) {
+        stage *s = &g->st[i];
+        if (s->stream)
+            cudaStreamSynchronize(s->stream);
+        cudaFreeHost(s->h_in);
+        cudaFreeHost(s->h_out);
+        cudaFree(s->d_in);
+        cudaFree(s->d_out);
+        if (s->done)
+            cudaEventDestroy(s->done);
+        if (s->k0)
+            cudaEventDestroy(s->k0);
+        if (s->k1)
+            cudaEventDestroy(s->k1);
+        if (s->stream)
+            cudaStreamDestroy(s->stream);
+    }
+    cudaFree(g->values);
+    cudaFree(g->pm);
+    cudaFree(g->seg);
+    cudaFree(g->near_first);
+    cudaFree(g->near);
+    cudaFree(g->scale);
+    free(g);
+}
+
+static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, size_t len)
+{
+    CHECK(cudaSetDevice(g->device), "cudaSetDevice");
+    for (int i = 0; i < 2; i++) {
+        CHECK(cudaStreamCreateWithFlags(&g->st[i].stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        CHECK(cudaEventCreateWithFlags(&g->st[i].done, cudaEventDisableTiming), "cudaEventCreate");
+        CHECK(cudaEventCreate(&g->st[i].k0), "cudaEventCreate");
+        CHECK(cudaEventCreate(&g->st[i].k1), "cudaEventCreate");
+    }
+    int rc;
+    if ((rc = upload(&g->values, b->values, b->n_values * g->elem, msg, len)) ||
+        (rc = upload(&g->pm, b->pm, b->n_pm * g->elem, msg, len)) ||
+        (rc = upload((void **)&g->seg, b->seg, b->n_segments * sizeof *b->seg, msg, len)) ||
+        (rc = upload((void **)&g->near_first, b->near_first, b->n_near_first * sizeof(uint32_t), msg,
+                     len)) ||
+        (rc = upload((void **)&g->near, b->near, b->n_near * sizeof(uint32_t), msg, len)) ||
+        (rc = upload((void **)&g->scale, pw->scale, sizeof pw->scale, msg, len)))
+        return rc;
+    return plan_shared(g, msg, len);
+}
+
+extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const gs_pow *pw,
+                             char *msg, size_t len)
+{
+    *out = nullptr;
+    if (b->n_segments < 1 || b->n_segments > 64) {
+        snprintf(msg, len, "%u segments: the GPU kernels take 1 to 64", b->n_segments);
+        return GS_GPU_FAIL;
+    }
+    gs_gpu *g = (gs_gpu *)calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(msg, len, "no host memory for the GPU state");
+        return GS_GPU_NOMEM;
+    }
+    g->device = device;
+    g->elem = b->i16 ? 2 : 4;
+    g->n_segments = b->n_segments;
+    memcpy(g->host_seg, b->seg, b->n_segments * sizeof *b->seg);
+    memcpy(g->coef, pw->c, sizeof g->coef);
+    g->window = b->window;
+    g->max_k = b->max_k;
+    int rc = create(g, b, pw, msg, len);
+    if (rc) {
+        gs_gpu_destroy(g);
+        return rc;
+    }
+    snprintf(msg, len, "%.1f MiB of %s basis resident (k-major and point-major)",
+             (b->n_values + b->n_pm) * g->elem / 1048576.0, b->i16 ? "int16" : "float");
+    *out = g;
+    return GS_GPU_OK;
+}
+
+extern "C" double gs_gpu_kernel_ms(const gs_gpu *g) { return g->kernel_ms; }
+
+extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adaptive,
+                             char *msg, size_t len)
+{
+    order o;
+    int rc = GS_GPU_OK;
+    if (n == 0)
+        return GS_GPU_OK;
+    CHECK(cudaSetDevice(g->device), "cudaSetDevice");
+    g->kernel_ms = 0;
+    if (sort_queries(g, q, n, &o)) {
+        snprintf(msg, len, "no host memory to sort %zu searches", n);
+        return GS_GPU_NOMEM;
+    }
+    size_t target = n / kChunks > kChunkMin ? n / kChunks : kChunkMin;
+    for (size_t from = 0, c = 0; from < n && rc == GS_GPU_OK; c++) {
+        stage *s = &g->st[c % 2];
+        size_t to = next_cut(q, &o, from, n, target);
+        if ((rc = finish(g, s, &o, q, msg, len)) == GS_GPU_OK)
+            rc = launch_chunk(g, s, q, meas, &o, from, to, adaptive, msg, len);
+        from = to;
+    }
+    for (int i = 0; i < 2; i++) {
+        int r = finish(g, &g->st[i], &o, q, msg, len);
+        rc = rc ? rc : r;
+        g->st[i].busy = false;
+    }
+    free(o.idx);
+    return rc;
+}
