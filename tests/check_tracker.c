@@ -423,6 +423,60 @@ START_TEST(other_frames_pass_in_order_and_single_psa_frames_are_events)
 }
 END_TEST
 
+START_TEST(keep_input_passes_each_tracked_frame_before_its_gammas)
+{
+    static const double start[3] = { 15, 10, 20 }, theta[2] = { 60 * M_PI / 180, 40 * M_PI / 180 },
+                        step[2] = { 25, 15 };
+    const double tw[2][3] = { { -1, 0, 0 }, { 0, 1, 0 } };
+    adf_eof eof = { 3, 99 };
+    adf_psa p = { .crystal_id = (uint16_t)arr.crystal[0].id, .n_hits = 1 };
+    p.hit[0] = (adf_psa_hit){ .x = 12, .y = -8, .z = 10, .e = 150 };
+    hit h[3];
+    chain(0, start, 1332.5, 3, theta, tw, step, h);
+    size_t at[4];
+    at[0] = w.used;
+    put_event(7, h, 3);
+    at[1] = w.used;
+    ck_assert_int_eq(adf_eof_write(&w, 8, 80, &eof), ADF_OK);
+    at[2] = w.used;
+    ck_assert_int_eq(adf_psa_write(&w, 9, 90, &p), ADF_OK);
+    at[3] = w.used;
+    unsigned plain = run("");
+    static uint8_t tracked_only[CAP];
+    memcpy(tracked_only, out, plain);
+    unsigned n = run("KeepInput true\n");
+    ck_assert_uint_eq(n, plain + (unsigned)(at[1] - at[0]) + (unsigned)(at[3] - at[2]));
+    /* order: event 7's input, its data:tracked, the eof, frame 9's input, its data:tracked */
+    static const uint32_t ids[5] = { ADF_ID_EVENT_DATA_PSA, ADF_ID_DATA_TRACKED, ADF_ID_META_EOF, ADF_ID_DATA_PSA,
+                                     ADF_ID_DATA_TRACKED };
+    static const uint32_t events[5] = { 7, 7, 8, 9, 9 };
+    adf_iter it;
+    adf_frame f;
+    adf_iter_init(&it, out, n);
+    size_t tracked_at = 0;
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(adf_iter_next(&it, &f), 1);
+        ck_assert_uint_eq(f.key.id, ids[i]);
+        ck_assert_uint_eq(f.key.event, events[i]);
+        if (f.key.id == ADF_ID_DATA_TRACKED) {
+            ck_assert_int_eq(memcmp(f.data, tracked_only + tracked_at, f.key.length), 0);
+            tracked_at += f.key.length;
+        } else if (f.key.id != ADF_ID_META_EOF) {
+            size_t from = i == 0 ? at[0] : at[2];
+            ck_assert_int_eq(memcmp(f.data, in + from, f.key.length), 0);
+        } else {
+            tracked_at += f.key.length;
+        }
+    }
+    ck_assert_int_eq(adf_iter_next(&it, &f), 0);
+    adf_tracked t[2];
+    ck_assert_int_eq(read_tracked(n, t, 2), 2);
+    ck_assert_uint_eq(t[0].n_gammas, 1);
+    ck_assert_uint_eq(t[0].gamma[0].n_points, 3);
+    ck_assert_uint_eq(configure("KeepInput maybe\n"), NARVAL_E_CONFIG);
+}
+END_TEST
+
 START_TEST(output_too_small_is_retried_with_the_same_result)
 {
     static const double start[3] = { 15, 10, 20 }, theta[2] = { 60 * M_PI / 180, 40 * M_PI / 180 },
@@ -842,6 +896,7 @@ static Suite *tracker_suite(void)
     tc = tcase_create("contract");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, other_frames_pass_in_order_and_single_psa_frames_are_events);
+    tcase_add_test(tc, keep_input_passes_each_tracked_frame_before_its_gammas);
     tcase_add_test(tc, output_too_small_is_retried_with_the_same_result);
     tcase_add_test(tc, doppler_correction_uses_the_first_interaction);
     tcase_add_test(tc, truth_input_is_smeared_reproducibly);

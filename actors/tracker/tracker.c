@@ -16,6 +16,7 @@
 typedef struct tracker_conf {
     char *array, *geometry;
     kit_list device, clustering, path_model, input, beam;
+    bool keep_input;
     double min_cluster, min_single, theta_scale, pos_a, pos_b, energy_sigma;
     double shell_inner, shell_outer, beta, smear_a, smear_b;
     int64_t seed;
@@ -46,6 +47,9 @@ static const kit_key tracker_keys[] = {
     KEY("BeamDirection", KIT_LIST, beam, "0 0 1", .help = "x y z of the recoil direction (normalised)"),
     KEY("Input", KIT_LIST, input, "psa",
         .help = "psa: track event:data:psa and data:psa; truth: track narwhal:truth, positions smeared"),
+    KEY("KeepInput", KIT_BOOL, keep_input, "false",
+        .help = "true: with Input psa, each tracked frame also passes on, before its data:tracked (to compare "
+                "the PSA with the truth downstream)"),
     KEY("SmearSigmaA", KIT_REAL, smear_a, "2.7", KIT_RANGE(0, 1000),
         .help = "mm: Input truth smears each axis by A + B sqrt(100 keV / e)"),
     KEY("SmearSigmaB", KIT_REAL, smear_b, "6.2", KIT_RANGE(0, 1000), .help = "mm: B of the smearing"),
@@ -73,11 +77,12 @@ typedef struct item {
     const uint8_t *frame; /* a frame passed on; NULL: event `event` of the batch */
     uint32_t length;
     uint32_t event;
+    bool kept; /* the frame is a tracked one, passed on by KeepInput */
 } item;
 
 typedef struct counts {
     uint64_t events, gammas, singles, pairs, points, unused, big, too_many, truncated, skipped_hits,
-        passed;
+        passed, kept;
     double seconds;
 } counts;
 
@@ -245,6 +250,9 @@ static unsigned tracker_stop(void *algo_data)
                 (unsigned long long)c->truncated, ADF_TRACKED_MAX, TRACKER_STATUS_TRUNCATED,
                 (unsigned long long)c->skipped_hits);
     kit_log(t->k.name, KIT_INFO, "%llu other frames passed on", (unsigned long long)c->passed);
+    if (conf.keep_input)
+        kit_log(t->k.name, KIT_INFO, "%llu tracked frames passed on as well (KeepInput)",
+                (unsigned long long)c->kept);
     return 0;
 }
 
@@ -263,7 +271,7 @@ static void tracker_release(void *algo_data)
 
 /* ---- blocks -------------------------------------------------------------------- */
 
-static unsigned add_item(tracker *t, const adf_frame *f, bool pass)
+static unsigned add_item(tracker *t, const adf_frame *f, bool pass, bool kept)
 {
     if (t->n_items == t->cap_items) {
         size_t cap = t->cap_items ? 2 * t->cap_items : 1024;
@@ -273,12 +281,13 @@ static unsigned add_item(tracker *t, const adf_frame *f, bool pass)
         t->items = items;
         t->cap_items = cap;
     }
-    t->items[t->n_items++] = (item){ pass ? f->data : NULL, f->key.length, t->ev.n - (pass ? 0 : 1) };
+    t->items[t->n_items++] = (item){ pass ? f->data : NULL, f->key.length, t->ev.n - (pass ? 0 : 1), kept };
     return 0;
 }
 
 /* Records the frame's place in the output: a frame passed on, an event to
- * track, or both (a truth frame in truth mode passes on before its gammas). */
+ * track, or both (a truth frame in truth mode, and with KeepInput a psa
+ * frame, passes on before its gammas). */
 static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
 {
     tracker *t = ctx;
@@ -286,15 +295,18 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     unsigned code = 0;
     bool truth = f->key.id == ADF_ID_NW_TRUTH;
     (void)out;
-    if (!derived.truth && (f->key.id == ADF_ID_EVENT_DATA_PSA || f->key.id == ADF_ID_DATA_PSA))
-        code = tracker_events_add_psa(&t->ev, &t->lookup, f, t->psa, msg, sizeof msg);
-    else if (!(derived.truth && truth))
-        return add_item(t, f, true);
-    else if ((code = add_item(t, f, true)) == 0)
+    if (!derived.truth && (f->key.id == ADF_ID_EVENT_DATA_PSA || f->key.id == ADF_ID_DATA_PSA)) {
+        if (conf.keep_input)
+            code = add_item(t, f, true, true);
+        if (code == 0)
+            code = tracker_events_add_psa(&t->ev, &t->lookup, f, t->psa, msg, sizeof msg);
+    } else if (!(derived.truth && truth))
+        return add_item(t, f, true, false);
+    else if ((code = add_item(t, f, true, false)) == 0)
         code = tracker_events_add_truth(&t->ev, &t->lookup, &derived.smear, f, t->truth, msg, sizeof msg);
     if (code)
         return kit_fail(t->k.name, code, "%s", msg);
-    return add_item(t, f, false);
+    return add_item(t, f, false, false);
 }
 
 static void count_event(counts *c, const tr_event_info *info, uint32_t points, uint16_t status,
@@ -333,7 +345,8 @@ static unsigned on_end(void *ctx, bool flush, adf_writer *w)
         const item *it = &t->items[i];
         if (it->frame) {
             adf_put_frame(w, it->frame, it->length); /* a failure stays in w->status */
-            t->block.passed++;
+            t->block.kept += it->kept;
+            t->block.passed += !it->kept;
             continue;
         }
         uint32_t e = it->event, first = t->ev.first[e];
@@ -358,6 +371,7 @@ static void add_counts(counts *to, const counts *c)
     to->truncated += c->truncated;
     to->skipped_hits += c->skipped_hits;
     to->passed += c->passed;
+    to->kept += c->kept;
     to->seconds += c->seconds;
 }
 
