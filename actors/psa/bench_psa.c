@@ -33,7 +33,7 @@
 typedef struct options {
     const char *basis, *accuracy, *csv;
     size_t searches, cpu, naive;
-    double p;
+    double p, coarse_mm, radius_mm;
     int gpu;
     bool check;
 } options;
@@ -451,17 +451,18 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: bench-psa [--basis FILE] [--searches N] [--cpu N] [--naive N] [--exponent P] "
-            "[--gpu DEV] [--check]\n"
+            "[--gpu DEV] [--coarse MM] [--radius MM] [--check]\n"
             "       bench-psa --accuracy PSA-OUTPUT.adf [--csv FILE]\n"
             "defaults: --basis " DEFAULT_BASIS " (built when missing) --searches 65536 (GPU) --cpu 8192 "
-            "--naive 400 --exponent 0.3 --gpu 0\n"
+            "--naive 400 --exponent 0.3 --gpu 0 --coarse 6 --radius 8 (adaptive search, as PSA.conf)\n"
             "--check: exit 1 unless the CPU agrees with the naive reference and the GPU with the CPU\n");
     return 2;
 }
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){ .basis = DEFAULT_BASIS, .searches = 65536, .cpu = 8192, .naive = 400, .p = 0.3 };
+    *o = (options){ .basis = DEFAULT_BASIS, .searches = 65536, .cpu = 8192, .naive = 400, .p = 0.3,
+                    .coarse_mm = 6, .radius_mm = 8 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--check")) {
@@ -478,6 +479,8 @@ static int parse(int argc, char **argv, options *o)
         else if (!strcmp(a, "--cpu")) o->cpu = strtoul(v, NULL, 10);
         else if (!strcmp(a, "--naive")) o->naive = strtoul(v, NULL, 10);
         else if (!strcmp(a, "--exponent")) o->p = strtod(v, NULL);
+        else if (!strcmp(a, "--coarse")) o->coarse_mm = strtod(v, NULL);
+        else if (!strcmp(a, "--radius")) o->radius_mm = strtod(v, NULL);
         else if (!strcmp(a, "--gpu")) o->gpu = atoi(v);
         else return -1;
     }
@@ -494,8 +497,8 @@ static int prepare(bench *B)
         fprintf(stderr, "bench-psa: %s\n", ensure_basis(B->o.basis) ? "basisgen failed" : msg);
         return -1;
     }
-    psa_layout_params lp = { .window_start = B->basis.pretrigger - 1, .window = 40, .coarse_mm = 6,
-                             .radius_mm = 6, .f32 = 1, .i16 = 1 };
+    psa_layout_params lp = { .window_start = B->basis.pretrigger - 1, .window = 40,
+                             .coarse_mm = B->o.coarse_mm, .radius_mm = B->o.radius_mm, .f32 = 1, .i16 = 1 };
     for (unsigned s = 0; s < PSA_SEGMENTS; s++)
         lp.n_mask[s] = (uint8_t)psa_default_mask(s, lp.mask[s]);
     if (psa_layout_build(&B->layout, &B->basis, &lp, msg, sizeof msg) || psa_pow_fit(B->o.p, &B->pw, &err)) {

@@ -103,28 +103,49 @@ static void answer(psa_block *w, const psa_setup *s, int r)
 }
 
 /* Round 0's start times: each event's best point tried at shifted starts;
- * where the start moves, the event is aligned again and searched again. */
+ * where the start moves, the event is aligned again and searched again, and
+ * where that search finds another point, the start is tried again with it
+ * (at most REFINE_PASSES times), so that start and point agree. */
+enum { REFINE_PASSES = 3 };
+
 static unsigned refine(psa_block *w, const psa_setup *s)
 {
-    bool *moved = calloc(w->n_ev + 1, sizeof *moved);
-    size_t n = 0;
-    if (!moved)
+    bool *todo = malloc((w->n_ev + 1) * sizeof *todo);
+    uint32_t *before = malloc((w->n_ev + 1) * sizeof *before);
+    unsigned code = 0;
+    if (!todo || !before) {
+        free(todo);
+        free(before);
         return NARVAL_E_NOMEM;
-    for (size_t i = 0; i < w->batch.n; i++) {
-        psa_event *ev = &w->ev[w->owner[i]];
-        double shift = psa_event_refine(ev, ev->point[0], s->basis, s->layout, s->timing);
-        if (shift != ev->shift) {
-            ev->shift = shift;
-            psa_event_align(ev, s->basis, s->layout, s->timing);
-            moved[w->owner[i]] = true;
-            n++;
-        }
     }
-    unsigned code = n ? gather(w, s, 0, moved) : 0;
-    if (n && !code && !(code = run(w, s)))
+    for (size_t k = 0; k < w->n_ev; k++)
+        todo[k] = !w->ev[k].reject && w->ev[k].n_net > 0;
+    for (int pass = 0; pass < REFINE_PASSES && !code; pass++) {
+        size_t moved = 0;
+        for (size_t k = 0; k < w->n_ev; k++) {
+            psa_event *ev = &w->ev[k];
+            if (!todo[k])
+                continue;
+            double shift = psa_event_refine(ev, ev->point[0], s->basis, s->layout, s->timing);
+            todo[k] = shift != ev->shift;
+            before[k] = ev->point[0];
+            if (todo[k]) {
+                ev->shift = shift;
+                psa_event_align(ev, s->basis, s->layout, s->timing);
+                moved++;
+            }
+        }
+        if (!moved)
+            break;
+        if ((code = gather(w, s, 0, todo)) || (code = run(w, s)))
+            break;
         answer(w, s, 0);
-    w->refined += n;
-    free(moved);
+        w->refined += moved;
+        for (size_t k = 0; k < w->n_ev; k++)
+            todo[k] = todo[k] && w->ev[k].point[0] != before[k];
+    }
+    free(todo);
+    free(before);
     return code;
 }
 

@@ -39,9 +39,9 @@ static const kit_key keys[] = {
               "whole ring for the front ring" },
     { "CoarseGrid", KIT_REAL, offsetof(psa_settings, coarse_mm), "6", KIT_RANGE(0.1, 100),
       .help = "mm: cube of the adaptive search's coarse grid (one point per cube and segment)" },
-    { "AdaptiveRadius", KIT_REAL, offsetof(psa_settings, radius_mm), "6", KIT_RANGE(0, 100),
+    { "AdaptiveRadius", KIT_REAL, offsetof(psa_settings, radius_mm), "8", KIT_RANGE(0, 100),
       .help = "mm: the adaptive search's fine stage takes the points this near its best coarse point" },
-    { "EdgeFraction", KIT_REAL, offsetof(psa_settings, fraction), "0.1", KIT_RANGE(0.01, 0.49),
+    { "EdgeFraction", KIT_REAL, offsetof(psa_settings, fraction), "0.05", KIT_RANGE(0.01, 0.49),
       .help = "fraction of the amplitude (mean of the core and the first segment) where the edge "
               "gives the start time" },
     { "ShiftRange", KIT_REAL, offsetof(psa_settings, shift_range), "1", KIT_RANGE(0, 20),

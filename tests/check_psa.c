@@ -1,0 +1,681 @@
+/* check_psa.c: psa.so through the NARVAL ABI on a small basis built for the test: exact recovery at every segment, thresholds, masks, several hits, bad frames, output sizes, configuration errors, damaged basis, GPU equal to CPU; bench-psa's checks. */
+#define _XOPEN_SOURCE 700
+#include <check.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adf.h"
+#include "basis.h"
+#include "narval.h"
+#include "narwhal_exec.h"
+
+/*
+ * The basis: basisgen on a 5 mm grid (about 3,000 points, 60 samples), built
+ * once before the suite runs.  Events are made from its signals exactly as
+ * the detector would see a hit at a basis point: each channel's trace is the
+ * sum over the hits of energy x signal, shifted so that the charge is made
+ * at trace sample START, in ADC counts at GAIN per keV, no noise.
+ */
+enum { START = 10, SAMPLES = 100, CAP = 1 << 22 };
+#define GAIN 8.0
+#define E_HIT 1000.0
+
+typedef struct actor {
+    void *so;
+    narval_config_fn *config;
+    narval_register_fn *reg;
+    narval_lifecycle_fn *initialise, *start, *stop, *unload;
+    narval_filter_block_fn *block;
+} actor;
+
+typedef struct hit {
+    uint32_t point;
+    double e;
+} hit;
+
+static char dir[PATH_MAX], basis_path[PATH_MAX + 32], conf_dir[PATH_MAX + 32], log_path[PATH_MAX + 32];
+static det_basis basis;
+static actor psa;
+static uint8_t in[CAP], out[CAP];
+static adf_writer w;
+static adf_crystal crystal;
+
+/* ---- the basis and the actor ---------------------------------------------------- */
+
+static int build_basis(void)
+{
+    char cmd[3 * PATH_MAX], msg[600];
+    snprintf(dir, sizeof dir, "/tmp/check_psa.XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(basis_path, sizeof basis_path, "%s/test.basis", dir);
+    snprintf(conf_dir, sizeof conf_dir, "%s/conf", dir);
+    snprintf(log_path, sizeof log_path, "%s/search.log", dir);
+    mkdir(conf_dir, 0700);
+    snprintf(cmd, sizeof cmd, "%s --quiet --grid 5 --field-grid 2 --samples 60 -o %s > %s/basisgen.log",
+             nw_build_path("/bin/basisgen"), basis_path, dir);
+    if (system(cmd) != 0 || det_basis_load(&basis, basis_path, msg, sizeof msg)) {
+        fprintf(stderr, "check_psa: the test basis could not be built (%s)\n", cmd);
+        return -1;
+    }
+    return 0;
+}
+
+static void *sym(void *so, const char *name)
+{
+    void *p = dlsym(so, name);
+    ck_assert_msg(p != NULL, "the actor lacks %s", name);
+    return p;
+}
+
+static void setup(void)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", nw_build_path("/actors/psa.so"));
+    /* libgomp's threads outlive an OpenMP library: never unmap it */
+    psa.so = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    ck_assert_msg(psa.so != NULL, "dlopen %s: %s", path, dlerror());
+    *(void **)&psa.config = sym(psa.so, "process_config");
+    *(void **)&psa.reg = sym(psa.so, "process_register");
+    *(void **)&psa.initialise = sym(psa.so, "process_initialise");
+    *(void **)&psa.start = sym(psa.so, "process_start");
+    *(void **)&psa.stop = sym(psa.so, "process_stop");
+    *(void **)&psa.unload = sym(psa.so, "process_unload");
+    *(void **)&psa.block = sym(psa.so, "process_block");
+    adf_writer_init(&w, in, sizeof in);
+}
+
+/* PSA.conf: the test basis (unless text names another), the adaptive grid for it, then text. */
+static void write_conf(const char *text)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/PSA.conf", conf_dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    if (!strstr(text, "Basis "))
+        fprintf(f, "Basis %s\n", basis_path);
+    fprintf(f, "CoarseGrid 15\nAdaptiveRadius 16\n%s\n", text);
+    fclose(f);
+}
+
+/* process_config, register, initialise and start with PSA.conf = the common keys + text. */
+static void *open_actor(const char *text, unsigned expect_init)
+{
+    unsigned e;
+    write_conf(text);
+    psa.config(conf_dir, &e);
+    ck_assert_uint_eq(e, 0);
+    void *a = psa.reg(&e);
+    ck_assert_uint_eq(e, 0);
+    psa.initialise(a, &e);
+    ck_assert_uint_eq(e, expect_init);
+    if (e == 0) {
+        psa.start(a, &e);
+        ck_assert_uint_eq(e, 0);
+    }
+    return a;
+}
+
+static void close_actor(void *a)
+{
+    unsigned e;
+    psa.stop(a, &e);
+    ck_assert_uint_eq(e, 0);
+    psa.unload(a, &e);
+    ck_assert_uint_eq(e, 0);
+}
+
+static unsigned run_block(void *a, size_t in_size, unsigned cap, unsigned *used)
+{
+    unsigned e;
+    psa.block(a, in, (unsigned)in_size, out, cap, used, &e);
+    return e;
+}
+
+/* Runs stderr into a file while f(a) runs; returns its text (static). */
+static const char *stderr_of(void (*f)(void *), void *a)
+{
+    static char text[1 << 16];
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 2);
+    f(a);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    nw_slurp(fd, text, sizeof text);
+    return text;
+}
+
+/* ---- events ---------------------------------------------------------------------- */
+
+static double basis_at(uint32_t point, unsigned ch, int s)
+{
+    int j = s - START + (int)basis.pretrigger;
+    const float *sig = det_basis_point(&basis, point) + (size_t)ch * basis.n_samples;
+    return j < 0 ? 0 : sig[j < (int)basis.n_samples ? j : (int)basis.n_samples - 1];
+}
+
+/* A data:crystal frame of the hits (energies per segment and core from them). */
+static void put_event(uint32_t event, uint16_t crystal_id, const hit *h, int n)
+{
+    memset(&crystal, 0, sizeof crystal);
+    crystal.crystal_id = crystal_id;
+    crystal.n_channels = DET_CHANNELS;
+    crystal.n_samples = SAMPLES;
+    crystal.gain = (float)GAIN;
+    for (int k = 0; k < n; k++) {
+        crystal.energy[basis.segment[h[k].point]] += (float)h[k].e;
+        crystal.energy[DET_CORE] += (float)h[k].e;
+    }
+    for (unsigned ch = 0; ch < DET_CHANNELS; ch++)
+        for (int s = 0; s < SAMPLES; s++) {
+            double v = 0;
+            for (int k = 0; k < n; k++)
+                v += GAIN * h[k].e * basis_at(h[k].point, ch, s);
+            crystal.trace[ch][s] = (int16_t)lround(v);
+        }
+    ck_assert_int_eq(adf_crystal_write(&w, event, 1000 + event, &crystal), ADF_OK);
+}
+
+/* Points of segment s in basis order: the first, the middle and the last. */
+static uint32_t point_of(unsigned s, int which)
+{
+    uint32_t list[4096], n = 0;
+    for (uint32_t i = 0; i < basis.n_points && n < 4096; i++)
+        if (basis.segment[i] == (int32_t)s)
+            list[n++] = i;
+    ck_assert_uint_gt(n, 0);
+    return list[which == 0 ? 0 : which == 1 ? n / 2 : n - 1];
+}
+
+typedef struct found {
+    adf_psa p[256];
+    int n_psa, n_other;
+    uint32_t event[256];
+} found;
+
+static void read_output(unsigned used, found *f)
+{
+    adf_iter it;
+    adf_frame fr;
+    memset(f, 0, sizeof *f);
+    adf_iter_init(&it, out, used);
+    while (adf_iter_next(&it, &fr) > 0) {
+        if (fr.key.id == ADF_ID_DATA_PSA) {
+            ck_assert_int_lt(f->n_psa, 256);
+            ck_assert_int_eq(adf_psa_read(&fr, &f->p[f->n_psa]), ADF_OK);
+            f->event[f->n_psa++] = fr.key.event;
+        } else {
+            f->n_other++;
+        }
+    }
+}
+
+static void expect_at(const adf_psa_hit *h, uint32_t point)
+{
+    const float *p = &basis.pos[3 * (size_t)point];
+    ck_assert_msg(h->x == p[0] && h->y == p[1] && h->z == p[2],
+                  "segment %d: found (%.1f %.1f %.1f), the event was made at point %u (%.1f %.1f %.1f)",
+                  h->segment, h->x, h->y, h->z, point, p[0], p[1], p[2]);
+}
+
+/* Every segment, three points each, one hit per event: each found at its point. */
+static void exact_recovery(const char *conf)
+{
+    found f;
+    unsigned used;
+    uint32_t points[108];
+    int n = 0;
+    for (unsigned s = 0; s < DET_SEGMENTS; s++)
+        for (int which = 0; which < 3; which++) {
+            points[n] = point_of(s, which);
+            hit h = { points[n], E_HIT };
+            put_event((uint32_t)n++, 7, &h, 1);
+        }
+    void *a = open_actor(conf, 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    read_output(used, &f);
+    ck_assert_int_eq(f.n_psa, n);
+    for (int k = 0; k < n; k++) {
+        const adf_psa *p = &f.p[k];
+        ck_assert_uint_eq(f.event[k], (uint32_t)k);
+        ck_assert_uint_eq(p->crystal_id, 7);
+        ck_assert_uint_eq(p->n_hits, 1);
+        ck_assert_int_eq(p->hit[0].segment, basis.segment[points[k]]);
+        ck_assert_int_eq(p->hit[0].status, 0);
+        ck_assert_float_eq_tol(p->hit[0].e, E_HIT, 1e-3);
+        ck_assert_float_eq_tol(p->e0, E_HIT, 1e-3);
+        ck_assert_float_eq_tol(p->hit[0].t, START * 10.0, 1.0);
+        expect_at(&p->hit[0], points[k]);
+    }
+    close_actor(a);
+}
+
+/* ---- tests ----------------------------------------------------------------------- */
+
+START_TEST(found_exactly_full_float) { exact_recovery("Device cpu\nSearch full\nData float"); }
+END_TEST
+
+START_TEST(found_exactly_full_int16) { exact_recovery("Device cpu\nSearch full\nData int16"); }
+END_TEST
+
+START_TEST(found_exactly_adaptive) { exact_recovery("Device cpu\nSearch adaptive"); }
+END_TEST
+
+START_TEST(found_exactly_p2) { exact_recovery("Device cpu\nExponent 2"); }
+END_TEST
+
+START_TEST(found_exactly_portable_kernel) { exact_recovery("Device cpu\nCPUKernel portable"); }
+END_TEST
+
+START_TEST(found_exactly_reference) { exact_recovery("Device reference"); }
+END_TEST
+
+/* Segment energies under the threshold: no hit, but a data:psa frame all the same. */
+START_TEST(threshold_and_empty_events)
+{
+    found f;
+    unsigned used;
+    uint32_t p14 = point_of(14, 1), p33 = point_of(33, 1);
+    hit two[2] = { { p14, 30 }, { p33, 15 } }, low = { p14, 12 };
+    put_event(1, 3, two, 2);
+    put_event(2, 3, &low, 1);
+    size_t size = w.used;
+    void *a = open_actor("Device cpu", 0);
+    ck_assert_uint_eq(run_block(a, size, CAP, &used), 0);
+    read_output(used, &f);
+    ck_assert_int_eq(f.n_psa, 2);
+    ck_assert_uint_eq(f.p[0].n_hits, 1); /* 30 keV passes the default 20, 15 keV does not */
+    ck_assert_int_eq(f.p[0].hit[0].segment, 14);
+    ck_assert_uint_eq(f.p[1].n_hits, 0);
+    ck_assert_float_eq_tol(f.p[1].e0, 12, 1e-3);
+    close_actor(a);
+    a = open_actor("Device cpu\nThreshold 10", 0);
+    ck_assert_uint_eq(run_block(a, size, CAP, &used), 0);
+    read_output(used, &f);
+    ck_assert_uint_eq(f.p[0].n_hits, 2);
+    ck_assert_int_eq(f.p[0].hit[0].segment, 14); /* by decreasing energy */
+    ck_assert_int_eq(f.p[0].hit[1].segment, 33);
+    ck_assert_uint_eq(f.p[1].n_hits, 1);
+    close_actor(a);
+}
+END_TEST
+
+/* Two hits far apart, each found at its point once the other is subtracted. */
+START_TEST(two_hits_subtracted)
+{
+    found f;
+    unsigned used;
+    uint32_t a1 = point_of(1, 1), a2 = point_of(22, 1);
+    hit h[2] = { { a2, 400 }, { a1, 900 } };
+    put_event(5, 2, h, 2);
+    void *a = open_actor("Device cpu", 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    read_output(used, &f);
+    ck_assert_int_eq(f.n_psa, 1);
+    ck_assert_uint_eq(f.p[0].n_hits, 2);
+    ck_assert_int_eq(f.p[0].hit[0].segment, 1);
+    ck_assert_float_eq_tol(f.p[0].hit[0].e, 900, 1e-3);
+    expect_at(&f.p[0].hit[0], a1);
+    expect_at(&f.p[0].hit[1], a2);
+    close_actor(a);
+}
+END_TEST
+
+/* A Mask line whose only channel is the event's other net-charge segment
+ * leaves nothing to compare: the hit says so and sits at the segment's centre. */
+START_TEST(mask_from_config)
+{
+    found f;
+    unsigned used;
+    uint32_t p14 = point_of(14, 0), p13 = point_of(13, 1);
+    hit h[2] = { { p14, 600 }, { p13, 300 } };
+    put_event(9, 1, h, 2);
+    void *a = open_actor("Device cpu\nMask 14 13\nMask 13 12 7 19", 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    read_output(used, &f);
+    ck_assert_uint_eq(f.p[0].n_hits, 2);
+    ck_assert_int_eq(f.p[0].hit[0].segment, 14);
+    ck_assert_uint_eq(f.p[0].hit[0].status, 1);
+    ck_assert_uint_eq(f.p[0].hit[1].status, 0);
+    close_actor(a);
+    a = open_actor("Device cpu", 0); /* the default mask of 14 has eight channels */
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    read_output(used, &f);
+    ck_assert_uint_eq(f.p[0].hit[0].status, 0);
+    close_actor(a);
+}
+END_TEST
+
+/* Other frames pass through byte for byte and in order. */
+START_TEST(other_frames_pass_through)
+{
+    unsigned used;
+    static adf_truth t;
+    memset(&t, 0, sizeof t);
+    t.n_gammas = 1;
+    t.n_interactions = 1;
+    t.gamma[0] = (adf_truth_gamma){ 1332, 1332, { 0, 0, 1 }, 1, 1 };
+    t.hit[0] = (adf_truth_hit){ 4, 14, ADF_TRUTH_PHOTO, 1, 1332, { 1, 2, 3 }, { 4, 5, 6 }, 100 };
+    ck_assert_int_eq(adf_truth_write(&w, 1, 1001, &t), ADF_OK);
+    size_t truth_size = w.used;
+    hit h = { point_of(14, 1), 1332 };
+    put_event(1, 4, &h, 1);
+    void *a = open_actor("Device cpu", 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    ck_assert_mem_eq(out, in, truth_size);
+    adf_iter it;
+    adf_frame fr;
+    adf_iter_init(&it, out + truth_size, used - truth_size);
+    ck_assert_int_eq(adf_iter_next(&it, &fr), 1);
+    ck_assert_uint_eq(fr.key.id, ADF_ID_DATA_PSA);
+    ck_assert_uint_eq(fr.key.timestamp, 1001);
+    ck_assert_int_eq(adf_iter_next(&it, &fr), 0);
+    unsigned e;
+    psa.block(a, in, 0, out, CAP, &used, &e); /* the end-of-data call */
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, 0);
+    close_actor(a);
+}
+END_TEST
+
+/* A data:crystal frame claiming `channels` x SAMPLES, with `payload` bytes, traces all 0. */
+static void put_raw_crystal(uint32_t event, unsigned channels, unsigned payload, float gain, float energy)
+{
+    ck_assert_int_eq(adf_begin(&w, ADF_ID_DATA_CRYSTAL, event, event), ADF_OK);
+    uint8_t *d = adf_reserve(&w, payload);
+    ck_assert_ptr_nonnull(d);
+    memset(d, 0, payload);
+    adf_put_u16(d, 1);
+    adf_put_u16(d + 4, (uint16_t)channels);
+    adf_put_u16(d + 6, SAMPLES);
+    adf_put_f32(d + 8, gain);
+    for (unsigned ch = 0; ch < channels && 12 + 4 * ch + 4 <= payload; ch++)
+        adf_put_f32(d + 12 + 4 * ch, energy);
+    ck_assert_int_eq(adf_end(&w), ADF_OK);
+}
+
+static void *stop_target;
+static void stop_it(void *unused) { close_actor(stop_target); }
+
+/* Truncated, wrong channel count, absurd values: rejected and counted, the rest processed. */
+START_TEST(bad_frames_rejected_and_counted)
+{
+    found f;
+    unsigned used;
+    unsigned full = (unsigned)adf_crystal_payload_size(DET_CHANNELS, SAMPLES);
+    hit h = { point_of(20, 1), 800 };
+    put_event(1, 2, &h, 1);
+    put_raw_crystal(2, DET_CHANNELS, full - 2, 8, 10);             /* truncated */
+    put_raw_crystal(3, 36, (unsigned)adf_crystal_payload_size(36, SAMPLES), 8, 10); /* 36 channels */
+    put_raw_crystal(4, DET_CHANNELS, full, 0, 10);                 /* gain 0 */
+    put_raw_crystal(5, DET_CHANNELS, full, 8, NAN);                /* energy not finite */
+    put_raw_crystal(6, DET_CHANNELS, full, 8, 1e9);                /* absurd energy */
+    put_event(7, 2, &h, 1);
+    void *a = open_actor("Device cpu", 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    read_output(used, &f);
+    ck_assert_int_eq(f.n_psa, 2);
+    ck_assert_uint_eq(f.event[0], 1);
+    ck_assert_uint_eq(f.event[1], 7);
+    ck_assert_int_eq(f.n_other, 0);
+    stop_target = a;
+    const char *log = stderr_of(stop_it, NULL);
+    ck_assert_msg(strstr(log, "7 data:crystal frames: 2 hits") && strstr(log, "5 rejected"), "%s", log);
+    ck_assert_msg(strstr(log, "rejected 1 frames: payload size"), "%s", log);
+    ck_assert_msg(strstr(log, "rejected 1 frames: not 37 channels"), "%s", log);
+    ck_assert_msg(strstr(log, "rejected 1 frames: gain"), "%s", log);
+    ck_assert_msg(strstr(log, "rejected 2 frames: an energy"), "%s", log);
+}
+END_TEST
+
+/* Too small an output: the size needed, nothing consumed; then the same block fits. */
+START_TEST(output_too_small)
+{
+    found f;
+    unsigned used, used2;
+    for (uint32_t k = 0; k < 20; k++) {
+        hit h = { point_of(k % 36, 2), 500 + 10 * k };
+        put_event(k, 9, &h, 1);
+    }
+    void *a = open_actor("Device cpu", 0);
+    ck_assert_uint_eq(run_block(a, w.used, 100, &used), NARVAL_E_OUTPUT_SIZE);
+    ck_assert_uint_eq(used, 20 * (ADF_KEY_SIZE + adf_psa_payload_size(1)));
+    ck_assert_uint_eq(run_block(a, w.used, used, &used2), 0);
+    ck_assert_uint_eq(used2, used);
+    read_output(used2, &f);
+    ck_assert_int_eq(f.n_psa, 20);
+    stop_target = a;
+    const char *log = stderr_of(stop_it, NULL);
+    ck_assert_msg(strstr(log, "20 data:crystal frames: 20 hits"), "%s", log); /* counted once */
+}
+END_TEST
+
+/* One line per hit, with its point and FoM. */
+START_TEST(search_log_lines)
+{
+    char conf[PATH_MAX + 64], text[4096] = "";
+    unsigned used;
+    uint32_t pt = point_of(8, 1);
+    hit h = { pt, 700 };
+    put_event(3, 5, &h, 1);
+    snprintf(conf, sizeof conf, "Device cpu\nSearchLog %s", log_path);
+    void *a = open_actor(conf, 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    close_actor(a);
+    FILE *fp = fopen(log_path, "r");
+    ck_assert_ptr_nonnull(fp);
+    size_t n = fread(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    text[n] = 0;
+    unsigned ev, cry, seg, point;
+    const char *line = strchr(text, '\n');
+    ck_assert_ptr_nonnull(line);
+    ck_assert_int_eq(sscanf(line + 1, "%u %u %u %*f %u", &ev, &cry, &seg, &point), 4);
+    ck_assert_uint_eq(ev, 3);
+    ck_assert_uint_eq(cry, 5);
+    ck_assert_uint_eq(seg, 8);
+    ck_assert_uint_eq(point, pt);
+}
+END_TEST
+
+/* The same block on the GPU and on the CPU: the same bytes (skipped without a GPU). */
+START_TEST(gpu_equals_cpu)
+{
+    unsigned used_cpu, used_gpu, e;
+    static uint8_t cpu_out[CAP];
+    for (uint32_t k = 0; k < 72; k++) {
+        hit h[2] = { { point_of(k % 36, (int)(k % 3)), 900 }, { point_of((k + 17) % 36, 1), 250 } };
+        put_event(k, 1, h, 1 + (int)(k % 2));
+    }
+    const char *modes[] = { "Search full\nData float", "Search adaptive\nData float",
+                            "Search full\nData int16", "Search adaptive\nData int16" };
+    for (int m = 0; m < 4; m++) {
+        char conf[256];
+        snprintf(conf, sizeof conf, "Device cpu\n%s", modes[m]);
+        void *a = open_actor(conf, 0);
+        ck_assert_uint_eq(run_block(a, w.used, CAP, &used_cpu), 0);
+        memcpy(cpu_out, out, used_cpu);
+        close_actor(a);
+        snprintf(conf, sizeof conf, "Device gpu\n%s", modes[m]);
+        write_conf(conf);
+        psa.config(conf_dir, &e);
+        a = psa.reg(&e);
+        psa.initialise(a, &e);
+        if (e == NARVAL_E_DEVICE) {
+            fprintf(stderr, "check_psa: gpu_equals_cpu skipped: no usable GPU\n");
+            psa.unload(a, &e);
+            return;
+        }
+        ck_assert_uint_eq(e, 0);
+        psa.start(a, &e);
+        ck_assert_uint_eq(run_block(a, w.used, CAP, &used_gpu), 0);
+        ck_assert_uint_eq(used_gpu, used_cpu);
+        ck_assert_msg(memcmp(out, cpu_out, used_cpu) == 0, "GPU and CPU outputs differ (%s)", modes[m]);
+        close_actor(a);
+    }
+}
+END_TEST
+
+static unsigned config_code(const char *text)
+{
+    unsigned e;
+    write_conf(text);
+    psa.config(conf_dir, &e);
+    return e;
+}
+
+START_TEST(configuration_errors)
+{
+    ck_assert_uint_eq(config_code("Device cpu"), 0);
+    ck_assert_uint_eq(config_code("Device fpga"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("Search sideways"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("Data double"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("Exponent 0"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("Threshold -1"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("Mask 36 1 2"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("Mask 3 1 1"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("Mask 3 1 bulk"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("Mask 3 1\nMask 3 2"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("Mask 3 0 1 2 4 5 6 7 8 9 10 11 12 13 14 15 16 17"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("Mask 3 2 4 9 core\nMask 4 3"), 0);
+    ck_assert_uint_eq(config_code("Colour blue"), NARVAL_E_CONFIG);
+}
+END_TEST
+
+START_TEST(window_outside_basis)
+{
+    unsigned e;
+    void *a = open_actor("WindowLength 80", NARVAL_E_CONFIG);
+    psa.unload(a, &e);
+    ck_assert_uint_eq(e, 0);
+}
+END_TEST
+
+START_TEST(damaged_or_missing_basis)
+{
+    char damaged[PATH_MAX + 64], text[2 * PATH_MAX], cmd[3 * PATH_MAX];
+    unsigned e;
+    snprintf(damaged, sizeof damaged, "%s/damaged.basis", dir);
+    snprintf(cmd, sizeof cmd, "cp %s %s", basis_path, damaged);
+    ck_assert_int_eq(system(cmd), 0);
+    FILE *f = fopen(damaged, "r+b");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 5000, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, 5000, SEEK_SET);
+    fputc(c ^ 0x10, f); /* one bit of a signal */
+    fclose(f);
+    snprintf(text, sizeof text, "Basis %s", damaged);
+    void *a = open_actor(text, NARVAL_E_IO);
+    psa.unload(a, &e);
+    snprintf(text, sizeof text, "Basis %s/none.basis", dir);
+    a = open_actor(text, NARVAL_E_IO);
+    psa.unload(a, &e);
+    ck_assert_uint_eq(e, 0);
+}
+END_TEST
+
+/* Device gpu where none is usable: initialise fails with the device's code. */
+START_TEST(gpu_asked_without_one)
+{
+    unsigned e;
+    write_conf("Device gpu");
+    psa.config(conf_dir, &e);
+    void *a = psa.reg(&e);
+    psa.initialise(a, &e);
+    if (e == 0)
+        fprintf(stderr, "check_psa: gpu_asked_without_one skipped: a GPU is usable\n");
+    else
+        ck_assert_uint_eq(e, NARVAL_E_DEVICE);
+    psa.unload(a, &e);
+    ck_assert_uint_eq(e, 0);
+}
+END_TEST
+
+/* bench-psa on the test basis: the CPU against the naive reference (and the
+ * GPU against the CPU where there is one), the SIMD kernels bit for bit. */
+static void bench_check(const char *exponent)
+{
+    char cmd[3 * PATH_MAX];
+    static char text[1 << 16];
+    snprintf(cmd, sizeof cmd, "%s --basis %s --searches 1500 --cpu 1500 --naive 300 --coarse 15 "
+             "--radius 16 --exponent %s --check 2>&1", nw_build_path("/bin/bench-psa"), basis_path,
+             exponent);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(text, 1, sizeof text - 1, p);
+    text[n] = 0;
+    int status = pclose(p);
+    ck_assert_msg(status == 0, "%s\n%s", cmd, text);
+    ck_assert_msg(strstr(text, "CPU float full vs naive reference") && strstr(text, "portable = AVX"),
+                  "%s", text);
+    ck_assert_msg(!strstr(text, "FAILED"), "%s", text);
+    double err = 1;
+    const char *at = strstr(text, "largest relative error ");
+    ck_assert_ptr_nonnull(at);
+    ck_assert_int_eq(sscanf(at, "largest relative error %lf", &err), 1);
+    ck_assert_msg(err < 1e-5, "|d|^p error %g", err);
+}
+
+START_TEST(bench_checks_p03) { bench_check("0.3"); }
+END_TEST
+
+START_TEST(bench_checks_p2) { bench_check("2"); }
+END_TEST
+
+static Suite *psa_suite(void)
+{
+    Suite *s = suite_create("psa");
+    TCase *t = tcase_create("abi");
+    tcase_add_checked_fixture(t, setup, NULL);
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, found_exactly_full_float);
+    tcase_add_test(t, found_exactly_full_int16);
+    tcase_add_test(t, found_exactly_adaptive);
+    tcase_add_test(t, found_exactly_p2);
+    tcase_add_test(t, found_exactly_portable_kernel);
+    tcase_add_test(t, found_exactly_reference);
+    tcase_add_test(t, threshold_and_empty_events);
+    tcase_add_test(t, two_hits_subtracted);
+    tcase_add_test(t, mask_from_config);
+    tcase_add_test(t, other_frames_pass_through);
+    tcase_add_test(t, bad_frames_rejected_and_counted);
+    tcase_add_test(t, output_too_small);
+    tcase_add_test(t, search_log_lines);
+    tcase_add_test(t, gpu_equals_cpu);
+    tcase_add_test(t, configuration_errors);
+    tcase_add_test(t, window_outside_basis);
+    tcase_add_test(t, damaged_or_missing_basis);
+    tcase_add_test(t, gpu_asked_without_one);
+    tcase_add_test(t, bench_checks_p03);
+    tcase_add_test(t, bench_checks_p2);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    char cmd[PATH_MAX + 16];
+    if (build_basis())
+        return 1;
+    SRunner *sr = srunner_create(psa_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    det_basis_free(&basis);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd))
+        fprintf(stderr, "check_psa: could not remove %s\n", dir);
+    return failed ? 1 : 0;
+}
