@@ -1,6 +1,7 @@
 /* psa_block.c: a block's data:crystal frames through the rounds of searches, and their data:psa frames. */
 #include "psa_block.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,9 +104,10 @@ static void answer(psa_block *w, const psa_setup *s, int r)
 }
 
 /* Round 0's start times: each event's best point tried at shifted starts;
- * where the start moves, the event is aligned again and searched again, and
- * where that search finds another point, the start is tried again with it
- * (at most REFINE_PASSES times), so that start and point agree. */
+ * where the start moves, the event is searched again, and where that search
+ * finds another point, the start is tried again with it (at most
+ * REFINE_PASSES times), so that start and point agree.  After the first
+ * pass, a move of less than half a ShiftStep is kept without a search. */
 enum { REFINE_PASSES = 3 };
 
 static unsigned refine(psa_block *w, const psa_setup *s)
@@ -127,13 +129,14 @@ static unsigned refine(psa_block *w, const psa_setup *s)
             if (!todo[k])
                 continue;
             double shift = psa_event_refine(ev, ev->point[0], s->basis, s->layout, s->timing);
-            todo[k] = shift != ev->shift;
+            todo[k] = pass == 0 ? shift != ev->shift
+                                : fabs(shift - ev->shift) >= 0.5 * s->timing->shift_step;
             before[k] = ev->point[0];
-            if (todo[k]) {
+            if (shift != ev->shift) {
                 ev->shift = shift;
                 psa_event_align(ev, s->basis, s->layout, s->timing);
-                moved++;
             }
+            moved += todo[k];
         }
         if (!moved)
             break;

@@ -47,6 +47,18 @@ static int gpu_upload(psa_engine *e, char *msg, size_t len)
     free(near);
     return rc;
 }
+
+/* Every answer names a column of its segment (a device that returned garbage is a failed one). */
+static bool answered(const psa_engine *e, const psa_batch *b, char *why, size_t len)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->q[i].column >= e->layout->seg[b->q[i].segment].n_points) {
+            snprintf(why, len, "search %zu of %zu came back with column %u, segment %u has %u", i, b->n,
+                     b->q[i].column, b->q[i].segment, e->layout->seg[b->q[i].segment].n_points);
+            return false;
+        }
+    return true;
+}
 #endif
 
 /* Picks the GPU when asked or when usable; msg tells the choice. */
@@ -123,7 +135,8 @@ unsigned psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg,
         const void *meas = e->p.data == PSA_I16 ? (const void *)b->meas16 : b->meas;
         char why[384];
         if (gs_gpu_search(e->gpu, b->q, b->n, meas, e->p.mode == PSA_ADAPTIVE, why, sizeof why) ==
-            GS_GPU_OK)
+                GS_GPU_OK &&
+            answered(e, b, why, sizeof why))
             return 0;
         snprintf(msg, len, "the GPU failed (%s); the searches go on on the CPU (%s)", why,
                  psa_simd_name(e->cpu.simd));
@@ -132,7 +145,5 @@ unsigned psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg,
         *fell_back = true;
     }
 #endif
-    (void)msg;
-    (void)len;
     return psa_cpu_search(&e->cpu, b, e->p.mode) ? NARVAL_E_NOMEM : 0;
 }
