@@ -180,17 +180,55 @@ void emu_calls_wind_down(emu_calls *s)
         }
 }
 
-/* Top-level frames of a buffer; a malformed one is reported once per actor
- * (the next actor will refuse it) and counting stops there. */
+static void count_kind(emu_actor_stats *st, uint32_t id, int inside)
+{
+    unsigned i = 0;
+    while (i < st->n_kinds && st->kinds[i].id != id)
+        i++;
+    if (i == EMU_MAX_KINDS) {
+        st->other_kinds++;
+        return;
+    }
+    if (i == st->n_kinds)
+        st->kinds[st->n_kinds++] = (emu_kind_count){.id = id};
+    if (inside)
+        st->kinds[i].inside++;
+    else
+        st->kinds[i].frames++;
+}
+
+/* The sub-frames of a composite, at every depth: adf_iter_next checked them
+ * all with their parent, so these iterators cannot fail. */
+static void count_members(emu_actor_stats *st, const adf_frame *parent)
+{
+    adf_iter sub;
+    adf_frame f;
+    if (adf_iter_sub(&sub, parent) != ADF_OK)
+        return;
+    while (adf_iter_next(&sub, &f) > 0) {
+        count_kind(st, f.key.id, 1);
+        if (adf_id_is_composite(f.key.id))
+            count_members(st, &f);
+    }
+}
+
+/* Top-level frames of a buffer, and every frame by key id in actor k's
+ * stats; a malformed one is reported once per actor (the next actor will
+ * refuse it) and counting stops there. */
 static unsigned long long count_frames(emu_calls *s, size_t k, const uint8_t *data, unsigned size)
 {
+    emu_actor_stats *st = &s->res->actors[k];
     adf_iter it;
     adf_frame f;
     unsigned long long n = 0;
     int rc;
     adf_iter_init(&it, data, size);
-    while ((rc = adf_iter_next(&it, &f)) > 0)
+    while ((rc = adf_iter_next(&it, &f)) > 0) {
         n++;
+        count_kind(st, f.key.id, 0);
+        if (adf_id_is_composite(f.key.id))
+            count_members(st, &f);
+    }
     if (rc < 0 && !s->warned[k] && s->o->log) {
         char why[256];
         adf_iter_describe(&it, why, sizeof why);

@@ -3,19 +3,20 @@
 #include "adf.h"
 #include "emu.h"
 
+#include "scan.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-#define DUMP_CHUNK (1u << 20) /* the first read buffer; grown for a larger frame */
+#include <unistd.h>
 
 typedef struct dumper {
     FILE *out;
     unsigned long long frames;      /* all frames printed, sub-frames included */
     unsigned long long top;         /* top-level frames printed */
     unsigned long long undecodable; /* known payloads that did not decode */
+    unsigned long long max_frames;  /* top-level frames to print; 0: all */
     union {                         /* decoding scratch: adf_crystal and adf_truth are about 40 KiB */
         adf_crystal crystal;
         adf_psa psa;
@@ -169,91 +170,34 @@ static void print_tree(dumper *d, const adf_frame *f, uint64_t base)
 }
 
 /* Prints the frames of one chunk; returns 1 when max_frames is reached. */
-static int print_chunk(dumper *d, const uint8_t *buf, size_t used, uint64_t base, unsigned long long max_frames)
+static int print_chunk(void *ctx, const uint8_t *buf, size_t used, uint64_t base)
 {
+    dumper *d = ctx;
     adf_iter it;
     adf_frame f;
     adf_iter_init(&it, buf, used);
     while (adf_iter_next(&it, &f) > 0) {
-        if (max_frames && d->top >= max_frames)
+        if (d->max_frames && d->top >= d->max_frames)
             return 1;
         print_tree(d, &f, base);
         d->top++;
     }
-    return max_frames && d->top >= max_frames;
-}
-
-static uint64_t file_size(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 ? (uint64_t)st.st_size : UINT64_MAX;
-}
-
-/* After ADF_E_TOO_BIG: a buffer as large as the next frame, unless the file
- * is too short to hold it (then it is truncated) or it exceeds the limit. */
-static int grow_for_frame(adf_file *f, const char *path, uint8_t **buf, size_t *cap, char *err, size_t errlen)
-{
-    size_t need = adf_file_next_length(f);
-    uint64_t at = adf_file_offset(f), size = file_size(path);
-    if (size != UINT64_MAX && at + need > size)
-        return emu_fail(err, errlen, EMU_E_RUN,
-                        "%s: the file ends inside the frame at offset %llu: length %zu, only %llu bytes left", path,
-                        (unsigned long long)at, need, (unsigned long long)(size - at));
-    if (need > EMU_MAX_BUFFER)
-        return emu_fail(err, errlen, EMU_E_RUN, "%s: the frame at offset %llu is %zu bytes, above the %u-byte limit",
-                        path, (unsigned long long)at, need, EMU_MAX_BUFFER);
-    uint8_t *grown = realloc(*buf, need);
-    if (!grown)
-        return emu_fail(err, errlen, EMU_E_RUN, "%s: out of memory for a %zu-byte frame", path, need);
-    *buf = grown;
-    *cap = need;
-    return EMU_OK;
-}
-
-static int dump_file(dumper *d, adf_file *f, const char *path, unsigned long long max_frames, char *err,
-                     size_t errlen)
-{
-    size_t cap = DUMP_CHUNK, used = 0;
-    uint8_t *buf = malloc(cap);
-    int rc = EMU_OK;
-    if (!buf)
-        return emu_fail(err, errlen, EMU_E_RUN, "%s: out of memory", path);
-    for (;;) {
-        uint64_t base = adf_file_offset(f);
-        int st = adf_file_read(f, buf, cap, &used, NULL);
-        if (st == ADF_E_TOO_BIG) {
-            rc = grow_for_frame(f, path, &buf, &cap, err, errlen);
-            if (rc != EMU_OK)
-                break;
-            continue;
-        }
-        if (st != ADF_OK) {
-            adf_file_describe(f, st, err, errlen);
-            rc = EMU_E_RUN;
-            break;
-        }
-        if (used == 0 || print_chunk(d, buf, used, base, max_frames))
-            break;
-    }
-    free(buf);
-    return rc;
+    return d->max_frames && d->top >= d->max_frames;
 }
 
 int emu_dump(const char *path, unsigned long long max_frames, FILE *out, char *err, size_t errlen)
 {
-    adf_file *f = NULL;
-    dumper d = {.out = out, .scratch = malloc(sizeof *d.scratch)};
+    dumper d = {.out = out, .max_frames = max_frames, .scratch = malloc(sizeof *d.scratch)};
     if (!d.scratch)
         return emu_fail(err, errlen, EMU_E_RUN, "%s: out of memory", path);
-    if (adf_file_open_read(&f, path) != ADF_OK) {
+    if (access(path, R_OK) != 0) {
         int rc = emu_fail(err, errlen, EMU_E_TOPOLOGY, "%s: cannot open: %s", path, strerror(errno));
         free(d.scratch);
         return rc;
     }
     fprintf(out, "%-12s %10s  %-10s  %-20s %10s %15s  %s\n", "offset", "length", "id", "name", "event",
             "timestamp", "summary");
-    int rc = dump_file(&d, f, path, max_frames, err, errlen);
-    adf_file_close(f);
+    int rc = emu_scan_file(path, print_chunk, &d, err, errlen);
     free(d.scratch);
     fprintf(out, "%llu frames (%llu top-level)\n", d.frames, d.top);
     if (rc == EMU_OK && d.undecodable)

@@ -5,6 +5,7 @@
 #include "loader.h"
 #include "report.h"
 #include "run.h"
+#include "summary.h"
 #include "topology.h"
 
 #include <errno.h>
@@ -22,7 +23,8 @@
 static const char usage[] =
     "usage: narwhal COMMAND ...\n"
     "\n"
-    "  narwhal run TOPOLOGY.xml [--actors DIR] [--conf DIR] [--blocks N] [--pipeline [--ring N]] [-v]\n"
+    "  narwhal run TOPOLOGY.xml [--actors DIR] [--conf DIR] [--blocks N] [--pipeline [--ring N]]\n"
+    "              [--report FILE] [-v]\n"
     "      Loads every actor of the topology and runs the chain: the producer fills a buffer,\n"
     "      each intermediary turns it into the next, the consumer takes the last, until the\n"
     "      producer's data end, N producer blocks were run (--blocks), or SIGINT or SIGTERM\n"
@@ -42,6 +44,8 @@ static const char usage[] =
     "      time in process_block.\n"
     "      An actor that answers NARVAL_E_OUTPUT_SIZE gets its output buffer enlarged (to what\n"
     "      it needs, at least twice the old size, at most 1 GiB) and the same call again.\n"
+    "      --report FILE also writes the table, and the frames each actor emitted by key id,\n"
+    "      to FILE (tab-separated records, emulator/report.h) for `narwhal summary`.\n"
     "  narwhal validate TOPOLOGY.xml [--actors DIR] [--conf DIR] [-v]\n"
     "      Every check of `run` (XML, chain, libraries, symbols) and each library's\n"
     "      process_config; registers nothing.  Prints \"FILE: ok (N actors: a -> b -> c)\".\n"
@@ -51,6 +55,15 @@ static const char usage[] =
     "      One line per frame (offset, length, id, name, event, timestamp), sub-frames\n"
     "      indented, known payloads summarised (data:crystal, data:psa, data:tracked,\n"
     "      narwhal:truth, meta:eof); at most N top-level frames.\n"
+    "  narwhal summary FILE.adf [--report FILE] [--plots DIR] [--histo DIR] [--window KEV]\n"
+    "      What a chain's output file says, for a physicist: the events and frames, followed\n"
+    "      from the producer (--report of its run) to the file, with what was rejected and by\n"
+    "      whom; the PSA's hits against the simulation truth (rms per axis, against energy);\n"
+    "      photopeak efficiency and peak-to-total of the tracked gamma rays against the\n"
+    "      crystals' energies and their sum per event (photopeak: within --window KEV, default\n"
+    "      5, of each emitted line); the spectra and plots (--plots DIR: CSV, gnuplot PNGs;\n"
+    "      --histo DIR: histo's files listed); the run's table.  Exit status 1 when the\n"
+    "      frames do not balance.\n"
     "  narwhal help | --help\n"
     "\n"
     "options:\n"
@@ -84,6 +97,10 @@ typedef struct options {
     unsigned long long ring;
     int pipeline;
     int verbose;
+    const char *report;
+    const char *plots;
+    const char *histo;
+    double window;
 } options;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -105,6 +122,17 @@ static int parse_count(const char *text, const char *option, unsigned long long 
     unsigned long long v = strtoull(text, &end, 10);
     if (!text[0] || *end || errno || text[0] == '-' || v == 0)
         return usage_error("%s needs a positive whole number", option);
+    *out = v;
+    return EMU_OK;
+}
+
+static int parse_window(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (!text[0] || *end || errno || !(v > 0 && v <= 1000))
+        return usage_error("--window needs a half-width in keV, above 0 and at most 1000");
     *out = v;
     return EMU_OK;
 }
@@ -155,25 +183,54 @@ static int parse_option(int argc, char **argv, int *i, options *o)
         return parse_count(value, "--max", &o->max_frames);
     if (is_option(arg, "--ring") && (value = option_value(argc, argv, i, "--ring")))
         return parse_count(value, "--ring", &o->ring);
+    if (is_option(arg, "--report") && (value = option_value(argc, argv, i, "--report"))) {
+        o->report = value;
+        return EMU_OK;
+    }
+    if (is_option(arg, "--plots") && (value = option_value(argc, argv, i, "--plots"))) {
+        o->plots = value;
+        return EMU_OK;
+    }
+    if (is_option(arg, "--histo") && (value = option_value(argc, argv, i, "--histo"))) {
+        o->histo = value;
+        return EMU_OK;
+    }
+    if (is_option(arg, "--window") && (value = option_value(argc, argv, i, "--window")))
+        return parse_window(value, &o->window);
     if (is_option(arg, "--actors") || is_option(arg, "--conf") || is_option(arg, "--blocks") ||
-        is_option(arg, "--max") || is_option(arg, "--ring"))
+        is_option(arg, "--max") || is_option(arg, "--ring") || is_option(arg, "--report") ||
+        is_option(arg, "--plots") || is_option(arg, "--histo") || is_option(arg, "--window"))
         return usage_error("%s needs a value", arg);
     return usage_error("unknown option '%s'", arg);
 }
 
 /* Which options each command takes. */
-static int check_allowed(const options *o, int has_dirs, int has_conf, int has_blocks, int has_max, int has_pipeline)
+enum {
+    TAKES_ACTORS = 1,
+    TAKES_CONF = 2,
+    TAKES_BLOCKS = 4,
+    TAKES_MAX = 8,
+    TAKES_PIPELINE = 16,
+    TAKES_REPORT = 32,
+    TAKES_SUMMARY = 64, /* --plots, --histo, --window */
+};
+
+static int check_allowed(const options *o, unsigned takes)
 {
-    if (o->n_dirs && !has_dirs)
+    if (o->n_dirs && !(takes & TAKES_ACTORS))
         return usage_error("'%s' takes no --actors", o->command);
-    if (o->conf_dir && !has_conf)
+    if (o->conf_dir && !(takes & TAKES_CONF))
         return usage_error("'%s' takes no --conf", o->command);
-    if (o->blocks && !has_blocks)
+    if (o->blocks && !(takes & TAKES_BLOCKS))
         return usage_error("'%s' takes no --blocks", o->command);
-    if (o->max_frames && !has_max)
+    if (o->max_frames && !(takes & TAKES_MAX))
         return usage_error("'%s' takes no --max", o->command);
-    if ((o->pipeline || o->ring) && !has_pipeline)
+    if ((o->pipeline || o->ring) && !(takes & TAKES_PIPELINE))
         return usage_error("'%s' takes no --%s", o->command, o->pipeline ? "pipeline" : "ring");
+    if (o->report && !(takes & TAKES_REPORT))
+        return usage_error("'%s' takes no --report", o->command);
+    if ((o->plots || o->histo || o->window) && !(takes & TAKES_SUMMARY))
+        return usage_error("'%s' takes no --%s", o->command, o->plots ? "plots" : o->histo ? "histo" : "window");
     if (o->ring && !o->pipeline)
         return usage_error("--ring sets the depth of --pipeline's rings; add --pipeline");
     if (o->ring > EMU_MAX_RING)
@@ -318,6 +375,19 @@ static int command_validate(session *s)
     return EMU_OK;
 }
 
+/* The report is written whatever became of the run: a failed run's counts
+ * say how far its frames got. */
+static int write_report(session *s)
+{
+    FILE *fp = fopen(s->o.report, "w");
+    int ok = fp && emu_report_write(fp, s->c, &s->res) == 0;
+    if (fp && fclose(fp) != 0)
+        ok = 0;
+    if (!ok)
+        fprintf(stderr, "narwhal: --report %s: cannot write: %s\n", s->o.report, strerror(errno));
+    return ok ? EMU_OK : EMU_E_RUN;
+}
+
 static int command_run(session *s)
 {
     int rc = load(s);
@@ -333,7 +403,15 @@ static int command_run(session *s)
     s->err[0] = '\0';
     fflush(stderr);
     emu_report_print(stdout, s->c, &s->res);
+    if (s->o.report && write_report(s) != EMU_OK && rc == EMU_OK)
+        rc = EMU_E_RUN;
     return rc;
+}
+
+static int command_summary(session *s)
+{
+    emu_summary_options so = {.report = s->o.report, .plots = s->o.plots, .histo = s->o.histo, .window = s->o.window};
+    return emu_summary_run(s->o.target, &so, stdout, s->err, sizeof s->err);
 }
 
 static int run_command(session *s, int argc, char **argv)
@@ -342,18 +420,22 @@ static int run_command(session *s, int argc, char **argv)
         return EMU_E_TOPOLOGY;
     const char *cmd = s->o.command;
     if (strcmp(cmd, "run") == 0)
-        return check_allowed(&s->o, 1, 1, 1, 0, 1) ? EMU_E_TOPOLOGY : command_run(s);
+        return check_allowed(&s->o, TAKES_ACTORS | TAKES_CONF | TAKES_BLOCKS | TAKES_PIPELINE | TAKES_REPORT)
+                   ? EMU_E_TOPOLOGY
+                   : command_run(s);
     if (strcmp(cmd, "validate") == 0)
-        return check_allowed(&s->o, 1, 1, 0, 0, 0) ? EMU_E_TOPOLOGY : command_validate(s);
+        return check_allowed(&s->o, TAKES_ACTORS | TAKES_CONF) ? EMU_E_TOPOLOGY : command_validate(s);
+    if (strcmp(cmd, "summary") == 0)
+        return check_allowed(&s->o, TAKES_REPORT | TAKES_SUMMARY) ? EMU_E_TOPOLOGY : command_summary(s);
     if (strcmp(cmd, "inspect") == 0) {
-        if (check_allowed(&s->o, 1, 0, 0, 0, 0))
+        if (check_allowed(&s->o, TAKES_ACTORS))
             return EMU_E_TOPOLOGY;
         if (s->o.n_dirs == 0)
             default_actor_dirs(s);
         return emu_inspect(s->o.target, s->o.dirs, s->o.n_dirs, stdout, s->err, sizeof s->err);
     }
     if (strcmp(cmd, "dump") == 0)
-        return check_allowed(&s->o, 0, 0, 0, 1, 0) ? EMU_E_TOPOLOGY
+        return check_allowed(&s->o, TAKES_MAX) ? EMU_E_TOPOLOGY
                                                  : emu_dump(s->o.target, s->o.max_frames, stdout, s->err, sizeof s->err);
     return usage_error("unknown command '%s'", cmd);
 }

@@ -1,7 +1,10 @@
 /* report.c: the table printed at the end of a run: per actor blocks, frames, bytes, time, share and waits. */
 #include "report.h"
 
+#include "adf.h"
+
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *base_name(const char *path)
@@ -104,4 +107,83 @@ void emu_report_chain(FILE *out, const emu_topology *t)
 {
     for (size_t k = 0; k < t->n_actors; k++)
         fprintf(out, "%s%s", k ? " -> " : "", t->actors[k].name);
+}
+
+static const char *end_name(enum emu_end end)
+{
+    switch (end) {
+    case EMU_END_DATA: return "data";
+    case EMU_END_LIMIT: return "limit";
+    case EMU_END_SIGNAL: return "signal";
+    case EMU_END_ERROR: break;
+    }
+    return "error";
+}
+
+/* A field of a record: a tab or a line break in a name would split it. */
+static void put_field(FILE *out, const char *text)
+{
+    fputc('\t', out);
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        fputc(*p < 0x20 ? ' ' : *p, out);
+}
+
+static void write_actor(FILE *out, const emu_chain *c, const emu_run_result *r, size_t k)
+{
+    const emu_actor_stats *st = &r->actors[k];
+    const char *name = c->topology->actors[k].name;
+    fputs("actor", out);
+    put_field(out, name);
+    put_field(out, base_name(c->libraries[c->library_of[k]].path));
+    fprintf(out, "\t%llu\t%llu\t%llu\t%llu\t%llu\t%.6f\t%.6f\t%.6f\t%.6f\n", st->blocks, st->frames_in,
+            st->frames_out, st->bytes_in, st->bytes_out, st->seconds, st->block_seconds, st->wait_input,
+            st->wait_output);
+    for (unsigned i = 0; i < st->n_kinds; i++) {
+        const char *id_name = adf_id_name(st->kinds[i].id);
+        fputs("kind", out);
+        put_field(out, name);
+        fprintf(out, "\t0x%08x\t%s\t%llu\t%llu\n", st->kinds[i].id, id_name ? id_name : "?", st->kinds[i].frames,
+                st->kinds[i].inside);
+    }
+    if (st->other_kinds) {
+        fputs("other", out);
+        put_field(out, name);
+        fprintf(out, "\t%llu\n", st->other_kinds);
+    }
+}
+
+/* The printed table, each of its lines as a "table" record. */
+static int write_table(FILE *out, const emu_chain *c, const emu_run_result *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return -1;
+    emu_report_print(mem, c, r);
+    if (fclose(mem) != 0) {
+        free(text);
+        return -1;
+    }
+    for (char *line = text; *line;) {
+        size_t n = strcspn(line, "\n");
+        fprintf(out, "table\t%.*s\n", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
+    free(text);
+    return 0;
+}
+
+int emu_report_write(FILE *out, const emu_chain *c, const emu_run_result *r)
+{
+    fputs("narwhal-report\t1\ntopology", out);
+    put_field(out, c->topology->path);
+    fputc('\n', out);
+    fprintf(out, "run\t%s\t%u\t%.6f\t%.6f\t%s\t%llu\n", r->ring_depth ? "pipelined" : "sequential", r->ring_depth,
+            r->wall_seconds, r->block_seconds, end_name(r->end), r->blocks);
+    for (size_t k = 0; k < c->topology->n_actors; k++)
+        write_actor(out, c, r, k);
+    if (write_table(out, c, r) != 0)
+        return -1;
+    return ferror(out) ? -1 : 0;
 }

@@ -2,9 +2,21 @@
 #ifndef NARWHAL_RUN_H
 #define NARWHAL_RUN_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "loader.h"
+
+/* The frames of one key id an actor emitted: at the top level of its
+ * buffers, and as sub-frames of a composite (event:data:psa's data:psa). */
+typedef struct emu_kind_count {
+    uint32_t id;
+    unsigned long long frames;
+    unsigned long long inside;
+} emu_kind_count;
+
+/* Key ids counted apart per actor; frames of further ids go to other_kinds. */
+#define EMU_MAX_KINDS 16
 
 typedef struct emu_actor_stats {
     unsigned long long blocks;     /* process_block calls that succeeded (end-of-data and flush calls too) */
@@ -18,6 +30,9 @@ typedef struct emu_actor_stats {
     double block_seconds;          /* of which in process_block */
     double wait_input;             /* pipelined: its thread waited for a block from upstream */
     double wait_output;            /* pipelined: its thread waited for a free buffer downstream */
+    emu_kind_count kinds[EMU_MAX_KINDS]; /* what it emitted, by key id, in the order first seen */
+    unsigned n_kinds;
+    unsigned long long other_kinds; /* frames (any depth) of ids beyond the EMU_MAX_KINDS first */
 } emu_actor_stats;
 
 enum emu_end {

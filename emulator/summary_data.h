@@ -1,0 +1,100 @@
+/* summary_data.h: what `narwhal summary` keeps of an output file while it reads it, shared by its modules. */
+#ifndef NARWHAL_SUMMARY_DATA_H
+#define NARWHAL_SUMMARY_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adf.h"
+#include "run.h"
+#include "summary.h"
+
+/* A growable array of elements of one size. */
+typedef struct sum_vec {
+    void *p;
+    size_t n, cap;
+} sum_vec;
+
+/* Room for one more element of size bytes, zeroed; NULL when out of memory. */
+void *sum_push(sum_vec *v, size_t size);
+void sum_vec_free(sum_vec *v);
+
+/* A point in a crystal: a PSA hit, or the truth's deposits of one event in one
+ * segment (their energy-weighted centre, which is what the PSA looks for). */
+typedef struct sum_point {
+    uint32_t event;
+    uint16_t crystal, segment;
+    float e;
+    float pos[3]; /* crystal frame, mm */
+} sum_point;
+
+/* One data:psa frame: a crystal of a generator event, in built event `built`. */
+typedef struct sum_crystal {
+    uint32_t event, built;
+    uint16_t crystal;
+    float e0;
+} sum_crystal;
+
+typedef struct sum_truth {
+    uint32_t event;
+    uint8_t missed; /* every γ of the event missed the germanium */
+} sum_truth;
+
+/* An event as the builder made it, and what the tracker said of it. */
+typedef struct sum_built {
+    uint32_t event;     /* its key */
+    uint64_t timestamp;
+    int status;         /* of its data:tracked; -1 until one is seen */
+    uint32_t first_member; /* the generator event of its first data:psa */
+    uint8_t mixed;      /* its data:psa come from more than one generator event */
+} sum_built;
+
+typedef struct sum_data {
+    sum_vec truth, truth_points, hits, crystals, built;
+    sum_vec tracked_e; /* float: energies of the tracked γ (Doppler-corrected when beta is set) */
+    long last_built;   /* the built event the previous top-level frame held, else -1 */
+    double max_energy; /* the highest emitted γ energy */
+    adf_truth *truth_frame; /* decoding scratch (large) */
+    adf_psa psa_frame;
+    adf_tracked tracked_frame;
+    emu_summary *s;
+    const char *path;
+    char *err;
+    size_t errlen;
+} sum_data;
+
+/* Reads the file into d and the frame counts of d->s. */
+int sum_read_file(sum_data *d);
+void sum_data_free(sum_data *d);
+
+/* An actor of the run's report: its frame counts and what it emitted, by id. */
+typedef struct sum_actor {
+    char name[64];
+    unsigned long long frames_in, frames_out;
+    emu_kind_count kinds[EMU_MAX_KINDS];
+    unsigned n_kinds;
+} sum_actor;
+
+typedef struct sum_report {
+    sum_vec actors; /* sum_actor, chain order */
+    sum_vec table;  /* char: the printed table, lines ending in '\n' */
+} sum_report;
+
+/* Reads a `narwhal run --report` file; a malformed one is EMU_E_RUN naming its line. */
+int sum_read_report(const char *path, sum_report *r, char *err, size_t errlen);
+void sum_report_free(sum_report *r);
+
+/* The frames of id that actor a emitted, top-level plus inside composites. */
+unsigned long long sum_emitted(const sum_actor *a, uint32_t id);
+
+/* The checks that follow the producer's frames to the file (after sum_read_file). */
+void sum_check_balance(emu_summary *s, const sum_report *r);
+
+/* Events, PSA against the truth, spectra, efficiencies (after sum_read_file). */
+int sum_physics(sum_data *d);
+
+/* The data files and the gnuplot pictures under dir; msg says what was
+ * written or why not.  0 on success. */
+int sum_plot(const emu_summary *s, const char *dir, char *msg, size_t len);
+
+#endif

@@ -1,0 +1,238 @@
+/* summary_read.c: `narwhal summary` reads an output file: truth, PSA hits, built events, tracked γ rays. */
+#include "summary_data.h"
+#include "emu.h"
+#include "scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void *sum_push(sum_vec *v, size_t size)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 1024;
+        void *p = realloc(v->p, cap * size);
+        if (!p)
+            return NULL;
+        v->p = p;
+        v->cap = cap;
+    }
+    void *slot = (char *)v->p + v->n++ * size;
+    memset(slot, 0, size);
+    return slot;
+}
+
+void sum_vec_free(sum_vec *v)
+{
+    free(v->p);
+    memset(v, 0, sizeof *v);
+}
+
+void sum_data_free(sum_data *d)
+{
+    sum_vec_free(&d->truth);
+    sum_vec_free(&d->truth_points);
+    sum_vec_free(&d->hits);
+    sum_vec_free(&d->crystals);
+    sum_vec_free(&d->built);
+    sum_vec_free(&d->tracked_e);
+    free(d->truth_frame);
+    d->truth_frame = NULL;
+}
+
+static int no_memory(sum_data *d)
+{
+    return emu_fail(d->err, d->errlen, EMU_E_RUN, "%s: out of memory", d->path);
+}
+
+static int undecodable(sum_data *d, const adf_frame *f, uint64_t base, int rc)
+{
+    const char *name = adf_id_name(f->key.id);
+    return emu_fail(d->err, d->errlen, EMU_E_RUN, "%s: the %s frame at offset %llu does not decode: %s", d->path,
+                    name ? name : "?", (unsigned long long)(base + f->offset), adf_strerror(rc));
+}
+
+/* The emitted energy joins the list of lines, unless there are too many. */
+static void add_line(emu_summary *s, double e)
+{
+    for (int i = 0; i < s->n_lines; i++)
+        if (s->line[i].e == e) {
+            s->line[i].emitted++;
+            return;
+        }
+    if (s->n_lines == EMU_SUMMARY_LINES) {
+        s->continuum = 1;
+        return;
+    }
+    s->line[s->n_lines++] = (emu_summary_line){.e = e, .emitted = 1};
+}
+
+/* One point per segment: the energy-weighted centre of the event's deposits there. */
+static int add_truth_points(sum_data *d, uint32_t event, const adf_truth *t)
+{
+    char used[ADF_TRUTH_MAX_INTERACTIONS] = {0};
+    for (unsigned i = 0; i < t->n_interactions; i++) {
+        if (used[i])
+            continue;
+        const adf_truth_hit *h = &t->hit[i];
+        double e = 0, c[3] = {0, 0, 0};
+        for (unsigned j = i; j < t->n_interactions; j++) {
+            const adf_truth_hit *o = &t->hit[j];
+            if (used[j] || o->crystal_id != h->crystal_id || o->segment != h->segment)
+                continue;
+            used[j] = 1;
+            e += o->e;
+            for (int a = 0; a < 3; a++)
+                c[a] += (double)o->e * o->pos[a];
+        }
+        sum_point *p = sum_push(&d->truth_points, sizeof *p);
+        if (!p)
+            return no_memory(d);
+        *p = (sum_point){.event = event, .crystal = h->crystal_id, .segment = h->segment, .e = (float)e};
+        for (int a = 0; a < 3; a++)
+            p->pos[a] = (float)(e > 0 ? c[a] / e : h->pos[a]);
+    }
+    return EMU_OK;
+}
+
+static int on_truth(sum_data *d, const adf_frame *f, uint64_t base)
+{
+    adf_truth *t = d->truth_frame;
+    int rc = adf_truth_read(f, t);
+    if (rc != ADF_OK)
+        return undecodable(d, f, base, rc);
+    sum_truth *e = sum_push(&d->truth, sizeof *e);
+    if (!e)
+        return no_memory(d);
+    e->event = f->key.event;
+    e->missed = 1;
+    for (unsigned g = 0; g < t->n_gammas; g++) {
+        e->missed &= (t->gamma[g].flags & ADF_TRUTH_MISSED) != 0;
+        add_line(d->s, t->gamma[g].e0);
+        if (t->gamma[g].e0 > d->max_energy)
+            d->max_energy = t->gamma[g].e0;
+    }
+    d->s->truth++;
+    d->s->gammas_emitted += t->n_gammas;
+    return add_truth_points(d, f->key.event, t);
+}
+
+/* One data:psa frame of built event b: its crystal and its hits. */
+static int on_psa(sum_data *d, const adf_frame *f, uint64_t base, uint32_t b)
+{
+    adf_psa *p = &d->psa_frame;
+    int rc = adf_psa_read(f, p);
+    if (rc != ADF_OK)
+        return undecodable(d, f, base, rc);
+    sum_crystal *c = sum_push(&d->crystals, sizeof *c);
+    if (!c)
+        return no_memory(d);
+    *c = (sum_crystal){.event = f->key.event, .built = b, .crystal = p->crystal_id, .e0 = p->e0};
+    sum_built *ev = &((sum_built *)d->built.p)[b];
+    if (ev->first_member == UINT32_MAX)
+        ev->first_member = f->key.event;
+    else if (ev->first_member != f->key.event)
+        ev->mixed = 1;
+    for (unsigned h = 0; h < p->n_hits; h++) {
+        sum_point *x = sum_push(&d->hits, sizeof *x);
+        if (!x)
+            return no_memory(d);
+        const adf_psa_hit *hit = &p->hit[h];
+        *x = (sum_point){.event = f->key.event, .crystal = p->crystal_id, .segment = (uint16_t)hit->segment,
+                         .e = hit->e, .pos = {hit->x, hit->y, hit->z}};
+    }
+    d->s->psa++;
+    d->s->hits += p->n_hits;
+    return EMU_OK;
+}
+
+/* An event:data:psa, or a lone data:psa (the tracker makes it an event of its own). */
+static int on_built(sum_data *d, const adf_frame *f, uint64_t base)
+{
+    sum_built *ev = sum_push(&d->built, sizeof *ev);
+    if (!ev)
+        return no_memory(d);
+    *ev = (sum_built){.event = f->key.event, .timestamp = f->key.timestamp, .status = -1,
+                      .first_member = UINT32_MAX};
+    uint32_t b = (uint32_t)(d->built.n - 1);
+    d->s->built++;
+    d->last_built = (long)b;
+    if (f->key.id == ADF_ID_DATA_PSA)
+        return on_psa(d, f, base, b);
+    adf_iter sub;
+    adf_frame m;
+    int rc = adf_iter_sub(&sub, f);
+    while (rc == ADF_OK && adf_iter_next(&sub, &m) > 0) {
+        if (m.key.id == ADF_ID_DATA_PSA)
+            rc = on_psa(d, &m, base, b);
+        else
+            d->s->other++;
+    }
+    return rc;
+}
+
+/* A data:tracked frame: its γ rays, and the status of the event it follows. */
+static int on_tracked(sum_data *d, const adf_frame *f, uint64_t base)
+{
+    adf_tracked *t = &d->tracked_frame;
+    int rc = adf_tracked_read(f, t);
+    if (rc != ADF_OK)
+        return undecodable(d, f, base, rc);
+    emu_summary *s = d->s;
+    s->tracked++;
+    s->tracked_status[t->status < 3 ? t->status : 2]++;
+    s->gammas += t->n_gammas;
+    for (unsigned g = 0; g < t->n_gammas; g++) {
+        float *e = sum_push(&d->tracked_e, sizeof *e);
+        if (!e)
+            return no_memory(d);
+        *e = t->beta != 0 ? t->gamma[g].e_dc : t->gamma[g].e;
+    }
+    sum_built *ev = d->last_built >= 0 ? &((sum_built *)d->built.p)[d->last_built] : NULL;
+    if (ev && ev->event == f->key.event && ev->timestamp == f->key.timestamp && ev->status < 0)
+        ev->status = t->status;
+    else if (d->built.n)
+        s->unpaired++;
+    return EMU_OK;
+}
+
+static int on_frame(sum_data *d, const adf_frame *f, uint64_t base)
+{
+    long built_before = d->last_built;
+    int rc = EMU_OK;
+    d->s->frames++;
+    switch (f->key.id) {
+    case ADF_ID_NW_TRUTH: rc = on_truth(d, f, base); break;
+    case ADF_ID_EVENT_DATA_PSA:
+    case ADF_ID_DATA_PSA: rc = on_built(d, f, base); break;
+    case ADF_ID_DATA_TRACKED: rc = on_tracked(d, f, base); break;
+    case ADF_ID_DATA_CRYSTAL: d->s->crystal++; break;
+    default: d->s->other++; break;
+    }
+    /* A data:tracked pairs with the built event only when it comes right after it. */
+    if (d->last_built == built_before)
+        d->last_built = -1;
+    return rc;
+}
+
+static int on_chunk(void *ctx, const uint8_t *buf, size_t used, uint64_t base)
+{
+    sum_data *d = ctx;
+    adf_iter it;
+    adf_frame f;
+    adf_iter_init(&it, buf, used);
+    while (adf_iter_next(&it, &f) > 0)
+        if (on_frame(d, &f, base) != EMU_OK)
+            return 1;
+    return 0;
+}
+
+int sum_read_file(sum_data *d)
+{
+    d->last_built = -1;
+    d->truth_frame = malloc(sizeof *d->truth_frame);
+    if (!d->truth_frame)
+        return no_memory(d);
+    d->err[0] = '\0';
+    int rc = emu_scan_file(d->path, on_chunk, d, d->err, d->errlen);
+    return rc == EMU_OK && d->err[0] ? EMU_E_RUN : rc;
+}
