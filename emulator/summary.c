@@ -70,9 +70,9 @@ static void print_balance(FILE *out, const emu_summary *s)
         fprintf(out, "  no run report (narwhal run --report FILE): the producer's own counts are not known\n");
     for (int i = 0; i < s->n_checks; i++)
         fprintf(out, "  [%s] %s\n", s->check[i].ok ? "ok" : "FAILED", s->check[i].text);
-    fprintf(out, "  events: %llu = %llu tracked + %llu not tracked (over 256 points) + %llu without any crystal in the "
-                 "file (%llu of them: every γ missed the germanium; the others left less than the generator's "
-                 "threshold)",
+    fprintf(out, "  events: %llu = %llu tracked + %llu refused by the tracker (over 256 points) + %llu without any "
+                 "crystal in the file (%llu of them: every γ missed the germanium; the others left less than the "
+                 "generator's threshold)",
             s->events, s->ev_tracked, s->ev_not_tracked, s->ev_no_psa, s->ev_missed);
     if (s->ev_untracked)
         fprintf(out, " + %llu whose crystals reached the file without a data:tracked", s->ev_untracked);
