@@ -199,14 +199,23 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
 }
 
 /* The fine stage: one warp per search, its lanes over the columns near its
- * best coarse column (answer[] holds it), each a point-major run. */
+ * best coarse column (answer[] holds it), 32 at a time.  Each column's values
+ * are one point-major run; for each mask channel the warp copies the 32 runs'
+ * window into shared memory (consecutive lanes read consecutive values:
+ * coalesced), transposed so that lane j then reads column j's samples. */
+constexpr int kStagePitch = 33; /* 32 columns + 1: the transposed writes hit 32 banks */
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads) search_near(const args a, uint32_t k_max)
 {
+    typedef typename lanes<T>::type V;
     extern __shared__ __align__(16) unsigned char smem[];
     float *scale = reinterpret_cast<float *>(smem);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const uint32_t W = a.window;
     T *meas = reinterpret_cast<T *>(smem + GS_EXP_TABLE * sizeof(float)) + warp * k_max;
+    T *stage = reinterpret_cast<T *>(smem + GS_EXP_TABLE * sizeof(float)) + kWarps * k_max +
+               warp * W * kStagePitch;
     const uint32_t qi = blockIdx.x * kWarps + warp;
     for (int i = threadIdx.x; i < GS_EXP_TABLE; i += kThreads)
         scale[i] = a.scale[i];
@@ -218,29 +227,36 @@ __global__ void __launch_bounds__(kThreads) search_near(const args a, uint32_t k
         coef[i] = a.coef[i];
     const gs_query q = a.q[qi];
     const gs_segment g = a.seg[q.segment];
-    const uint32_t k_count = g.n_mask * a.window;
+    const uint32_t k_count = g.n_mask * W;
     const T *src = static_cast<const T *>(a.meas) + q.meas;
     for (uint32_t k = lane; k < k_count; k += 32)
         meas[k] = src[k];
-    __syncwarp();
     uint32_t coarse = (uint32_t)a.answer[qi];
     const uint32_t *list = a.near + a.near_first[g.near_first + coarse];
     uint32_t n = a.near_first[g.near_first + coarse + 1] - a.near_first[g.near_first + coarse];
     const T *pm = static_cast<const T *>(a.pm) + g.pm_offset;
     float best = __int_as_float(0x7f800000);
     uint32_t best_col = ~0u;
-    for (uint32_t j = lane; j < n; j += 32) {
-        uint32_t col = list[j];
-        float f;
-        if constexpr (sizeof(T) == 2)
-            f = gs_fom_point16(reinterpret_cast<const int16_t *>(meas),
-                               reinterpret_cast<const int16_t *>(pm) + (size_t)col * k_count, 1,
-                               g.n_mask, a.window, q.use, coef, scale);
-        else
-            f = gs_fom_point(reinterpret_cast<const float *>(meas),
-                             reinterpret_cast<const float *>(pm) + (size_t)col * k_count, 1,
-                             g.n_mask, a.window, q.use, coef, scale);
-        keep(f, col, best, best_col);
+    for (uint32_t base = 0; base < n; base += 32) {
+        const uint32_t j = base + lane;
+        const uint32_t col = list[j < n ? j : base];
+        float total = 0.0f;
+        for (uint32_t ch = 0; ch < g.n_mask; ch++) {
+            __syncwarp();
+            for (uint32_t jj = 0; jj < 32; jj++) {
+                const T *run = pm + (size_t)list[base + jj < n ? base + jj : base] * k_count + ch * W;
+                for (uint32_t i = lane; i < W; i += 32)
+                    stage[i * kStagePitch + jj] = run[i];
+            }
+            __syncwarp();
+            float part = 0.0f;
+            for (uint32_t i = 0; i < W; i++)
+                part = acc(part, (V)meas[ch * W + i], (V)stage[i * kStagePitch + lane], coef, scale);
+            if (q.use >> ch & 1u)
+                total = GS_ADD(total, part);
+        }
+        if (j < n)
+            keep(total, col, best, best_col);
     }
     warp_best(best, best_col);
     if (lane == 0)
@@ -306,7 +322,8 @@ int plan_shared(gs_gpu *g, char *msg, size_t len)
     g->sms = prop.multiProcessorCount;
     g->smem_tiles = GS_EXP_TABLE * sizeof(float) + align16(g->max_k * kTileQ * g->elem) +
                     (size_t)g->window * kTileC * g->elem;
-    g->smem_near = GS_EXP_TABLE * sizeof(float) + (size_t)kWarps * g->max_k * g->elem;
+    g->smem_near = GS_EXP_TABLE * sizeof(float) +
+                   (size_t)kWarps * (g->max_k + g->window * kStagePitch) * g->elem;
     size_t most = prop.sharedMemPerBlockOptin;
     if (g->smem_tiles > most || g->smem_near > most) {
         snprintf(msg, len, "a mask of %u values per search needs %zu bytes of shared memory per block, "

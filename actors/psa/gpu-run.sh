@@ -18,6 +18,7 @@ if ! make -j16 $targets > "$out/build.log" 2>&1; then
 fi
 grep -E 'warning|error' "$out/build.log" | head -n 20
 status=0
+mkdir -p build/cache
 { time build/bin/basisgen --quiet -o build/cache/default.basis; } > "$out/basisgen.log" 2>&1 || status=1
 tail -n 4 "$out/basisgen.log"
 if has check; then

@@ -36,7 +36,9 @@ int psa_batch_quantise(psa_batch *b)
 {
     if (grow((void **)&b->meas16, &b->cap_meas16, b->n_meas, sizeof *b->meas16))
         return -1;
-    for (size_t i = 0; i < b->n_meas; i++)
+    long n = (long)b->n_meas;
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+    for (long i = 0; i < n; i++)
         b->meas16[i] = gs_quantise(b->meas[i]);
     return 0;
 }
