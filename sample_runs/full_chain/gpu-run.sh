@@ -1,0 +1,32 @@
+#!/bin/sh
+# gpu-run.sh: on the GPU machine, builds the chain, makes the default basis, runs check_chain, records the full chain (run.sh) and the replay throughput (throughput.sh); logs and a tarball of the results go to $OUT.
+#   device command:  . ./.gpudeps/env.sh; sh sample_runs/full_chain/gpu-run.sh LABEL [EVENTS]
+set -u
+label=${1:-gpu}
+events=${2:-300000}
+out=${OUT:-build/gpu-run-chain}
+mkdir -p "$out"
+{ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; lscpu | grep -E 'Model name|^CPU\(s\)'; } \
+    | tee "$out/gpu.txt"
+actors="build/actors/generator.so build/actors/psa.so build/actors/builder.so build/actors/tracker.so \
+build/actors/histo.so build/actors/adf_reader.so build/actors/adf_writer.so"
+start=$(date +%s)
+if ! make -j16 build/bin/narwhal build/bin/basisgen $actors build/tests/check_chain > "$out/build.log" 2>&1; then
+    tail -n 40 "$out/build.log"
+    exit 1
+fi
+grep -E 'warning|error' "$out/build.log" | head -n 20
+echo "build: $(($(date +%s) - start)) s"
+status=0
+mkdir -p build/cache
+{ time build/bin/basisgen --quiet -o build/cache/default.basis; } > "$out/basisgen.log" 2>&1 || status=1
+tail -n 3 "$out/basisgen.log"
+BUILD=build build/tests/check_chain > "$out/check.log" 2>&1 || status=1
+grep -E 'Checks|:[EF]:|skip' "$out/check.log"
+sh sample_runs/full_chain/run.sh "$label" --pipeline > "$out/run.log" 2>&1 || status=1
+grep -E 'took|searching on|tracking on|counting on|balance|peak/total|rms ' "$out/run.log"
+sh sample_runs/full_chain/throughput.sh "$label" "$events" > "$out/throughput.log" 2>&1 || status=1
+cat "$out/throughput.log"
+tar czf "$out/full_chain-$label.tgz" "sample_runs/full_chain/$label"
+echo "total: $(($(date +%s) - start)) s"
+exit $status
