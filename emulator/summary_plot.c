@@ -76,7 +76,7 @@ static int write_scripts(const emu_summary *s, const char *dir)
     fprintf(fp, "set terminal pngcairo size 1400,800 noenhanced\nset output 'spectra.png'\nset datafile separator ','\n"
                 "set title 'Gamma-ray energies: tracked against untracked (1 keV bins)'\n"
                 "set xlabel 'energy (keV)'\nset ylabel 'counts per keV'\nset logscale y\nset xrange [0:%u]\n"
-                "set yrange [0.8:*]\nset key top right\nset grid\n"
+                "set yrange [0.8:*]\nset key top left\nset grid\n"
                 "plot 'spectra.csv' using 1:($4>0?$4:1/0) with steps lw 1 lc rgb '#999999' title 'sum of the crystal "
                 "energies per event', \\\n"
                 "     '' using 1:($3>0?$3:1/0) with steps lw 1 lc rgb '#1f77b4' title 'crystal by crystal (no "

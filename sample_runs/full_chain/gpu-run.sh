@@ -24,7 +24,8 @@ tail -n 3 "$out/basisgen.log"
 BUILD=build build/tests/check_chain > "$out/check.log" 2>&1 || status=1
 grep -E 'Checks|:[EF]:|skip' "$out/check.log"
 sh sample_runs/full_chain/run.sh "$label" --pipeline > "$out/run.log" 2>&1 || status=1
-grep -E 'took|searching on|tracking on|counting on|balance|peak/total|rms ' "$out/run.log"
+grep -E 'chain and summary|balance|peak/total|rms ' "$out/run.log"
+grep -E 'searching on|tracking on|counting on|wall time' "sample_runs/full_chain/$label/run.log"
 sh sample_runs/full_chain/throughput.sh "$label" "$events" > "$out/throughput.log" 2>&1 || status=1
 cat "$out/throughput.log"
 tar czf "$out/full_chain-$label.tgz" "sample_runs/full_chain/$label"

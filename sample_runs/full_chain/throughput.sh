@@ -38,6 +38,7 @@ replay() {
 
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n): $(nproc) CPU threads; $events generator events in $work/input.adf ($(du -h "$work/input.adf" | cut -f1))"
+    echo "# load average before the runs: $(cut -d" " -f1-3 /proc/loadavg)"
     if command -v nvidia-smi > /dev/null 2>&1; then
         nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sed 's/^/# GPU: /'
     fi
