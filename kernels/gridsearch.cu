@@ -202,7 +202,8 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
  * best coarse column (answer[] holds it), 32 at a time.  Each column's values
  * are one point-major run; for each mask channel the warp copies the 32 runs'
  * window into shared memory (consecutive lanes read consecutive values:
- * coalesced), transposed so that lane j then reads column j's samples. */
+ * coalesced; the 32 loads issued before any store), transposed so that lane
+ * j then reads column j's samples. */
 constexpr int kStagePitch = 33; /* 32 columns + 1: the transposed writes hit 32 banks */
 
 template <typename T>
@@ -240,13 +241,22 @@ __global__ void __launch_bounds__(kThreads) search_near(const args a, uint32_t k
     for (uint32_t base = 0; base < n; base += 32) {
         const uint32_t j = base + lane;
         const uint32_t col = list[j < n ? j : base];
+        const uint32_t run = col * k_count; /* lane jj's column's run, handed round by shuffles */
         float total = 0.0f;
         for (uint32_t ch = 0; ch < g.n_mask; ch++) {
             __syncwarp();
-            for (uint32_t jj = 0; jj < 32; jj++) {
-                const T *run = pm + (size_t)list[base + jj < n ? base + jj : base] * k_count + ch * W;
-                for (uint32_t i = lane; i < W; i += 32)
-                    stage[i * kStagePitch + jj] = run[i];
+            for (uint32_t i0 = 0; i0 < W; i0 += 32) { /* every lane takes part in the shuffles */
+                const uint32_t i = i0 + lane;
+                T v[32]; /* 32 independent loads in flight before the first store */
+#pragma unroll
+                for (int jj = 0; jj < 32; jj++) {
+                    uint32_t at = __shfl_sync(0xffffffffu, run, jj) + ch * W + i;
+                    v[jj] = i < W ? pm[at] : T(0);
+                }
+                if (i < W)
+#pragma unroll
+                    for (int jj = 0; jj < 32; jj++)
+                        stage[i * kStagePitch + jj] = v[jj];
             }
             __syncwarp();
             float part = 0.0f;

@@ -2,6 +2,7 @@
 #include "psa_block.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,42 +20,50 @@ static int reserve(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-/* First pass: how many data:crystal frames and trace values the block holds. */
-static void count(const void *in, unsigned size, size_t *frames, size_t *values)
+static int threads(const psa_setup *s)
+{
+    return s->engine->p.threads > 0 ? s->engine->p.threads : omp_get_max_threads();
+}
+
+/* The block's data:crystal frames, in order, with where each one's traces go. */
+static unsigned list_frames(psa_block *w, const void *in, unsigned size, size_t *values)
 {
     adf_iter it;
     adf_frame f;
-    *frames = *values = 0;
+    size_t n = 0;
+    *values = 0;
+    adf_iter_init(&it, in, size);
+    while (adf_iter_next(&it, &f) > 0)
+        n += f.key.id == ADF_ID_DATA_CRYSTAL;
+    if (reserve((void **)&w->frame, &w->cap_frame, n + 1, sizeof *w->frame) ||
+        reserve((void **)&w->raw_at, &w->cap_raw_at, n + 1, sizeof *w->raw_at))
+        return NARVAL_E_NOMEM;
+    w->n_ev = 0;
     adf_iter_init(&it, in, size);
     while (adf_iter_next(&it, &f) > 0)
         if (f.key.id == ADF_ID_DATA_CRYSTAL) {
-            (*frames)++;
+            w->frame[w->n_ev] = f;
+            w->raw_at[w->n_ev++] = *values;
             *values += (size_t)PSA_CHANNELS * psa_event_samples(&f);
         }
+    return 0;
 }
 
 static unsigned decode_all(psa_block *w, const psa_setup *s, const void *in, unsigned size)
 {
-    size_t frames, values, window = (size_t)PSA_CHANNELS * s->layout->window;
-    count(in, size, &frames, &values);
-    if (reserve((void **)&w->ev, &w->cap_ev, frames + 1, sizeof *w->ev) ||
+    size_t values, window = (size_t)PSA_CHANNELS * s->layout->window;
+    unsigned code = list_frames(w, in, size, &values);
+    if (code || reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev) ||
         reserve((void **)&w->raw, &w->cap_raw, values + 1, sizeof *w->raw) ||
-        reserve((void **)&w->resid, &w->cap_resid, frames * window + 1, sizeof *w->resid))
+        reserve((void **)&w->resid, &w->cap_resid, w->n_ev * window + 1, sizeof *w->resid))
         return NARVAL_E_NOMEM;
-    adf_iter it;
-    adf_frame f;
-    size_t at = 0;
-    w->n_ev = 0;
-    adf_iter_init(&it, in, size);
-    while (adf_iter_next(&it, &f) > 0) {
-        if (f.key.id != ADF_ID_DATA_CRYSTAL)
-            continue;
-        psa_event *ev = &w->ev[w->n_ev];
-        psa_event_decode(&f, ev, w->raw + at, s->timing);
-        ev->offset = f.offset;
-        ev->resid = w->resid + w->n_ev * window;
-        at += (size_t)PSA_CHANNELS * psa_event_samples(&f);
-        w->n_ev++;
+    long n = (long)w->n_ev;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
+    for (long k = 0; k < n; k++) {
+        psa_event *ev = &w->ev[k];
+        psa_event_decode(&w->frame[k], ev, w->raw + w->raw_at[k], s->timing);
+        ev->offset = w->frame[k].offset;
+        ev->resid = w->resid + (size_t)k * window;
     }
     return 0;
 }
@@ -74,6 +83,10 @@ static unsigned gather(psa_block *w, const psa_setup *s, int r, const bool *mark
         if (psa_event_query(ev, r, s->layout, &w->batch))
             return NARVAL_E_NOMEM;
     }
+    long n = (long)w->batch.n;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
+    for (long i = 0; i < n; i++)
+        psa_event_fill(&w->ev[w->owner[i]], r, s->layout, w->batch.meas + w->batch.q[i].meas);
     return 0;
 }
 
@@ -123,8 +136,9 @@ static unsigned refine(psa_block *w, const psa_setup *s)
     for (size_t k = 0; k < w->n_ev; k++)
         todo[k] = !w->ev[k].reject && w->ev[k].n_net > 0;
     for (int pass = 0; pass < REFINE_PASSES && !code; pass++) {
-        size_t moved = 0;
-        for (size_t k = 0; k < w->n_ev; k++) {
+        long moved = 0, n = (long)w->n_ev;
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : moved) num_threads(threads(s))
+        for (long k = 0; k < n; k++) {
             psa_event *ev = &w->ev[k];
             if (!todo[k])
                 continue;
@@ -159,7 +173,9 @@ unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigne
     w->searches = w->refined = w->fell_back = 0;
     if ((code = decode_all(w, s, in, size)) != 0)
         return code;
-    for (size_t k = 0; k < w->n_ev; k++) {
+    long n = (long)w->n_ev;
+#pragma omp parallel for schedule(dynamic, 16) reduction(max : rounds) num_threads(threads(s))
+    for (long k = 0; k < n; k++) {
         psa_event *ev = &w->ev[k];
         if (ev->reject || ev->n_net == 0)
             continue;
@@ -172,7 +188,8 @@ unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigne
         answer(w, s, r);
         if (r == 0 && s->timing->shift_range > 0 && (code = refine(w, s)))
             return code;
-        for (size_t k = 0; k < w->n_ev; k++) {
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
+        for (long k = 0; k < n; k++) {
             psa_event *ev = &w->ev[k];
             if (!ev->reject && ev->n_net > r)
                 psa_event_subtract(ev, r, s->basis, s->layout);
@@ -214,6 +231,8 @@ void psa_block_free(psa_block *w)
     free(w->raw);
     free(w->resid);
     free(w->owner);
+    free(w->frame);
+    free(w->raw_at);
     psa_batch_free(&w->batch);
     memset(w, 0, sizeof *w);
 }

@@ -22,6 +22,9 @@ typedef struct psa_setup {
 typedef struct psa_block {
     psa_event *ev;     /* one per top-level data:crystal frame, in order */
     size_t n_ev, cap_ev;
+    adf_frame *frame;  /* those frames */
+    size_t *raw_at;    /* where each one's traces start in raw */
+    size_t cap_frame, cap_raw_at;
     float *raw, *resid;
     size_t cap_raw, cap_resid;
     psa_batch batch;

@@ -219,14 +219,16 @@ int psa_event_query(const psa_event *ev, int r, const psa_layout *l, psa_batch *
     unsigned use = 0;
     for (uint32_t c = 0; c < g->n_mask; c++)
         use |= (unsigned)!is_other_net(ev, r, g->mask[c]) << c;
-    float *m = psa_batch_add(batch, l, ev->net[r], use);
-    if (!m)
-        return -1;
+    return psa_batch_add(batch, l, ev->net[r], use) ? 0 : -1;
+}
+
+void psa_event_fill(const psa_event *ev, int r, const psa_layout *l, float *m)
+{
+    const psa_segment *g = &l->seg[ev->net[r]];
     float inv = 1.0f / ev->e[r];
     for (uint32_t c = 0; c < g->n_mask; c++)
         for (uint32_t i = 0; i < l->window; i++)
             m[c * l->window + i] = ev->resid[(size_t)g->mask[c] * l->window + i] * inv;
-    return 0;
 }
 
 /* Sum of squares between the traces started at t and the point's signals on channels[]. */

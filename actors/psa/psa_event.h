@@ -84,9 +84,12 @@ unsigned psa_event_samples(const adf_frame *f);
 /* Fills ev->resid from the raw traces, the start at t0 + shift. */
 void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, const psa_timing *tm);
 
-/* Appends the search of net-charge segment r to batch (measured values over
- * its energy, the other net-charge segments left out).  -1: no memory. */
+/* Appends the search of net-charge segment r to batch, the other net-charge
+ * segments left out of its mask; its values are filled later by
+ * psa_event_fill (the appends are sequential, the fills parallel).  -1: no memory. */
 int psa_event_query(const psa_event *ev, int r, const psa_layout *l, psa_batch *batch);
+/* The measured values of that search: the aligned traces over the segment's energy. */
+void psa_event_fill(const psa_event *ev, int r, const psa_layout *l, float *meas);
 
 /* The start with basis point `point` found for net segment 0: its own edge,
  * then the shifts of the timing around it tried by least squares over the
