@@ -5,9 +5,11 @@
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -101,10 +103,27 @@ static int write_scripts(const emu_summary *s, const char *dir)
     return close_checked(fp);
 }
 
+/* Whether an executable gnuplot lies on the PATH. */
+static int have_gnuplot(void)
+{
+    const char *path = getenv("PATH");
+    char file[4096];
+    for (const char *d = path ? path : ""; *d;) {
+        size_t n = strcspn(d, ":");
+        snprintf(file, sizeof file, "%.*s/gnuplot", (int)n, n ? d : ".");
+        if (access(file, X_OK) == 0)
+            return 1;
+        d += n + (d[n] == ':');
+    }
+    return 0;
+}
+
 /* gnuplot SCRIPT in dir; 0 when it ran and succeeded, -1 when it is not
  * installed, its exit status otherwise. */
 static int gnuplot(const char *dir, const char *script)
 {
+    if (!have_gnuplot())
+        return -1;
     char cwd_script[4096];
     snprintf(cwd_script, sizeof cwd_script, "cd '%s' && exec gnuplot '%s'", dir, script);
     char *argv[] = {"sh", "-c", cwd_script, NULL};

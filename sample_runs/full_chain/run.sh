@@ -27,7 +27,7 @@ end=$(date +%s.%N)
 awk -v s="$start" -v e="$end" 'BEGIN { printf "chain and summary: %.1f s of wall time\n", e - s }' >> "$keep/command.txt"
 grep '^table' "$out/report.tsv" | cut -f2- > "$keep/table.txt"
 cp "$out/report.tsv" "$keep/"
-for f in spectra.png position.png spectra.csv resolution.csv residuals.csv; do
+for f in spectra.png position.png spectra.csv resolution.csv residuals.csv spectra.gp position.gp; do
     if [ -e "$out/plots/$f" ]; then cp "$out/plots/$f" "$keep/"; fi
 done
 for f in gamma crystal hit; do

@@ -1,39 +1,69 @@
 #!/bin/sh
 # throughput.sh: crystal-events per second through psa -> builder -> tracker -> histo, fed from a file (topologies/replay_chain.xml), sequential and pipelined.
 #   sh sample_runs/full_chain/throughput.sh LABEL [EVENTS]    (EVENTS: generator events in the input file, 100000)
+#   VARIANTS=1 adds rows: 64 MB blocks, a ring of 8, passive OpenMP waits, the adaptive search, the CPU.
 # The input holds full_chain.xml's source (Generator.conf of conf/full_chain) with EVENTS events,
-# written once by topologies/simulate.xml.  Results: sample_runs/full_chain/LABEL/throughput.txt.
+# written by topologies/simulate.xml.  Results: sample_runs/full_chain/LABEL/throughput.txt.
 set -eu
 label=${1:?usage: throughput.sh LABEL [EVENTS]}
 events=${2:-100000}
 BUILD=${BUILD:-build}
 keep=sample_runs/full_chain/$label
 work=build/replay_chain
+conf=topologies/conf/replay_chain:topologies/conf
 mkdir -p "$keep" "$work/input-conf"
 narwhal="$BUILD/bin/narwhal"
+rows=0
 
 sed -e "s|^Events .*|Events     $events|" topologies/conf/full_chain/Generator.conf > "$work/input-conf/Generator.conf"
 printf 'File %s\n' "$work/input.adf" > "$work/input-conf/ADFWriter.conf"
 "$narwhal" run topologies/simulate.xml --actors "$BUILD/actors" --conf "$work/input-conf:topologies/conf" \
     > "$keep/throughput-input.log" 2>&1
 
-# one replay: its log and report; prints the table row
+# replay NAME TOPOLOGY CONF [narwhal run options]: one run, its log and report; prints its table row
 replay() {
-    mode=$1
-    shift
-    "$narwhal" run topologies/replay_chain.xml --actors "$BUILD/actors" --report "$work/report-$mode.tsv" "$@" \
-        > "$keep/throughput-$mode.log" 2>&1
-    awk -F'\t' -v mode="$mode" '
+    name=$1 topology=$2 dirs=$3
+    shift 3
+    rows=$((rows + 1))
+    "$narwhal" run "$topology" --actors "$BUILD/actors" --conf "$dirs" --report "$work/report-$rows.tsv" "$@" \
+        > "$keep/throughput-$rows.log" 2>&1
+    awk -F'\t' -v mode="$name" '
         $1 == "run" { block = $5 }
         $1 == "kind" && $2 == "reader" && $4 == "data:crystal" { crystals = $5 }
         $1 == "actor" { name[++n] = $2; busy[n] = $10 }
         END {
-            slow = 1
-            for (i = 2; i < n; i++) if (busy[i] > busy[slow] || slow == 1) slow = i
+            slow = 2
+            for (i = 3; i < n; i++) if (busy[i] > busy[slow]) slow = i
             line = sprintf("| %s | %d | %.2f | %.0f |", mode, crystals, block, crystals / block)
             for (i = 2; i < n; i++) line = line sprintf(" %.2f |", busy[i])
             print line sprintf(" %s |", name[slow])
-        }' "$work/report-$mode.tsv"
+        }' "$work/report-$rows.tsv"
+}
+
+# a configuration directory before $conf whose FILE is the shared one with KEY set to VALUE
+override() {
+    dir=$work/conf-$1 file=$2 key=$3 value=$4
+    mkdir -p "$dir"
+    src=topologies/conf/replay_chain/$file
+    [ -e "$src" ] || src=topologies/conf/$file
+    if grep -q "^$key " "$src"; then sed "s|^$key .*|$key $value|" "$src"; else cat "$src"; echo "$key $value"; fi \
+        > "$dir/$file"
+}
+
+variants() {
+    sed 's/16000000/64000000/' topologies/replay_chain.xml > "$work/replay_chain_64MB.xml"
+    replay "sequential, 64 MB blocks" "$work/replay_chain_64MB.xml" "$conf"
+    replay "pipelined, 64 MB blocks" "$work/replay_chain_64MB.xml" "$conf" --pipeline
+    replay "pipelined, ring of 8" topologies/replay_chain.xml "$conf" --pipeline --ring 8
+    OMP_WAIT_POLICY=passive replay "pipelined, OMP_WAIT_POLICY=passive" topologies/replay_chain.xml "$conf" --pipeline
+    override adaptive PSA.conf Search adaptive
+    replay "pipelined, Search adaptive" topologies/replay_chain.xml "$work/conf-adaptive:$conf" --pipeline
+    override cpu PSA.conf Device cpu
+    override cpu Tracker.conf Device cpu
+    override cpu Histo.conf Device cpu
+    override cpu ADFReader.conf MaxFrames 200000
+    replay "sequential, all on the CPU, first 200,000 frames" topologies/replay_chain.xml "$work/conf-cpu:$conf"
+    replay "pipelined, all on the CPU, first 200,000 frames" topologies/replay_chain.xml "$work/conf-cpu:$conf" --pipeline
 }
 
 {
@@ -42,10 +72,12 @@ replay() {
     if command -v nvidia-smi > /dev/null 2>&1; then
         nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sed 's/^/# GPU: /'
     fi
-    echo "| mode | crystal-events | seconds | crystal-events/s | psa s | builder s | tracker s | histo s | busiest |"
+    echo "| mode | crystal-events | seconds | crystal-events/s | psa s | builder s | tracker s | histo s | busiest of the four |"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
-    replay sequential
-    replay pipelined --pipeline
-    grep -h -E '^\[(PSA|Tracker|Histo)\] (searching|tracking|counting) on' "$keep/throughput-sequential.log"
+    replay sequential topologies/replay_chain.xml "$conf"
+    replay pipelined topologies/replay_chain.xml "$conf" --pipeline
+    if [ "${VARIANTS:-0}" = 1 ]; then variants; fi
+    echo "# seconds: from the first block to the end of the flushes (the table's 'blocks ran'); per actor: in process_block"
+    grep -h -E '^\[(PSA|Tracker|Histo)\] (searching|tracking|counting) on' "$keep/throughput-1.log"
 } > "$keep/throughput.txt"
 cat "$keep/throughput.txt"
