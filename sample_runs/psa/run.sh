@@ -34,25 +34,10 @@ cp "$work/conf/Generator.conf" "$work/conf/PSA.conf" "$keep/"
 "$BUILD/bin/bench-psa" --accuracy "$work/output.adf" --csv "$keep/accuracy.csv" > "$keep/accuracy.md"
 head -n 3 "$work/search.log" > "$keep/search-log-head.txt"
 if command -v gnuplot > /dev/null; then
-    cat > "$work/accuracy.gp" << EOF
-set terminal pngcairo size 900,600
-set output '$keep/accuracy.png'
-set title 'PSA position resolution, single-interaction crystals ($search search, $label)'
-set xlabel 'energy deposited, keV'
-set ylabel 'RMS of found - true, mm'
-set logscale x
-set xrange [40:2500]
-set yrange [0:10]
-set key top right
-set grid
-plot '$keep/accuracy.csv' using 1:3 with linespoints title 'x', \
-     '' using 1:4 with linespoints title 'y', \
-     '' using 1:5 with linespoints title 'z', \
-     2.7 + 6.2 * sqrt(100.0 / x) with lines dashtype 2 title 'AGATA measured sigma(E) (Siciliano 2021)'
-EOF
-    gnuplot "$work/accuracy.gp"
+    gnuplot -e "csv='$keep/accuracy.csv'; png='$keep/accuracy.png'; name='$search search, $label'" \
+        sample_runs/psa/plot.gp
 else
-    echo "run.sh: no gnuplot here: accuracy.csv only" >> "$keep/run.log"
+    echo "run.sh: no gnuplot here: accuracy.csv only (sample_runs/psa/plot.gp draws it)" >> "$keep/run.log"
 fi
 grep -E '^\[PSA\]|wall time|^psa ' "$keep/run.log"
 cat "$keep/accuracy.md"
