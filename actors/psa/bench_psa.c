@@ -523,27 +523,35 @@ static int prepare(bench *B)
     return 0;
 }
 
+/* Every CPU kernel on the same searches, float and int16, full and adaptive: the same bits. */
 static void run_cpu_kernels(bench *B)
 {
     static const psa_simd kinds[] = { PSA_SIMD_AVX512, PSA_SIMD_AVX2, PSA_SIMD_SCALAR };
     static const char *names[] = { "CPU AVX-512", "CPU AVX2", "CPU portable" };
+    static const psa_data datas[] = { PSA_F32, PSA_I16 };
+    static const psa_mode modes[] = { PSA_FULL, PSA_ADAPTIVE };
     for (int k = 0; k < 3; k++) {
         psa_engine e;
-        char msg[512], path[48];
+        char msg[512];
         psa_engine_params p = { PSA_DEVICE_CPU, 0, PSA_FULL, PSA_F32, kinds[k], 0 };
         psa_engine_create(&e, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg);
         if (e.cpu.simd != kinds[k])
             continue;
-        snprintf(path, sizeof path, "%s", names[k]);
-        run_engine(B, &e, path, PSA_F32, PSA_FULL, kinds[k] == PSA_SIMD_SCALAR ? 64 : 512, 1);
+        for (int d = 0; d < 2; d++)
+            for (int m = 0; m < 2; m++)
+                run_engine(B, &e, names[k], datas[d], modes[m], kinds[k] == PSA_SIMD_SCALAR ? 48 : 384, 1);
         psa_engine_destroy(&e);
     }
-    agree(B, "AVX2 = AVX-512 (bits)", find(B, "CPU AVX-512", "float", "full"),
-          find(B, "CPU AVX2", "float", "full"), false, true);
-    agree(B, "portable = AVX-512 (bits)", find(B, "CPU AVX-512", "float", "full"),
-          find(B, "CPU portable", "float", "full"), false, true);
-    agree(B, "portable = AVX2 (bits)", find(B, "CPU AVX2", "float", "full"),
-          find(B, "CPU portable", "float", "full"), false, true);
+    for (int d = 0; d < 2; d++)
+        for (int m = 0; m < 2; m++) {
+            const char *dn = d ? "int16" : "float", *mn = m ? "adaptive" : "full";
+            for (int a = 0; a < 3; a++)
+                for (int b = a + 1; b < 3; b++) {
+                    char what[64];
+                    snprintf(what, sizeof what, "%s = %s, %s %s (bits)", names[b] + 4, names[a] + 4, dn, mn);
+                    agree(B, what, find(B, names[a], dn, mn), find(B, names[b], dn, mn), false, true);
+                }
+        }
 }
 
 static void run_all(bench *B)

@@ -304,6 +304,8 @@ INLINE256 __m256 basis256(const cols *c, uint32_t k, uint32_t j0, __m256i pm)
     return _mm256_loadu_ps(c->f32 + (size_t)k * c->pad + j0);
 }
 
+/* A list's int16 values are gathered as 32-bit words at 2-byte steps (the
+ * point-major array keeps PSA_I16_SLACK values after its end) and sign-extended. */
 INLINE256 __m256i basis256_16(const cols *c, uint32_t k, uint32_t j0, __m256i pm)
 {
     if (c->list)
@@ -533,15 +535,4 @@ int psa_cpu_search(const psa_cpu *c, psa_batch *b, psa_mode mode)
         search_near(c, b, &p);
     free_plan(&p);
     return 0;
-}
-
-float psa_cpu_fom(const psa_cpu *c, const psa_batch *b, const psa_query *q, uint32_t col)
-{
-    const psa_layout *l = c->layout;
-    const psa_segment *g = &l->seg[q->segment];
-    if (c->data == PSA_I16)
-        return gs_fom_point16(b->meas16 + q->meas, l->i16 + g->offset + col, g->pad, g->n_mask,
-                              l->window, q->use, c->pw->c, c->pw->scale);
-    return gs_fom_point(b->meas + q->meas, l->f32 + g->offset + col, g->pad, g->n_mask, l->window,
-                        q->use, c->pw->c, c->pw->scale);
 }

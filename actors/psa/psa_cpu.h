@@ -26,7 +26,4 @@ const char *psa_simd_name(psa_simd s);
  * 0, or -1 when memory for the plan runs out (nothing answered). */
 int psa_cpu_search(const psa_cpu *c, psa_batch *b, psa_mode mode);
 
-/* The FoM of column col of segment s for query q, by the scalar definition. */
-float psa_cpu_fom(const psa_cpu *c, const psa_batch *b, const psa_query *q, uint32_t col);
-
 #endif

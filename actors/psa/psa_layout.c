@@ -228,10 +228,6 @@ int psa_layout_build(psa_layout *l, const det_basis *b, const psa_layout_params 
             goto fail;
         }
         centre(g, b);
-        for (uint32_t c = 0; c < g->n_coarse; c++) {
-            uint32_t n = g->near_first[c + 1] - g->near_first[c];
-            l->max_near = n > l->max_near ? n : l->max_near;
-        }
         g->offset = l->values;
         uint32_t k = g->n_mask * l->window;
         l->max_k = k > l->max_k ? k : l->max_k;
@@ -241,8 +237,8 @@ int psa_layout_build(psa_layout *l, const det_basis *b, const psa_layout_params 
     }
     if ((p->f32 && (!(l->f32 = calloc(l->values, sizeof *l->f32)) ||
                     !(l->f32pm = malloc(l->pm_values * sizeof *l->f32pm)))) ||
-        (p->i16 && (!(l->i16 = calloc(l->values + PSA_I16_SLACK, sizeof *l->i16)) ||
-                    !(l->i16pm = malloc(l->pm_values * sizeof *l->i16pm)))))
+        (p->i16 && (!(l->i16 = calloc(l->values, sizeof *l->i16)) ||
+                    !(l->i16pm = calloc(l->pm_values + PSA_I16_SLACK, sizeof *l->i16pm)))))
         goto nomem;
     for (unsigned s = 0; s < PSA_SEGMENTS; s++)
         fill_block(l, &l->seg[s], b);

@@ -31,7 +31,7 @@ enum {
     PSA_CORE = 36,
     PSA_MAX_MASK = 16,
     PSA_COLUMN_ALIGN = 128,
-    PSA_I16_SLACK = 8, /* int16 values after the array: the CPU's gathers read 32-bit words */
+    PSA_I16_SLACK = 8, /* int16 values after i16pm: the AVX2 fine stage gathers 32-bit words */
 };
 
 typedef struct psa_segment {
@@ -57,7 +57,6 @@ typedef struct psa_layout_params {
 typedef struct psa_layout {
     uint32_t window_start, window;
     uint32_t max_k;      /* the largest n_mask x window */
-    uint32_t max_near;   /* the longest list of columns near a coarse column */
     uint64_t values;     /* in each of f32, i16 */
     uint64_t pm_values;  /* in each of f32pm, i16pm */
     psa_segment seg[PSA_SEGMENTS];
