@@ -56,7 +56,7 @@ typedef struct bench {
     psa_layout layout;
     gs_pow pw;
     events ev;
-    result r[16];
+    result r[32]; /* naive, 4 CPU, 4 GPU, 12 CPU kernels */
     int n;
     int failures;
 } bench;
@@ -184,6 +184,10 @@ static int cmp_double(const void *a, const void *b)
 
 static result *add_result(bench *B, const char *path, psa_data data, psa_mode mode, size_t n)
 {
+    if (B->n == (int)(sizeof B->r / sizeof B->r[0])) {
+        fprintf(stderr, "bench-psa: more than %d rows\n", B->n);
+        exit(1);
+    }
     result *r = &B->r[B->n++];
     memset(r, 0, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", path);
