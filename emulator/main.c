@@ -436,7 +436,7 @@ static int run_command(session *s, int argc, char **argv)
     }
     if (strcmp(cmd, "dump") == 0)
         return check_allowed(&s->o, TAKES_MAX) ? EMU_E_TOPOLOGY
-                                                 : emu_dump(s->o.target, s->o.max_frames, stdout, s->err, sizeof s->err);
+                                               : emu_dump(s->o.target, s->o.max_frames, stdout, s->err, sizeof s->err);
     return usage_error("unknown command '%s'", cmd);
 }
 

@@ -1,4 +1,4 @@
-/* summary.c: `narwhal summary`: reads a chain's output file (and its run report) and prints what a physicist asks first. */
+/* summary.c: `narwhal summary`: a chain's output file and run report, printed as a physicist asks. */
 #include "summary.h"
 #include "emu.h"
 #include "summary_data.h"
@@ -103,9 +103,10 @@ static void print_positions(FILE *out, const emu_summary *s)
             s->hits, s->psa, s->matched, s->unmatched_hits, s->missed_deposits);
     if (!s->matched)
         return;
-    fprintf(out, "  rms        x %5.2f  y %5.2f  z %5.2f mm   (mean distance %.2f mm)\n", s->rms[0], s->rms[1], s->rms[2],
-            s->mean_distance);
-    fprintf(out, "  sigma68    x %5.2f  y %5.2f  z %5.2f mm   (half the central 68 %%; FWHM ~ 2.35 x: %.1f %.1f %.1f mm)\n",
+    fprintf(out, "  rms        x %5.2f  y %5.2f  z %5.2f mm   (mean distance %.2f mm)\n", s->rms[0], s->rms[1],
+            s->rms[2], s->mean_distance);
+    fprintf(out,
+            "  sigma68    x %5.2f  y %5.2f  z %5.2f mm   (half the central 68 %%; FWHM ~ 2.35 x: %.1f %.1f %.1f mm)\n",
             s->sigma68[0], s->sigma68[1], s->sigma68[2], 2.355 * s->sigma68[0], 2.355 * s->sigma68[1],
             2.355 * s->sigma68[2]);
     fprintf(out, "  hit energy (keV)      hits   rms x   rms y   rms z (mm)\n");

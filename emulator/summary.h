@@ -1,4 +1,4 @@
-/* summary.h: `narwhal summary`: what a chain's output file says about the physics, checked against the truth and the run's report. */
+/* summary.h: `narwhal summary`: what a chain's output file says, checked against the truth and the run. */
 #ifndef NARWHAL_SUMMARY_H
 #define NARWHAL_SUMMARY_H
 

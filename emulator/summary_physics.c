@@ -1,4 +1,4 @@
-/* summary_physics.c: `narwhal summary`'s physics: events by fate, PSA positions against the truth, spectra, photopeak efficiency and peak-to-total. */
+/* summary_physics.c: `narwhal summary`'s physics: events by fate, PSA against the truth, spectra, photopeaks. */
 #include "summary_data.h"
 #include "emu.h"
 

@@ -90,7 +90,8 @@ static int write_scripts(const emu_summary *s, const char *dir)
     fp = open_in(dir, "position.gp", path, sizeof path);
     if (!fp)
         return -1;
-    fprintf(fp, "set terminal pngcairo size 1400,600 noenhanced\nset output 'position.png'\nset datafile separator ','\n"
+    fprintf(fp, "set terminal pngcairo size 1400,600 noenhanced\nset output 'position.png'\n"
+                "set datafile separator ','\n"
                 "set multiplot layout 1,2 title 'PSA position against the truth (same event, crystal and segment)'\n"
                 "set title 'residuals, PSA - truth'\nset xlabel 'mm'\nset ylabel 'hits per 0.5 mm'\nset grid\n"
                 "plot 'residuals.csv' using 1:2 with steps lw 1.5 title 'x', '' using 1:3 with steps lw 1.5 title 'y', "
@@ -158,7 +159,8 @@ int sum_plot(const emu_summary *s, const char *dir, char *msg, size_t len)
         snprintf(msg, len, "%s: a directory with a quote in its name is not supported", dir);
         return -1;
     }
-    if (make_dir(dir) != 0 || write_spectra(s, dir) != 0 || write_residuals(s, dir) != 0 || write_scripts(s, dir) != 0) {
+    if (make_dir(dir) != 0 || write_spectra(s, dir) != 0 || write_residuals(s, dir) != 0 ||
+        write_scripts(s, dir) != 0) {
         snprintf(msg, len, "%s: cannot write the plot data: %s", dir, strerror(errno));
         return -1;
     }

@@ -164,8 +164,8 @@ static void check_crystals(emu_summary *s, const sum_report *r)
     const sum_actor *psa = first_emitting(r, ADF_ID_DATA_PSA);
     unsigned long long made = psa ? sum_emitted(psa, ADF_ID_DATA_PSA) : 0;
     if (!psa) {
-        check(s, s->crystal == s->produced_crystal, "data:crystal: %llu produced, %llu written (no actor made data:psa)",
-              s->produced_crystal, s->crystal);
+        check(s, s->crystal == s->produced_crystal,
+              "data:crystal: %llu produced, %llu written (no actor made data:psa)", s->produced_crystal, s->crystal);
         return;
     }
     unsigned long long rejected = s->produced_crystal > made ? s->produced_crystal - made : 0;

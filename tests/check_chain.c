@@ -1,4 +1,4 @@
-/* check_chain.c: the whole chain (topologies/full_chain.xml) on a coarse basis: every frame followed to the file, the summary's figures, both run modes equal, the balance failing when frames go missing. */
+/* check_chain.c: full_chain.xml on a coarse basis: every frame written or rejected, the summary, both modes equal. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <ftw.h>
