@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <math.h>
@@ -142,8 +143,10 @@ typedef struct hit {
 
 static void lab_of(const hit *h, double lab[3]) { det_to_lab(&arr.crystal[h->k], h->local, lab); }
 
-/* Writes one event:data:psa: one data:psa member per crystal, hits in order. */
-static void put_event(uint32_t number, const hit *h, int n)
+/* Writes one event:data:psa: one data:psa member per crystal, hits in order.
+ * The core energy of the crystal whose first hit is h[i] is core[i], or
+ * without core the sum of its hits. */
+static void put_event_core(uint32_t number, const hit *h, int n, const double *core)
 {
     static adf_psa p;
     int done[64] = { 0 };
@@ -166,10 +169,14 @@ static void put_event(uint32_t number, const hit *h, int n)
             p.e0 += o->e;
             done[j] = 1;
         }
+        if (core)
+            p.e0 = (float)core[i];
         ck_assert_int_eq(adf_psa_write(&w, number, 1000 + number, &p), ADF_OK);
     }
     ck_assert_int_eq(adf_end(&w), ADF_OK);
 }
+
+static void put_event(uint32_t number, const hit *h, int n) { put_event_core(number, h, n, NULL); }
 
 static void normalise(double v[3])
 {
@@ -659,7 +666,14 @@ static void put_random_events(int events, int mult)
                 n++;
             }
         }
-        put_event((uint32_t)e, h, n);
+        double core[64];
+        for (int i = 0; i < n; i++) { /* cores off their hits' sums: the scaled floats must agree too */
+            core[i] = 0;
+            for (int j = 0; j < n; j++)
+                core[i] += h[j].k == h[i].k ? h[j].e : 0;
+            core[i] *= 0.8 + 0.5 * uniform();
+        }
+        put_event_core((uint32_t)e, h, n, core);
     }
 }
 
@@ -729,6 +743,124 @@ START_TEST(gpu_forced_without_gpu_fails_at_initialise)
 }
 END_TEST
 
+
+/* ---- core scaling ------------------------------------------------------------------ */
+
+/* Runs the frames written so far like run(), the actor's log (stderr) kept in log. */
+static unsigned run_logged(const char *conf_text, char *log, size_t len)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/stderr", tmp);
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_ge(fd, 0);
+    dup2(fd, 2);
+    close(fd);
+    unsigned used = run(conf_text);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    FILE *fp = fopen(path, "r");
+    ck_assert_ptr_nonnull(fp);
+    size_t n = fread(log, 1, len - 1, fp);
+    log[n] = 0;
+    fclose(fp);
+    return used;
+}
+
+/* One crystal's hit of 160 keV under core energies that scale it (by 1.25, and
+ * by the bounds 2 and 0.5 themselves) or must leave it (0, NaN, infinite,
+ * negative, 2.0625, 0.49375); then two crystals of one event, each scaled by
+ * its own core; then the three-point sequence with every energy 10 % low
+ * under the true core, which scaling makes exact again. */
+static const double core_single[] = { 200, 320, 80, 0, NAN, INFINITY, -50, 330, 79 };
+enum { N_SINGLE = sizeof core_single / sizeof core_single[0] };
+
+static void put_core_events(hit *chain3)
+{
+    static const double start[3] = { 15, 10, 20 }, theta[2] = { 60 * M_PI / 180, 40 * M_PI / 180 },
+                        step[2] = { 25, 15 };
+    const double tw[2][3] = { { -1, 0, 0 }, { 0, 1, 0 } };
+    hit one = { { 12, -8, 10 }, 0, 160 };
+    for (int i = 0; i < N_SINGLE; i++)
+        put_event_core((uint32_t)i, &one, 1, &core_single[i]);
+    hit two[2] = { { { 12, -8, 10 }, 0, 160 }, { { 12, -8, 10 }, arr.n / 2, 120 } };
+    double core_two[2] = { 200, 180 };
+    put_event_core(N_SINGLE, two, 2, core_two);
+    chain(0, start, 1332.5, 3, theta, tw, step, chain3);
+    hit low[3];
+    for (int i = 0; i < 3; i++) {
+        low[i] = chain3[i];
+        low[i].e *= 0.9;
+    }
+    double core3[3] = { 1332.5, 0, 0 };
+    put_event_core(N_SINGLE + 1, low, 3, core3);
+}
+
+static void assert_gammas(const adf_tracked *t, float a, float b)
+{
+    ck_assert_uint_eq(t->n_gammas, 2);
+    float lo = fminf(t->gamma[0].e, t->gamma[1].e), hi = fmaxf(t->gamma[0].e, t->gamma[1].e);
+    ck_assert_float_eq(lo, fminf(a, b));
+    ck_assert_float_eq(hi, fmaxf(a, b));
+}
+
+START_TEST(core_scaling_brings_each_crystal_to_its_core_energy)
+{
+    static const float expect[N_SINGLE] = { 200, 320, 80, 160, 160, 160, 160, 160, 160 };
+    static char log[16384];
+    hit c3[3];
+    put_core_events(c3);
+    adf_tracked t[N_SINGLE + 2];
+    int n = read_tracked(run_logged("MinSingleFom 1e-30\n", log, sizeof log), t, N_SINGLE + 2);
+    ck_assert_int_eq(n, N_SINGLE + 2);
+    for (int i = 0; i < N_SINGLE; i++) {
+        ck_assert_uint_eq(t[i].n_gammas, 1);
+        ck_assert_msg(t[i].gamma[0].e == expect[i], "core %g: gamma of %.6f keV, not %g", core_single[i],
+                      t[i].gamma[0].e, expect[i]);
+    }
+    assert_gammas(&t[N_SINGLE], 200, 180);
+    const adf_gamma *g = &t[N_SINGLE + 1].gamma[0];
+    ck_assert_uint_eq(t[N_SINGLE + 1].n_gammas, 1);
+    ck_assert_uint_eq(g->n_points, 3);
+    ck_assert_double_eq_tol(g->e, 1332.5, 1e-3);
+    assert_at(g->x1, g->y1, g->z1, &c3[0]);
+    assert_at(g->x2, g->y2, g->z2, &c3[1]);
+    ck_assert_msg(strstr(log, "core scaling: 6 crystals scaled to their core energy, 0 already summed to it, "
+                              "6 left unscaled") != NULL, "log:\n%s", log);
+}
+END_TEST
+
+START_TEST(core_scaling_off_leaves_the_hits)
+{
+    static char log[16384];
+    hit c3[3];
+    put_core_events(c3);
+    adf_tracked t[N_SINGLE + 2];
+    int n = read_tracked(run_logged("MinSingleFom 1e-30\nCoreScale false\n", log, sizeof log), t, N_SINGLE + 2);
+    ck_assert_int_eq(n, N_SINGLE + 2);
+    for (int i = 0; i < N_SINGLE; i++)
+        ck_assert_float_eq(t[i].gamma[0].e, 160);
+    assert_gammas(&t[N_SINGLE], 160, 120);
+    float sum = 0;
+    for (unsigned k = 0; k < t[N_SINGLE + 1].n_gammas; k++)
+        sum += t[N_SINGLE + 1].gamma[k].e;
+    ck_assert_double_eq_tol(sum, 0.9 * 1332.5, 1e-3);
+    ck_assert_ptr_null(strstr(log, "core scaling"));
+}
+END_TEST
+
+START_TEST(hits_that_sum_to_the_core_are_left_as_they_are)
+{
+    static char log[16384];
+    hit h[3] = { { { 12, -8, 10 }, 0, 100.1 }, { { 12, -8, 30 }, 0, 200.2 }, { { 14, -6, 50 }, 0, 300.3 } };
+    put_event(1, h, 3); /* e0: the float sum of the three, not 600.6 */
+    read_tracked(run_logged("", log, sizeof log), (adf_tracked[2]){ 0 }, 2);
+    ck_assert_msg(strstr(log, "core scaling: 0 crystals scaled to their core energy, 1 already summed to it, "
+                              "0 left unscaled") != NULL, "log:\n%s", log);
+}
+END_TEST
 
 /* ---- ge2adf ------------------------------------------------------------------------ */
 
@@ -903,6 +1035,9 @@ static Suite *tracker_suite(void)
     tcase_add_test(tc, bad_input_is_refused);
     tcase_add_test(tc, configuration_errors);
     tcase_add_test(tc, gpu_forced_without_gpu_fails_at_initialise);
+    tcase_add_test(tc, core_scaling_brings_each_crystal_to_its_core_energy);
+    tcase_add_test(tc, core_scaling_off_leaves_the_hits);
+    tcase_add_test(tc, hits_that_sum_to_the_core_are_left_as_they_are);
     tcase_add_test(tc, ge2adf_reads_gammaevents_into_event_psa_frames);
     suite_add_tcase(s, tc);
 

@@ -16,7 +16,7 @@
 typedef struct tracker_conf {
     char *array, *geometry;
     kit_list device, clustering, path_model, input, beam;
-    bool keep_input;
+    bool keep_input, core_scale;
     double min_cluster, min_single, theta_scale, pos_a, pos_b, energy_sigma;
     double shell_inner, shell_outer, beta, smear_a, smear_b;
     int64_t seed;
@@ -50,6 +50,9 @@ static const kit_key tracker_keys[] = {
     KEY("KeepInput", KIT_BOOL, keep_input, "false",
         .help = "true: with Input psa, each tracked frame also passes on, before its data:tracked (to compare "
                 "the PSA with the truth downstream)"),
+    KEY("CoreScale", KIT_BOOL, core_scale, "true",
+        .help = "true: with Input psa, each crystal's hit energies are scaled to add up to its core energy e0 "
+                "(left as they are when e0 is not a positive number or e0 / sum is outside [0.5, 2])"),
     KEY("SmearSigmaA", KIT_REAL, smear_a, "2.7", KIT_RANGE(0, 1000),
         .help = "mm: Input truth smears each axis by A + B sqrt(100 keV / e)"),
     KEY("SmearSigmaB", KIT_REAL, smear_b, "6.2", KIT_RANGE(0, 1000), .help = "mm: B of the smearing"),
@@ -83,6 +86,7 @@ typedef struct item {
 typedef struct counts {
     uint64_t events, gammas, singles, pairs, points, unused, big, too_many, truncated, skipped_hits,
         passed, kept;
+    tracker_core_counts core;
     double seconds;
 } counts;
 
@@ -210,6 +214,7 @@ static unsigned tracker_initialise(void *algo_data)
     unsigned code = load_model(t);
     if (code)
         return code;
+    t->ev.core_scale = conf.core_scale;
     t->psa = malloc(sizeof *t->psa);
     t->truth = malloc(sizeof *t->truth);
     if (!t->psa || !t->truth)
@@ -231,6 +236,15 @@ static unsigned tracker_start(void *algo_data)
     return 0;
 }
 
+static void log_core(const char *name, const tracker_core_counts *c)
+{
+    kit_log(name, KIT_INFO, "core scaling: %llu crystals scaled to their core energy, %llu already summed to "
+            "it, %llu left unscaled (core energy not a positive number, or core / sum outside [%g, %g]); "
+            "%llu crystals with a core energy but no hit",
+            (unsigned long long)c->scaled, (unsigned long long)c->matched, (unsigned long long)c->unscaled,
+            TRACKER_CORE_RATIO_MIN, TRACKER_CORE_RATIO_MAX, (unsigned long long)c->empty);
+}
+
 static unsigned tracker_stop(void *algo_data)
 {
     tracker *t = algo_data;
@@ -249,6 +263,8 @@ static unsigned tracker_stop(void *algo_data)
                 (unsigned long long)c->too_many, TR_MAX_POINTS, TRACKER_STATUS_TOO_MANY,
                 (unsigned long long)c->truncated, ADF_TRACKED_MAX, TRACKER_STATUS_TRUNCATED,
                 (unsigned long long)c->skipped_hits);
+    if (conf.core_scale && !derived.truth)
+        log_core(t->k.name, &c->core);
     kit_log(t->k.name, KIT_INFO, "%llu other frames passed on", (unsigned long long)c->passed);
     if (conf.keep_input)
         kit_log(t->k.name, KIT_INFO, "%llu tracked frames passed on as well (KeepInput)",
@@ -355,6 +371,7 @@ static unsigned on_end(void *ctx, bool flush, adf_writer *w)
         count_event(&t->block, &out.info[e], t->ev.first[e + 1] - first, t->ev.status[e], &out.gammas[first]);
     }
     t->block.skipped_hits = t->ev.skipped_hits;
+    t->block.core = t->ev.core;
     return 0;
 }
 
@@ -372,6 +389,10 @@ static void add_counts(counts *to, const counts *c)
     to->skipped_hits += c->skipped_hits;
     to->passed += c->passed;
     to->kept += c->kept;
+    to->core.scaled += c->core.scaled;
+    to->core.matched += c->core.matched;
+    to->core.unscaled += c->core.unscaled;
+    to->core.empty += c->core.empty;
     to->seconds += c->seconds;
 }
 

@@ -32,6 +32,7 @@ void tracker_events_clear(tracker_events *ev)
     ev->n = 0;
     ev->n_points = 0;
     ev->skipped_hits = 0;
+    memset(&ev->core, 0, sizeof ev->core);
     if (ev->first)
         ev->first[0] = 0;
 }
@@ -142,6 +143,37 @@ static unsigned add_hit(tracker_events *ev, const tracker_lookup *l, uint16_t id
     return 0;
 }
 
+/* Scales the n points of one crystal so that their energies add up to e0
+ * (tracker_events.h), counting what it did.  The factor is taken in double
+ * and each energy rounded once, so the CPU and GPU engines see the same
+ * floats (the points are prepared here, on the host, for both). */
+static void scale_to_core(tr_point *p, size_t n, float e0, tracker_core_counts *c)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += p[i].e;
+    if (n == 0) {
+        c->empty += isfinite(e0) && e0 > 0;
+        return;
+    }
+    if (!isfinite(e0) || e0 <= 0) {
+        c->unscaled++;
+        return;
+    }
+    if (fabs(sum - (double)e0) <= 1e-6 * sum) { /* the float rounding of a sum made elsewhere */
+        c->matched++;
+        return;
+    }
+    double ratio = (double)e0 / sum;
+    if (!(ratio >= TRACKER_CORE_RATIO_MIN && ratio <= TRACKER_CORE_RATIO_MAX)) {
+        c->unscaled++;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        p[i].e = (float)((double)p[i].e * ratio);
+    c->scaled++;
+}
+
 static unsigned add_member(tracker_events *ev, const tracker_lookup *l, const adf_frame *f, adf_psa *psa,
                            char *msg, size_t len)
 {
@@ -150,11 +182,14 @@ static unsigned add_member(tracker_events *ev, const tracker_lookup *l, const ad
         snprintf(msg, len, "data:psa at offset %zu: %s", f->offset, adf_strerror(rc));
         return NARVAL_E_INPUT;
     }
+    size_t start = ev->n_points;
     for (unsigned h = 0; h < psa->n_hits; h++) {
         unsigned code = add_hit(ev, l, psa->crystal_id, &psa->hit[h], msg, len);
         if (code)
             return code;
     }
+    if (ev->core_scale)
+        scale_to_core(ev->points + start, ev->n_points - start, psa->e0, &ev->core);
     return 0;
 }
 
@@ -192,12 +227,14 @@ unsigned tracker_events_add_psa(tracker_events *ev, const tracker_lookup *l, con
 {
     size_t start = ev->n_points;
     uint64_t skipped = ev->skipped_hits;
+    tracker_core_counts core = ev->core;
     unsigned code = open_event(ev, &f->key, msg, len);
     if (!code)
         code = add_members(ev, l, f, psa, msg, len);
     if (code) { /* the batch stays as it was */
         ev->n_points = start;
         ev->skipped_hits = skipped;
+        ev->core = core;
         return code;
     }
     close_event(ev);

@@ -17,6 +17,22 @@ enum {
     TRACKER_STATUS_TRUNCATED = 2, /* more than ADF_TRACKED_MAX gammas: the lowest ranked left out */
 };
 
+/* Core scaling (Tracker.conf CoreScale): a crystal's hit energies are
+ * multiplied by e0 / (their sum) so that they add up to the core energy,
+ * which has the better resolution and also holds the deposits of segments
+ * under the PSA's threshold.  A ratio outside [MIN, MAX], or a core energy
+ * that is not a positive finite number, leaves the hits as they are. */
+#define TRACKER_CORE_RATIO_MIN 0.5
+#define TRACKER_CORE_RATIO_MAX 2.0
+
+/* What core scaling did, per crystal (data:psa member) with core scaling on. */
+typedef struct tracker_core_counts {
+    uint64_t scaled;   /* hits multiplied by e0 / sum */
+    uint64_t matched;  /* hits already summed to e0 (within float rounding) */
+    uint64_t unscaled; /* e0 missing, not finite or not positive, or e0 / sum out of bounds */
+    uint64_t empty;    /* a positive e0 but no hit with energy: its energy is lost */
+} tracker_core_counts;
+
 typedef struct tracker_events {
     uint32_t n, cap;
     uint32_t *first;      /* n + 1 offsets into the points */
@@ -27,6 +43,8 @@ typedef struct tracker_events {
     tr_point *points;     /* lab frame, mm, keV */
     uint16_t *crystal;    /* crystal id of each point */
     uint64_t skipped_hits; /* hits without energy (e <= 0), left out */
+    bool core_scale;       /* set by the owner: scale each crystal's hits to its e0 */
+    tracker_core_counts core;
 } tracker_events;
 
 /* The array's crystals by id, for the lab transform. */
@@ -42,7 +60,8 @@ void tracker_events_clear(tracker_events *ev);
 void tracker_events_free(tracker_events *ev);
 
 /* Appends one event from an event:data:psa frame (every member's hits) or a
- * data:psa frame (one crystal).  Returns 0 or a NARVAL_E_* code with msg:
+ * data:psa frame (one crystal), each crystal's hits scaled to its core energy
+ * when ev->core_scale is set.  Returns 0 or a NARVAL_E_* code with msg:
  * a malformed member (NARVAL_E_INPUT), a crystal id the array lacks or a
  * position that is not finite (NARVAL_E_DATA), no memory.  psa is scratch. */
 unsigned tracker_events_add_psa(tracker_events *ev, const tracker_lookup *l, const adf_frame *f,
