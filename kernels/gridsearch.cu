@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gridsearch_gpu.h"
 
@@ -297,6 +298,7 @@ struct gs_gpu {
     size_t smem_tiles, smem_near;
     stage st[2];
     float kernel_ms; /* of the last gs_gpu_search */
+    gs_gpu_time total;
 };
 
 namespace {
@@ -452,14 +454,24 @@ void unpack(const stage *s, const order *o, gs_query *q)
     }
 }
 
+double seconds()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
 int finish(gs_gpu *g, stage *s, const order *o, gs_query *q, char *msg, size_t len)
 {
     float ms;
     if (!s->busy)
         return GS_GPU_OK;
+    double t = seconds();
     CHECK(cudaEventSynchronize(s->done), "a grid-search chunk");
+    g->total.wait_s += seconds() - t;
     CHECK(cudaEventElapsedTime(&ms, s->k0, s->k1), "cudaEventElapsedTime");
     g->kernel_ms += ms;
+    g->total.kernel_s += 1e-3 * ms;
     s->busy = false;
     unpack(s, o, q);
     return GS_GPU_OK;
@@ -654,6 +666,8 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
 
 extern "C" double gs_gpu_kernel_ms(const gs_gpu *g) { return g->kernel_ms; }
 
+extern "C" void gs_gpu_times(const gs_gpu *g, gs_gpu_time *t) { *t = g->total; }
+
 extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adaptive,
                              char *msg, size_t len)
 {
@@ -663,6 +677,7 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
         return GS_GPU_OK;
     CHECK(cudaSetDevice(g->device), "cudaSetDevice");
     g->kernel_ms = 0;
+    g->total.calls++;
     if (sort_queries(g, q, n, &o)) {
         snprintf(msg, len, "no host memory to sort %zu searches", n);
         return GS_GPU_NOMEM;
@@ -671,8 +686,12 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
     for (size_t from = 0, c = 0; from < n && rc == GS_GPU_OK; c++) {
         stage *s = &g->st[c % 2];
         size_t to = next_cut(q, &o, from, n, target);
-        if ((rc = finish(g, s, &o, q, msg, len)) == GS_GPU_OK)
+        if ((rc = finish(g, s, &o, q, msg, len)) == GS_GPU_OK) {
+            double t = seconds();
             rc = launch_chunk(g, s, q, meas, &o, from, to, adaptive, msg, len);
+            g->total.pack_s += seconds() - t;
+            g->total.chunks++;
+        }
         from = to;
     }
     for (int i = 0; i < 2; i++) {

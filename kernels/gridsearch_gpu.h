@@ -75,6 +75,15 @@ int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adapti
 /* The milliseconds the last gs_gpu_search spent in kernels (summed over its chunks). */
 double gs_gpu_kernel_ms(const gs_gpu *g);
 
+/* Totals since gs_gpu_create: calls of gs_gpu_search, chunks launched, seconds
+ * packing searches into pinned memory (host), in kernels (device) and waiting
+ * for chunks to finish (host). */
+typedef struct gs_gpu_time {
+    unsigned long long calls, chunks;
+    double pack_s, kernel_s, wait_s;
+} gs_gpu_time;
+void gs_gpu_times(const gs_gpu *g, gs_gpu_time *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,13 +44,6 @@ void *process_register(unsigned int *error_code)
     return kit_register(sizeof(psa_actor), error_code);
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 static unsigned load_basis(psa_actor *a)
 {
     char msg[1024];
@@ -132,6 +125,7 @@ static void clear_counts(psa_actor *a)
 {
     a->frames = a->hits = a->empty = a->searches = a->refined = a->fell_back = 0;
     memset(a->rejected, 0, sizeof a->rejected);
+    memset(a->block.phase_s, 0, sizeof a->block.phase_s);
     a->seconds = 0;
 }
 
@@ -215,19 +209,36 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     *used_size_of_output_buffer = 0;
     if ((*error_code = kit_enter(algo_data, KIT_BLOCK)) != 0)
         return;
-    double t = now();
+    double t = psa_now();
     unsigned code = psa_block_run(&a->block, &a->setup, input_buffer, size_of_input_buffer);
     if (code)
         code = kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes",
                         size_of_input_buffer);
     a->cursor = 0;
+    double tw = psa_now();
     if (!code)
         code = kit_filter_block(a->k.name, &ops, a, input_buffer, size_of_input_buffer, output_buffer,
                                 size_of_output_buffer, used_size_of_output_buffer);
     if (!code)
         commit(a);
-    a->seconds += now() - t;
+    a->block.phase_s[PSA_PHASE_WRITE] += psa_now() - tw;
+    a->seconds += psa_now() - t;
     *error_code = kit_leave(algo_data, KIT_BLOCK, code);
+}
+
+/* Where process_block's time went, and the GPU's share of the search phase. */
+static void log_phases(const psa_actor *a)
+{
+    char line[512], gpu[256] = "";
+    size_t n = 0;
+    for (int p = 0; p < PSA_PHASES && n < sizeof line; p++)
+        n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %.3f", p ? ", " : "",
+                              psa_phase_name((psa_phase)p), a->block.phase_s[p]);
+    psa_gpu_times g;
+    if (psa_engine_gpu_times(&a->engine, &g))
+        snprintf(gpu, sizeof gpu, "; of the search: %llu GPU calls, %llu chunks, packing %.3f s, "
+                 "kernels %.3f s, waiting %.3f s", g.calls, g.chunks, g.pack_s, g.kernel_s, g.wait_s);
+    kit_log(a->k.name, KIT_INFO, "time in process_block %.3f s: %s s%s", a->seconds, line, gpu);
 }
 
 static unsigned psa_stop(void *algo_data)
@@ -243,6 +254,7 @@ static unsigned psa_stop(void *algo_data)
             (unsigned long long)rejected, (unsigned long long)a->searches,
             psa_engine_where(&a->engine), (unsigned long long)a->refined,
             a->seconds > 0 ? a->searches / a->seconds : 0.0);
+    log_phases(a);
     for (int r = 1; r < PSA_REJECTS; r++)
         if (a->rejected[r])
             kit_log(a->k.name, KIT_INFO, "rejected %llu frames: %s", (unsigned long long)a->rejected[r],

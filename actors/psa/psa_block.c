@@ -5,8 +5,31 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kit.h"
+
+const char *psa_phase_name(psa_phase p)
+{
+    static const char *names[PSA_PHASES] = { "decode", "align", "gather", "search", "refine",
+                                             "subtract", "write" };
+    return p < PSA_PHASES ? names[p] : "?";
+}
+
+double psa_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* Adds the time since *t to phase p and restarts *t. */
+static void lap(psa_block *w, psa_phase p, double *t)
+{
+    double t1 = psa_now();
+    w->phase_s[p] += t1 - *t;
+    *t = t1;
+}
 
 static int reserve(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -72,6 +95,7 @@ static unsigned decode_all(psa_block *w, const psa_setup *s, const void *in, uns
  * segment (only the marked ones when marked is not NULL). */
 static unsigned gather(psa_block *w, const psa_setup *s, int r, const bool *marked)
 {
+    double t = psa_now();
     psa_batch_clear(&w->batch);
     if (reserve((void **)&w->owner, &w->cap_owner, w->n_ev + 1, sizeof *w->owner))
         return NARVAL_E_NOMEM;
@@ -87,6 +111,7 @@ static unsigned gather(psa_block *w, const psa_setup *s, int r, const bool *mark
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
     for (long i = 0; i < n; i++)
         psa_event_fill(&w->ev[w->owner[i]], r, s->layout, w->batch.meas + w->batch.q[i].meas);
+    lap(w, PSA_PHASE_GATHER, &t);
     return 0;
 }
 
@@ -94,7 +119,9 @@ static unsigned run(psa_block *w, const psa_setup *s)
 {
     bool fell_back;
     char msg[512];
+    double t = psa_now();
     unsigned code = psa_engine_run(s->engine, &w->batch, &fell_back, msg, sizeof msg);
+    lap(w, PSA_PHASE_SEARCH, &t);
     if (fell_back) {
         kit_log(s->who, KIT_WARN, "%s", msg);
         w->fell_back++;
@@ -137,6 +164,7 @@ static unsigned refine(psa_block *w, const psa_setup *s)
         todo[k] = !w->ev[k].reject && w->ev[k].n_net > 0;
     for (int pass = 0; pass < REFINE_PASSES && !code; pass++) {
         long moved = 0, n = (long)w->n_ev;
+        double t = psa_now();
 #pragma omp parallel for schedule(dynamic, 16) reduction(+ : moved) num_threads(threads(s))
         for (long k = 0; k < n; k++) {
             psa_event *ev = &w->ev[k];
@@ -152,6 +180,7 @@ static unsigned refine(psa_block *w, const psa_setup *s)
             }
             moved += todo[k];
         }
+        lap(w, PSA_PHASE_REFINE, &t);
         if (!moved)
             break;
         if ((code = gather(w, s, 0, todo)) || (code = run(w, s)))
@@ -170,9 +199,11 @@ unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigne
 {
     unsigned code;
     int rounds = 0;
+    double t = psa_now();
     w->searches = w->refined = w->fell_back = 0;
     if ((code = decode_all(w, s, in, size)) != 0)
         return code;
+    lap(w, PSA_PHASE_DECODE, &t);
     long n = (long)w->n_ev;
 #pragma omp parallel for schedule(dynamic, 16) reduction(max : rounds) num_threads(threads(s))
     for (long k = 0; k < n; k++) {
@@ -182,18 +213,21 @@ unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigne
         psa_event_align(ev, s->basis, s->layout, s->timing);
         rounds = ev->n_net > rounds ? ev->n_net : rounds;
     }
+    lap(w, PSA_PHASE_ALIGN, &t);
     for (int r = 0; r < rounds; r++) {
         if ((code = gather(w, s, r, NULL)) || (code = run(w, s)))
             return code;
         answer(w, s, r);
         if (r == 0 && s->timing->shift_range > 0 && (code = refine(w, s)))
             return code;
+        t = psa_now();
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
         for (long k = 0; k < n; k++) {
             psa_event *ev = &w->ev[k];
             if (!ev->reject && ev->n_net > r)
                 psa_event_subtract(ev, r, s->basis, s->layout);
         }
+        lap(w, PSA_PHASE_SUBTRACT, &t);
     }
     return 0;
 }

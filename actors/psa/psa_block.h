@@ -18,6 +18,16 @@ typedef struct psa_setup {
     const char *who;   /* the instance's log name */
 } psa_setup;
 
+/* Where process_block's time goes (host clock, summed over the run): the
+ * phases of psa_block_run, then the data:psa output (psa.c). */
+typedef enum psa_phase {
+    PSA_PHASE_DECODE, PSA_PHASE_ALIGN, PSA_PHASE_GATHER, PSA_PHASE_SEARCH, PSA_PHASE_REFINE,
+    PSA_PHASE_SUBTRACT, PSA_PHASE_WRITE, PSA_PHASES
+} psa_phase;
+
+const char *psa_phase_name(psa_phase p);
+double psa_now(void);
+
 /* The block's working memory, kept from block to block. */
 typedef struct psa_block {
     psa_event *ev;     /* one per top-level data:crystal frame, in order */
@@ -31,6 +41,7 @@ typedef struct psa_block {
     uint32_t *owner;   /* the event of each search of the batch */
     size_t cap_owner;
     uint64_t searches, refined, fell_back;
+    double phase_s[PSA_PHASES];  /* summed over blocks until psa_block_free */
 } psa_block;
 
 /* Decodes the data:crystal frames of in (the frame loop reports malformed

@@ -114,6 +114,18 @@ void psa_engine_destroy(psa_engine *e)
     e->gpu = NULL;
 }
 
+bool psa_engine_gpu_times(const psa_engine *e, psa_gpu_times *t)
+{
+    *t = (psa_gpu_times){ 0 };
+#ifdef NARWHAL_HAVE_CUDA
+    if (e->gpu) {
+        gs_gpu_times(e->gpu, t);
+        return true;
+    }
+#endif
+    return false;
+}
+
 const char *psa_engine_where(const psa_engine *e)
 {
     return e->gpu ? "GPU" : e->reference ? "reference" : "CPU";

@@ -42,6 +42,11 @@ void psa_engine_destroy(psa_engine *e);
  * NARVAL_E_NOMEM when the CPU cannot get its working memory. */
 unsigned psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len);
 
+/* The GPU's share of the searches since it was chosen (gs_gpu_times). */
+typedef gs_gpu_time psa_gpu_times;
+/* Fills t and returns true when the searches run on the GPU. */
+bool psa_engine_gpu_times(const psa_engine *e, psa_gpu_times *t);
+
 /* "GPU", "CPU" or "reference": where the next batch runs. */
 const char *psa_engine_where(const psa_engine *e);
 

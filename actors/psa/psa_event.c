@@ -177,32 +177,47 @@ void psa_event_decode(const adf_frame *f, psa_event *ev, float *raw, const psa_t
     ev->reject = start_time(ev, tm);
 }
 
-/* raw channel ch at trace position x (samples), linear, held at the ends. */
-static float at(const psa_event *ev, unsigned ch, double x)
+enum { MAX_WINDOW = 512 }; /* WindowLength's largest value */
+
+/* Where the window's basis samples fall in the traces for a start at t
+ * (trace samples): the two samples each one reads and the weight of the
+ * second, linear, held at the ends.  Computed once per start and shared by
+ * every channel. */
+typedef struct taps {
+    uint32_t lo[MAX_WINDOW], hi[MAX_WINDOW];
+    double f[MAX_WINDOW];
+} taps;
+
+static void make_taps(taps *tp, const psa_event *ev, const det_basis *b, const psa_layout *l,
+                      const psa_timing *tm, double t)
 {
-    const float *y = ev->raw + (size_t)ch * ev->n_samples;
     double last = ev->n_samples - 1;
-    if (!(x > 0))
-        return y[0];
-    if (x >= last)
-        return y[ev->n_samples - 1];
-    unsigned i = (unsigned)x;
-    double f = x - i;
-    return (float)(y[i] + f * (y[i + 1] - y[i]));
+    for (uint32_t i = 0; i < l->window; i++) {
+        double x = t + ((double)(l->window_start + i) - b->pretrigger) * tm->ratio;
+        uint32_t k = !(x > 0) ? 0 : x >= last ? ev->n_samples - 1u : (uint32_t)x;
+        bool inside = x > 0 && x < last;
+        tp->lo[i] = k;
+        tp->hi[i] = inside ? k + 1 : k;
+        tp->f[i] = inside ? x - k : 0;
+    }
 }
 
-/* Trace position of basis sample j for a start at t (trace samples). */
-static double position(const det_basis *b, const psa_timing *tm, double t, uint32_t j)
+/* Channel ch of the raw traces at the taps' sample i.  Held ends read
+ * y[k] + 0 * 0: the sample itself, exactly. */
+static inline float tap(const psa_event *ev, const taps *tp, unsigned ch, uint32_t i)
 {
-    return t + ((double)j - b->pretrigger) * tm->ratio;
+    const float *y = ev->raw + (size_t)ch * ev->n_samples;
+    float a = y[tp->lo[i]], c = y[tp->hi[i]];
+    return (float)(a + tp->f[i] * (c - a));
 }
 
 void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, const psa_timing *tm)
 {
-    double t = ev->t0 + ev->shift;
+    taps tp;
+    make_taps(&tp, ev, b, l, tm, ev->t0 + ev->shift);
     for (unsigned ch = 0; ch < PSA_CHANNELS; ch++)
         for (uint32_t i = 0; i < l->window; i++)
-            ev->resid[(size_t)ch * l->window + i] = at(ev, ch, position(b, tm, t, l->window_start + i));
+            ev->resid[(size_t)ch * l->window + i] = tap(ev, &tp, ch, i);
 }
 
 static int is_other_net(const psa_event *ev, int r, unsigned ch)
@@ -235,14 +250,16 @@ void psa_event_fill(const psa_event *ev, int r, const psa_layout *l, float *m)
 static double squares(const psa_event *ev, double t, const float *sig, const uint8_t *channels,
                       int n, const det_basis *b, const psa_layout *l, const psa_timing *tm)
 {
+    taps tp;
     double sum = 0, inv = 1.0 / ev->e[0];
-    for (int c = 0; c < n; c++)
+    make_taps(&tp, ev, b, l, tm, t);
+    for (int c = 0; c < n; c++) {
+        const float *s = sig + (size_t)channels[c] * b->n_samples + l->window_start;
         for (uint32_t i = 0; i < l->window; i++) {
-            uint32_t j = l->window_start + i;
-            double d = at(ev, channels[c], position(b, tm, t, j)) * inv -
-                       sig[(size_t)channels[c] * b->n_samples + j];
+            double d = tap(ev, &tp, channels[c], i) * inv - s[i];
             sum += d * d;
         }
+    }
     return sum;
 }
 
