@@ -4,127 +4,47 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "adf.h"
 #include "narval.h"
+#include "testkit.h"
 
-typedef struct actor {
-    void *so;
-    narval_config_fn *config;
-    narval_register_fn *reg;
-    narval_lifecycle_fn *initialise, *start, *stop, *pause, *resume, *reset, *unload;
-    narval_producer_block_fn *produce;
-    narval_consumer_block_fn *consume;
-    narval_describe_fn *describe;
-} actor;
-
-static char build[PATH_MAX];   /* absolute $BUILD */
 static char tmp[PATH_MAX];     /* this test's directory: conf files, data, logs */
 static char conf_dir[PATH_MAX + 8];
-static actor rd, wr;
+static tk_actor rd, wr;
 
 /* ---- helpers: paths, files, actors ----------------------------------------- */
 
-static const char *in_tmp(const char *name)
-{
-    static char paths[4][PATH_MAX + 64];
-    static int next;
-    char *p = paths[next++ % 4];
-    snprintf(p, sizeof paths[0], "%s/%s", tmp, name);
-    return p;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *fp = fopen(path, "w");
-    ck_assert_msg(fp != NULL, "cannot write %s", path);
-    fputs(text, fp);
-    fclose(fp);
-}
+static const char *in_tmp(const char *name) { return tk_path(tmp, name); }
 
 static void conf(const char *actor_name, const char *text)
 {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s.conf", conf_dir, actor_name);
-    write_text(path, text);
-}
-
-static uint8_t *slurp(const char *path, size_t *size)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    rewind(fp);
-    uint8_t *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    *size = (size_t)n;
-    return buf;
-}
-
-static bool exists(const char *path) { return access(path, F_OK) == 0; }
-
-static void *sym(void *so, const char *name)
-{
-    void *p = dlsym(so, name);
-    ck_assert_msg(p != NULL, "the actor lacks %s", name);
-    return p;
-}
-
-static void load_actor(actor *a, const char *file)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/actors/%s", build, file);
-    a->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(a->so != NULL, "dlopen %s: %s", path, dlerror());
-    *(void **)&a->config = sym(a->so, "process_config");
-    *(void **)&a->reg = sym(a->so, "process_register");
-    *(void **)&a->initialise = sym(a->so, "process_initialise");
-    *(void **)&a->start = sym(a->so, "process_start");
-    *(void **)&a->stop = sym(a->so, "process_stop");
-    *(void **)&a->pause = sym(a->so, "process_pause");
-    *(void **)&a->resume = sym(a->so, "process_resume");
-    *(void **)&a->reset = sym(a->so, "process_reset");
-    *(void **)&a->unload = sym(a->so, "process_unload");
-    *(void **)&a->produce = sym(a->so, "process_block");
-    *(void **)&a->consume = sym(a->so, "process_block");
-    *(void **)&a->describe = sym(a->so, "process_describe");
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
+    tk_write_text(path, text);
 }
 
 static void setup(void)
 {
-    const char *b = getenv("BUILD");
-    ck_assert_msg(realpath(b && *b ? b : "build", build) != NULL, "no build directory");
-    snprintf(tmp, sizeof tmp, "/tmp/check_io.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    tk_make_tmpdir(tmp, sizeof tmp, "check_io");
     snprintf(conf_dir, sizeof conf_dir, "%s/conf", tmp);
     ck_assert_int_eq(mkdir(conf_dir, 0700), 0);
-    load_actor(&rd, "adf_reader.so");
-    load_actor(&wr, "adf_writer.so");
+    tk_load_actor(&rd, "adf_reader.so");
+    tk_load_actor(&wr, "adf_writer.so");
 }
 
 static void teardown(void)
 {
     dlclose(rd.so);
     dlclose(wr.so);
-    nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tk_remove_tree(tmp);
 }
 
 /* Test data: frames of many sizes (20 to 20 + 499 bytes), some composite. */
@@ -177,7 +97,7 @@ static size_t largest_frame(const uint8_t *buf, size_t size)
     return max;
 }
 
-static void *new_instance(actor *a)
+static void *new_instance(tk_actor *a)
 {
     unsigned e = 99;
     void *inst = a->reg(&e);
@@ -190,7 +110,7 @@ static void *new_instance(actor *a)
     return inst;
 }
 
-static void end_instance(actor *a, void *inst)
+static void end_instance(tk_actor *a, void *inst)
 {
     unsigned e = 99;
     a->stop(inst, &e);
@@ -199,7 +119,7 @@ static void end_instance(actor *a, void *inst)
     ck_assert_uint_eq(e, 0);
 }
 
-static void configure(actor *a)
+static void configure(tk_actor *a)
 {
     unsigned e = 99;
     a->config(conf_dir, &e);
@@ -242,27 +162,11 @@ static drained drain(void *inst, unsigned cap)
 /* stderr goes to a file while `fn` runs, so a test can check the log lines. */
 static char logged[8192];
 
-static void capture_begin(int *saved)
-{
-    fflush(stderr);
-    *saved = dup(2);
-    int fd = open(in_tmp("stderr.log"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ck_assert_int_ge(fd, 0);
-    dup2(fd, 2);
-    close(fd);
-}
+static void capture_begin(int *saved) { *saved = tk_capture_begin(in_tmp("stderr.log")); }
 
 static void capture_end(int saved)
 {
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    size_t n = 0;
-    uint8_t *text = slurp(in_tmp("stderr.log"), &n);
-    n = n < sizeof logged - 1 ? n : sizeof logged - 1;
-    memcpy(logged, text, n);
-    logged[n] = '\0';
-    free(text);
+    tk_capture_end(saved, in_tmp("stderr.log"), logged, sizeof logged);
     fputs(logged, stderr);
 }
 
@@ -582,8 +486,8 @@ START_TEST(writer_copies_byte_for_byte)
     configure(&rd);
     configure(&wr);
     void *r = new_instance(&rd), *w = new_instance(&wr);
-    ck_assert(exists(in_tmp("out.adf.part")));
-    ck_assert(!exists(in_tmp("out.adf")));
+    ck_assert(tk_exists(in_tmp("out.adf.part")));
+    ck_assert(!tk_exists(in_tmp("out.adf")));
     uint8_t block[5000];
     unsigned used = 1, e = 0;
     while (used) {
@@ -598,9 +502,9 @@ START_TEST(writer_copies_byte_for_byte)
     wr.stop(w, &e);
     capture_end(saved);
     ck_assert_uint_eq(e, 0);
-    ck_assert(!exists(in_tmp("out.adf.part")));
+    ck_assert(!tk_exists(in_tmp("out.adf.part")));
     size_t m;
-    uint8_t *b = slurp(in_tmp("out.adf"), &m);
+    uint8_t *b = tk_slurp(in_tmp("out.adf"), &m);
     ck_assert_ptr_nonnull(b);
     ck_assert_uint_eq(m, n);
     ck_assert_mem_eq(a, b, n);
@@ -645,7 +549,7 @@ START_TEST(writer_refuses_malformed_block)
     ck_assert_uint_eq(e, 0);
     end_instance(&wr, w);
     size_t m;
-    uint8_t *out = slurp(in_tmp("out.adf"), &m);
+    uint8_t *out = tk_slurp(in_tmp("out.adf"), &m);
     ck_assert_uint_eq(m, 2 * n); /* the two good blocks, nothing of the bad ones */
     ck_assert_mem_eq(out, good, n);
     ck_assert_mem_eq(out + n, good, n);
@@ -669,9 +573,9 @@ START_TEST(writer_unload_without_stop_keeps_part)
     wr.unload(w, &e);
     capture_end(saved);
     ck_assert_uint_eq(e, 0);
-    ck_assert(!exists(in_tmp("out.adf")));
+    ck_assert(!tk_exists(in_tmp("out.adf")));
     size_t m;
-    uint8_t *part = slurp(in_tmp("out.adf.part"), &m);
+    uint8_t *part = tk_slurp(in_tmp("out.adf.part"), &m);
     ck_assert_ptr_nonnull(part);
     ck_assert_uint_eq(m, n);
     ck_assert_mem_eq(part, good, n);
@@ -706,7 +610,7 @@ START_TEST(writer_instances_take_turns)
     wr.consume(w2, good, (unsigned)n, &e);
     end_instance(&wr, w2);
     size_t m;
-    uint8_t *out = slurp(in_tmp("out.adf"), &m);
+    uint8_t *out = tk_slurp(in_tmp("out.adf"), &m);
     ck_assert_uint_eq(m, 2 * n);
     free(out);
 }
@@ -734,43 +638,28 @@ END_TEST
 
 /* ---- the replay topology under the emulator ------------------------------------ */
 
-static int run_command(char *const argv[], const char *cwd)
-{
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        if (chdir(cwd) != 0)
-            _exit(126);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 START_TEST(replay_topology_end_to_end)
 {
     char narwhal[PATH_MAX + 16], topology[PATH_MAX], actors[PATH_MAX + 16];
-    snprintf(narwhal, sizeof narwhal, "%s/bin/narwhal", build);
+    snprintf(narwhal, sizeof narwhal, "%s/bin/narwhal", tk_build());
     if (access(narwhal, X_OK) != 0) {
         fprintf(stderr, "check_io: skip replay_topology_end_to_end: %s is not built\n", narwhal);
         return;
     }
     ck_assert_ptr_nonnull(realpath("topologies/replay.xml", topology));
-    snprintf(actors, sizeof actors, "%s/actors", build);
+    snprintf(actors, sizeof actors, "%s/actors", tk_build());
     size_t n;
     uint8_t *a = make_file("replay-input.adf", 3000, 12, &n);
     conf("ADFReader", "# relative to the directory narwhal runs in\nFile replay-input.adf\n");
     conf("ADFWriter", "File replay-output.adf\n");
     char *argv[] = { narwhal, "run", topology, "--actors", actors, "--conf", conf_dir, NULL };
-    ck_assert_int_eq(run_command(argv, tmp), 0);
+    ck_assert_int_eq(tk_run_command(argv, tmp), 0);
     size_t m;
-    uint8_t *b = slurp(in_tmp("replay-output.adf"), &m);
+    uint8_t *b = tk_slurp(in_tmp("replay-output.adf"), &m);
     ck_assert_msg(b != NULL, "narwhal wrote no replay-output.adf");
     ck_assert_uint_eq(m, n);
     ck_assert_mem_eq(a, b, n);
-    ck_assert(!exists(in_tmp("replay-output.adf.part")));
+    ck_assert(!tk_exists(in_tmp("replay-output.adf.part")));
     free(a);
     free(b);
 }
@@ -780,43 +669,43 @@ END_TEST
 START_TEST(topology_conf_overlay)
 {
     char narwhal[PATH_MAX + 16], topology[PATH_MAX], actors[PATH_MAX + 16], list[3 * PATH_MAX];
-    snprintf(narwhal, sizeof narwhal, "%s/bin/narwhal", build);
+    snprintf(narwhal, sizeof narwhal, "%s/bin/narwhal", tk_build());
     if (access(narwhal, X_OK) != 0) {
         fprintf(stderr, "check_io: skip topology_conf_overlay: %s is not built\n", narwhal);
         return;
     }
     ck_assert_ptr_nonnull(realpath("topologies/replay.xml", topology));
     size_t n, m;
-    char *xml = (char *)slurp(topology, &n);
+    char *xml = (char *)tk_slurp(topology, &n);
     ck_assert_ptr_nonnull(xml);
     FILE *fp = fopen(in_tmp("chain.xml"), "w");
     ck_assert_ptr_nonnull(fp);
     fwrite(xml, 1, n, fp);
     fclose(fp);
     free(xml);
-    snprintf(actors, sizeof actors, "%s/actors", build);
+    snprintf(actors, sizeof actors, "%s/actors", tk_build());
     uint8_t *a = make_file("in.adf", 500, 5, &n);
     ck_assert_int_eq(mkdir(in_tmp("conf/chain"), 0700), 0);
     conf("ADFReader", "File in.adf\n");
     conf("ADFWriter", "File shared-out.adf\n");
-    write_text(in_tmp("conf/chain/ADFWriter.conf"), "File own-out.adf\n");
+    tk_write_text(in_tmp("conf/chain/ADFWriter.conf"), "File own-out.adf\n");
     char *by_default[] = { narwhal, "run", "chain.xml", "--actors", actors, NULL };
-    ck_assert_int_eq(run_command(by_default, tmp), 0);
-    uint8_t *b = slurp(in_tmp("own-out.adf"), &m);
+    ck_assert_int_eq(tk_run_command(by_default, tmp), 0);
+    uint8_t *b = tk_slurp(in_tmp("own-out.adf"), &m);
     ck_assert_msg(b != NULL, "the topology's own ADFWriter.conf was not used");
     ck_assert_uint_eq(m, n);
     ck_assert_mem_eq(a, b, n);
-    ck_assert(!exists(in_tmp("shared-out.adf")));
+    ck_assert(!tk_exists(in_tmp("shared-out.adf")));
     free(b);
     unlink(in_tmp("own-out.adf"));
     snprintf(list, sizeof list, "%s/conf/chain:%s/conf", tmp, tmp);
     char *listed[] = { narwhal, "run", "chain.xml", "--actors", actors, "--conf", list, NULL };
-    ck_assert_int_eq(run_command(listed, tmp), 0);
-    ck_assert(exists(in_tmp("own-out.adf")));
-    ck_assert(!exists(in_tmp("shared-out.adf")));
+    ck_assert_int_eq(tk_run_command(listed, tmp), 0);
+    ck_assert(tk_exists(in_tmp("own-out.adf")));
+    ck_assert(!tk_exists(in_tmp("shared-out.adf")));
     snprintf(list, sizeof list, "%s/conf:%s/nowhere", tmp, tmp);
     char *bad[] = { narwhal, "run", "chain.xml", "--actors", actors, "--conf", list, NULL };
-    ck_assert_int_eq(run_command(bad, tmp), 2);
+    ck_assert_int_eq(tk_run_command(bad, tmp), 2);
     free(a);
 }
 END_TEST
@@ -855,11 +744,4 @@ static Suite *io_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(io_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
-}
+int main(void) { return tk_run_suite(io_suite()); }
