@@ -3,7 +3,6 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -16,25 +15,15 @@
 
 #include "adf.h"
 #include "narval.h"
+#include "testkit.h"
 #ifdef NARWHAL_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
 
-typedef struct actor {
-    void *so;
-    narval_config_fn *config;
-    narval_register_fn *reg;
-    narval_lifecycle_fn *initialise, *start, *stop, *reset, *unload;
-    narval_filter_block_fn *filter;
-    narval_consumer_block_fn *consume;
-    narval_describe_fn *describe;
-} actor;
-
-static char build[PATH_MAX];
 static char tmp[PATH_MAX];
 static char conf_dir[PATH_MAX + 8];
 static char out_dir[PATH_MAX + 8];
-static actor histo, sink;
+static tk_actor histo, sink;
 
 enum { BLOCK = 1 << 20 };
 static uint8_t block[BLOCK];
@@ -42,81 +31,14 @@ static adf_writer w;
 
 /* ---- helpers ----------------------------------------------------------------- */
 
-static const char *path_in(const char *dir, const char *name)
-{
-    static char paths[4][PATH_MAX + 128];
-    static int next;
-    char *p = paths[next++ % 4];
-    snprintf(p, sizeof paths[0], "%s/%s", dir, name);
-    return p;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *fp = fopen(path, "w");
-    ck_assert_msg(fp != NULL, "cannot write %s", path);
-    fputs(text, fp);
-    fclose(fp);
-}
-
-static uint8_t *slurp(const char *path, size_t *size)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    rewind(fp);
-    uint8_t *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
-    buf[n] = 0;
-    fclose(fp);
-    *size = (size_t)n;
-    return buf;
-}
-
-static void *sym(void *so, const char *name)
-{
-    void *p = dlsym(so, name);
-    ck_assert_msg(p != NULL, "the actor lacks %s", name);
-    return p;
-}
-
-static void load_actor(actor *a, const char *file)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/actors/%s", build, file);
-    a->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(a->so != NULL, "dlopen %s: %s", path, dlerror());
-    *(void **)&a->config = sym(a->so, "process_config");
-    *(void **)&a->reg = sym(a->so, "process_register");
-    *(void **)&a->initialise = sym(a->so, "process_initialise");
-    *(void **)&a->start = sym(a->so, "process_start");
-    *(void **)&a->stop = sym(a->so, "process_stop");
-    *(void **)&a->reset = sym(a->so, "process_reset");
-    *(void **)&a->unload = sym(a->so, "process_unload");
-    *(void **)&a->filter = sym(a->so, "process_block");
-    *(void **)&a->consume = sym(a->so, "process_block");
-    *(void **)&a->describe = sym(a->so, "process_describe");
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static void setup(void)
 {
-    const char *b = getenv("BUILD");
-    ck_assert_msg(realpath(b && *b ? b : "build", build) != NULL, "no build directory");
-    snprintf(tmp, sizeof tmp, "/tmp/check_histo.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    tk_make_tmpdir(tmp, sizeof tmp, "check_histo");
     snprintf(conf_dir, sizeof conf_dir, "%s/conf", tmp);
     snprintf(out_dir, sizeof out_dir, "%s/out", tmp);
     ck_assert_int_eq(mkdir(conf_dir, 0700), 0);
-    load_actor(&histo, "histo.so");
-    load_actor(&sink, "histo_sink.so");
+    tk_load_actor(&histo, "histo.so");
+    tk_load_actor(&sink, "histo_sink.so");
     adf_writer_init(&w, block, sizeof block);
 }
 
@@ -124,41 +46,31 @@ static void teardown(void)
 {
     dlclose(histo.so);
     dlclose(sink.so);
-    nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tk_remove_tree(tmp);
 }
 
 /* Histo.conf = the common keys (output directory, no plots unless asked) + text. */
-static unsigned configure(actor *a, const char *text)
+static unsigned configure(tk_actor *a, const char *text)
 {
     char full[PATH_MAX + 4096];
     unsigned code;
     snprintf(full, sizeof full, "OutputDir %s\n%s", out_dir, text);
-    write_text(path_in(conf_dir, "Histo.conf"), full);
+    tk_write_text(tk_path(conf_dir, "Histo.conf"), full);
     a->config(conf_dir, &code);
     return code;
 }
 
 /* process_config with stderr captured into log. */
-static unsigned configure_logged(actor *a, const char *text, char *log, size_t len)
+static unsigned configure_logged(tk_actor *a, const char *text, char *log, size_t len)
 {
-    const char *path = path_in(tmp, "stderr.txt");
-    fflush(stderr);
-    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ck_assert_int_ge(fd, 0);
-    dup2(fd, 2);
-    close(fd);
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
     unsigned code = configure(a, text);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    size_t n;
-    char *text_read = (char *)slurp(path, &n);
-    snprintf(log, len, "%s", text_read ? text_read : "");
-    free(text_read);
+    tk_capture_end(saved, path, log, len);
     return code;
 }
 
-static void *begin(actor *a)
+static void *begin(tk_actor *a)
 {
     unsigned code;
     void *inst = a->reg(&code);
@@ -170,7 +82,7 @@ static void *begin(actor *a)
     return inst;
 }
 
-static void end(actor *a, void *inst)
+static void end(tk_actor *a, void *inst)
 {
     unsigned code;
     a->stop(inst, &code);
@@ -180,7 +92,7 @@ static void end(actor *a, void *inst)
 }
 
 /* The filter on the frames written so far; its output must equal its input. */
-static unsigned feed(actor *a, void *inst)
+static unsigned feed(tk_actor *a, void *inst)
 {
     uint8_t *out = malloc(w.used + 1);
     unsigned used = 0, code;
@@ -237,7 +149,7 @@ typedef struct csv {
 static void read_csv(const char *path, csv *c)
 {
     size_t n;
-    char *text = (char *)slurp(path, &n);
+    char *text = (char *)tk_slurp(path, &n);
     ck_assert_msg(text != NULL, "missing %s", path);
     memset(c, 0, sizeof *c);
     ck_assert_msg(strncmp(text, "bin,low,high,count\n", 19) == 0, "%s: header", path);
@@ -280,7 +192,7 @@ START_TEST(edges_under_over_nan)
     ck_assert_uint_eq(feed(&histo, inst), 0);
     end(&histo, inst);
     csv c;
-    read_csv(path_in(out_dir, "e.csv"), &c);
+    read_csv(tk_path(out_dir, "e.csv"), &c);
     const uint64_t want[8] = { 3, 1, 1, 0, 0, 0, 0, 2 }; /* 0.99999994 < 1: bin 0 */
     for (int i = 0; i < 8; i++)
         ck_assert_msg(c.bins[i] == want[i], "bin %d: %llu, want %llu", i,
@@ -302,7 +214,7 @@ START_TEST(inexact_edges_follow_the_float_rule)
     ck_assert_uint_eq(feed(&histo, inst), 0);
     end(&histo, inst);
     csv c;
-    read_csv(path_in(out_dir, "e.csv"), &c);
+    read_csv(tk_path(out_dir, "e.csv"), &c);
     float scale = (float)(3.0 / (double)0.3f);
     uint64_t want[3] = { 0 }, over = 0;
     for (int i = 0; i < 5; i++) {
@@ -331,13 +243,13 @@ START_TEST(doppler_and_gamma_gamma_pairs)
     ck_assert_uint_eq(feed(&histo, inst), 0);
     end(&histo, inst);
     csv c;
-    read_csv(path_in(out_dir, "dc.csv"), &c);
+    read_csv(tk_path(out_dir, "dc.csv"), &c);
     ck_assert_uint_eq(c.bins[3], 1); /* e_dc = 2 e */
     ck_assert_uint_eq(c.bins[5], 1);
     ck_assert_uint_eq(c.bins[7], 2);
     ck_assert_uint_eq(c.nan, 1);
     size_t n;
-    char *text = (char *)slurp(path_in(out_dir, "gg.csv"), &n);
+    char *text = (char *)tk_slurp(tk_path(out_dir, "gg.csv"), &n);
     ck_assert_ptr_nonnull(text);
     ck_assert_str_eq(text, "x_bin,y_bin,x_low,y_low,count\n"
                            "1,2,1,2,1\n1,3,1,3,1\n2,1,2,1,1\n2,3,2,3,1\n3,1,3,1,1\n3,2,3,2,1\n"
@@ -366,24 +278,24 @@ START_TEST(crystal_families)
     ck_assert_uint_eq(feed(&histo, inst), 0);
     end(&histo, inst);
     csv c;
-    read_csv(path_in(out_dir, "seg/seg_c003_s05.csv"), &c);
+    read_csv(tk_path(out_dir, "seg/seg_c003_s05.csv"), &c);
     ck_assert_uint_eq(c.bins[5], 2);
     ck_assert_uint_eq(csv_total(&c), 2);
-    read_csv(path_in(out_dir, "seg/seg_c002_s05.csv"), &c);
+    read_csv(tk_path(out_dir, "seg/seg_c002_s05.csv"), &c);
     ck_assert_uint_eq(csv_total(&c), 0);
-    read_csv(path_in(out_dir, "segc/segc_c003.csv"), &c);
+    read_csv(tk_path(out_dir, "segc/segc_c003.csv"), &c);
     for (int s = 0; s < 36; s++)
         ck_assert_uint_eq(c.bins[s], 2);
-    read_csv(path_in(out_dir, "core/core_c003.csv"), &c);
+    read_csv(tk_path(out_dir, "core/core_c003.csv"), &c);
     ck_assert_uint_eq(c.bins[100], 2);
     ck_assert_uint_eq(csv_total(&c), 2);
-    read_csv(path_in(out_dir, "core/core_c000.csv"), &c);
+    read_csv(tk_path(out_dir, "core/core_c000.csv"), &c);
     ck_assert_uint_eq(c.bins[200], 1);
-    read_csv(path_in(out_dir, "total.csv"), &c);
+    read_csv(tk_path(out_dir, "total.csv"), &c);
     ck_assert_uint_eq(c.bins[100], 2);
     ck_assert_uint_eq(c.bins[200], 1);
-    ck_assert_int_eq(access(path_in(out_dir, "seg/seg_c003_s35.spe"), F_OK), 0);
-    ck_assert_int_eq(access(path_in(out_dir, "seg/seg_c004_s00.spe"), F_OK), -1);
+    ck_assert_int_eq(access(tk_path(out_dir, "seg/seg_c003_s35.spe"), F_OK), 0);
+    ck_assert_int_eq(access(tk_path(out_dir, "seg/seg_c004_s00.spe"), F_OK), -1);
 }
 END_TEST
 
@@ -407,20 +319,20 @@ START_TEST(psa_hits_and_maps_inside_composites)
     ck_assert_uint_eq(feed(&histo, inst), 0);
     end(&histo, inst);
     csv c;
-    read_csv(path_in(out_dir, "e/e_c001_s07.csv"), &c);
+    read_csv(tk_path(out_dir, "e/e_c001_s07.csv"), &c);
     ck_assert_uint_eq(c.bins[60], 2);
-    read_csv(path_in(out_dir, "e/e_c001_s08.csv"), &c);
+    read_csv(tk_path(out_dir, "e/e_c001_s08.csv"), &c);
     ck_assert_uint_eq(c.bins[30], 1);
-    read_csv(path_in(out_dir, "x/x_c001.csv"), &c);
+    read_csv(tk_path(out_dir, "x/x_c001.csv"), &c);
     ck_assert_uint_eq(c.bins[37], 2); /* -12.5 + 50 */
     ck_assert_uint_eq(c.bins[70], 1);
-    read_csv(path_in(out_dir, "z.csv"), &c);
+    read_csv(tk_path(out_dir, "z.csv"), &c);
     ck_assert_uint_eq(c.bins[40], 2);
     ck_assert_uint_eq(c.bins[99], 1);
-    read_csv(path_in(out_dir, "e0/e0_c001.csv"), &c);
+    read_csv(tk_path(out_dir, "e0/e0_c001.csv"), &c);
     ck_assert_uint_eq(c.bins[91], 2);
     size_t n;
-    char *text = (char *)slurp(path_in(out_dir, "xy/xy_c001.csv"), &n);
+    char *text = (char *)tk_slurp(tk_path(out_dir, "xy/xy_c001.csv"), &n);
     ck_assert_ptr_nonnull(text);
     ck_assert_str_eq(text, "x_bin,y_bin,x_low,y_low,count\n3,8,-20,30,2\n"
                            "7,0,20,-50,1\nunderflow,,,,0\noverflow,,,,0\nnan,,,,0\n");
@@ -463,13 +375,13 @@ START_TEST(spe_bytes)
     }
     le32(want + 52, 16);
     size_t n;
-    uint8_t *got = slurp(path_in(out_dir, "spec4.spe"), &n);
+    uint8_t *got = tk_slurp(tk_path(out_dir, "spec4.spe"), &n);
     ck_assert_ptr_nonnull(got);
     ck_assert_uint_eq(n, sizeof want);
     ck_assert_mem_eq(got, want, sizeof want);
     free(got);
-    ck_assert_int_eq(access(path_in(out_dir, "spec4.csv"), F_OK), -1); /* Formats spe only */
-    ck_assert_int_eq(access(path_in(out_dir, "spec4.spe.tmp"), F_OK), -1);
+    ck_assert_int_eq(access(tk_path(out_dir, "spec4.csv"), F_OK), -1); /* Formats spe only */
+    ck_assert_int_eq(access(tk_path(out_dir, "spec4.spe.tmp"), F_OK), -1);
 }
 END_TEST
 
@@ -484,7 +396,7 @@ START_TEST(m4b_bytes)
     ck_assert_uint_eq(feed(&histo, inst), 0);
     end(&histo, inst);
     size_t n;
-    uint8_t *got = slurp(path_in(out_dir, "gg.m4b"), &n);
+    uint8_t *got = tk_slurp(tk_path(out_dir, "gg.m4b"), &n);
     ck_assert_ptr_nonnull(got);
     ck_assert_uint_eq(n, (size_t)4096 * 4096 * 4);
     uint8_t *want = calloc(n, 1);
@@ -518,7 +430,7 @@ START_TEST(output_too_small_changes_nothing)
     ck_assert_uint_eq(feed(&histo, inst), 0); /* the same block again, room enough */
     end(&histo, inst);
     csv c;
-    read_csv(path_in(out_dir, "e.csv"), &c);
+    read_csv(tk_path(out_dir, "e.csv"), &c);
     ck_assert_uint_eq(c.bins[1], 2);
     ck_assert_uint_eq(c.bins[2], 1);
 }
@@ -538,7 +450,7 @@ START_TEST(malformed_block_counts_nothing)
     ck_assert_uint_eq(feed(&histo, inst), 0);
     end(&histo, inst);
     csv c;
-    read_csv(path_in(out_dir, "e.csv"), &c);
+    read_csv(tk_path(out_dir, "e.csv"), &c);
     ck_assert_uint_eq(csv_total(&c), 1);
 }
 END_TEST
@@ -570,7 +482,7 @@ START_TEST(sink_counts_like_the_filter)
     ck_assert_uint_eq(code, 0);
     end(&sink, inst);
     csv c;
-    read_csv(path_in(out_dir, "e.csv"), &c);
+    read_csv(tk_path(out_dir, "e.csv"), &c);
     ck_assert_uint_eq(c.bins[1], 1);
     ck_assert_uint_eq(c.bins[6], 2);
 }
@@ -585,17 +497,17 @@ START_TEST(written_every_interval_and_plotted)
     const float e[] = { 10.5f, 11.5f, 11.5f, 40.5f };
     put_tracked(e, 4);
     ck_assert_uint_eq(feed(&histo, inst), 0);
-    ck_assert_int_eq(access(path_in(out_dir, "e.spe"), F_OK), -1);
+    ck_assert_int_eq(access(tk_path(out_dir, "e.spe"), F_OK), -1);
     struct timespec pause = { 0, 350 * 1000 * 1000 };
     nanosleep(&pause, NULL);
     put_tracked(e, 1);
     ck_assert_uint_eq(feed(&histo, inst), 0);
     csv c;
-    read_csv(path_in(out_dir, "e.csv"), &c); /* written before stop */
+    read_csv(tk_path(out_dir, "e.csv"), &c); /* written before stop */
     ck_assert_uint_eq(csv_total(&c), 5);
     end(&histo, inst);
     size_t n;
-    uint8_t *png = slurp(path_in(out_dir, "e.png"), &n);
+    uint8_t *png = tk_slurp(tk_path(out_dir, "e.png"), &n);
     if (access("/usr/bin/gnuplot", X_OK) != 0 && !png) {
         fprintf(stderr, "skip: gnuplot is not installed, e.png not checked\n");
         return;
@@ -621,9 +533,9 @@ START_TEST(missing_gnuplot_is_a_warning)
     end(&histo, inst);
     setenv("PATH", path, 1);
     free(path);
-    ck_assert_int_eq(access(path_in(out_dir, "e.spe"), F_OK), 0);
-    ck_assert_int_eq(access(path_in(out_dir, "e.png"), F_OK), -1);
-    ck_assert_int_eq(access(path_in(out_dir, "e.png.tmp.gp"), F_OK), -1);
+    ck_assert_int_eq(access(tk_path(out_dir, "e.spe"), F_OK), 0);
+    ck_assert_int_eq(access(tk_path(out_dir, "e.png"), F_OK), -1);
+    ck_assert_int_eq(access(tk_path(out_dir, "e.png.tmp.gp"), F_OK), -1);
 }
 END_TEST
 
@@ -760,7 +672,7 @@ static int compare_entry(const char *path, const struct stat *st, int flag, stru
     char twin[PATH_MAX + 64];
     snprintf(twin, sizeof twin, "%s/%s", other_dir, strstr(path, "/cpu/") + 5);
     size_t n1, n2;
-    uint8_t *a = slurp(path, &n1), *b = slurp(twin, &n2);
+    uint8_t *a = tk_slurp(path, &n1), *b = tk_slurp(twin, &n2);
     ck_assert_msg(b != NULL, "GPU run lacks %s", twin);
     ck_assert_msg(n1 == n2 && memcmp(a, b, n1) == 0, "%s differs between CPU and GPU", twin);
     free(a);
@@ -784,7 +696,7 @@ START_TEST(gpu_counts_equal_cpu_counts)
         run_mixed("gpu", "gpu");
         snprintf(gpu_dir, sizeof gpu_dir, "%s/gpu", tmp);
         other_dir = gpu_dir;
-        ck_assert_int_eq(nftw(path_in(tmp, "cpu"), compare_entry, 16, FTW_PHYS), 0);
+        ck_assert_int_eq(nftw(tk_path(tmp, "cpu"), compare_entry, 16, FTW_PHYS), 0);
         ck_assert_int_eq(compared, 602); /* every histogram file of mixed_conf */
         fprintf(stderr, "GPU: %d files equal byte for byte to the CPU's\n", compared);
         return;
@@ -834,11 +746,4 @@ static Suite *histo_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(histo_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
-}
+int main(void) { return tk_run_suite(histo_suite()); }
