@@ -246,21 +246,83 @@ void psa_event_fill(const psa_event *ev, int r, const psa_layout *l, float *m)
             m[c * l->window + i] = ev->resid[(size_t)g->mask[c] * l->window + i] * inv;
 }
 
-/* Sum of squares between the traces started at t and the point's signals on channels[]. */
-static double squares(const psa_event *ev, double t, const float *sig, const uint8_t *channels,
-                      int n, const det_basis *b, const psa_layout *l, const psa_timing *tm)
+enum { SHIFT_GROUP = 8 }; /* starts whose sums of squares are taken together */
+
+/* The taps of up to SHIFT_GROUP starts, sample by sample (the starts of a
+ * sample side by side). */
+typedef struct group_taps {
+    uint32_t lo[MAX_WINDOW][SHIFT_GROUP], hi[MAX_WINDOW][SHIFT_GROUP];
+    double f[MAX_WINDOW][SHIFT_GROUP];
+} group_taps;
+
+/* The m sums in registers (m a constant where this is inlined), each in the
+ * order one start alone would take: the same values, m chains in flight. */
+static inline __attribute__((always_inline)) void
+sum_channels(const psa_event *ev, const group_taps *tp, int m, double *sum, const float *sig,
+             const uint8_t *channels, int n, const det_basis *b, const psa_layout *l)
 {
-    taps tp;
-    double sum = 0, inv = 1.0 / ev->e[0];
-    make_taps(&tp, ev, b, l, tm, t);
+    double acc[SHIFT_GROUP] = { 0 }, inv = 1.0 / ev->e[0];
     for (int c = 0; c < n; c++) {
         const float *s = sig + (size_t)channels[c] * b->n_samples + l->window_start;
+        const float *y = ev->raw + (size_t)channels[c] * ev->n_samples;
+        for (uint32_t i = 0; i < l->window; i++)
+#pragma GCC unroll 8
+            for (int k = 0; k < m; k++) {
+                float lo = y[tp->lo[i][k]], hi = y[tp->hi[i][k]];
+                double d = (float)(lo + tp->f[i][k] * (hi - lo)) * inv - s[i];
+                acc[k] += d * d;
+            }
+    }
+#pragma GCC unroll 8
+    for (int k = 0; k < m; k++)
+        sum[k] = acc[k];
+}
+
+/* Sums of squares between the traces started at t[0..m) (1 <= m <=
+ * SHIFT_GROUP) and the point's signals on channels[]. */
+static void squares(const psa_event *ev, const double *t, int m, double *sum, const float *sig,
+                    const uint8_t *channels, int n, const det_basis *b, const psa_layout *l,
+                    const psa_timing *tm)
+{
+    group_taps tp;
+    taps one;
+    for (int k = 0; k < m; k++) {
+        make_taps(&one, ev, b, l, tm, t[k]);
         for (uint32_t i = 0; i < l->window; i++) {
-            double d = tap(ev, &tp, channels[c], i) * inv - s[i];
-            sum += d * d;
+            tp.lo[i][k] = one.lo[i];
+            tp.hi[i][k] = one.hi[i];
+            tp.f[i][k] = one.f[i];
         }
     }
-    return sum;
+    switch (m) {
+    case 1: sum_channels(ev, &tp, 1, sum, sig, channels, n, b, l); break;
+    case 2: sum_channels(ev, &tp, 2, sum, sig, channels, n, b, l); break;
+    case 3: sum_channels(ev, &tp, 3, sum, sig, channels, n, b, l); break;
+    case 4: sum_channels(ev, &tp, 4, sum, sig, channels, n, b, l); break;
+    case 5: sum_channels(ev, &tp, 5, sum, sig, channels, n, b, l); break;
+    case 6: sum_channels(ev, &tp, 6, sum, sig, channels, n, b, l); break;
+    case 7: sum_channels(ev, &tp, 7, sum, sig, channels, n, b, l); break;
+    default: sum_channels(ev, &tp, SHIFT_GROUP, sum, sig, channels, n, b, l); break;
+    }
+}
+
+/* The shifts own + k * step, k = -steps..steps, tried in order (a lower sum wins). */
+static void try_shifts(const psa_event *ev, double own, int steps, const float *sig, const uint8_t *channels,
+                       int n, const det_basis *b, const psa_layout *l, const psa_timing *tm,
+                       double *best, double *best_sum)
+{
+    double t[SHIFT_GROUP], sum[SHIFT_GROUP];
+    for (int k0 = -steps; k0 <= steps; k0 += SHIFT_GROUP) {
+        int m = steps - k0 + 1 < SHIFT_GROUP ? steps - k0 + 1 : SHIFT_GROUP;
+        for (int k = 0; k < m; k++)
+            t[k] = ev->t0 + (own + (k0 + k) * tm->shift_step);
+        squares(ev, t, m, sum, sig, channels, n, b, l, tm);
+        for (int k = 0; k < m; k++)
+            if (sum[k] < *best_sum) {
+                *best_sum = sum[k];
+                *best = own + (k0 + k) * tm->shift_step;
+            }
+    }
 }
 
 double psa_event_refine(const psa_event *ev, uint32_t point, const det_basis *b,
@@ -279,24 +341,16 @@ double psa_event_refine(const psa_event *ev, uint32_t point, const det_basis *b,
     double own = isfinite(tm->point_edge[point]) ? tm->basis_edge - tm->point_edge[point] : 0;
     double best = own, best_sum = INFINITY;
     int steps = (int)floor(tm->shift_range / tm->shift_step + 1e-9);
-    for (int k = -steps; k <= steps; k++) {
-        double shift = own + k * tm->shift_step;
-        double s = squares(ev, ev->t0 + shift, sig, channels, n, b, l, tm);
-        if (s < best_sum) {
-            best_sum = s;
-            best = shift;
-        }
-    }
+    try_shifts(ev, own, steps, sig, channels, n, b, l, tm, &best, &best_sum);
     /* then halve the step twice around the best */
     for (double h = tm->shift_step / 2; h >= tm->shift_step / 4; h /= 2) {
-        double centre = best;
-        for (int k = -1; k <= 1; k += 2) {
-            double s = squares(ev, ev->t0 + centre + k * h, sig, channels, n, b, l, tm);
-            if (s < best_sum) {
-                best_sum = s;
-                best = centre + k * h;
+        double centre = best, t[2] = { ev->t0 + centre - h, ev->t0 + centre + h }, sum[2];
+        squares(ev, t, 2, sum, sig, channels, n, b, l, tm);
+        for (int k = 0; k < 2; k++)
+            if (sum[k] < best_sum) {
+                best_sum = sum[k];
+                best = centre + (2 * k - 1) * h;
             }
-        }
     }
     return best;
 }
