@@ -3,7 +3,6 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,73 +12,36 @@
 
 #include "adf.h"
 #include "narval.h"
-
-typedef struct actor {
-    void *so;
-    narval_config_fn *config;
-    narval_register_fn *reg;
-    narval_lifecycle_fn *initialise, *start, *stop, *unload;
-    narval_filter_block_fn *block;
-} actor;
+#include "testkit.h"
 
 static char tmp[PATH_MAX];
 static char conf_dir[PATH_MAX + 8];
-static actor builder;
+static tk_actor builder;
 
 enum { CAP = 1 << 21, MAX_EVENTS = 20000 };
 static uint8_t in[CAP], out[CAP];
 static size_t out_used;
 static adf_writer w;
 
-static void *sym(void *so, const char *name)
-{
-    void *p = dlsym(so, name);
-    ck_assert_msg(p != NULL, "the actor lacks %s", name);
-    return p;
-}
-
 static void setup(void)
 {
-    char build[PATH_MAX], path[PATH_MAX + 64];
-    const char *b = getenv("BUILD");
-    ck_assert_msg(realpath(b && *b ? b : "build", build) != NULL, "no build directory");
-    snprintf(path, sizeof path, "%s/actors/builder.so", build);
-    builder.so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(builder.so != NULL, "dlopen %s: %s", path, dlerror());
-    *(void **)&builder.config = sym(builder.so, "process_config");
-    *(void **)&builder.reg = sym(builder.so, "process_register");
-    *(void **)&builder.initialise = sym(builder.so, "process_initialise");
-    *(void **)&builder.start = sym(builder.so, "process_start");
-    *(void **)&builder.stop = sym(builder.so, "process_stop");
-    *(void **)&builder.unload = sym(builder.so, "process_unload");
-    *(void **)&builder.block = sym(builder.so, "process_block");
-    snprintf(tmp, sizeof tmp, "/tmp/check_builder.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    tk_load_actor(&builder, "builder.so");
+    tk_make_tmpdir(tmp, sizeof tmp, "check_builder");
     snprintf(conf_dir, sizeof conf_dir, "%s/conf", tmp);
     ck_assert_int_eq(mkdir(conf_dir, 0700), 0);
     adf_writer_init(&w, in, sizeof in);
     out_used = 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static void teardown(void)
 {
     dlclose(builder.so);
-    nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tk_remove_tree(tmp);
 }
 
 static void *begin(const char *text)
 {
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/Builder.conf", conf_dir);
-    FILE *fp = fopen(path, "w");
-    ck_assert_ptr_nonnull(fp);
-    fputs(text, fp);
-    fclose(fp);
+    tk_write_text(tk_path(conf_dir, "Builder.conf"), text);
     unsigned code;
     builder.config(conf_dir, &code);
     ck_assert_uint_eq(code, 0);
@@ -96,7 +58,7 @@ static void *begin(const char *text)
 static void feed(void *inst)
 {
     unsigned used = 0, code;
-    builder.block(inst, in, (unsigned)w.used, out + out_used, (unsigned)(CAP - out_used), &used, &code);
+    builder.filter(inst, in, (unsigned)w.used, out + out_used, (unsigned)(CAP - out_used), &used, &code);
     ck_assert_uint_eq(code, 0);
     out_used += used;
     adf_writer_init(&w, in, sizeof in);
@@ -106,23 +68,14 @@ static void feed(void *inst)
 static void finish(void *inst, char *log, size_t len)
 {
     unsigned used = 0, code;
-    builder.block(inst, NULL, 0, out + out_used, (unsigned)(CAP - out_used), &used, &code);
+    builder.filter(inst, NULL, 0, out + out_used, (unsigned)(CAP - out_used), &used, &code);
     ck_assert_uint_eq(code, 0);
     out_used += used;
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/stderr.txt", tmp);
-    fflush(stderr);
-    int saved = dup(2), fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    ck_assert_int_ge(fd, 0);
-    dup2(fd, 2);
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
     builder.stop(inst, &code);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
+    tk_capture_end(saved, path, log, len);
     ck_assert_uint_eq(code, 0);
-    ssize_t n = pread(fd, log, len - 1, 0);
-    close(fd);
-    log[n > 0 ? n : 0] = 0;
     builder.unload(inst, &code);
     ck_assert_uint_eq(code, 0);
 }
@@ -367,11 +320,11 @@ START_TEST(output_too_small_leaves_the_state_untouched)
     put_psa(2, 1005, 2);
     put_psa(3, 2000, 3);
     unsigned used = 0, code;
-    builder.block(inst, in, (unsigned)w.used, out, 30, &used, &code);
+    builder.filter(inst, in, (unsigned)w.used, out, 30, &used, &code);
     ck_assert_uint_eq(code, NARVAL_E_OUTPUT_SIZE);
     unsigned need = used;
     ck_assert_uint_eq(need, ADF_KEY_SIZE + 2 * (ADF_KEY_SIZE + ADF_PSA_GLOBAL + ADF_PSA_HIT));
-    builder.block(inst, in, (unsigned)w.used, out, need, &used, &code);
+    builder.filter(inst, in, (unsigned)w.used, out, need, &used, &code);
     ck_assert_uint_eq(code, 0);
     ck_assert_uint_eq(used, need);
     out_used = used;
@@ -391,7 +344,7 @@ START_TEST(short_psa_frame_is_refused)
     ck_assert_int_eq(adf_put(&w, junk, sizeof junk), ADF_OK);
     ck_assert_int_eq(adf_end(&w), ADF_OK);
     unsigned used = 0, code;
-    builder.block(inst, in, (unsigned)w.used, out, CAP, &used, &code);
+    builder.filter(inst, in, (unsigned)w.used, out, CAP, &used, &code);
     ck_assert_uint_eq(code, NARVAL_E_INPUT);
     ck_assert_uint_eq(used, 0);
     builder.stop(inst, &code);
@@ -419,11 +372,4 @@ static Suite *builder_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(builder_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return tk_run_suite(builder_suite()); }

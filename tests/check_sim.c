@@ -3,7 +3,6 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -17,99 +16,37 @@
 #include "basis.h"
 #include "geometry.h"
 #include "narval.h"
+#include "testkit.h"
 #include "sim/xs_ge.h"
-
-typedef struct actor {
-    void *so;
-    narval_config_fn *config;
-    narval_register_fn *reg;
-    narval_lifecycle_fn *initialise, *start, *stop, *unload;
-    narval_producer_block_fn *produce;
-} actor;
 
 enum { TEXT_MAX = 4 * PATH_MAX }; /* a configuration text naming up to three paths */
 
-static char build[PATH_MAX];
 static char detector[PATH_MAX]; /* the repository's detector/ (the tests run from the repository root) */
 static char tmp[PATH_MAX];
 static char conf_dir[PATH_MAX + 8];
-static actor gen;
+static tk_actor gen;
 
 /* ---- helpers: files, the actor ------------------------------------------------ */
 
-static const char *in_tmp(const char *name)
-{
-    static char paths[8][PATH_MAX + 64];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, sizeof paths[0], "%s/%s", tmp, name);
-    return p;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *fp = fopen(path, "w");
-    ck_assert_msg(fp != NULL, "cannot write %s", path);
-    fputs(text, fp);
-    fclose(fp);
-}
-
-static char *slurp(const char *path, size_t *size)
-{
-    FILE *fp = fopen(path, "rb");
-    ck_assert_msg(fp != NULL, "cannot read %s", path);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    rewind(fp);
-    char *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
-    buf[n] = '\0';
-    fclose(fp);
-    if (size)
-        *size = (size_t)n;
-    return buf;
-}
-
-static void *sym(void *so, const char *name)
-{
-    void *p = dlsym(so, name);
-    ck_assert_msg(p != NULL, "generator.so lacks %s", name);
-    return p;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) { return remove(path); }
+static const char *in_tmp(const char *name) { return tk_path(tmp, name); }
 
 /* One crystal of the default shape on the +z axis, front face 235 mm from the target, unrotated. */
 static const char one_crystal[] = "narwhal-array 1\n0 0 0 0 235 1 0 0 0 1 0 0 0 1\n";
 
 static void setup(void)
 {
-    const char *b = getenv("BUILD");
-    char path[PATH_MAX + 64];
-    ck_assert_msg(realpath(b && *b ? b : "build", build) != NULL, "no build directory");
     ck_assert_msg(realpath("detector", detector) != NULL, "run from the repository root: no detector/ here");
-    snprintf(tmp, sizeof tmp, "/tmp/check_sim.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    tk_make_tmpdir(tmp, sizeof tmp, "check_sim");
     snprintf(conf_dir, sizeof conf_dir, "%s/conf", tmp);
     ck_assert_int_eq(mkdir(conf_dir, 0700), 0);
-    write_text(in_tmp("one.txt"), one_crystal);
-    snprintf(path, sizeof path, "%s/actors/generator.so", build);
-    gen.so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(gen.so != NULL, "dlopen %s: %s", path, dlerror());
-    *(void **)&gen.config = sym(gen.so, "process_config");
-    *(void **)&gen.reg = sym(gen.so, "process_register");
-    *(void **)&gen.initialise = sym(gen.so, "process_initialise");
-    *(void **)&gen.start = sym(gen.so, "process_start");
-    *(void **)&gen.stop = sym(gen.so, "process_stop");
-    *(void **)&gen.unload = sym(gen.so, "process_unload");
-    *(void **)&gen.produce = sym(gen.so, "process_block");
+    tk_write_text(in_tmp("one.txt"), one_crystal);
+    tk_load_actor(&gen, "generator.so");
 }
 
 static void teardown(void)
 {
     dlclose(gen.so);
-    nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tk_remove_tree(tmp);
 }
 
 /* The crystal and array paths are absolute so that the tests run from any directory. */
@@ -118,7 +55,7 @@ static void conf(const char *text)
     char path[PATH_MAX + 64], body[TEXT_MAX + PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/Generator.conf", conf_dir);
     snprintf(body, sizeof body, "Crystal %s/geometry/agata.geo\n%s", detector, text);
-    write_text(path, body);
+    tk_write_text(path, body);
 }
 
 /* What a run produced: the frames back to back. */
@@ -443,7 +380,7 @@ static void write_one_interaction(const char *path, double e, const double p[3],
     snprintf(text, sizeof text,
              "SUMMARY 235 325 1 0 36\n$\n-1 %.3f 0 0 1 0\n0 %.3f %.3f %.3f %.3f %d\n", e, e, p[0], p[1], p[2] + 235,
              segment);
-    write_text(path, text);
+    tk_write_text(path, text);
 }
 
 /* Runs one interaction of energy e at crystal point p through the traces; returns the data:crystal. */
@@ -686,7 +623,7 @@ START_TEST(test_gammaevents_round_trip)
              in_tmp("out.ge"), detector);
     stream a = run(text);
     size_t size;
-    char *file = slurp(in_tmp("out.ge"), &size);
+    char *file = (char *)tk_read_file(in_tmp("out.ge"), &size);
     ck_assert_msg(strstr(file, "\nSUMMARY 235.000 ") != NULL, "%.200s", file);
     ck_assert_ptr_nonnull(strstr(file, "\n$\n-1 "));
     free(file);
@@ -728,24 +665,9 @@ END_TEST
 /* stderr goes to a file between capture_begin and capture_end, which returns what was written. */
 static int saved_stderr = -1;
 
-static void capture_begin(void)
-{
-    fflush(stderr);
-    saved_stderr = dup(2);
-    int fd = open(in_tmp("stderr.txt"), O_CREAT | O_TRUNC | O_WRONLY, 0600);
-    dup2(fd, 2);
-    close(fd);
-}
+static void capture_begin(void) { saved_stderr = tk_capture_begin(in_tmp("stderr.txt")); }
 
-static void capture_end(char *log, size_t len)
-{
-    fflush(stderr);
-    dup2(saved_stderr, 2);
-    close(saved_stderr);
-    char *got = slurp(in_tmp("stderr.txt"), NULL);
-    snprintf(log, len, "%s", got);
-    free(got);
-}
+static void capture_end(char *log, size_t len) { tk_capture_end(saved_stderr, in_tmp("stderr.txt"), log, len); }
 
 /* Runs process_config with stderr captured; returns the code, the log in log. */
 static unsigned config_log(const char *text, char *log, size_t len)
@@ -829,7 +751,7 @@ START_TEST(test_bad_gammaevents_input)
     };
     char text[TEXT_MAX], log[4096];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        write_text(in_tmp("bad.ge"), bad[i].text);
+        tk_write_text(in_tmp("bad.ge"), bad[i].text);
         snprintf(text, sizeof text, "Output truth\nSource gammaevents\nGammaEventsInput %s\nArray %s\n",
                  in_tmp("bad.ge"), in_tmp("one.txt"));
         conf(text);
@@ -856,7 +778,7 @@ END_TEST
 START_TEST(test_gammaevents_foreign)
 {
     char text[TEXT_MAX];
-    write_text(in_tmp("agata.ge"), "AGATA 10.2\nGENERATOR 0\nSUMMARY 235.0 329.0 1 0 36\n$\n"
+    tk_write_text(in_tmp("agata.ge"), "AGATA 10.2\nGENERATOR 0\nSUMMARY 235.0 329.0 1 0 36\n$\n"
                                    "-100 0.0 0.0 0.0\n"
                                    "-1 1000.000 0.0 0.0 1.0 0\n"
                                    "# a comment\n"
@@ -917,9 +839,5 @@ int main(void)
     tcase_add_test(config, test_bad_gammaevents_input);
     tcase_add_test(config, test_gammaevents_foreign);
     suite_add_tcase(s, config);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tk_run_suite(s);
 }
