@@ -1,7 +1,6 @@
 /* check_chain.c: full_chain.xml on a coarse basis: every frame written or rejected, the summary, both modes equal. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
-#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,29 +13,17 @@
 #include "emu.h"
 #include "narwhal_exec.h"
 #include "summary.h"
+#include "testkit.h"
 
 enum { EVENTS = 300 };
 
 static char tmp[PATH_MAX];
-static char path_buf[8][PATH_MAX + 64];
 static int chain_ready; /* setup built the basis and ran the chain once */
 
-/* tmp/NAME, from a small ring of buffers. */
-static const char *at(const char *name)
-{
-    static int next;
-    char *p = path_buf[next++ % 8];
-    snprintf(p, sizeof path_buf[0], "%s/%s", tmp, name);
-    return p;
-}
+/* tmp/NAME (tk_path: a small ring of buffers). */
+static const char *at(const char *name) { return tk_path(tmp, name); }
 
-static void write_file(const char *name, const char *text)
-{
-    FILE *fp = fopen(at(name), "w");
-    ck_assert_msg(fp != NULL, "cannot write %s", at(name));
-    fputs(text, fp);
-    ck_assert_int_eq(fclose(fp), 0);
-}
+static void write_file(const char *name, const char *text) { tk_write_text(at(name), text); }
 
 static void write_confs(void)
 {
@@ -91,8 +78,7 @@ static nw_result result;
 static void setup(void)
 {
     char why[PATH_MAX * 4];
-    snprintf(tmp, sizeof tmp, "/tmp/check_chain.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    tk_make_tmpdir(tmp, sizeof tmp, "check_chain");
     chain_ready = 0;
     if (build_basis(why, sizeof why) != 0) {
         fprintf(stderr, "skip: the chain is not run: %s\n", why);
@@ -103,12 +89,7 @@ static void setup(void)
     chain_ready = 1;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
-static void teardown(void) { nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+static void teardown(void) { tk_remove_tree(tmp); }
 
 static void summarise(emu_summary *s, const char *file, const char *report)
 {
@@ -292,29 +273,15 @@ END_TEST
 
 /* ---- run modes, the command line, bad input ------------------------------------ */
 
-static uint8_t *slurp(const char *path, size_t *size)
-{
-    FILE *fp = fopen(path, "rb");
-    ck_assert_msg(fp != NULL, "cannot read %s", path);
-    fseek(fp, 0, SEEK_END);
-    *size = (size_t)ftell(fp);
-    rewind(fp);
-    uint8_t *buf = malloc(*size ? *size : 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, *size, fp), *size);
-    fclose(fp);
-    return buf;
-}
-
 START_TEST(pipelined_chain_writes_the_same_bytes)
 {
     if (!chain_ready)
         return;
     size_t n_seq, n_pipe;
-    uint8_t *seq = slurp(at("out.adf"), &n_seq);
+    uint8_t *seq = tk_read_file(at("out.adf"), &n_seq);
     nw_result r;
     run_chain(&r, at("report-pipelined.tsv"), 1);
-    uint8_t *pipe = slurp(at("out.adf"), &n_pipe);
+    uint8_t *pipe = tk_read_file(at("out.adf"), &n_pipe);
     ck_assert_uint_eq(n_pipe, n_seq);
     ck_assert_int_eq(memcmp(seq, pipe, n_seq), 0);
     free(seq);
@@ -341,9 +308,9 @@ START_TEST(summary_command_prints_the_sections_and_plots)
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         ck_assert_msg(strstr(r.out, parts[i]) != NULL, "no '%s' in:\n%s", parts[i], r.out);
     size_t n;
-    free(slurp(at("plots/spectra.csv"), &n));
+    free(tk_read_file(at("plots/spectra.csv"), &n));
     ck_assert_uint_gt(n, 1000);
-    free(slurp(at("plots/resolution.csv"), &n));
+    free(tk_read_file(at("plots/resolution.csv"), &n));
     ck_assert_uint_gt(n, 50);
 }
 END_TEST
@@ -374,7 +341,7 @@ START_TEST(summary_refuses_bad_input)
     ck_assert_msg(strstr(err, "bad.tsv:4: not a line of a narwhal run report") != NULL, "%s", err);
     /* a file cut inside a frame names the offset */
     size_t n;
-    uint8_t *buf = slurp(at("out.adf"), &n);
+    uint8_t *buf = tk_read_file(at("out.adf"), &n);
     FILE *fp = fopen(at("cut.adf"), "wb");
     ck_assert_ptr_nonnull(fp);
     fwrite(buf, 1, n - 7, fp);
@@ -404,11 +371,4 @@ static Suite *chain_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(chain_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return tk_run_suite(chain_suite()); }
