@@ -1,8 +1,8 @@
 /* check_pipeline.c: Check suite for `narwhal run --pipeline`: sequential's output, back-pressure, stops, rings. */
+#define _XOPEN_SOURCE 700
 #include <check.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +14,7 @@
 #include "narwhal_exec.h"
 #include "ring.h"
 #include "run.h"
+#include "testkit.h"
 #include "topology.h"
 
 #define CHAIN4 "tests/topologies/good/chain4.xml"
@@ -24,60 +25,20 @@
 
 static char dir[128];
 
-static const char *in_dir(const char *name)
-{
-    static char path[8][512];
-    static int next;
-    char *p = path[next++ % 8];
-    snprintf(p, sizeof path[0], "%s/%s", dir, name);
-    return p;
-}
+static const char *in_dir(const char *name) { return tk_path(dir, name); }
 
 static void make_dir(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/narwhal-pipeline-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    tk_make_tmpdir(dir, sizeof dir, "narwhal-pipeline");
     ck_assert_int_eq(mkdir(in_dir("conf"), 0700), 0);
 }
 
-static void remove_dir(void)
-{
-    char command[256];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(command), 0);
-}
-
-static void write_text(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void write_text(const char *path, const char *fmt, ...)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(f, fmt, ap);
-    va_end(ap);
-    ck_assert_int_eq(fclose(f), 0);
-}
-
-static uint8_t *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *data = malloc(n > 0 ? (size_t)n : 1);
-    ck_assert_ptr_nonnull(data);
-    ck_assert_uint_eq(fread(data, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *size = (size_t)n;
-    return data;
-}
+static void remove_dir(void) { ck_assert_int_eq(tk_remove_tree(dir), 0); }
 
 static void expect_same_file(const char *a, const char *b)
 {
     size_t na, nb;
-    uint8_t *da = read_all(a, &na), *db = read_all(b, &nb);
+    uint8_t *da = tk_read_file(a, &na), *db = tk_read_file(b, &nb);
     ck_assert_msg(na == nb, "%s has %zu bytes, %s %zu", a, na, b, nb);
     ck_assert_msg(memcmp(da, db, na) == 0, "%s and %s differ", a, b);
     free(da);
@@ -88,7 +49,7 @@ static void expect_same_file(const char *a, const char *b)
 static void expect_sequence(const char *path, unsigned long long n)
 {
     size_t size;
-    uint8_t *data = read_all(path, &size);
+    uint8_t *data = tk_read_file(path, &size);
     adf_iter it;
     adf_frame f;
     unsigned long long seq = 0;
@@ -160,14 +121,14 @@ static void row(const char *out, const char *actor, unsigned long long v[3])
     ck_assert_int_eq(sscanf(line + 1, "%63s %63s %llu %llu %llu", name, lib, &v[0], &v[1], &v[2]), 5);
 }
 
-static void writer_conf(const char *output) { write_text(in_dir("conf/ADFWriter.conf"), "File \"%s\"\n", output); }
+static void writer_conf(const char *output) { tk_write_textf(in_dir("conf/ADFWriter.conf"), "File \"%s\"\n", output); }
 
 static void make_sample(const char *path, unsigned events)
 {
     char command[1024];
     snprintf(command, sizeof command, "'%s' '%s' %u >/dev/null", nw_build_path("/tests/mkadf"), path, events);
     ck_assert_int_eq(system(command), 0);
-    write_text(in_dir("conf/ADFReader.conf"), "File \"%s\"\n", path);
+    tk_write_textf(in_dir("conf/ADFReader.conf"), "File \"%s\"\n", path);
 }
 
 /* ---- the same bytes in both modes ---- */
@@ -213,7 +174,7 @@ START_TEST(histo_chain_writes_the_same_frames_and_spectra_in_both_modes)
         snprintf(out[m], sizeof out[m], "out%zu.adf", m);
         snprintf(spectra[m], sizeof spectra[m], "spectra%zu", m);
         writer_conf(in_dir(out[m]));
-        write_text(in_dir("conf/Histo.conf"),
+        tk_write_textf(in_dir("conf/Histo.conf"),
                    "OutputDir %s\nDevice cpu\nFormats csv\nPlot none\nWriteEvery 0\n"
                    "Histogram core crystal.core sum 4096 0 4096\nHistogram hit psa.e sum 1024 0 2048\n",
                    in_dir(spectra[m]));
@@ -846,11 +807,4 @@ static Suite *pipeline_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(pipeline_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
-}
+int main(void) { return tk_run_suite(pipeline_suite()); }

@@ -67,10 +67,10 @@ static inline int tk_remove_entry(const char *path, const struct stat *st, int f
     return remove(path);
 }
 
-/* Removes dir and everything below it, links not followed. */
-static inline void tk_remove_tree(const char *dir)
+/* Removes dir and everything below it, links not followed; 0 when all went. */
+static inline int tk_remove_tree(const char *dir)
 {
-    nftw(dir, tk_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return nftw(dir, tk_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Writes text to path, replacing it; fails the test when it cannot. */
