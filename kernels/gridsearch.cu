@@ -299,6 +299,9 @@ struct gs_gpu {
     stage st[2];
     float kernel_ms; /* of the last gs_gpu_search */
     gs_gpu_time total;
+    void *h_meas, *d_meas;         /* gs_gpu_pinned's buffer; the batch's measured values on the device */
+    size_t cap_h_meas, cap_d_meas; /* bytes */
+    cudaEvent_t meas_done;         /* on st[0]: the measured values are on the device */
 };
 
 namespace {
@@ -477,36 +480,25 @@ int finish(gs_gpu *g, stage *s, const order *o, gs_query *q, char *msg, size_t l
     return GS_GPU_OK;
 }
 
-/* Packs sorted searches [from, to) and their values into s and queues its work. */
-int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const void *meas, const order *o,
-                 size_t from, size_t to, int adaptive, char *msg, size_t len)
+/* Packs sorted searches [from, to) into s and queues its work; their
+ * measured values are the batch's, already on their way (g->d_meas). */
+int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to,
+                 int adaptive, char *msg, size_t len)
 {
-    size_t n = to - from, n_meas = 0;
-    for (size_t j = from; j < to; j++) {
-        const gs_query &x = q[o->idx[j]];
-        n_meas += (size_t)g->host_seg[x.segment].n_mask * g->window;
-    }
+    size_t n = to - from;
     size_t max_tiles = tiles_bound(g, n);
     size_t off_q = align16(max_tiles * sizeof(tile)), off_m = off_q + align16(n * sizeof(gs_query));
-    int rc = grow_stage(s, off_m + n_meas * g->elem + 16, n * sizeof(unsigned long long), msg, len);
+    int rc = grow_stage(s, off_m, n * sizeof(unsigned long long), msg, len);
     if (rc)
         return rc;
     tile *tiles = reinterpret_cast<tile *>(s->h_in);
     gs_query *sq = reinterpret_cast<gs_query *>(s->h_in + off_q);
-    unsigned char *sm = s->h_in + off_m;
-    size_t at = 0;
-    for (size_t j = from; j < to; j++) {
-        gs_query x = q[o->idx[j]];
-        size_t k = (size_t)g->host_seg[x.segment].n_mask * g->window;
-        memcpy(sm + at * g->elem, static_cast<const unsigned char *>(meas) + (size_t)x.meas * g->elem,
-               k * g->elem);
-        x.meas = (uint32_t)at;
-        sq[j - from] = x;
-        at += k;
-    }
+    for (size_t j = from; j < to; j++)
+        sq[j - from] = q[o->idx[j]];
     size_t n_tiles = make_tiles(g, q, o, from, to, adaptive != 0, tiles);
-    CHECK(cudaMemcpyAsync(s->d_in, s->h_in, off_m + n_meas * g->elem, cudaMemcpyHostToDevice,
-                          s->stream), "copying searches to the device");
+    CHECK(cudaMemcpyAsync(s->d_in, s->h_in, off_m, cudaMemcpyHostToDevice, s->stream),
+          "copying searches to the device");
+    CHECK(cudaStreamWaitEvent(s->stream, g->meas_done, 0), "cudaStreamWaitEvent");
     CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
           "clearing the answers");
     args a;
@@ -519,7 +511,7 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const void *meas, const
     memcpy(a.coef, g->coef, sizeof a.coef);
     a.window = g->window;
     a.q = reinterpret_cast<const gs_query *>(s->d_in + off_q);
-    a.meas = s->d_in + off_m;
+    a.meas = g->d_meas;
     a.answer = s->d_out;
     a.tiles = reinterpret_cast<const tile *>(s->d_in);
     a.n_queries = (uint32_t)n;
@@ -542,6 +534,29 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const void *meas, const
     s->first = from;
     s->n = n;
     s->busy = true;
+    return GS_GPU_OK;
+}
+
+/* The batch's measured values (up to the last search's) to the device in one
+ * copy on st[0]; every chunk waits for it. */
+int send_meas(gs_gpu *g, const gs_query *q, size_t n, const void *meas, char *msg, size_t len)
+{
+    size_t values = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t end = (size_t)q[i].meas + (size_t)g->host_seg[q[i].segment].n_mask * g->window;
+        values = end > values ? end : values;
+    }
+    size_t bytes = values * g->elem + 16;
+    if (bytes > g->cap_d_meas) {
+        cudaFree(g->d_meas);
+        g->d_meas = nullptr;
+        g->cap_d_meas = 0;
+        CHECK(cudaMalloc(&g->d_meas, bytes * 2), "cudaMalloc of the measured values");
+        g->cap_d_meas = bytes * 2;
+    }
+    CHECK(cudaMemcpyAsync(g->d_meas, meas, values * g->elem, cudaMemcpyHostToDevice, g->st[0].stream),
+          "copying the measured values to the device");
+    CHECK(cudaEventRecord(g->meas_done, g->st[0].stream), "cudaEventRecord");
     return GS_GPU_OK;
 }
 
@@ -603,6 +618,10 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
         if (s->stream)
             cudaStreamDestroy(s->stream);
     }
+    if (g->meas_done)
+        cudaEventDestroy(g->meas_done);
+    cudaFreeHost(g->h_meas);
+    cudaFree(g->d_meas);
     cudaFree(g->values);
     cudaFree(g->pm);
     cudaFree(g->seg);
@@ -621,6 +640,7 @@ static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, siz
         CHECK(cudaEventCreate(&g->st[i].k0), "cudaEventCreate");
         CHECK(cudaEventCreate(&g->st[i].k1), "cudaEventCreate");
     }
+    CHECK(cudaEventCreateWithFlags(&g->meas_done, cudaEventDisableTiming), "cudaEventCreate");
     int rc;
     if ((rc = upload(&g->values, b->values, b->n_values * g->elem, msg, len)) ||
         (rc = upload(&g->pm, b->pm, b->n_pm * g->elem, msg, len)) ||
@@ -668,6 +688,22 @@ extern "C" double gs_gpu_kernel_ms(const gs_gpu *g) { return g->kernel_ms; }
 
 extern "C" void gs_gpu_times(const gs_gpu *g, gs_gpu_time *t) { *t = g->total; }
 
+extern "C" void *gs_gpu_pinned(gs_gpu *g, size_t bytes)
+{
+    if (bytes <= g->cap_h_meas)
+        return g->h_meas;
+    cudaFreeHost(g->h_meas);
+    g->h_meas = nullptr;
+    g->cap_h_meas = 0;
+    if (cudaSetDevice(g->device) != cudaSuccess || cudaMallocHost(&g->h_meas, bytes * 2) != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: the next launch must not report it */
+        g->h_meas = nullptr;
+        return nullptr;
+    }
+    g->cap_h_meas = bytes * 2;
+    return g->h_meas;
+}
+
 extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adaptive,
                              char *msg, size_t len)
 {
@@ -683,12 +719,15 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
         return GS_GPU_NOMEM;
     }
     size_t target = n / kChunks > kChunkMin ? n / kChunks : kChunkMin;
+    double t = seconds();
+    rc = send_meas(g, q, n, meas, msg, len);
+    g->total.pack_s += seconds() - t;
     for (size_t from = 0, c = 0; from < n && rc == GS_GPU_OK; c++) {
         stage *s = &g->st[c % 2];
         size_t to = next_cut(q, &o, from, n, target);
         if ((rc = finish(g, s, &o, q, msg, len)) == GS_GPU_OK) {
             double t = seconds();
-            rc = launch_chunk(g, s, q, meas, &o, from, to, adaptive, msg, len);
+            rc = launch_chunk(g, s, q, &o, from, to, adaptive, msg, len);
             g->total.pack_s += seconds() - t;
             g->total.chunks++;
         }

@@ -64,14 +64,20 @@ void gs_gpu_destroy(gs_gpu *g);
 
 /*
  * Answers n searches.  meas holds their measured values (float, or int16 for
- * an int16 basis).  The searches are sorted by segment on the host and sent
- * in a few chunks, each one transfer in, one launch per stage (full, or
- * coarse then fine for adaptive), one transfer of the answers back; the
- * chunks alternate between two streams so that copies overlap compute.
+ * an int16 basis), best in gs_gpu_pinned's buffer: they go to the device in
+ * one copy.  The searches are sorted by segment on the host and sent in a
+ * few chunks, each one transfer in, one launch per stage (full, or coarse
+ * then fine for adaptive), one transfer of the answers back; the chunks
+ * alternate between two streams so that copies overlap compute.
  * Only the answers come back: the argmin is taken on the device.
  */
 int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adaptive, char *msg,
                   size_t len);
+/* A pinned host buffer of at least `bytes`, owned by g and kept for the next
+ * calls (grown when asked for more): measured values placed there reach the
+ * device in one asynchronous copy.  NULL when pinned memory runs out. */
+void *gs_gpu_pinned(gs_gpu *g, size_t bytes);
+
 /* The milliseconds the last gs_gpu_search spent in kernels (summed over its chunks). */
 double gs_gpu_kernel_ms(const gs_gpu *g);
 

@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "narval.h"
 #include "psa_naive.h"
@@ -131,6 +132,29 @@ const char *psa_engine_where(const psa_engine *e)
     return e->gpu ? "GPU" : e->reference ? "reference" : "CPU";
 }
 
+#ifdef NARWHAL_HAVE_CUDA
+/* The batch's measured values copied, in parallel, into the GPU's pinned
+ * buffer (one asynchronous transfer from there); where no pinned memory is
+ * left, the batch's own arrays (a slower transfer, same answers). */
+static const void *pin(psa_engine *e, const psa_batch *b)
+{
+    const bool i16 = e->p.data == PSA_I16;
+    const unsigned char *src = i16 ? (const void *)b->meas16 : (const void *)b->meas;
+    size_t bytes = b->n_meas * (i16 ? sizeof *b->meas16 : sizeof *b->meas);
+    unsigned char *dst = gs_gpu_pinned(e->gpu, bytes);
+    if (!dst)
+        return src;
+    enum { PIECE = 1 << 16 };
+    long pieces = (long)((bytes + PIECE - 1) / PIECE);
+#pragma omp parallel for schedule(static) num_threads(e->p.threads > 0 ? e->p.threads : omp_get_max_threads())
+    for (long k = 0; k < pieces; k++) {
+        size_t at = (size_t)k * PIECE;
+        memcpy(dst + at, src + at, bytes - at < PIECE ? bytes - at : PIECE);
+    }
+    return dst;
+}
+#endif
+
 unsigned psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len)
 {
     *fell_back = false;
@@ -144,7 +168,7 @@ unsigned psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg,
     }
 #ifdef NARWHAL_HAVE_CUDA
     if (e->gpu) {
-        const void *meas = e->p.data == PSA_I16 ? (const void *)b->meas16 : b->meas;
+        const void *meas = pin(e, b);
         char why[384];
         if (gs_gpu_search(e->gpu, b->q, b->n, meas, e->p.mode == PSA_ADAPTIVE, why, sizeof why) ==
                 GS_GPU_OK &&
