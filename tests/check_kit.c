@@ -1,4 +1,5 @@
 /* check_kit.c: the actor kit: configuration parser, describe text, logging, instance states, filter frame loop. */
+#define _XOPEN_SOURCE 700
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "kit.h"
+#include "testkit.h"
 
 /* ---- a settings struct with one key of each type -------------------------- */
 
@@ -42,25 +44,13 @@ static char expect[1024];
 
 static void make_dir(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/check_kit.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    tk_make_tmpdir(dir, sizeof dir, "check_kit");
     snprintf(path, sizeof path, "%s/Test.conf", dir);
 }
 
-static void remove_dir(void)
-{
-    unlink(path);
-    rmdir(path);
-    rmdir(dir);
-}
+static void remove_dir(void) { tk_remove_tree(dir); }
 
-static void write_conf(const char *text)
-{
-    FILE *fp = fopen(path, "w");
-    ck_assert_ptr_nonnull(fp);
-    fputs(text, fp);
-    fclose(fp);
-}
+static void write_conf(const char *text) { tk_write_text(path, text); }
 
 static unsigned load_text(const char *text, tconf *c)
 {
@@ -355,27 +345,9 @@ END_TEST
 
 static char captured[4096];
 
-static void capture_begin(int *saved)
-{
-    fflush(stderr);
-    *saved = dup(2);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ck_assert_int_ge(fd, 0);
-    dup2(fd, 2);
-    close(fd);
-}
+static void capture_begin(int *saved) { *saved = tk_capture_begin(path); }
 
-static void capture_end(int saved)
-{
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    FILE *fp = fopen(path, "r");
-    ck_assert_ptr_nonnull(fp);
-    size_t n = fread(captured, 1, sizeof captured - 1, fp);
-    captured[n] = '\0';
-    fclose(fp);
-}
+static void capture_end(int saved) { tk_capture_end(saved, path, captured, sizeof captured); }
 
 START_TEST(log_levels)
 {
@@ -721,11 +693,4 @@ static Suite *kit_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(kit_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
-}
+int main(void) { return tk_run_suite(kit_suite()); }
