@@ -48,43 +48,37 @@ static int threads(const psa_setup *s)
     return s->engine->p.threads > 0 ? s->engine->p.threads : omp_get_max_threads();
 }
 
-/* The block's data:crystal frames, in order, with where each one's traces go. */
-static unsigned list_frames(psa_block *w, const void *in, unsigned size, size_t *values)
+/* The block's data:crystal frames, in order. */
+static unsigned list_frames(psa_block *w, const void *in, unsigned size)
 {
     adf_iter it;
     adf_frame f;
     size_t n = 0;
-    *values = 0;
     adf_iter_init(&it, in, size);
     while (adf_iter_next(&it, &f) > 0)
         n += f.key.id == ADF_ID_DATA_CRYSTAL;
-    if (reserve((void **)&w->frame, &w->cap_frame, n + 1, sizeof *w->frame) ||
-        reserve((void **)&w->raw_at, &w->cap_raw_at, n + 1, sizeof *w->raw_at))
+    if (reserve((void **)&w->frame, &w->cap_frame, n + 1, sizeof *w->frame))
         return NARVAL_E_NOMEM;
     w->n_ev = 0;
     adf_iter_init(&it, in, size);
     while (adf_iter_next(&it, &f) > 0)
-        if (f.key.id == ADF_ID_DATA_CRYSTAL) {
-            w->frame[w->n_ev] = f;
-            w->raw_at[w->n_ev++] = *values;
-            *values += (size_t)PSA_CHANNELS * psa_event_samples(&f);
-        }
+        if (f.key.id == ADF_ID_DATA_CRYSTAL)
+            w->frame[w->n_ev++] = f;
     return 0;
 }
 
 static unsigned decode_all(psa_block *w, const psa_setup *s, const void *in, unsigned size)
 {
-    size_t values, window = (size_t)PSA_CHANNELS * s->layout->window;
-    unsigned code = list_frames(w, in, size, &values);
+    size_t window = (size_t)PSA_CHANNELS * s->layout->window;
+    unsigned code = list_frames(w, in, size);
     if (code || reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev) ||
-        reserve((void **)&w->raw, &w->cap_raw, values + 1, sizeof *w->raw) ||
         reserve((void **)&w->resid, &w->cap_resid, w->n_ev * window + 1, sizeof *w->resid))
         return NARVAL_E_NOMEM;
     long n = (long)w->n_ev;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
     for (long k = 0; k < n; k++) {
         psa_event *ev = &w->ev[k];
-        psa_event_decode(&w->frame[k], ev, w->raw + w->raw_at[k], s->timing);
+        psa_event_decode(&w->frame[k], ev, s->timing);
         ev->offset = w->frame[k].offset;
         ev->resid = w->resid + (size_t)k * window;
     }
@@ -262,11 +256,9 @@ void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out)
 void psa_block_free(psa_block *w)
 {
     free(w->ev);
-    free(w->raw);
     free(w->resid);
     free(w->owner);
     free(w->frame);
-    free(w->raw_at);
     psa_batch_free(&w->batch);
     memset(w, 0, sizeof *w);
 }

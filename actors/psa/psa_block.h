@@ -32,11 +32,10 @@ double psa_now(void);
 typedef struct psa_block {
     psa_event *ev;     /* one per top-level data:crystal frame, in order */
     size_t n_ev, cap_ev;
-    adf_frame *frame;  /* those frames */
-    size_t *raw_at;    /* where each one's traces start in raw */
-    size_t cap_frame, cap_raw_at;
-    float *raw, *resid;
-    size_t cap_raw, cap_resid;
+    adf_frame *frame;  /* those frames (their traces are read from the input block) */
+    size_t cap_frame;
+    float *resid;
+    size_t cap_resid;
     psa_batch batch;
     uint32_t *owner;   /* the event of each search of the batch */
     size_t cap_owner;

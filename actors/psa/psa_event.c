@@ -128,13 +128,13 @@ static psa_reject start_time(psa_event *ev, const psa_timing *tm)
 {
     unsigned n = ev->n_samples;
     float y[ADF_MAX_SAMPLES];
-    const float *core = ev->raw + (size_t)PSA_CORE * n;
     bool core_ok = ev->core_e > tm->threshold;
     double x = -1;
     if (core_ok) {
         for (unsigned s = 0; s < n; s++)
-            y[s] = ev->n_net ? 0.5f * (ev->raw[(size_t)ev->net[0] * n + s] / ev->e[0] - core[s] / ev->core_e)
-                             : -core[s] / ev->core_e;
+            y[s] = ev->n_net ? 0.5f * (psa_event_raw(ev, ev->net[0], s) / ev->e[0] -
+                                       psa_event_raw(ev, PSA_CORE, s) / ev->core_e)
+                             : -psa_event_raw(ev, PSA_CORE, s) / ev->core_e;
         x = edge(y, n, 1, tm->fraction);
     }
     if (x < 0 && ev->n_net > 0) {
@@ -144,7 +144,7 @@ static psa_reject start_time(psa_event *ev, const psa_timing *tm)
         for (unsigned s = 0; s < n; s++) {
             double v = 0;
             for (int r = 0; r < ev->n_net; r++)
-                v += ev->raw[(size_t)ev->net[r] * n + s];
+                v += psa_event_raw(ev, ev->net[r], s);
             y[s] = (float)(v / sum);
         }
         x = edge(y, n, 1, tm->fraction);
@@ -158,7 +158,7 @@ static psa_reject start_time(psa_event *ev, const psa_timing *tm)
     return PSA_ACCEPTED;
 }
 
-void psa_event_decode(const adf_frame *f, psa_event *ev, float *raw, const psa_timing *tm)
+void psa_event_decode(const adf_frame *f, psa_event *ev, const psa_timing *tm)
 {
     float energy[PSA_CHANNELS];
     memset(ev, 0, sizeof *ev);
@@ -166,12 +166,10 @@ void psa_event_decode(const adf_frame *f, psa_event *ev, float *raw, const psa_t
     if ((ev->reject = check(f, ev, tm)) != PSA_ACCEPTED)
         return;
     const uint8_t *p = f->payload + ADF_CRYSTAL_FIXED;
-    float per_kev = 1.0f / adf_get_f32(f->payload + 8);
+    ev->per_kev = 1.0f / adf_get_f32(f->payload + 8);
     for (unsigned ch = 0; ch < PSA_CHANNELS; ch++, p += 4)
         energy[ch] = adf_get_f32(p);
-    for (size_t i = 0; i < (size_t)PSA_CHANNELS * ev->n_samples; i++, p += 2)
-        raw[i] = adf_get_i16(p) * per_kev;
-    ev->raw = raw;
+    ev->trace = p;
     ev->core_e = energy[PSA_CORE];
     net_segments(ev, energy, tm->threshold);
     ev->reject = start_time(ev, tm);
@@ -206,8 +204,7 @@ static void make_taps(taps *tp, const psa_event *ev, const det_basis *b, const p
  * y[k] + 0 * 0: the sample itself, exactly. */
 static inline float tap(const psa_event *ev, const taps *tp, unsigned ch, uint32_t i)
 {
-    const float *y = ev->raw + (size_t)ch * ev->n_samples;
-    float a = y[tp->lo[i]], c = y[tp->hi[i]];
+    float a = psa_event_raw(ev, ch, tp->lo[i]), c = psa_event_raw(ev, ch, tp->hi[i]);
     return (float)(a + tp->f[i] * (c - a));
 }
 
@@ -264,11 +261,11 @@ sum_channels(const psa_event *ev, const group_taps *tp, int m, double *sum, cons
     double acc[SHIFT_GROUP] = { 0 }, inv = 1.0 / ev->e[0];
     for (int c = 0; c < n; c++) {
         const float *s = sig + (size_t)channels[c] * b->n_samples + l->window_start;
-        const float *y = ev->raw + (size_t)channels[c] * ev->n_samples;
         for (uint32_t i = 0; i < l->window; i++)
 #pragma GCC unroll 8
             for (int k = 0; k < m; k++) {
-                float lo = y[tp->lo[i][k]], hi = y[tp->hi[i][k]];
+                float lo = psa_event_raw(ev, channels[c], tp->lo[i][k]);
+                float hi = psa_event_raw(ev, channels[c], tp->hi[i][k]);
                 double d = (float)(lo + tp->f[i][k] * (hi - lo)) * inv - s[i];
                 acc[k] += d * d;
             }

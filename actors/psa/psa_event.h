@@ -61,7 +61,8 @@ typedef struct psa_event {
     uint8_t net[PSA_SEGMENTS]; /* net-charge segments, highest energy first */
     float e[PSA_SEGMENTS];
     double t0, shift;          /* trace samples: the start from the edge, and the refinement */
-    float *raw;                /* 37 x n_samples, keV */
+    const uint8_t *trace;      /* 37 x n_samples int16 ADC values in the frame's payload */
+    float per_kev;             /* 1 / gain */
     float *resid;              /* 37 x window, aligned on the basis, keV, hits found so far subtracted */
     uint32_t point[PSA_SEGMENTS]; /* basis point found for net segment r */
     float fom[PSA_SEGMENTS];
@@ -73,11 +74,18 @@ typedef struct psa_event {
  * their median, or -1 when no point's signal reaches half height. */
 double psa_basis_edges(const det_basis *b, double fraction, double ratio, float *edge);
 
-/* Decodes and checks a data:crystal frame into ev (its traces, in keV, into
- * raw: room for 37 x psa_event_samples(f) floats); ev->reject says the
+/* Decodes and checks a data:crystal frame into ev; ev->reject says the
  * verdict.  For an accepted event: the net-charge segments and the start
- * time.  The caller sets ev->resid (37 x window floats) afterwards. */
-void psa_event_decode(const adf_frame *f, psa_event *ev, float *raw, const psa_timing *tm);
+ * time; its traces are read from the frame (which must outlive ev) when
+ * needed.  The caller sets ev->resid (37 x window floats) afterwards. */
+void psa_event_decode(const adf_frame *f, psa_event *ev, const psa_timing *tm);
+
+/* Sample i of channel ch, keV. */
+static inline float psa_event_raw(const psa_event *ev, unsigned ch, unsigned i)
+{
+    return adf_get_i16(ev->trace + 2 * ((size_t)ch * ev->n_samples + i)) * ev->per_kev;
+}
+
 /* The frame's sample count (0 when its payload is too short to say). */
 unsigned psa_event_samples(const adf_frame *f);
 
