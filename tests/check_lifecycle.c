@@ -1,4 +1,5 @@
 /* check_lifecycle.c: Check suite for `narwhal run`: NARVAL's call order, end of data, flush, errors, buffer growth, report. */
+#define _XOPEN_SOURCE 700
 #include <check.h>
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include "loader.h"
 #include "narwhal_exec.h"
 #include "run.h"
+#include "testkit.h"
 #include "topology.h"
 
 #define CHAIN4 "tests/topologies/good/chain4.xml"
@@ -38,13 +40,7 @@ static void run_logged(nw_result *r, const char *topology, const char *const *ex
         full_env[e++] = env[i];
     full_env[e] = NULL;
     ck_assert_int_eq(nw_run(r, args, full_env), 0);
-    log_text[0] = '\0';
-    FILE *f = fopen(log_path, "r");
-    if (f) {
-        size_t got = fread(log_text, 1, sizeof log_text - 1, f);
-        log_text[got] = '\0';
-        fclose(f);
-    }
+    tk_read_text(log_path, log_text, sizeof log_text);
     unlink(log_path);
 }
 
@@ -497,11 +493,4 @@ static Suite *lifecycle_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(lifecycle_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
-}
+int main(void) { return tk_run_suite(lifecycle_suite()); }

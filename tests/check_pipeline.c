@@ -325,13 +325,7 @@ static void run_logged(nw_result *r, const char *topology, unsigned ring, const 
     args[6] = depth;
     ck_assert_int_eq(nw_run_timed(r, args, full_env, TIMEOUT, 0, 0), 0);
     ck_assert(!r->timed_out);
-    char *text = log_text[ring != 0];
-    text[0] = '\0';
-    FILE *f = fopen(log_path, "r");
-    ck_assert_ptr_nonnull(f);
-    size_t got = fread(text, 1, sizeof log_text[0] - 1, f);
-    text[got] = '\0';
-    fclose(f);
+    ck_assert(tk_read_text(log_path, log_text[ring != 0], sizeof log_text[0]));
     unlink(log_path);
 }
 

@@ -122,6 +122,28 @@ static inline uint8_t *tk_read_file(const char *path, size_t *size)
     return buf;
 }
 
+/* The file at path into out (cap bytes, NUL-terminated, cut if longer); false, out empty, when it cannot be opened. */
+static inline bool tk_read_text(const char *path, char *out, size_t cap)
+{
+    out[0] = '\0';
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return false;
+    size_t got = fread(out, 1, cap - 1, fp);
+    out[got] = '\0';
+    fclose(fp);
+    return true;
+}
+
+/* Writes n bytes of data to path, replacing it; fails the test when it cannot. */
+static inline void tk_write_bytes(const char *path, const void *data, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    ck_assert_msg(fp != NULL, "cannot write %s", path);
+    ck_assert_uint_eq(fwrite(data, 1, n, fp), n);
+    ck_assert_int_eq(fclose(fp), 0);
+}
+
 static inline bool tk_exists(const char *path) { return access(path, F_OK) == 0; }
 
 /* dlsym that fails the test, naming the library, when the symbol is missing. */
@@ -172,12 +194,7 @@ static inline void tk_capture_end(int saved, const char *path, char *out, size_t
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
-    size_t n = 0;
-    uint8_t *text = tk_read_file(path, &n);
-    n = n < cap - 1 ? n : cap - 1;
-    memcpy(out, text, n);
-    out[n] = '\0';
-    free(text);
+    ck_assert_msg(tk_read_text(path, out, cap), "cannot read %s", path);
 }
 
 /* Runs argv[0] with argv in directory cwd and waits; its exit status, or 128 + signal. */
