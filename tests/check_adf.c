@@ -1,9 +1,11 @@
 /* check_adf.c: Check suite for libadf in memory: keys and ids, the writer's limits, the iterator's errors, payload codecs. */
+#define _XOPEN_SOURCE 700
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "adf.h"
+#include "testkit.h"
 
 /* ---- helpers */
 
@@ -825,11 +827,4 @@ static Suite *adf_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(adf_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
-}
+int main(void) { return tk_run_suite(adf_suite()); }

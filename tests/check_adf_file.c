@@ -1,51 +1,21 @@
 /* check_adf_file.c: Check suite for libadf's files: round trips, whole-frame reads, truncation, bad lengths, write errors. */
+#define _XOPEN_SOURCE 700
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "adf.h"
+#include "testkit.h"
 
 static char dir[64];
-static char path_buf[128];
 
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/check_adf_file-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
+static void make_dir(void) { tk_make_tmpdir(dir, sizeof dir, "check_adf_file"); }
 
-static void remove_dir(void)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[400];
-    while (d && (e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-}
+static void remove_dir(void) { tk_remove_tree(dir); }
 
-static const char *path(const char *name)
-{
-    snprintf(path_buf, sizeof path_buf, "%s/%s", dir, name);
-    return path_buf;
-}
-
-static void write_raw(const char *p, const void *data, size_t n)
-{
-    FILE *f = fopen(p, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(data, 1, n, f), n);
-    ck_assert_int_eq(fclose(f), 0);
-}
+static const char *path(const char *name) { return tk_path(dir, name); }
 
 /* Appends a meta:sync frame of `length` bytes whose payload bytes count up from its event number. */
 static void sync_frame(adf_writer *w, uint32_t event, size_t length)
@@ -126,7 +96,7 @@ START_TEST(test_position_stays_at_first_frame_that_did_not_fit)
     static const size_t lengths[] = {100, 100, 100};
     uint8_t src[300], buf[250];
     adf_file *f;
-    write_raw(path("b.adf"), src, stream(src, sizeof src, lengths, 3));
+    tk_write_bytes(path("b.adf"), src, stream(src, sizeof src, lengths, 3));
     ck_assert_int_eq(adf_file_open_read(&f, path("b.adf")), ADF_OK);
     expect_read(f, buf, sizeof buf, ADF_OK, 200, 2);
     ck_assert_uint_eq(adf_file_offset(f), 200);
@@ -146,7 +116,7 @@ START_TEST(test_truncated_in_key)
     uint8_t src[300], buf[1000];
     adf_file *f;
     stream(src, sizeof src, lengths, 3);
-    write_raw(path("c.adf"), src, 167); /* 7 bytes of the third key */
+    tk_write_bytes(path("c.adf"), src, 167); /* 7 bytes of the third key */
     ck_assert_int_eq(adf_file_open_read(&f, path("c.adf")), ADF_OK);
     expect_read(f, buf, sizeof buf, ADF_OK, 160, 2);
     ck_assert_mem_eq(buf, src, 160);
@@ -164,7 +134,7 @@ START_TEST(test_truncated_in_payload)
     uint8_t src[300], buf[1000];
     adf_file *f;
     stream(src, sizeof src, lengths, 3);
-    write_raw(path("d.adf"), src, 210);
+    tk_write_bytes(path("d.adf"), src, 210);
     ck_assert_int_eq(adf_file_open_read(&f, path("d.adf")), ADF_OK);
     expect_read(f, buf, 100, ADF_OK, 100, 1);
     expect_read(f, buf, 100, ADF_OK, 60, 1);
@@ -179,7 +149,7 @@ START_TEST(test_frame_too_big)
     static const size_t lengths[] = {50, 500, 40};
     uint8_t src[600], buf[500];
     adf_file *f;
-    write_raw(path("e.adf"), src, stream(src, sizeof src, lengths, 3));
+    tk_write_bytes(path("e.adf"), src, stream(src, sizeof src, lengths, 3));
     ck_assert_int_eq(adf_file_open_read(&f, path("e.adf")), ADF_OK);
     expect_read(f, buf, 100, ADF_OK, 50, 1);
     expect_read(f, buf, 100, ADF_E_TOO_BIG, 0, 0);
@@ -201,7 +171,7 @@ START_TEST(test_short_length)
     adf_file *f;
     stream(src, sizeof src, lengths, 2);
     adf_put_u32(src + 50, 8);
-    write_raw(path("g.adf"), src, 90);
+    tk_write_bytes(path("g.adf"), src, 90);
     ck_assert_int_eq(adf_file_open_read(&f, path("g.adf")), ADF_OK);
     expect_read(f, buf, sizeof buf, ADF_OK, 50, 1);
     expect_read(f, buf, sizeof buf, ADF_E_SHORT, 0, 0);
@@ -224,7 +194,7 @@ START_TEST(test_bad_composite)
     sync_frame(&w, 2, 24);
     adf_end(&w);
     adf_put_u32(src + 30 + 44, 25); /* second member one byte past its parent */
-    write_raw(path("h.adf"), src, 30 + w.used);
+    tk_write_bytes(path("h.adf"), src, 30 + w.used);
     ck_assert_int_eq(adf_file_open_read(&f, path("h.adf")), ADF_OK);
     expect_read(f, buf, sizeof buf, ADF_OK, 30, 1);
     expect_read(f, buf, sizeof buf, ADF_E_SUB_OVERRUN, 0, 0);
@@ -259,7 +229,7 @@ START_TEST(test_append)
     uint8_t src[200], buf[500];
     adf_file *f;
     stream(src, sizeof src, lengths, 3);
-    write_raw(path("j.adf"), src, 160);
+    tk_write_bytes(path("j.adf"), src, 160);
     ck_assert_int_eq(adf_file_open_write(&f, path("j.adf"), 1), ADF_OK);
     ck_assert_uint_eq(adf_file_offset(f), 160);
     ck_assert_int_eq(adf_file_write(f, src + 160, 33), ADF_OK);
@@ -416,11 +386,4 @@ static Suite *file_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(file_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
-}
+int main(void) { return tk_run_suite(file_suite()); }

@@ -1,4 +1,5 @@
 /* check_dump.c: Check suite for `narwhal dump`: frame lines, sub-frame indentation, payload summaries, bad files. */
+#define _XOPEN_SOURCE 700
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +7,7 @@
 
 #include "adf.h"
 #include "narwhal_exec.h"
+#include "testkit.h"
 
 static char file_path[256];
 
@@ -13,10 +15,7 @@ static char file_path[256];
 static const char *write_file(const void *buf, size_t size)
 {
     snprintf(file_path, sizeof file_path, "/tmp/narwhal-dump-%d.adf", (int)getpid());
-    FILE *f = fopen(file_path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(buf, 1, size, f), size);
-    fclose(f);
+    tk_write_bytes(file_path, buf, size);
     return file_path;
 }
 
@@ -263,11 +262,4 @@ static Suite *dump_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(dump_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
-}
+int main(void) { return tk_run_suite(dump_suite()); }

@@ -1,9 +1,11 @@
 /* check_truth.c: Check suite for the narwhal:truth codec: byte layout, round trips, limits and refused payloads. */
+#define _XOPEN_SOURCE 700
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "adf.h"
+#include "testkit.h"
 
 static adf_truth *make_truth(unsigned n_gammas, unsigned per_gamma)
 {
@@ -241,9 +243,5 @@ int main(void)
     tcase_add_test(tc, test_writer_no_space);
     tcase_add_test(tc, test_reader_refuses);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tk_run_suite(s);
 }
