@@ -1,4 +1,5 @@
 /* check_detector: geometry, arrays and their files, fields, signals, the basis file and its import format. */
+#define _XOPEN_SOURCE 700
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "field.h"
 #include "geometry.h"
 #include "signals.h"
+#include "testkit.h"
 
 /* The field tests use a 2 mm grid (under a second); the tolerances below are
  * stated for that grid.  Solved once in main, before Check forks the tests. */
@@ -19,14 +21,6 @@ static det_fields fields;
 static char tmpdir[] = "/tmp/check_detector.XXXXXX";
 
 static void tmp_path(char *out, size_t len, const char *name) { snprintf(out, len, "%s/%s", tmpdir, name); }
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
 
 /* ---- geometry ---- */
 
@@ -52,16 +46,16 @@ START_TEST(geometry_file_errors_name_file_and_line)
     det_crystal c;
     char msg[300], path[256];
     tmp_path(path, sizeof path, "bad.geo");
-    write_text(path, "length 90\nradius 40\ncolour blue\n");
+    tk_write_text(path, "length 90\nradius 40\ncolour blue\n");
     ck_assert_int_eq(det_crystal_load(&c, path, msg, sizeof msg), -1);
     ck_assert_ptr_nonnull(strstr(msg, "bad.geo:3: unknown key 'colour'"));
-    write_text(path, "length 9O\n");
+    tk_write_text(path, "length 9O\n");
     ck_assert_int_eq(det_crystal_load(&c, path, msg, sizeof msg), -1);
     ck_assert_ptr_nonnull(strstr(msg, "bad.geo:1: length '9O' is not a number"));
-    write_text(path, "length 90\n");
+    tk_write_text(path, "length 90\n");
     ck_assert_int_eq(det_crystal_load(&c, path, msg, sizeof msg), -1);
     ck_assert_ptr_nonnull(strstr(msg, "key 'radius' is missing"));
-    write_text(path, "ring_thickness 8 14 16\n");
+    tk_write_text(path, "ring_thickness 8 14 16\n");
     ck_assert_int_eq(det_crystal_load(&c, path, msg, sizeof msg), -1);
     ck_assert_ptr_nonnull(strstr(msg, "bad.geo:1: ring_thickness expects 6 numbers, got 3"));
 }
@@ -195,10 +189,10 @@ START_TEST(lookup_table_round_trip)
     }
     det_array_free(&b);
     /* damaged tables are refused with the line */
-    write_text(path, "0 0 1 2 3\n0 1 0 0\n1 0 1 0\n");
+    tk_write_text(path, "0 0 1 2 3\n0 1 0 0\n1 0 1 0\n");
     ck_assert_int_eq(det_array_load_lut(&b, path, msg, sizeof msg), -1);
     ck_assert_ptr_nonnull(strstr(msg, "rotation (row 3 of 3 missing)"));
-    write_text(path, "0 0 1 2 3\n0 1 0 0\n1 0 1 0\n2 0 0 -1\n");
+    tk_write_text(path, "0 0 1 2 3\n0 1 0 0\n1 0 1 0\n2 0 0 -1\n");
     ck_assert_int_eq(det_array_load_lut(&b, path, msg, sizeof msg), -1);
     ck_assert_ptr_nonnull(strstr(msg, "reflection"));
     det_array_free(&a);
@@ -484,7 +478,7 @@ START_TEST(import_format)
     damaged_copy(path, bad, file_size(path) - 4, -1, 0);
     ck_assert_int_eq(det_basis_import(&b, bad, &crystal, msg, sizeof msg), -1);
     ck_assert_ptr_nonnull(strstr(msg, "short.bin: the binary part has"));
-    write_text(bad, "narwhal-basis-import 1\npoints 6\nchannels 37\nend\n");
+    tk_write_text(bad, "narwhal-basis-import 1\npoints 6\nchannels 37\nend\n");
     ck_assert_int_eq(det_basis_import(&b, bad, &crystal, msg, sizeof msg), -1);
     ck_assert_ptr_nonnull(strstr(msg, "line 4: 'end' before all of"));
     det_basis_free(&a);
@@ -574,8 +568,6 @@ int main(void)
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     det_fields_free(&fields);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd)) fprintf(stderr, "check_detector: could not remove %s\n", tmpdir);
+    if (tk_remove_tree(tmpdir)) fprintf(stderr, "check_detector: could not remove %s\n", tmpdir);
     return failed ? 1 : 0;
 }
