@@ -289,6 +289,7 @@ struct stage {
 
 struct gs_gpu {
     int device, sms;
+    int resident;                  /* search_tiles blocks one multiprocessor holds at once */
     size_t elem;                   /* bytes per value: 4 or 2 */
     void *values, *pm;
     gs_segment *seg, host_seg[64];
@@ -356,6 +357,13 @@ int plan_shared(gs_gpu *g, char *msg, size_t len)
         CHECK(cudaFuncSetAttribute(search_near<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)g->smem_near), "cudaFuncSetAttribute");
     }
+    if (g->elem == 2)
+        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<int16_t>, kThreads,
+                                                            g->smem_tiles), "cudaOccupancy");
+    else
+        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<float>, kThreads,
+                                                            g->smem_tiles), "cudaOccupancy");
+    g->resident = g->resident > 0 ? g->resident : 1;
     return GS_GPU_OK;
 }
 
@@ -406,7 +414,9 @@ int sort_queries(const gs_gpu *g, const gs_query *q, size_t n, order *o)
 }
 
 /* Tiles of sorted searches [from, to) (whole segments' parts), with the
- * columns split so that a small chunk still gives every multiprocessor work. */
+ * columns split so that a small chunk (a round of the PSA's block: a few
+ * hundred searches) still fills every multiprocessor's resident blocks
+ * twice: shorter blocks, a shorter tail. */
 size_t make_tiles(const gs_gpu *g, const gs_query *q, const order *o, size_t from, size_t to,
                   bool coarse, tile *out)
 {
@@ -417,7 +427,7 @@ size_t make_tiles(const gs_gpu *g, const gs_query *q, const order *o, size_t fro
         base += (end - i + kTileQ - 1) / kTileQ;
         i = end;
     }
-    size_t want = 2 * (size_t)g->sms;
+    size_t want = 2 * (size_t)g->resident * (size_t)g->sms;
     for (size_t i = from; i < to;) {
         uint32_t s = q[o->idx[i]].segment;
         size_t end = o->first[s + 1] < to ? o->first[s + 1] : to;
