@@ -63,7 +63,7 @@ static int usage(void)
 static int parse(int argc, char **argv, options *o)
 {
     /* Tracker.conf's defaults */
-    *o = (options){ { 40000, 4000 }, { 4000, 200 }, 1, { 2.7, 6.2, 1.0, 0.8, 0.05, 0.02, TR_PATH_ARRAY, 235, 325 },
+    *o = (options){ { 40000, 4000 }, { 4000, 200 }, 1, { 2.7, 6.2, 1.0, 1.2, 0.05, 0.02, TR_PATH_ARRAY, 235, 325 },
                     NULL };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

@@ -33,7 +33,7 @@ static const kit_key tracker_keys[] = {
         .help = "figure of merit a cluster needs to be accepted"),
     KEY("MinSingleFom", KIT_REAL, min_single, "0.02", KIT_RANGE(1e-30, 1),
         .help = "photoabsorption probability a single point needs to be accepted"),
-    KEY("AngularUncertainty", KIT_REAL, theta_scale, "0.8", KIT_RANGE(1e-6, 100),
+    KEY("AngularUncertainty", KIT_REAL, theta_scale, "1.2", KIT_RANGE(1e-6, 100),
         .help = "scales the scattering-angle uncertainty carried from the positions"),
     KEY("PositionSigmaA", KIT_REAL, pos_a, "2.7", KIT_RANGE(0, 1000),
         .help = "mm: position uncertainty sigma(e) = A + B sqrt(100 keV / e)"),
