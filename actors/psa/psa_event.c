@@ -184,12 +184,15 @@ enum { MAX_WINDOW = 512 }; /* WindowLength's largest value */
 typedef struct taps {
     uint32_t lo[MAX_WINDOW], hi[MAX_WINDOW];
     double f[MAX_WINDOW];
+    uint32_t first, last; /* the samples read lie in first..last */
 } taps;
 
 static void make_taps(taps *tp, const psa_event *ev, const det_basis *b, const psa_layout *l,
                       const psa_timing *tm, double t)
 {
     double last = ev->n_samples - 1;
+    tp->first = ev->n_samples - 1u;
+    tp->last = 0;
     for (uint32_t i = 0; i < l->window; i++) {
         double x = t + ((double)(l->window_start + i) - b->pretrigger) * tm->ratio;
         uint32_t k = !(x > 0) ? 0 : x >= last ? ev->n_samples - 1u : (uint32_t)x;
@@ -197,24 +200,36 @@ static void make_taps(taps *tp, const psa_event *ev, const det_basis *b, const p
         tp->lo[i] = k;
         tp->hi[i] = inside ? k + 1 : k;
         tp->f[i] = inside ? x - k : 0;
+        tp->first = k < tp->first ? k : tp->first;
+        tp->last = tp->hi[i] > tp->last ? tp->hi[i] : tp->last;
     }
 }
 
-/* Channel ch of the raw traces at the taps' sample i.  Held ends read
- * y[k] + 0 * 0: the sample itself, exactly. */
-static inline float tap(const psa_event *ev, const taps *tp, unsigned ch, uint32_t i)
+/* Samples first..last of channel ch in keV, at v[first..last]: each sample
+ * converted once, however many taps read it. */
+static void span(const psa_event *ev, unsigned ch, uint32_t first, uint32_t last, float *v)
 {
-    float a = psa_event_raw(ev, ch, tp->lo[i]), c = psa_event_raw(ev, ch, tp->hi[i]);
-    return (float)(a + tp->f[i] * (c - a));
+    for (uint32_t s = first; s <= last; s++)
+        v[s] = psa_event_raw(ev, ch, s);
+}
+
+/* The trace at a tap from its two samples.  Held ends read y[k] + 0 * 0:
+ * the sample itself, exactly. */
+static inline float lerp(float a, float c, double f)
+{
+    return (float)(a + f * (c - a));
 }
 
 void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, const psa_timing *tm)
 {
     taps tp;
+    float v[ADF_MAX_SAMPLES];
     make_taps(&tp, ev, b, l, tm, ev->t0 + ev->shift);
-    for (unsigned ch = 0; ch < PSA_CHANNELS; ch++)
+    for (unsigned ch = 0; ch < PSA_CHANNELS; ch++) {
+        span(ev, ch, tp.first, tp.last, v);
         for (uint32_t i = 0; i < l->window; i++)
-            ev->resid[(size_t)ch * l->window + i] = tap(ev, &tp, ch, i);
+            ev->resid[(size_t)ch * l->window + i] = lerp(v[tp.lo[i]], v[tp.hi[i]], tp.f[i]);
+    }
 }
 
 static int is_other_net(const psa_event *ev, int r, unsigned ch)
@@ -250,6 +265,7 @@ enum { SHIFT_GROUP = 8 }; /* starts whose sums of squares are taken together */
 typedef struct group_taps {
     uint32_t lo[MAX_WINDOW][SHIFT_GROUP], hi[MAX_WINDOW][SHIFT_GROUP];
     double f[MAX_WINDOW][SHIFT_GROUP];
+    uint32_t first, last;
 } group_taps;
 
 /* The m sums in registers (m a constant where this is inlined), each in the
@@ -259,14 +275,14 @@ sum_channels(const psa_event *ev, const group_taps *tp, int m, double *sum, cons
              const uint8_t *channels, int n, const det_basis *b, const psa_layout *l)
 {
     double acc[SHIFT_GROUP] = { 0 }, inv = 1.0 / ev->e[0];
+    float v[ADF_MAX_SAMPLES];
     for (int c = 0; c < n; c++) {
         const float *s = sig + (size_t)channels[c] * b->n_samples + l->window_start;
+        span(ev, channels[c], tp->first, tp->last, v);
         for (uint32_t i = 0; i < l->window; i++)
 #pragma GCC unroll 8
             for (int k = 0; k < m; k++) {
-                float lo = psa_event_raw(ev, channels[c], tp->lo[i][k]);
-                float hi = psa_event_raw(ev, channels[c], tp->hi[i][k]);
-                double d = (float)(lo + tp->f[i][k] * (hi - lo)) * inv - s[i];
+                double d = lerp(v[tp->lo[i][k]], v[tp->hi[i][k]], tp->f[i][k]) * inv - s[i];
                 acc[k] += d * d;
             }
     }
@@ -283,8 +299,12 @@ static void squares(const psa_event *ev, const double *t, int m, double *sum, co
 {
     group_taps tp;
     taps one;
+    tp.first = ev->n_samples - 1u;
+    tp.last = 0;
     for (int k = 0; k < m; k++) {
         make_taps(&one, ev, b, l, tm, t[k]);
+        tp.first = one.first < tp.first ? one.first : tp.first;
+        tp.last = one.last > tp.last ? one.last : tp.last;
         for (uint32_t i = 0; i < l->window; i++) {
             tp.lo[i][k] = one.lo[i];
             tp.hi[i][k] = one.hi[i];
