@@ -6,7 +6,7 @@ out=${OUT:-build/gpu-run-tracker}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee "$out/gpu.txt"
 nproc | sed 's/^/CPU threads: /' | tee -a "$out/gpu.txt"
-if ! make -j16 build/actors/tracker.so build/tests/check_tracker build/bin/bench-tracker > "$out/build.log" 2>&1; then
+if ! make -j16 build/actors/tracker.so build/tests/check_tracker build/bin/bench-tracker build/bin/ge2adf > "$out/build.log" 2>&1; then
     tail -n 40 "$out/build.log"
     exit 1
 fi
