@@ -2,7 +2,6 @@
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <math.h>
@@ -17,6 +16,7 @@
 #include "array.h"
 #include "geometry.h"
 #include "narval.h"
+#include "testkit.h"
 #ifdef NARWHAL_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -751,21 +751,9 @@ static unsigned run_logged(const char *conf_text, char *log, size_t len)
 {
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/stderr", tmp);
-    fflush(stderr);
-    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ck_assert_int_ge(saved, 0);
-    ck_assert_int_ge(fd, 0);
-    dup2(fd, 2);
-    close(fd);
+    int saved = tk_capture_begin(path);
     unsigned used = run(conf_text);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    FILE *fp = fopen(path, "r");
-    ck_assert_ptr_nonnull(fp);
-    size_t n = fread(log, 1, len - 1, fp);
-    log[n] = 0;
-    fclose(fp);
+    tk_capture_end(saved, path, log, len);
     return used;
 }
 
