@@ -2,15 +2,12 @@
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <dlfcn.h>
-#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "adf.h"
 #include "array.h"
@@ -23,18 +20,9 @@
 
 #define MEC2 510.99895
 
-typedef struct actor {
-    void *so;
-    narval_config_fn *config;
-    narval_register_fn *reg;
-    narval_lifecycle_fn *initialise, *start, *stop, *unload;
-    narval_filter_block_fn *block;
-} actor;
-
 static char tmp[PATH_MAX];
-static char build[PATH_MAX];
 static char conf_dir[PATH_MAX + 8];
-static actor tracker;
+static tk_actor tracker;
 static det_array arr;
 static det_crystal cry;
 
@@ -44,30 +32,11 @@ static adf_writer w;
 
 /* ---- setup ------------------------------------------------------------------ */
 
-static void *sym(void *so, const char *name)
-{
-    void *p = dlsym(so, name);
-    ck_assert_msg(p != NULL, "the actor lacks %s", name);
-    return p;
-}
-
 static void setup(void)
 {
-    char path[PATH_MAX + 64], msg[256];
-    const char *b = getenv("BUILD");
-    ck_assert_msg(realpath(b && *b ? b : "build", build) != NULL, "no build directory");
-    snprintf(path, sizeof path, "%s/actors/tracker.so", build);
-    tracker.so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(tracker.so != NULL, "dlopen %s: %s", path, dlerror());
-    *(void **)&tracker.config = sym(tracker.so, "process_config");
-    *(void **)&tracker.reg = sym(tracker.so, "process_register");
-    *(void **)&tracker.initialise = sym(tracker.so, "process_initialise");
-    *(void **)&tracker.start = sym(tracker.so, "process_start");
-    *(void **)&tracker.stop = sym(tracker.so, "process_stop");
-    *(void **)&tracker.unload = sym(tracker.so, "process_unload");
-    *(void **)&tracker.block = sym(tracker.so, "process_block");
-    snprintf(tmp, sizeof tmp, "/tmp/check_tracker.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    char msg[256];
+    tk_load_actor(&tracker, "tracker.so");
+    tk_make_tmpdir(tmp, sizeof tmp, "check_tracker");
     snprintf(conf_dir, sizeof conf_dir, "%s/conf", tmp);
     ck_assert_int_eq(mkdir(conf_dir, 0700), 0);
     ck_assert_msg(det_array_load(&arr, "detector/arrays/agata180.txt", msg, sizeof msg) == 0, "%s", msg);
@@ -75,26 +44,16 @@ static void setup(void)
     adf_writer_init(&w, in, sizeof in);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static void teardown(void)
 {
     det_array_free(&arr);
     dlclose(tracker.so);
-    nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tk_remove_tree(tmp);
 }
 
 static unsigned configure(const char *text)
 {
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/Tracker.conf", conf_dir);
-    FILE *fp = fopen(path, "w");
-    ck_assert_ptr_nonnull(fp);
-    fputs(text, fp);
-    fclose(fp);
+    tk_write_text(tk_path(conf_dir, "Tracker.conf"), text);
     unsigned code;
     tracker.config(conf_dir, &code);
     return code;
@@ -127,7 +86,7 @@ static unsigned run(const char *conf_text)
     ck_assert_uint_eq(configure(conf_text), 0);
     void *inst = begin();
     unsigned used = 0, code;
-    tracker.block(inst, in, (unsigned)w.used, out, sizeof out, &used, &code);
+    tracker.filter(inst, in, (unsigned)w.used, out, sizeof out, &used, &code);
     ck_assert_uint_eq(code, 0);
     end(inst);
     return used;
@@ -499,10 +458,10 @@ START_TEST(output_too_small_is_retried_with_the_same_result)
     ck_assert_uint_eq(configure(""), 0);
     void *inst = begin();
     unsigned used = 0, code;
-    tracker.block(inst, in, (unsigned)w.used, out, 100, &used, &code);
+    tracker.filter(inst, in, (unsigned)w.used, out, 100, &used, &code);
     ck_assert_uint_eq(code, NARVAL_E_OUTPUT_SIZE);
     ck_assert_uint_eq(used, full);
-    tracker.block(inst, in, (unsigned)w.used, out, used, &used, &code);
+    tracker.filter(inst, in, (unsigned)w.used, out, used, &used, &code);
     ck_assert_uint_eq(code, 0);
     ck_assert_uint_eq(used, full);
     ck_assert_int_eq(memcmp(out, first, full), 0);
@@ -575,7 +534,7 @@ static unsigned run_expecting(const char *conf_text, unsigned want)
     ck_assert_uint_eq(configure(conf_text), 0);
     void *inst = begin();
     unsigned used = 0, code;
-    tracker.block(inst, in, (unsigned)w.used, out, sizeof out, &used, &code);
+    tracker.filter(inst, in, (unsigned)w.used, out, sizeof out, &used, &code);
     ck_assert_uint_eq(code, want);
     tracker.stop(inst, &code);
     tracker.unload(inst, &code);
@@ -749,8 +708,7 @@ END_TEST
 /* Runs the frames written so far like run(), the actor's log (stderr) kept in log. */
 static unsigned run_logged(const char *conf_text, char *log, size_t len)
 {
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/stderr", tmp);
+    const char *path = tk_path(tmp, "stderr");
     int saved = tk_capture_begin(path);
     unsigned used = run(conf_text);
     tk_capture_end(saved, path, log, len);
@@ -855,38 +813,26 @@ END_TEST
 /* Runs build/bin/ge2adf with args (NULL-terminated); its stderr goes into err. */
 static int ge2adf(const char *const *args, char *err, size_t len)
 {
-    char prog[PATH_MAX + 32], errpath[PATH_MAX + 32];
-    const char *argv[16] = { prog };
+    const char *argv[16] = { tk_path(tk_build(), "bin/ge2adf") };
+    const char *errpath = tk_path(tmp, "ge2adf.err");
     int n = 1;
-    snprintf(prog, sizeof prog, "%s/bin/ge2adf", build);
-    snprintf(errpath, sizeof errpath, "%s/ge2adf.err", tmp);
     for (int i = 0; args[i] && n < 15; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *fp = freopen(errpath, "w", stderr);
-        if (fp)
-            execv(prog, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    FILE *fp = fopen(errpath, "r");
-    size_t got = fp ? fread(err, 1, len - 1, fp) : 0;
-    err[got] = 0;
-    if (fp)
-        fclose(fp);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    int saved = tk_capture_begin(errpath);
+    int status = tk_run_command((char *const *)argv, ".");
+    tk_capture_end(saved, errpath, err, len);
+    return status;
 }
 
+/* The ADF file at path into out; its size. */
 static size_t slurp_adf(const char *path)
 {
-    FILE *fp = fopen(path, "rb");
-    ck_assert_ptr_nonnull(fp);
-    size_t n = fread(out, 1, sizeof out, fp);
-    fclose(fp);
+    size_t n;
+    uint8_t *buf = tk_read_file(path, &n);
+    ck_assert_uint_le(n, sizeof out);
+    memcpy(out, buf, n);
+    free(buf);
     return n;
 }
 
@@ -1037,11 +983,4 @@ static Suite *tracker_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(tracker_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return tk_run_suite(tracker_suite()); }
