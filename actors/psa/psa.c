@@ -238,8 +238,7 @@ static void log_phases(const psa_actor *a)
     if (psa_engine_gpu_times(&a->engine, &g))
         snprintf(gpu, sizeof gpu, "; of the search: %llu GPU calls, %llu chunks, packing %.3f s, "
                  "kernels %.3f s, waiting %.3f s", g.calls, g.chunks, g.pack_s, g.kernel_s, g.wait_s);
-    kit_log(a->k.name, KIT_INFO, "time in process_block %.3f s; by phase (summed over a block's halves, "
-            "which run at once on the GPU's lanes): %s s%s", a->seconds, line, gpu);
+    kit_log(a->k.name, KIT_INFO, "time in process_block %.3f s: %s s%s", a->seconds, line, gpu);
 }
 
 static unsigned psa_stop(void *algo_data)
