@@ -285,17 +285,6 @@ struct stage {
     bool busy;
 };
 
-/* What one caller thread's searches use: two streams' stages, the batch's
- * measured values (pinned and on the device), and the lane's times. */
-struct lane {
-    stage st[2];
-    cudaEvent_t meas_done;         /* on st[0]: the measured values are on the device */
-    void *h_meas, *d_meas;         /* gs_gpu_pinned's buffer; the batch's measured values on the device */
-    size_t cap_h_meas, cap_d_meas; /* bytes */
-    float kernel_ms;               /* of the lane's last gs_gpu_search */
-    gs_gpu_time total;
-};
-
 } // namespace
 
 struct gs_gpu {
@@ -308,7 +297,12 @@ struct gs_gpu {
     float *scale, coef[GS_POW_DEGREE + 1];
     uint32_t window, max_k;
     size_t smem_tiles, smem_near;
-    lane ln[GS_GPU_LANES];
+    stage st[2];
+    float kernel_ms; /* of the last gs_gpu_search */
+    gs_gpu_time total;
+    void *h_meas, *d_meas;         /* gs_gpu_pinned's buffer; the batch's measured values on the device */
+    size_t cap_h_meas, cap_d_meas; /* bytes */
+    cudaEvent_t meas_done;         /* on st[0]: the measured values are on the device */
 };
 
 namespace {
@@ -480,25 +474,25 @@ double seconds()
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-int finish(lane *L, stage *s, const order *o, gs_query *q, char *msg, size_t len)
+int finish(gs_gpu *g, stage *s, const order *o, gs_query *q, char *msg, size_t len)
 {
     float ms;
     if (!s->busy)
         return GS_GPU_OK;
     double t = seconds();
     CHECK(cudaEventSynchronize(s->done), "a grid-search chunk");
-    L->total.wait_s += seconds() - t;
+    g->total.wait_s += seconds() - t;
     CHECK(cudaEventElapsedTime(&ms, s->k0, s->k1), "cudaEventElapsedTime");
-    L->kernel_ms += ms;
-    L->total.kernel_s += 1e-3 * ms;
+    g->kernel_ms += ms;
+    g->total.kernel_s += 1e-3 * ms;
     s->busy = false;
     unpack(s, o, q);
     return GS_GPU_OK;
 }
 
 /* Packs sorted searches [from, to) into s and queues its work; their
- * measured values are the batch's, already on their way (L->d_meas). */
-int launch_chunk(gs_gpu *g, lane *L, stage *s, const gs_query *q, const order *o, size_t from, size_t to,
+ * measured values are the batch's, already on their way (g->d_meas). */
+int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to,
                  int adaptive, char *msg, size_t len)
 {
     size_t n = to - from;
@@ -514,7 +508,7 @@ int launch_chunk(gs_gpu *g, lane *L, stage *s, const gs_query *q, const order *o
     size_t n_tiles = make_tiles(g, q, o, from, to, adaptive != 0, tiles);
     CHECK(cudaMemcpyAsync(s->d_in, s->h_in, off_m, cudaMemcpyHostToDevice, s->stream),
           "copying searches to the device");
-    CHECK(cudaStreamWaitEvent(s->stream, L->meas_done, 0), "cudaStreamWaitEvent");
+    CHECK(cudaStreamWaitEvent(s->stream, g->meas_done, 0), "cudaStreamWaitEvent");
     CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
           "clearing the answers");
     args a;
@@ -527,7 +521,7 @@ int launch_chunk(gs_gpu *g, lane *L, stage *s, const gs_query *q, const order *o
     memcpy(a.coef, g->coef, sizeof a.coef);
     a.window = g->window;
     a.q = reinterpret_cast<const gs_query *>(s->d_in + off_q);
-    a.meas = L->d_meas;
+    a.meas = g->d_meas;
     a.answer = s->d_out;
     a.tiles = reinterpret_cast<const tile *>(s->d_in);
     a.n_queries = (uint32_t)n;
@@ -555,7 +549,7 @@ int launch_chunk(gs_gpu *g, lane *L, stage *s, const gs_query *q, const order *o
 
 /* The batch's measured values (up to the last search's) to the device in one
  * copy on st[0]; every chunk waits for it. */
-int send_meas(gs_gpu *g, lane *L, const gs_query *q, size_t n, const void *meas, char *msg, size_t len)
+int send_meas(gs_gpu *g, const gs_query *q, size_t n, const void *meas, char *msg, size_t len)
 {
     size_t values = 0;
     for (size_t i = 0; i < n; i++) {
@@ -563,16 +557,16 @@ int send_meas(gs_gpu *g, lane *L, const gs_query *q, size_t n, const void *meas,
         values = end > values ? end : values;
     }
     size_t bytes = values * g->elem + 16;
-    if (bytes > L->cap_d_meas) {
-        cudaFree(L->d_meas);
-        L->d_meas = nullptr;
-        L->cap_d_meas = 0;
-        CHECK(cudaMalloc(&L->d_meas, bytes * 2), "cudaMalloc of the measured values");
-        L->cap_d_meas = bytes * 2;
+    if (bytes > g->cap_d_meas) {
+        cudaFree(g->d_meas);
+        g->d_meas = nullptr;
+        g->cap_d_meas = 0;
+        CHECK(cudaMalloc(&g->d_meas, bytes * 2), "cudaMalloc of the measured values");
+        g->cap_d_meas = bytes * 2;
     }
-    CHECK(cudaMemcpyAsync(L->d_meas, meas, values * g->elem, cudaMemcpyHostToDevice, L->st[0].stream),
+    CHECK(cudaMemcpyAsync(g->d_meas, meas, values * g->elem, cudaMemcpyHostToDevice, g->st[0].stream),
           "copying the measured values to the device");
-    CHECK(cudaEventRecord(L->meas_done, L->st[0].stream), "cudaEventRecord");
+    CHECK(cudaEventRecord(g->meas_done, g->st[0].stream), "cudaEventRecord");
     return GS_GPU_OK;
 }
 
@@ -617,8 +611,8 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
     if (!g)
         return;
     cudaSetDevice(g->device);
-    for (int i = 0; i < 2 * GS_GPU_LANES; i++) {
-        stage *s = &g->ln[i / 2].st[i % 2];
+    for (int i = 0; i < 2; i++) {
+        stage *s = &g->st[i];
         if (s->stream)
             cudaStreamSynchronize(s->stream);
         cudaFreeHost(s->h_in);
@@ -634,12 +628,10 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
         if (s->stream)
             cudaStreamDestroy(s->stream);
     }
-    for (lane &L : g->ln) {
-        if (L.meas_done)
-            cudaEventDestroy(L.meas_done);
-        cudaFreeHost(L.h_meas);
-        cudaFree(L.d_meas);
-    }
+    if (g->meas_done)
+        cudaEventDestroy(g->meas_done);
+    cudaFreeHost(g->h_meas);
+    cudaFree(g->d_meas);
     cudaFree(g->values);
     cudaFree(g->pm);
     cudaFree(g->seg);
@@ -652,15 +644,13 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
 static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, size_t len)
 {
     CHECK(cudaSetDevice(g->device), "cudaSetDevice");
-    for (lane &L : g->ln) {
-        for (stage &st : L.st) {
-            CHECK(cudaStreamCreateWithFlags(&st.stream, cudaStreamNonBlocking), "cudaStreamCreate");
-            CHECK(cudaEventCreateWithFlags(&st.done, cudaEventDisableTiming), "cudaEventCreate");
-            CHECK(cudaEventCreate(&st.k0), "cudaEventCreate");
-            CHECK(cudaEventCreate(&st.k1), "cudaEventCreate");
-        }
-        CHECK(cudaEventCreateWithFlags(&L.meas_done, cudaEventDisableTiming), "cudaEventCreate");
+    for (int i = 0; i < 2; i++) {
+        CHECK(cudaStreamCreateWithFlags(&g->st[i].stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        CHECK(cudaEventCreateWithFlags(&g->st[i].done, cudaEventDisableTiming), "cudaEventCreate");
+        CHECK(cudaEventCreate(&g->st[i].k0), "cudaEventCreate");
+        CHECK(cudaEventCreate(&g->st[i].k1), "cudaEventCreate");
     }
+    CHECK(cudaEventCreateWithFlags(&g->meas_done, cudaEventDisableTiming), "cudaEventCreate");
     int rc;
     if ((rc = upload(&g->values, b->values, b->n_values * g->elem, msg, len)) ||
         (rc = upload(&g->pm, b->pm, b->n_pm * g->elem, msg, len)) ||
@@ -704,71 +694,59 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
     return GS_GPU_OK;
 }
 
-extern "C" double gs_gpu_kernel_ms(const gs_gpu *g, int lane) { return g->ln[lane].kernel_ms; }
+extern "C" double gs_gpu_kernel_ms(const gs_gpu *g) { return g->kernel_ms; }
 
-extern "C" void gs_gpu_times(const gs_gpu *g, gs_gpu_time *t)
-{
-    *t = gs_gpu_time{};
-    for (const lane &L : g->ln) {
-        t->calls += L.total.calls;
-        t->chunks += L.total.chunks;
-        t->pack_s += L.total.pack_s;
-        t->kernel_s += L.total.kernel_s;
-        t->wait_s += L.total.wait_s;
-    }
-}
+extern "C" void gs_gpu_times(const gs_gpu *g, gs_gpu_time *t) { *t = g->total; }
 
-extern "C" void *gs_gpu_pinned(gs_gpu *g, int ln, size_t bytes)
+extern "C" void *gs_gpu_pinned(gs_gpu *g, size_t bytes)
 {
-    lane *L = &g->ln[ln];
-    if (bytes <= L->cap_h_meas)
-        return L->h_meas;
-    cudaFreeHost(L->h_meas);
-    L->h_meas = nullptr;
-    L->cap_h_meas = 0;
-    if (cudaSetDevice(g->device) != cudaSuccess || cudaMallocHost(&L->h_meas, bytes * 2) != cudaSuccess) {
+    if (bytes <= g->cap_h_meas)
+        return g->h_meas;
+    cudaFreeHost(g->h_meas);
+    g->h_meas = nullptr;
+    g->cap_h_meas = 0;
+    if (cudaSetDevice(g->device) != cudaSuccess || cudaMallocHost(&g->h_meas, bytes * 2) != cudaSuccess) {
         cudaGetLastError(); /* not sticky: the next launch must not report it */
-        L->h_meas = nullptr;
+        g->h_meas = nullptr;
         return nullptr;
     }
-    L->cap_h_meas = bytes * 2;
-    return L->h_meas;
+    g->cap_h_meas = bytes * 2;
+    return g->h_meas;
 }
 
-extern "C" int gs_gpu_search(gs_gpu *g, int ln, gs_query *q, size_t n, const void *meas, int adaptive,
+extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adaptive,
                              char *msg, size_t len)
 {
     order o;
     int rc = GS_GPU_OK;
-    lane *L = &g->ln[ln];
     if (n == 0)
         return GS_GPU_OK;
     CHECK(cudaSetDevice(g->device), "cudaSetDevice");
-    L->kernel_ms = 0;
-    L->total.calls++;
+    g->kernel_ms = 0;
+    g->total.calls++;
     if (sort_queries(g, q, n, &o)) {
         snprintf(msg, len, "no host memory to sort %zu searches", n);
         return GS_GPU_NOMEM;
     }
     size_t target = n / kChunks > kChunkMin ? n / kChunks : kChunkMin;
     double t = seconds();
-    rc = send_meas(g, L, q, n, meas, msg, len);
-    L->total.pack_s += seconds() - t;
+    rc = send_meas(g, q, n, meas, msg, len);
+    g->total.pack_s += seconds() - t;
     for (size_t from = 0, c = 0; from < n && rc == GS_GPU_OK; c++) {
-        stage *s = &L->st[c % 2];
+        stage *s = &g->st[c % 2];
         size_t to = next_cut(q, &o, from, n, target);
-        if ((rc = finish(L, s, &o, q, msg, len)) == GS_GPU_OK) {
-            t = seconds();
-            rc = launch_chunk(g, L, s, q, &o, from, to, adaptive, msg, len);
-            L->total.pack_s += seconds() - t;
-            L->total.chunks++;
+        if ((rc = finish(g, s, &o, q, msg, len)) == GS_GPU_OK) {
+            double t = seconds();
+            rc = launch_chunk(g, s, q, &o, from, to, adaptive, msg, len);
+            g->total.pack_s += seconds() - t;
+            g->total.chunks++;
         }
         from = to;
     }
     for (int i = 0; i < 2; i++) {
-        int r = finish(L, &L->st[i], &o, q, msg, len);
+        int r = finish(g, &g->st[i], &o, q, msg, len);
         rc = rc ? rc : r;
-        L->st[i].busy = false;
+        g->st[i].busy = false;
     }
     free(o.idx);
     return rc;

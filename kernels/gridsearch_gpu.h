@@ -62,32 +62,26 @@ int gs_gpu_create(gs_gpu **g, int device, const gs_basis *b, const gs_pow *pw, c
                   size_t len);
 void gs_gpu_destroy(gs_gpu *g);
 
-/* Callers that search at the same time, each on its own lane (streams,
- * staging and measured values); the basis is shared. */
-#define GS_GPU_LANES 2
-
 /*
- * Answers n searches on lane `lane` (0 .. GS_GPU_LANES - 1; two threads may
- * search at once on different lanes).  meas holds their measured values
- * (float, or int16 for an int16 basis), best in the lane's gs_gpu_pinned
- * buffer: they go to the device in one copy.  The searches are sorted by
- * segment on the host and sent in a few chunks, each one transfer in, one
- * launch per stage (full, or coarse then fine for adaptive), one transfer of
- * the answers back; the chunks alternate between the lane's two streams so
- * that copies overlap compute.  Only the answers come back: the argmin is
- * taken on the device.
+ * Answers n searches.  meas holds their measured values (float, or int16 for
+ * an int16 basis), best in gs_gpu_pinned's buffer: they go to the device in
+ * one copy.  The searches are sorted by segment on the host and sent in a
+ * few chunks, each one transfer in, one launch per stage (full, or coarse
+ * then fine for adaptive), one transfer of the answers back; the chunks
+ * alternate between two streams so that copies overlap compute.
+ * Only the answers come back: the argmin is taken on the device.
  */
-int gs_gpu_search(gs_gpu *g, int lane, gs_query *q, size_t n, const void *meas, int adaptive, char *msg,
+int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adaptive, char *msg,
                   size_t len);
+/* A pinned host buffer of at least `bytes`, owned by g and kept for the next
+ * calls (grown when asked for more): measured values placed there reach the
+ * device in one asynchronous copy.  NULL when pinned memory runs out. */
+void *gs_gpu_pinned(gs_gpu *g, size_t bytes);
 
-/* A pinned host buffer of lane `lane`, at least `bytes`, kept for the next
- * calls (grown when asked for more).  NULL when pinned memory runs out. */
-void *gs_gpu_pinned(gs_gpu *g, int lane, size_t bytes);
+/* The milliseconds the last gs_gpu_search spent in kernels (summed over its chunks). */
+double gs_gpu_kernel_ms(const gs_gpu *g);
 
-/* The milliseconds the lane's last gs_gpu_search spent in kernels (summed over its chunks). */
-double gs_gpu_kernel_ms(const gs_gpu *g, int lane);
-
-/* Totals since gs_gpu_create, all lanes: calls of gs_gpu_search, chunks launched, seconds
+/* Totals since gs_gpu_create: calls of gs_gpu_search, chunks launched, seconds
  * packing searches into pinned memory (host), in kernels (device) and waiting
  * for chunks to finish (host). */
 typedef struct gs_gpu_time {

@@ -225,7 +225,7 @@ static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data,
     for (int k = 0; k <= reps; k++) { /* run 0 warms up */
         memcpy(b.q, B->ev.batch.q, b.n * sizeof *b.q);
         double t = now();
-        if (psa_engine_run(e, 0, &b, &fell_back, msg, sizeof msg) || fell_back) {
+        if (psa_engine_run(e, &b, &fell_back, msg, sizeof msg) || fell_back) {
             printf("bench-psa: %s: %s\n", path, fell_back ? msg : "out of memory");
             B->failures++;
             r->rate = 0;
@@ -235,8 +235,8 @@ static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data,
         rates[k] = b.n / (now() - t);
         kernel[k] = 0;
 #ifdef NARWHAL_HAVE_CUDA
-        if (e->gpu && gs_gpu_kernel_ms(e->gpu, 0) > 0)
-            kernel[k] = b.n / (gs_gpu_kernel_ms(e->gpu, 0) * 1e-3);
+        if (e->gpu && gs_gpu_kernel_ms(e->gpu) > 0)
+            kernel[k] = b.n / (gs_gpu_kernel_ms(e->gpu) * 1e-3);
 #endif
     }
     qsort(rates + 1, (size_t)reps, sizeof *rates, cmp_double);

@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <omp.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +21,14 @@ double psa_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* Adds the time since *t to phase p and restarts *t. */
+static void lap(psa_block *w, psa_phase p, double *t)
+{
+    double t1 = psa_now();
+    w->phase_s[p] += t1 - *t;
+    *t = t1;
 }
 
 static int reserve(void **p, size_t *cap, size_t need, size_t elem)
@@ -78,51 +85,51 @@ static unsigned decode_all(psa_block *w, const psa_setup *s, const void *in, uns
     return 0;
 }
 
-/* A batch of round r's searches for the part's events that have an r-th
- * net-charge segment (only the marked ones when marked is not NULL). */
-static unsigned gather(psa_part *p, psa_block *w, const psa_setup *s, int r, const bool *marked)
+/* A batch of round r's searches for the events that have an r-th net-charge
+ * segment (only the marked ones when marked is not NULL). */
+static unsigned gather(psa_block *w, const psa_setup *s, int r, const bool *marked)
 {
     double t = psa_now();
-    psa_batch_clear(&p->batch);
-    if (reserve((void **)&p->owner, &p->cap_owner, p->hi - p->lo + 1, sizeof *p->owner))
+    psa_batch_clear(&w->batch);
+    if (reserve((void **)&w->owner, &w->cap_owner, w->n_ev + 1, sizeof *w->owner))
         return NARVAL_E_NOMEM;
-    for (size_t k = p->lo; k < p->hi; k++) {
+    for (size_t k = 0; k < w->n_ev; k++) {
         const psa_event *ev = &w->ev[k];
         if (ev->reject || ev->n_net <= r || (marked && !marked[k]))
             continue;
-        p->owner[p->batch.n] = (uint32_t)k;
-        if (psa_event_query(ev, r, s->layout, &p->batch))
+        w->owner[w->batch.n] = (uint32_t)k;
+        if (psa_event_query(ev, r, s->layout, &w->batch))
             return NARVAL_E_NOMEM;
     }
-    long n = (long)p->batch.n;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(p->threads)
+    long n = (long)w->batch.n;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
     for (long i = 0; i < n; i++)
-        psa_event_fill(&w->ev[p->owner[i]], r, s->layout, p->batch.meas + p->batch.q[i].meas);
-    p->phase_s[PSA_PHASE_GATHER] += psa_now() - t;
+        psa_event_fill(&w->ev[w->owner[i]], r, s->layout, w->batch.meas + w->batch.q[i].meas);
+    lap(w, PSA_PHASE_GATHER, &t);
     return 0;
 }
 
-static unsigned run(psa_part *p, const psa_setup *s)
+static unsigned run(psa_block *w, const psa_setup *s)
 {
     bool fell_back;
     char msg[512];
     double t = psa_now();
-    unsigned code = psa_engine_run(s->engine, p->lane, &p->batch, &fell_back, msg, sizeof msg);
-    p->phase_s[PSA_PHASE_SEARCH] += psa_now() - t;
+    unsigned code = psa_engine_run(s->engine, &w->batch, &fell_back, msg, sizeof msg);
+    lap(w, PSA_PHASE_SEARCH, &t);
     if (fell_back) {
         kit_log(s->who, KIT_WARN, "%s", msg);
-        p->fell_back++;
+        w->fell_back++;
     }
-    p->searches += p->batch.n;
+    w->searches += w->batch.n;
     return code;
 }
 
 /* Each search's answer as round r's hit of its event (not yet subtracted). */
-static void answer(psa_part *p, psa_block *w, const psa_setup *s, int r)
+static void answer(psa_block *w, const psa_setup *s, int r)
 {
-    for (size_t i = 0; i < p->batch.n; i++) {
-        const psa_query *q = &p->batch.q[i];
-        psa_event *ev = &w->ev[p->owner[i]];
+    for (size_t i = 0; i < w->batch.n; i++) {
+        const psa_query *q = &w->batch.q[i];
+        psa_event *ev = &w->ev[w->owner[i]];
         const psa_segment *g = &s->layout->seg[q->segment];
         ev->hit_status[r] = q->use ? 0 : PSA_HIT_NO_MASK;
         ev->point[r] = g->point[q->use ? q->column : g->centre];
@@ -137,154 +144,86 @@ static void answer(psa_part *p, psa_block *w, const psa_setup *s, int r)
  * pass, a move of less than half a ShiftStep is kept without a search. */
 enum { REFINE_PASSES = 3 };
 
-static unsigned refine(psa_part *p, psa_block *w, const psa_setup *s)
+static unsigned refine(psa_block *w, const psa_setup *s)
 {
+    bool *todo = malloc((w->n_ev + 1) * sizeof *todo);
+    uint32_t *before = malloc((w->n_ev + 1) * sizeof *before);
     unsigned code = 0;
-    if (reserve((void **)&p->todo, &p->cap_todo, w->n_ev + 1, sizeof *p->todo) ||
-        reserve((void **)&p->before, &p->cap_before, w->n_ev + 1, sizeof *p->before))
+    if (!todo || !before) {
+        free(todo);
+        free(before);
         return NARVAL_E_NOMEM;
-    bool *todo = p->todo;
-    for (size_t k = p->lo; k < p->hi; k++)
+    }
+    for (size_t k = 0; k < w->n_ev; k++)
         todo[k] = !w->ev[k].reject && w->ev[k].n_net > 0;
     for (int pass = 0; pass < REFINE_PASSES && !code; pass++) {
-        long moved = 0, lo = (long)p->lo, hi = (long)p->hi;
+        long moved = 0, n = (long)w->n_ev;
         double t = psa_now();
-#pragma omp parallel for schedule(dynamic, 16) reduction(+ : moved) num_threads(p->threads)
-        for (long k = lo; k < hi; k++) {
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : moved) num_threads(threads(s))
+        for (long k = 0; k < n; k++) {
             psa_event *ev = &w->ev[k];
             if (!todo[k])
                 continue;
             double shift = psa_event_refine(ev, ev->point[0], s->basis, s->layout, s->timing);
             todo[k] = pass == 0 ? shift != ev->shift
                                 : fabs(shift - ev->shift) >= 0.5 * s->timing->shift_step;
-            p->before[k] = ev->point[0];
+            before[k] = ev->point[0];
             if (shift != ev->shift) {
                 ev->shift = shift;
                 psa_event_align(ev, s->basis, s->layout, s->timing);
             }
             moved += todo[k];
         }
-        p->phase_s[PSA_PHASE_REFINE] += psa_now() - t;
+        lap(w, PSA_PHASE_REFINE, &t);
         if (!moved)
             break;
-        if ((code = gather(p, w, s, 0, todo)) || (code = run(p, s)))
+        if ((code = gather(w, s, 0, todo)) || (code = run(w, s)))
             break;
-        answer(p, w, s, 0);
-        p->refined += moved;
-        for (size_t k = p->lo; k < p->hi; k++)
-            todo[k] = todo[k] && w->ev[k].point[0] != p->before[k];
+        answer(w, s, 0);
+        w->refined += moved;
+        for (size_t k = 0; k < w->n_ev; k++)
+            todo[k] = todo[k] && w->ev[k].point[0] != before[k];
     }
-    return code;
-}
-
-/* The part's rounds: alignment, searches, refinement, subtraction. */
-static unsigned rounds(psa_part *p, psa_block *w, const psa_setup *s)
-{
-    unsigned code;
-    int last = 0;
-    long lo = (long)p->lo, hi = (long)p->hi;
-    double t = psa_now();
-#pragma omp parallel for schedule(dynamic, 16) reduction(max : last) num_threads(p->threads)
-    for (long k = lo; k < hi; k++) {
-        psa_event *ev = &w->ev[k];
-        if (ev->reject || ev->n_net == 0)
-            continue;
-        psa_event_align(ev, s->basis, s->layout, s->timing);
-        last = ev->n_net > last ? ev->n_net : last;
-    }
-    p->phase_s[PSA_PHASE_ALIGN] += psa_now() - t;
-    for (int r = 0; r < last; r++) {
-        if ((code = gather(p, w, s, r, NULL)) || (code = run(p, s)))
-            return code;
-        answer(p, w, s, r);
-        if (r == 0 && s->timing->shift_range > 0 && (code = refine(p, w, s)))
-            return code;
-        t = psa_now();
-#pragma omp parallel for schedule(dynamic, 16) num_threads(p->threads)
-        for (long k = lo; k < hi; k++) {
-            psa_event *ev = &w->ev[k];
-            if (!ev->reject && ev->n_net > r)
-                psa_event_subtract(ev, r, s->basis, s->layout);
-        }
-        p->phase_s[PSA_PHASE_SUBTRACT] += psa_now() - t;
-    }
-    return 0;
-}
-
-typedef struct part_job {
-    psa_part *p;
-    psa_block *w;
-    const psa_setup *s;
-    unsigned code;
-} part_job;
-
-static void *part_main(void *arg)
-{
-    part_job *j = arg;
-    j->code = rounds(j->p, j->w, j->s);
-    return NULL;
-}
-
-/* Below this many events per part a block is not split: the halves' rounds
- * would be too small to keep the GPU busy. */
-enum { PART_MIN_EVENTS = 256 };
-
-/* The parts' rounds at once: the last on this thread, the others on their own. */
-static unsigned run_parts(psa_block *w, const psa_setup *s, int parts)
-{
-    part_job job[PSA_PARTS];
-    pthread_t thread[PSA_PARTS];
-    bool started[PSA_PARTS] = { false };
-    int each = threads(s) / parts;
-    unsigned code = 0;
-    for (int k = 0; k < parts; k++) {
-        psa_part *p = &w->part[k];
-        p->lo = w->n_ev * (size_t)k / (size_t)parts;
-        p->hi = w->n_ev * (size_t)(k + 1) / (size_t)parts;
-        p->lane = k;
-        p->threads = each > 0 ? each : 1;
-        p->searches = p->refined = p->fell_back = 0;
-        job[k] = (part_job){ p, w, s, 0 };
-        if (k < parts - 1)
-            started[k] = pthread_create(&thread[k], NULL, part_main, &job[k]) == 0;
-    }
-    part_main(&job[parts - 1]);
-    for (int k = 0; k < parts - 1; k++) {
-        if (started[k])
-            pthread_join(thread[k], NULL);
-        else /* no thread to be had: the same work, one part after the other */
-            part_main(&job[k]);
-    }
-    psa_engine_settle(s->engine);
-    for (int k = 0; k < parts; k++) {
-        const psa_part *p = &w->part[k];
-        code = code ? code : job[k].code;
-        w->searches += p->searches;
-        w->refined += p->refined;
-        w->fell_back += p->fell_back;
-    }
+    free(todo);
+    free(before);
     return code;
 }
 
 unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigned size)
 {
     unsigned code;
+    int rounds = 0;
     double t = psa_now();
     w->searches = w->refined = w->fell_back = 0;
     if ((code = decode_all(w, s, in, size)) != 0)
         return code;
-    w->phase_s[PSA_PHASE_DECODE] += psa_now() - t;
-    int parts = psa_engine_lanes(s->engine);
-    parts = parts > PSA_PARTS ? PSA_PARTS : parts;
-    if (w->n_ev < (size_t)parts * PART_MIN_EVENTS)
-        parts = 1;
-    for (int k = 0; k < PSA_PARTS; k++)
-        memset(w->part[k].phase_s, 0, sizeof w->part[k].phase_s);
-    code = run_parts(w, s, parts);
-    for (int k = 0; k < PSA_PARTS; k++)
-        for (int ph = 0; ph < PSA_PHASES; ph++)
-            w->phase_s[ph] += w->part[k].phase_s[ph];
-    return code;
+    lap(w, PSA_PHASE_DECODE, &t);
+    long n = (long)w->n_ev;
+#pragma omp parallel for schedule(dynamic, 16) reduction(max : rounds) num_threads(threads(s))
+    for (long k = 0; k < n; k++) {
+        psa_event *ev = &w->ev[k];
+        if (ev->reject || ev->n_net == 0)
+            continue;
+        psa_event_align(ev, s->basis, s->layout, s->timing);
+        rounds = ev->n_net > rounds ? ev->n_net : rounds;
+    }
+    lap(w, PSA_PHASE_ALIGN, &t);
+    for (int r = 0; r < rounds; r++) {
+        if ((code = gather(w, s, r, NULL)) || (code = run(w, s)))
+            return code;
+        answer(w, s, r);
+        if (r == 0 && s->timing->shift_range > 0 && (code = refine(w, s)))
+            return code;
+        t = psa_now();
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
+        for (long k = 0; k < n; k++) {
+            psa_event *ev = &w->ev[k];
+            if (!ev->reject && ev->n_net > r)
+                psa_event_subtract(ev, r, s->basis, s->layout);
+        }
+        lap(w, PSA_PHASE_SUBTRACT, &t);
+    }
+    return 0;
 }
 
 void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out)
@@ -318,12 +257,8 @@ void psa_block_free(psa_block *w)
 {
     free(w->ev);
     free(w->resid);
-    for (int k = 0; k < PSA_PARTS; k++) {
-        free(w->part[k].owner);
-        free(w->part[k].todo);
-        free(w->part[k].before);
-        psa_batch_free(&w->part[k].batch);
-    }
+    free(w->owner);
     free(w->frame);
+    psa_batch_free(&w->batch);
     memset(w, 0, sizeof *w);
 }

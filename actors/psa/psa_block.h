@@ -28,23 +28,6 @@ typedef enum psa_phase {
 const char *psa_phase_name(psa_phase p);
 double psa_now(void);
 
-enum { PSA_PARTS = 2 }; /* at most; one per lane of the engine */
-
-/* The events [lo, hi) of a block and their rounds: with the GPU the block's
- * two halves run at once on two host threads and two GPU lanes, so that one
- * half's host work overlaps the other's searches. */
-typedef struct psa_part {
-    size_t lo, hi;
-    int lane, threads;
-    psa_batch batch;
-    uint32_t *owner;   /* the event of each search of the batch */
-    bool *todo;        /* per event of the block: refined again */
-    uint32_t *before;  /* per event of the block: its point before the re-search */
-    size_t cap_owner, cap_todo, cap_before;
-    uint64_t searches, refined, fell_back;
-    double phase_s[PSA_PHASES];
-} psa_part;
-
 /* The block's working memory, kept from block to block. */
 typedef struct psa_block {
     psa_event *ev;     /* one per top-level data:crystal frame, in order */
@@ -53,9 +36,11 @@ typedef struct psa_block {
     size_t cap_frame;
     float *resid;
     size_t cap_resid;
-    psa_part part[PSA_PARTS];
+    psa_batch batch;
+    uint32_t *owner;   /* the event of each search of the batch */
+    size_t cap_owner;
     uint64_t searches, refined, fell_back;
-    double phase_s[PSA_PHASES];  /* summed over blocks (and over the parts running at once) until psa_block_free */
+    double phase_s[PSA_PHASES];  /* summed over blocks until psa_block_free */
 } psa_block;
 
 /* Decodes the data:crystal frames of in (the frame loop reports malformed

@@ -136,12 +136,12 @@ const char *psa_engine_where(const psa_engine *e)
 /* The batch's measured values copied, in parallel, into the GPU's pinned
  * buffer (one asynchronous transfer from there); where no pinned memory is
  * left, the batch's own arrays (a slower transfer, same answers). */
-static const void *pin(psa_engine *e, int lane, const psa_batch *b)
+static const void *pin(psa_engine *e, const psa_batch *b)
 {
     const bool i16 = e->p.data == PSA_I16;
     const unsigned char *src = i16 ? (const void *)b->meas16 : (const void *)b->meas;
     size_t bytes = b->n_meas * (i16 ? sizeof *b->meas16 : sizeof *b->meas);
-    unsigned char *dst = gs_gpu_pinned(e->gpu, lane, bytes);
+    unsigned char *dst = gs_gpu_pinned(e->gpu, bytes);
     if (!dst)
         return src;
     enum { PIECE = 1 << 16 };
@@ -155,28 +155,7 @@ static const void *pin(psa_engine *e, int lane, const psa_batch *b)
 }
 #endif
 
-int psa_engine_lanes(const psa_engine *e)
-{
-#ifdef NARWHAL_HAVE_CUDA
-    if (e->gpu && !atomic_load(&e->gpu_failed))
-        return GS_GPU_LANES;
-#endif
-    (void)e;
-    return 1;
-}
-
-void psa_engine_settle(psa_engine *e)
-{
-#ifdef NARWHAL_HAVE_CUDA
-    if (e->gpu && atomic_load(&e->gpu_failed)) {
-        gs_gpu_destroy(e->gpu);
-        e->gpu = NULL;
-    }
-#endif
-    atomic_store(&e->gpu_failed, false);
-}
-
-unsigned psa_engine_run(psa_engine *e, int lane, psa_batch *b, bool *fell_back, char *msg, size_t len)
+unsigned psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len)
 {
     *fell_back = false;
     if (b->n == 0)
@@ -188,20 +167,19 @@ unsigned psa_engine_run(psa_engine *e, int lane, psa_batch *b, bool *fell_back, 
         return 0;
     }
 #ifdef NARWHAL_HAVE_CUDA
-    if (e->gpu && !atomic_load(&e->gpu_failed)) {
-        const void *meas = pin(e, lane, b);
+    if (e->gpu) {
+        const void *meas = pin(e, b);
         char why[384];
-        if (gs_gpu_search(e->gpu, lane, b->q, b->n, meas, e->p.mode == PSA_ADAPTIVE, why, sizeof why) ==
+        if (gs_gpu_search(e->gpu, b->q, b->n, meas, e->p.mode == PSA_ADAPTIVE, why, sizeof why) ==
                 GS_GPU_OK &&
             answered(e, b, why, sizeof why))
             return 0;
         snprintf(msg, len, "the GPU failed (%s); the searches go on on the CPU (%s)", why,
                  psa_simd_name(e->cpu.simd));
-        atomic_store(&e->gpu_failed, true);
+        gs_gpu_destroy(e->gpu);
+        e->gpu = NULL;
         *fell_back = true;
     }
-#else
-    (void)lane;
 #endif
     return psa_cpu_search(&e->cpu, b, e->p.mode) ? NARVAL_E_NOMEM : 0;
 }

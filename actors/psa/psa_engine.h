@@ -2,7 +2,6 @@
 #ifndef NARWHAL_PSA_ENGINE_H
 #define NARWHAL_PSA_ENGINE_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "basis.h"
@@ -27,7 +26,6 @@ typedef struct psa_engine {
     psa_engine_params p;
     psa_cpu cpu;
     void *gpu;          /* gs_gpu, when the GPU searches */
-    atomic_bool gpu_failed; /* a lane's search failed: the GPU goes at psa_engine_settle */
     bool reference;
 } psa_engine;
 
@@ -39,19 +37,10 @@ unsigned psa_engine_create(psa_engine *e, const det_basis *b, const psa_layout *
                            const psa_engine_params *p, char *msg, size_t len);
 void psa_engine_destroy(psa_engine *e);
 
-/* Callers that may search at the same time (one per lane): the GPU's lanes,
- * or 1 on the CPU (whose searches take every thread). */
-int psa_engine_lanes(const psa_engine *e);
-
-/* Answers every query of b, on lane `lane` (0 .. psa_engine_lanes - 1;
- * threads search at once on different lanes).  A GPU failure is written
- * into msg, the GPU is given up (from then on, and destroyed at
- * psa_engine_settle) and the batch runs on the CPU (*fell_back set): same
- * answers.  NARVAL_E_NOMEM when the CPU cannot get its working memory. */
-unsigned psa_engine_run(psa_engine *e, int lane, psa_batch *b, bool *fell_back, char *msg, size_t len);
-
-/* With no search in flight: releases a GPU that failed. */
-void psa_engine_settle(psa_engine *e);
+/* Answers every query of b.  A GPU failure is written into msg, the GPU is
+ * given up and the batch runs on the CPU (*fell_back set): same answers.
+ * NARVAL_E_NOMEM when the CPU cannot get its working memory. */
+unsigned psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len);
 
 /* The GPU's share of the searches since it was chosen (gs_gpu_times). */
 typedef gs_gpu_time psa_gpu_times;
