@@ -5,7 +5,7 @@ set title 'Gamma-ray energies: tracked against untracked (1 keV bins)'
 set xlabel 'energy (keV)'
 set ylabel 'counts per keV'
 set logscale y
-set xrange [0:1434]
+set xrange [0:1600]
 set yrange [0.8:*]
 set key top left
 set grid
