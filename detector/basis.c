@@ -63,19 +63,6 @@ static void swap_words(void *data, size_t n)
     }
 }
 
-static void put_f32(uint8_t *p, float v)
-{
-    uint32_t u;
-    memcpy(&u, &v, 4);
-    adf_put_u32(p, u);
-}
-static float get_f32(const uint8_t *p)
-{
-    uint32_t u = adf_get_u32(p);
-    float v;
-    memcpy(&v, &u, 4);
-    return v;
-}
 static void put_f64(uint8_t *p, double v)
 {
     uint64_t u;
@@ -120,8 +107,8 @@ static void encode_header(const det_basis *b, uint8_t h[DET_BASIS_HEADER])
     adf_put_u32(h + 20, b->n_channels);
     adf_put_u32(h + 24, b->n_samples);
     adf_put_u32(h + 28, b->pretrigger);
-    put_f32(h + 32, (float)b->sample_ns);
-    put_f32(h + 36, (float)b->grid_mm);
+    adf_put_f32(h + 32, (float)b->sample_ns);
+    adf_put_f32(h + 36, (float)b->grid_mm);
     adf_put_u32(h + 40, b->flags);
     adf_put_u32(h + 44, 4 * record_floats(b));
     double v[GEO_DOUBLES];
@@ -142,8 +129,8 @@ static int decode_header(det_basis *b, const uint8_t h[DET_BASIS_HEADER], uint64
     b->n_channels = adf_get_u32(h + 20);
     b->n_samples = adf_get_u32(h + 24);
     b->pretrigger = adf_get_u32(h + 28);
-    b->sample_ns = get_f32(h + 32);
-    b->grid_mm = get_f32(h + 36);
+    b->sample_ns = adf_get_f32(h + 32);
+    b->grid_mm = adf_get_f32(h + 36);
     b->flags = adf_get_u32(h + 40);
     if (b->n_points == 0) return snprintf(why, len, "no points"), -1;
     if (b->n_channels < 2 || b->n_channels > DET_BASIS_MAX_CHANNELS)
@@ -229,7 +216,7 @@ int det_basis_writer_put(det_basis_writer *w, const float pos[3], int32_t segmen
 {
     if (w->written == w->promised) return snprintf(msg, len, "%s: more points than the %u promised", w->path, w->promised), -1;
     uint8_t head[16];
-    for (int i = 0; i < 3; i++) put_f32(head + 4 * i, pos[i]);
+    for (int i = 0; i < 3; i++) adf_put_f32(head + 4 * i, pos[i]);
     adf_put_u32(head + 12, (uint32_t)segment);
     size_t n = w->record_floats - 4;
     float *le = malloc(n * sizeof *le);
@@ -321,7 +308,7 @@ static int read_records(det_basis *b, FILE *f, uint32_t *crc, char *why, size_t 
         *crc = det_crc32(*crc, buf, n * rec);
         for (size_t i = 0; i < n; i++) {
             const uint8_t *r = buf + i * rec;
-            for (int a = 0; a < 3; a++) b->pos[3 * (done + i) + a] = get_f32(r + 4 * a);
+            for (int a = 0; a < 3; a++) b->pos[3 * (done + i) + a] = adf_get_f32(r + 4 * a);
             b->segment[done + i] = (int32_t)adf_get_u32(r + 12);
             float *s = det_basis_point(b, done + i);
             memcpy(s, r + 16, per * sizeof *s);
