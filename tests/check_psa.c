@@ -16,6 +16,7 @@
 #include "basis.h"
 #include "narval.h"
 #include "narwhal_exec.h"
+#include "testkit.h"
 
 /*
  * The basis: basisgen on a 5 mm grid (about 3,000 points, 60 samples), built
@@ -28,14 +29,6 @@ enum { START = 10, SAMPLES = 100, CAP = 1 << 22 };
 #define GAIN 8.0
 #define E_HIT 1000.0
 
-typedef struct actor {
-    void *so;
-    narval_config_fn *config;
-    narval_register_fn *reg;
-    narval_lifecycle_fn *initialise, *start, *stop, *unload;
-    narval_filter_block_fn *block;
-} actor;
-
 typedef struct hit {
     uint32_t point;
     double e;
@@ -43,7 +36,7 @@ typedef struct hit {
 
 static char dir[PATH_MAX], basis_path[PATH_MAX + 32], conf_dir[PATH_MAX + 32], log_path[PATH_MAX + 32];
 static det_basis basis;
-static actor psa;
+static tk_actor psa;
 static uint8_t in[CAP], out[CAP];
 static adf_writer w;
 static adf_crystal crystal;
@@ -69,27 +62,9 @@ static int build_basis(void)
     return 0;
 }
 
-static void *sym(void *so, const char *name)
-{
-    void *p = dlsym(so, name);
-    ck_assert_msg(p != NULL, "the actor lacks %s", name);
-    return p;
-}
-
 static void setup(void)
 {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s", nw_build_path("/actors/psa.so"));
-    /* libgomp's threads outlive an OpenMP library: never unmap it */
-    psa.so = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    ck_assert_msg(psa.so != NULL, "dlopen %s: %s", path, dlerror());
-    *(void **)&psa.config = sym(psa.so, "process_config");
-    *(void **)&psa.reg = sym(psa.so, "process_register");
-    *(void **)&psa.initialise = sym(psa.so, "process_initialise");
-    *(void **)&psa.start = sym(psa.so, "process_start");
-    *(void **)&psa.stop = sym(psa.so, "process_stop");
-    *(void **)&psa.unload = sym(psa.so, "process_unload");
-    *(void **)&psa.block = sym(psa.so, "process_block");
+    tk_load_actor(&psa, "psa.so");
     adf_writer_init(&w, in, sizeof in);
 }
 
@@ -136,7 +111,7 @@ static void close_actor(void *a)
 static unsigned run_block(void *a, size_t in_size, unsigned cap, unsigned *used)
 {
     unsigned e;
-    psa.block(a, in, (unsigned)in_size, out, cap, used, &e);
+    psa.filter(a, in, (unsigned)in_size, out, cap, used, &e);
     return e;
 }
 
@@ -383,7 +358,7 @@ START_TEST(other_frames_pass_through)
     ck_assert_uint_eq(fr.key.timestamp, 1001);
     ck_assert_int_eq(adf_iter_next(&it, &fr), 0);
     unsigned e;
-    psa.block(a, in, 0, out, CAP, &used, &e); /* the end-of-data call */
+    psa.filter(a, in, 0, out, CAP, &used, &e); /* the end-of-data call */
     ck_assert_uint_eq(e, 0);
     ck_assert_uint_eq(used, 0);
     close_actor(a);

@@ -159,7 +159,8 @@ static inline void tk_load_actor(tk_actor *a, const char *file)
 {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/actors/%s", tk_build(), file);
-    a->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* as the emulator does: libgomp's threads outlive an OpenMP actor, so never unmap it */
+    a->so = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     ck_assert_msg(a->so != NULL, "dlopen %s: %s", path, dlerror());
     *(void **)&a->config = tk_sym(a->so, file, "process_config");
     *(void **)&a->reg = tk_sym(a->so, file, "process_register");
