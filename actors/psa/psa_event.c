@@ -187,21 +187,24 @@ typedef struct taps {
     uint32_t first, last; /* the samples read lie in first..last */
 } taps;
 
+static pt_window window_of(const det_basis *b, const psa_layout *l, const psa_timing *tm)
+{
+    return (pt_window){ l->window_start, l->window, b->pretrigger, tm->ratio };
+}
+
 static void make_taps(taps *tp, const psa_event *ev, const det_basis *b, const psa_layout *l,
                       const psa_timing *tm, double t)
 {
-    double last = ev->n_samples - 1;
+    pt_window w = window_of(b, l, tm);
     tp->first = ev->n_samples - 1u;
     tp->last = 0;
     for (uint32_t i = 0; i < l->window; i++) {
-        double x = t + ((double)(l->window_start + i) - b->pretrigger) * tm->ratio;
-        uint32_t k = !(x > 0) ? 0 : x >= last ? ev->n_samples - 1u : (uint32_t)x;
-        bool inside = x > 0 && x < last;
-        tp->lo[i] = k;
-        tp->hi[i] = inside ? k + 1 : k;
-        tp->f[i] = inside ? x - k : 0;
-        tp->first = k < tp->first ? k : tp->first;
-        tp->last = tp->hi[i] > tp->last ? tp->hi[i] : tp->last;
+        pt_tap x = pt_tap_at(&w, ev->n_samples, t, i);
+        tp->lo[i] = x.lo;
+        tp->hi[i] = x.hi;
+        tp->f[i] = x.f;
+        tp->first = x.lo < tp->first ? x.lo : tp->first;
+        tp->last = x.hi > tp->last ? x.hi : tp->last;
     }
 }
 
@@ -213,13 +216,6 @@ static void span(const psa_event *ev, unsigned ch, uint32_t first, uint32_t last
         v[s] = psa_event_raw(ev, ch, s);
 }
 
-/* The trace at a tap from its two samples.  Held ends read y[k] + 0 * 0:
- * the sample itself, exactly. */
-static inline float lerp(float a, float c, double f)
-{
-    return (float)(a + f * (c - a));
-}
-
 void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, const psa_timing *tm)
 {
     taps tp;
@@ -228,7 +224,7 @@ void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, con
     for (unsigned ch = 0; ch < PSA_CHANNELS; ch++) {
         span(ev, ch, tp.first, tp.last, v);
         for (uint32_t i = 0; i < l->window; i++)
-            ev->resid[(size_t)ch * l->window + i] = lerp(v[tp.lo[i]], v[tp.hi[i]], tp.f[i]);
+            ev->resid[(size_t)ch * l->window + i] = pt_lerp(v[tp.lo[i]], v[tp.hi[i]], tp.f[i]);
     }
 }
 
@@ -252,10 +248,9 @@ int psa_event_query(const psa_event *ev, int r, const psa_layout *l, psa_batch *
 void psa_event_fill(const psa_event *ev, int r, const psa_layout *l, float *m)
 {
     const psa_segment *g = &l->seg[ev->net[r]];
-    float inv = 1.0f / ev->e[r];
     for (uint32_t c = 0; c < g->n_mask; c++)
         for (uint32_t i = 0; i < l->window; i++)
-            m[c * l->window + i] = ev->resid[(size_t)g->mask[c] * l->window + i] * inv;
+            m[c * l->window + i] = pt_fill(ev->resid[(size_t)g->mask[c] * l->window + i], ev->e[r]);
 }
 
 enum { SHIFT_GROUP = 8 }; /* starts whose sums of squares are taken together */
@@ -282,8 +277,7 @@ sum_channels(const psa_event *ev, const group_taps *tp, int m, double *sum, cons
         for (uint32_t i = 0; i < l->window; i++)
 #pragma GCC unroll 8
             for (int k = 0; k < m; k++) {
-                double d = lerp(v[tp->lo[i][k]], v[tp->hi[i][k]], tp->f[i][k]) * inv - s[i];
-                acc[k] += d * d;
+                acc[k] = pt_square(acc[k], pt_lerp(v[tp->lo[i][k]], v[tp->hi[i][k]], tp->f[i][k]), inv, s[i]);
             }
     }
 #pragma GCC unroll 8
@@ -332,12 +326,12 @@ static void try_shifts(const psa_event *ev, double own, int steps, const float *
     for (int k0 = -steps; k0 <= steps; k0 += SHIFT_GROUP) {
         int m = steps - k0 + 1 < SHIFT_GROUP ? steps - k0 + 1 : SHIFT_GROUP;
         for (int k = 0; k < m; k++)
-            t[k] = ev->t0 + (own + (k0 + k) * tm->shift_step);
+            t[k] = ev->t0 + pt_shift(own, k0 + k, tm->shift_step);
         squares(ev, t, m, sum, sig, channels, n, b, l, tm);
         for (int k = 0; k < m; k++)
             if (sum[k] < *best_sum) {
                 *best_sum = sum[k];
-                *best = own + (k0 + k) * tm->shift_step;
+                *best = pt_shift(own, k0 + k, tm->shift_step);
             }
     }
 }
@@ -366,7 +360,7 @@ double psa_event_refine(const psa_event *ev, uint32_t point, const det_basis *b,
         for (int k = 0; k < 2; k++)
             if (sum[k] < best_sum) {
                 best_sum = sum[k];
-                best = centre + (2 * k - 1) * h;
+                best = pt_shift(centre, 2 * k - 1, h);
             }
     }
     return best;
@@ -377,6 +371,6 @@ void psa_event_subtract(psa_event *ev, int r, const det_basis *b, const psa_layo
     const float *sig = det_basis_point(b, ev->point[r]);
     for (unsigned ch = 0; ch < PSA_CHANNELS; ch++)
         for (uint32_t i = 0; i < l->window; i++)
-            ev->resid[(size_t)ch * l->window + i] -=
-                ev->e[r] * sig[(size_t)ch * b->n_samples + l->window_start + i];
+            ev->resid[(size_t)ch * l->window + i] = pt_subtract(
+                ev->resid[(size_t)ch * l->window + i], ev->e[r], sig[(size_t)ch * b->n_samples + l->window_start + i]);
 }

@@ -7,6 +7,7 @@
 #include "adf.h"
 #include "basis.h"
 #include "gridsearch_fom.h"
+#include "psa_trace.h"
 #include "psa_search.h"
 
 /* Why a data:crystal frame was rejected (nothing is emitted for it; the actor counts and logs it). */
@@ -83,7 +84,7 @@ void psa_event_decode(const adf_frame *f, psa_event *ev, const psa_timing *tm);
 /* Sample i of channel ch, keV. */
 static inline float psa_event_raw(const psa_event *ev, unsigned ch, unsigned i)
 {
-    return adf_get_i16(ev->trace + 2 * ((size_t)ch * ev->n_samples + i)) * ev->per_kev;
+    return pt_raw(ev->trace, ev->n_samples, ev->per_kev, ch, i);
 }
 
 /* The frame's sample count (0 when its payload is too short to say). */
