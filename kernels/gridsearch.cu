@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "gridsearch_gpu.h"
+#include "gridsearch_resident.h"
 
 namespace {
 
@@ -750,4 +751,56 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
     }
     free(o.idx);
     return rc;
+}
+
+/* ---- searches already on the device (gridsearch_resident.h) */
+
+bool gs_resident_ok(const gs_gpu *g) { return g->elem == sizeof(float); }
+
+size_t gs_resident_plan_bytes(const gs_gpu *g, size_t n) { return tiles_bound(g, n) * sizeof(tile); }
+
+size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int adaptive, void *plan)
+{
+    order o;
+    memset(o.first, 0, sizeof o.first);
+    if (!(o.idx = (size_t *)malloc((n + 1) * sizeof *o.idx)))
+        return (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        o.idx[i] = i;
+        o.first[sorted[i].segment + 1]++;
+    }
+    for (uint32_t s = 0; s < g->n_segments; s++)
+        o.first[s + 1] += o.first[s];
+    size_t count = n ? make_tiles(g, sorted, &o, 0, n, adaptive != 0, static_cast<tile *>(plan)) : 0;
+    free(o.idx);
+    return count;
+}
+
+cudaError_t gs_resident_launch(const gs_gpu *g, cudaStream_t st, const void *d_plan, size_t n_tiles,
+                               const gs_query *d_q, size_t n, const float *d_meas,
+                               unsigned long long *d_answer, int adaptive)
+{
+    if (n == 0)
+        return cudaSuccess;
+    cudaError_t err = cudaMemsetAsync(d_answer, 0xff, n * sizeof *d_answer, st);
+    if (err != cudaSuccess)
+        return err;
+    args a;
+    a.values = g->values;
+    a.pm = g->pm;
+    a.seg = g->seg;
+    a.near_first = g->near_first;
+    a.near = g->near;
+    a.scale = g->scale;
+    memcpy(a.coef, g->coef, sizeof a.coef);
+    a.window = g->window;
+    a.q = d_q;
+    a.meas = d_meas;
+    a.answer = d_answer;
+    a.tiles = static_cast<const tile *>(d_plan);
+    a.n_queries = (uint32_t)n;
+    search_tiles<float><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
+    if (adaptive)
+        search_near<float><<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, g->smem_near, st>>>(a, g->max_k);
+    return cudaGetLastError();
 }

@@ -7,8 +7,9 @@
 #include "gpud.h"
 
 /* Every operation rounded on its own, as gcc's C11 mode computes it
- * (-ffp-contract=off): nvcc would otherwise fuse a multiply and an add. */
-#ifdef __CUDACC__
+ * (-ffp-contract=off): nvcc would otherwise fuse a multiply and an add
+ * in device code. */
+#ifdef __CUDA_ARCH__
 #define PT_DADD(a, b) __dadd_rn((a), (b))
 #define PT_DSUB(a, b) __dsub_rn((a), (b))
 #define PT_DMUL(a, b) __dmul_rn((a), (b))

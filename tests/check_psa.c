@@ -465,7 +465,8 @@ START_TEST(search_log_lines)
 }
 END_TEST
 
-/* The same block on the GPU and on the CPU: the same bytes (skipped without a GPU). */
+/* The same block on the GPU (the whole block there, or only its searches) and on the CPU: the same
+ * bytes (skipped without a GPU). */
 START_TEST(gpu_equals_cpu)
 {
     unsigned used_cpu, used_gpu, e;
@@ -475,8 +476,10 @@ START_TEST(gpu_equals_cpu)
         put_event(k, 1, h, 1 + (int)(k % 2));
     }
     const char *modes[] = { "Search full\nData float", "Search adaptive\nData float",
+                            "Search full\nData float\nGPUWork searches",
+                            "Search adaptive\nData float\nGPUWork searches",
                             "Search full\nData int16", "Search adaptive\nData int16" };
-    for (int m = 0; m < 4; m++) {
+    for (int m = 0; m < 6; m++) {
         char conf[256];
         snprintf(conf, sizeof conf, "Device cpu\n%s", modes[m]);
         void *a = open_actor(conf, 0);

@@ -118,6 +118,13 @@ static unsigned psa_initialise(void *algo_data)
         return kit_fail(a->k.name, code, "%s", msg);
     kit_log(a->k.name, KIT_INFO, "searching on the %s", msg);
     a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, a->k.name };
+    if (psa_conf.gpu_block && a->engine.gpu) {
+        if (psa_block_gpu_open(&a->block, &a->setup, msg, sizeof msg))
+            kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU; %s", msg);
+        else
+            kit_log(a->k.name, KIT_WARN, "GPUWork block: %s; the blocks run round by round, the searches on "
+                    "the GPU", msg);
+    }
     return 0;
 }
 
@@ -235,7 +242,11 @@ static void log_phases(const psa_actor *a)
         n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %.3f", p ? ", " : "",
                               psa_phase_name((psa_phase)p), a->block.phase_s[p]);
     psa_gpu_times g;
-    if (psa_engine_gpu_times(&a->engine, &g))
+    double device = psa_block_gpu_seconds(&a->block);
+    if (device >= 0)
+        snprintf(gpu, sizeof gpu, "; the GPU block: %.3f s on the device from each block's upload to its "
+                 "answers", device);
+    else if (psa_engine_gpu_times(&a->engine, &g))
         snprintf(gpu, sizeof gpu, "; of the search: %llu GPU calls, %llu chunks, packing %.3f s, "
                  "kernels %.3f s, waiting %.3f s", g.calls, g.chunks, g.pack_s, g.kernel_s, g.wait_s);
     kit_log(a->k.name, KIT_INFO, "time in process_block %.3f s: %s s%s", a->seconds, line, gpu);
@@ -285,8 +296,8 @@ static void psa_release(void *algo_data)
     psa_actor *a = algo_data;
     if (a->search_log)
         fclose(a->search_log);
-    psa_engine_destroy(&a->engine);
     psa_block_free(&a->block);
+    psa_engine_destroy(&a->engine);
     psa_layout_free(&a->layout);
     det_basis_free(&a->basis);
     free(a->edges);

@@ -3,11 +3,15 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "kit.h"
+#ifdef NARWHAL_HAVE_CUDA
+#include "psa_block_gpu.h"
+#endif
 
 const char *psa_phase_name(psa_phase p)
 {
@@ -189,6 +193,209 @@ static unsigned refine(psa_block *w, const psa_setup *s)
     return code;
 }
 
+#ifdef NARWHAL_HAVE_CUDA
+/* ---- GPUWork block: the whole block on the GPU */
+
+bool psa_block_gpu_open(psa_block *w, const psa_setup *s, char *msg, size_t len)
+{
+    const psa_layout *l = s->layout;
+    const psa_timing *tm = s->timing;
+    if (!s->engine->gpu) {
+        snprintf(msg, len, "the searches do not run on the GPU");
+        return false;
+    }
+    pb_setup p = { .n_points = s->basis->n_points, .n_samples = s->basis->n_samples,
+                   .signal = s->basis->signal, .point_edge = tm->point_edge,
+                   .window = { l->window_start, l->window, s->basis->pretrigger, tm->ratio },
+                   .basis_edge = tm->basis_edge, .shift_step = tm->shift_step,
+                   .half_step = 0.5 * tm->shift_step,
+                   .steps = (int)floor(tm->shift_range / tm->shift_step + 1e-9) };
+    for (int g = 0; g < PSA_SEGMENTS; g++) {
+        const psa_segment *x = &l->seg[g];
+        p.seg[g] = (pb_segment){ x->n_points, x->n_mask, x->centre, { 0 }, x->point };
+        memcpy(p.seg[g].mask, x->mask, sizeof p.seg[g].mask);
+    }
+    pb_gpu *gpu;
+    if (pb_gpu_create(&gpu, s->engine->gpu, &p, msg, len) != GS_GPU_OK)
+        return false;
+    w->gpu = gpu;
+    return true;
+}
+
+double psa_block_gpu_seconds(const psa_block *w)
+{
+    return w->gpu ? pb_gpu_kernel_s(w->gpu) : -1;
+}
+
+/* Round r's searches of the GPU's events that have an r-th net-charge
+ * segment (only those marked in todo when it is not NULL), sorted by
+ * segment, their measured values one after the other. */
+static size_t device_round(psa_block *w, const psa_setup *s, size_t n_gev, int r, const uint8_t *todo)
+{
+    size_t at[PSA_SEGMENTS + 1] = { 0 };
+    for (size_t j = 0; j < n_gev; j++)
+        if ((int)w->gev[j].n_net > r && (!todo || todo[j]))
+            at[w->gev[j].net[r] + 1]++;
+    for (int g = 0; g < PSA_SEGMENTS; g++)
+        at[g + 1] += at[g];
+    size_t n = at[PSA_SEGMENTS];
+    for (size_t j = 0; j < n_gev; j++)
+        if ((int)w->gev[j].n_net > r && (!todo || todo[j]))
+            w->gowner[at[w->gev[j].net[r]]++] = (uint32_t)j;
+    uint32_t meas = 0;
+    for (size_t i = 0; i < n; i++) {
+        const psa_event *ev = &w->ev[w->gidx[w->gowner[i]]];
+        unsigned g = ev->net[r];
+        w->gq[i] = (gs_query){ .segment = (uint16_t)g, .use = (uint16_t)psa_event_use(ev, r, s->layout),
+                               .meas = meas, .column = UINT32_MAX };
+        meas += s->layout->seg[g].n_mask * s->layout->window;
+    }
+    return n;
+}
+
+/* The events with net-charge segments as the GPU takes them; their count. */
+static size_t device_events(psa_block *w, const void *in)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < w->n_ev; k++) {
+        const psa_event *ev = &w->ev[k];
+        if (ev->reject || ev->n_net == 0)
+            continue;
+        pb_event *g = &w->gev[n];
+        memset(g, 0, sizeof *g);
+        g->trace = (uint64_t)(ev->trace - (const uint8_t *)in);
+        g->t0 = ev->t0;
+        g->shift = ev->shift;
+        g->per_kev = ev->per_kev;
+        g->n_samples = ev->n_samples;
+        g->n_net = (uint32_t)ev->n_net;
+        memcpy(g->net, ev->net, sizeof g->net);
+        memcpy(g->e, ev->e, sizeof g->e);
+        w->gidx[n++] = (uint32_t)k;
+    }
+    return n;
+}
+
+/* The block into the GPU's pinned staging buffer, copied in parallel. */
+static int stage(psa_block *w, const psa_setup *s, const void *in, unsigned size, char *msg, size_t len)
+{
+    unsigned char *dst = pb_gpu_staging(w->gpu, size);
+    if (!dst) {
+        snprintf(msg, len, "no pinned memory for a block of %u bytes", size);
+        return -1;
+    }
+    enum { PIECE = 1 << 18 };
+    long pieces = (long)((size + PIECE - 1) / PIECE);
+#pragma omp parallel for schedule(static) num_threads(threads(s))
+    for (long k = 0; k < pieces; k++) {
+        size_t at = (size_t)k * PIECE;
+        memcpy(dst + at, (const unsigned char *)in + at, size - at < PIECE ? size - at : PIECE);
+    }
+    return 0;
+}
+
+/* psa_block_run's rounds on the GPU (the same steps as below, the same
+ * answers).  0; -1 without host memory; a gs_gpu_status with msg when the GPU failed. */
+static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned size, char *msg, size_t len)
+{
+    pb_gpu *gpu = w->gpu;
+    const int adaptive = s->engine->p.mode == PSA_ADAPTIVE;
+    double t = psa_now();
+    if (reserve((void **)&w->gev, &w->cap_gev, w->n_ev + 1, sizeof *w->gev) ||
+        reserve((void **)&w->gidx, &w->cap_gidx, w->n_ev + 1, sizeof *w->gidx) ||
+        reserve((void **)&w->todo, &w->cap_todo, w->n_ev + 1, sizeof *w->todo) ||
+        reserve((void **)&w->gq, &w->cap_gq, w->n_ev + 1, sizeof *w->gq) ||
+        reserve((void **)&w->gowner, &w->cap_gowner, w->n_ev + 1, sizeof *w->gowner))
+        return -1;
+    size_t n = device_events(w, in);
+    int rc, rounds = 0;
+    for (size_t j = 0; j < n; j++)
+        rounds = (int)w->gev[j].n_net > rounds ? (int)w->gev[j].n_net : rounds;
+    if ((rc = stage(w, s, in, size, msg, len)) || (rc = pb_gpu_load(gpu, size, w->gev, n, msg, len)))
+        return rc;
+    lap(w, PSA_PHASE_ALIGN, &t);
+    for (int r = 0; r < rounds; r++) {
+        size_t q = device_round(w, s, n, r, NULL);
+        lap(w, PSA_PHASE_GATHER, &t);
+        if ((rc = pb_gpu_search(gpu, r, w->gq, w->gowner, q, adaptive, msg, len)))
+            return rc;
+        w->searches += q;
+        lap(w, PSA_PHASE_SEARCH, &t);
+        for (int pass = 0; r == 0 && s->timing->shift_range > 0 && pass < REFINE_PASSES; pass++) {
+            size_t moved = 0;
+            if ((rc = pb_gpu_refine(gpu, pass, w->todo, msg, len)))
+                return rc;
+            for (size_t j = 0; j < n; j++)
+                moved += w->todo[j];
+            lap(w, PSA_PHASE_REFINE, &t);
+            if (!moved)
+                break;
+            q = device_round(w, s, n, 0, w->todo);
+            lap(w, PSA_PHASE_GATHER, &t);
+            if ((rc = pb_gpu_search(gpu, 0, w->gq, w->gowner, q, adaptive, msg, len)))
+                return rc;
+            w->searches += q;
+            w->refined += moved;
+            lap(w, PSA_PHASE_SEARCH, &t);
+        }
+        if ((rc = pb_gpu_subtract(gpu, r, msg, len)))
+            return rc;
+        lap(w, PSA_PHASE_SUBTRACT, &t);
+    }
+    if ((rc = pb_gpu_results(gpu, w->gev, n, msg, len)))
+        return rc;
+    for (size_t j = 0; j < n; j++) {
+        const pb_event *g = &w->gev[j];
+        psa_event *ev = &w->ev[w->gidx[j]];
+        ev->shift = g->shift;
+        for (int r = 0; r < ev->n_net; r++) {
+            ev->point[r] = g->point[r];
+            ev->fom[r] = g->fom[r];
+            ev->hit_status[r] = g->hit_status[r];
+        }
+    }
+    lap(w, PSA_PHASE_SEARCH, &t);
+    return 0;
+}
+
+/* The block on the GPU when it is there: 0 done, 1 not done (no GPU block,
+ * or it failed and was given up: the rounds below do the block), or NARVAL_E_NOMEM. */
+static unsigned try_device(psa_block *w, const psa_setup *s, const void *in, unsigned size)
+{
+    char msg[512];
+    if (!w->gpu)
+        return 1;
+    int rc = run_device(w, s, in, size, msg, sizeof msg);
+    if (rc == 0)
+        return 0;
+    if (rc < 0)
+        return NARVAL_E_NOMEM;
+    kit_log(s->who, KIT_WARN, "the GPU block failed (%s); this block and the next ones run round by round",
+            msg);
+    pb_gpu_destroy(w->gpu);
+    w->gpu = NULL;
+    w->fell_back++;
+    w->searches = w->refined = 0;
+    return 1;
+}
+#else
+bool psa_block_gpu_open(psa_block *w, const psa_setup *s, char *msg, size_t len)
+{
+    snprintf(msg, len, "built without CUDA");
+    return false;
+}
+
+double psa_block_gpu_seconds(const psa_block *w)
+{
+    return -1;
+}
+
+static unsigned try_device(psa_block *w, const psa_setup *s, const void *in, unsigned size)
+{
+    return 1;
+}
+#endif
+
 unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigned size)
 {
     unsigned code;
@@ -198,6 +405,9 @@ unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigne
     if ((code = decode_all(w, s, in, size)) != 0)
         return code;
     lap(w, PSA_PHASE_DECODE, &t);
+    if ((code = try_device(w, s, in, size)) != 1)
+        return code;
+    t = psa_now();
     long n = (long)w->n_ev;
 #pragma omp parallel for schedule(dynamic, 16) reduction(max : rounds) num_threads(threads(s))
     for (long k = 0; k < n; k++) {
@@ -255,6 +465,14 @@ void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out)
 
 void psa_block_free(psa_block *w)
 {
+#ifdef NARWHAL_HAVE_CUDA
+    pb_gpu_destroy(w->gpu);
+#endif
+    free(w->gev);
+    free(w->gidx);
+    free(w->todo);
+    free(w->gq);
+    free(w->gowner);
     free(w->ev);
     free(w->resid);
     free(w->owner);

@@ -41,6 +41,18 @@ typedef struct psa_block {
     size_t cap_owner;
     uint64_t searches, refined, fell_back;
     double phase_s[PSA_PHASES];  /* summed over blocks until psa_block_free */
+    /* GPUWork block: the GPU's state, the events with net-charge segments as
+     * it holds them and their events' indices, the refinement's marks, a
+     * round's searches and their events; gpu is NULL when the block is not
+     * on the GPU */
+    void *gpu;
+    struct pb_event *gev;
+    uint32_t *gidx;
+    uint8_t *todo;
+    size_t cap_gev, cap_gidx, cap_todo;
+    gs_query *gq;
+    uint32_t *gowner;
+    size_t cap_gq, cap_gowner;
 } psa_block;
 
 /* Decodes the data:crystal frames of in (the frame loop reports malformed
@@ -49,6 +61,14 @@ typedef struct psa_block {
  * round refines each start time and searches again where it moved, and each
  * hit's signal is subtracted before the next round.  NARVAL_E_NOMEM, or 0. */
 unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigned size);
+
+/* GPUWork block with the searches on the GPU: uploads what the block's
+ * alignment, refinement and subtraction need, so that psa_block_run does a
+ * whole block there; msg says so, or why not (the block then runs round by
+ * round).  Returns whether it is in use. */
+bool psa_block_gpu_open(psa_block *w, const psa_setup *s, char *msg, size_t len);
+/* Seconds the GPU block spent on the device (from the upload to the answers), or -1 when it is not in use. */
+double psa_block_gpu_seconds(const psa_block *w);
 
 /* Writes event ev's data:psa frame. */
 void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out);

@@ -15,6 +15,10 @@ static const kit_key keys[] = {
               "full search with libm powf, one thread: for checks)" },
     { "GPU", KIT_INT, offsetof(psa_settings, gpu), "0", KIT_RANGE(0, 63),
       .help = "the CUDA device number" },
+    { "GPUWork", KIT_LIST, offsetof(psa_settings, gpu_work), "block",
+      .help = "block (on the GPU, the whole block: alignment, searches, refinement and "
+              "subtraction; the host decodes and writes) or searches (only the searches, round by "
+              "round; the rest on the host's cores)" },
     { "Search", KIT_LIST, offsetof(psa_settings, search), "full",
       .help = "full (every point of the segment: the exact minimum) or adaptive (the coarse grid, "
               "then the points near its best)" },
@@ -98,17 +102,20 @@ static int choices(where *w)
     static const char *const searches[] = { "full", "adaptive" };
     static const char *const datas[] = { "float", "int16" };
     static const char *const kernels[] = { "auto", "portable", "avx2", "avx512" };
+    static const char *const works[] = { "block", "searches" };
     int d = choice(w, "Device", &psa_set.device, devices, 4);
     int s = d < 0 ? -1 : choice(w, "Search", &psa_set.search, searches, 2);
     int t = s < 0 ? -1 : choice(w, "Data", &psa_set.data, datas, 2);
     int k = t < 0 ? -1 : choice(w, "CPUKernel", &psa_set.kernel, kernels, 4);
-    if (k < 0)
+    int g = k < 0 ? -1 : choice(w, "GPUWork", &psa_set.gpu_work, works, 2);
+    if (g < 0)
         return -1;
     static const psa_device dev[] = { PSA_DEVICE_AUTO, PSA_DEVICE_CPU, PSA_DEVICE_GPU,
                                       PSA_DEVICE_REFERENCE };
     static const psa_simd simd[] = { PSA_SIMD_AUTO, PSA_SIMD_SCALAR, PSA_SIMD_AVX2, PSA_SIMD_AVX512 };
     w->c.engine = (psa_engine_params){ dev[d], (int)psa_set.gpu, s ? PSA_ADAPTIVE : PSA_FULL,
                                            t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads };
+    w->c.gpu_block = g == 0;
     return 0;
 }
 

@@ -8,7 +8,7 @@
 
 typedef struct psa_settings {
     char *basis, *search_log;
-    kit_list device, search, data, kernel, masks;
+    kit_list device, search, data, kernel, masks, gpu_work;
     int64_t gpu, window_start, window_length, threads;
     double threshold, exponent, coarse_mm, radius_mm, fraction, shift_range, shift_step, max_energy;
 } psa_settings;
@@ -16,6 +16,7 @@ typedef struct psa_settings {
 /* The settings checked and turned into what the instances use. */
 typedef struct psa_config {
     psa_engine_params engine;
+    bool gpu_block;           /* GPUWork block: the whole block on the GPU when the searches run there */
     int window_start;         /* basis samples from the signal's start */
     uint32_t window;
     uint8_t n_mask[PSA_SEGMENTS], mask[PSA_SEGMENTS][PSA_MAX_MASK];

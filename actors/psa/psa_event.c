@@ -236,13 +236,18 @@ static int is_other_net(const psa_event *ev, int r, unsigned ch)
     return 0;
 }
 
-int psa_event_query(const psa_event *ev, int r, const psa_layout *l, psa_batch *batch)
+unsigned psa_event_use(const psa_event *ev, int r, const psa_layout *l)
 {
     const psa_segment *g = &l->seg[ev->net[r]];
     unsigned use = 0;
     for (uint32_t c = 0; c < g->n_mask; c++)
         use |= (unsigned)!is_other_net(ev, r, g->mask[c]) << c;
-    return psa_batch_add(batch, l, ev->net[r], use) ? 0 : -1;
+    return use;
+}
+
+int psa_event_query(const psa_event *ev, int r, const psa_layout *l, psa_batch *batch)
+{
+    return psa_batch_add(batch, l, ev->net[r], psa_event_use(ev, r, l)) ? 0 : -1;
 }
 
 void psa_event_fill(const psa_event *ev, int r, const psa_layout *l, float *m)

@@ -93,6 +93,10 @@ unsigned psa_event_samples(const adf_frame *f);
 /* Fills ev->resid from the raw traces, the start at t0 + shift. */
 void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, const psa_timing *tm);
 
+/* The mask channels of net-charge segment r's search (bit c: mask channel c):
+ * all but the event's other net-charge segments. */
+unsigned psa_event_use(const psa_event *ev, int r, const psa_layout *l);
+
 /* Appends the search of net-charge segment r to batch, the other net-charge
  * segments left out of its mask; its values are filled later by
  * psa_event_fill (the appends are sequential, the fills parallel).  -1: no memory. */

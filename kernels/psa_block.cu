@@ -1,0 +1,517 @@
+/* psa_block.cu: the PSA's GPU block: an input block's traces on the device, aligned, filled, searched, refined and subtracted there, one stream, the host only building each round's list of searches. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gridsearch_resident.h"
+#include "psa_block_gpu.h"
+
+namespace {
+
+constexpr int kThreads = 128;
+constexpr int kWarps = kThreads / 32;
+
+/* A segment on the device: pb_segment with its columns' points at points[point_off]. */
+struct dseg {
+    uint32_t n_points, n_mask, centre, point_off;
+    uint8_t mask[PB_MAX_MASK];
+};
+
+/* What every kernel of the block reads. */
+struct kp {
+    const uint8_t *block;
+    pb_event *ev;
+    float *resid; /* per event: 37 x window aligned values */
+    uint32_t n_ev;
+    const float *signal, *point_edge;
+    const dseg *seg;
+    const uint32_t *points;
+    pt_window w;
+    uint32_t n_samples; /* the basis's */
+    double basis_edge, shift_step, half_step;
+    int steps;
+};
+
+__device__ __forceinline__ float *resid_of(const kp &a, uint32_t j)
+{
+    return a.resid + (size_t)j * PB_CHANNELS * a.w.length;
+}
+
+/* The event's 37 channels read at start t into its aligned values, by `lanes` threads from `lane`. */
+__device__ void align(const kp &a, uint32_t j, double t, unsigned lane, unsigned lanes)
+{
+    const pb_event &ev = a.ev[j];
+    const uint8_t *trace = a.block + ev.trace;
+    float *out = resid_of(a, j);
+    for (uint32_t v = lane; v < PB_CHANNELS * a.w.length; v += lanes) {
+        uint32_t ch = v / a.w.length, i = v % a.w.length;
+        pt_tap tp = pt_tap_at(&a.w, ev.n_samples, t, i);
+        out[v] = pt_lerp(pt_raw(trace, ev.n_samples, ev.per_kev, ch, tp.lo),
+                         pt_raw(trace, ev.n_samples, ev.per_kev, ch, tp.hi), tp.f);
+    }
+}
+
+__global__ void __launch_bounds__(kThreads) align_events(const kp a)
+{
+    const uint32_t j = blockIdx.x;
+    align(a, j, PT_DADD(a.ev[j].t0, a.ev[j].shift), threadIdx.x, kThreads);
+}
+
+/* Search i's measured values: its event's aligned mask channels over the segment's energy. */
+__global__ void __launch_bounds__(kThreads) fill(const kp a, const gs_query *q, const uint32_t *owner, int r,
+                                                 float *meas)
+{
+    const gs_query x = q[blockIdx.x];
+    const uint32_t j = owner[blockIdx.x], W = a.w.length;
+    const dseg &g = a.seg[x.segment];
+    const float e = a.ev[j].e[r];
+    const float *res = resid_of(a, j);
+    for (uint32_t v = threadIdx.x; v < g.n_mask * W; v += kThreads)
+        meas[x.meas + v] = pt_fill(res[(size_t)g.mask[v / W] * W + v % W], e);
+}
+
+/* Each search's answer as hit r of its event (actors/psa/psa_block.c's answer()). */
+__global__ void answer(const kp a, const gs_query *q, const uint32_t *owner, uint32_t n, int r,
+                       const unsigned long long *ans, unsigned *err)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const gs_query x = q[i];
+    const dseg &g = a.seg[x.segment];
+    pb_event &ev = a.ev[owner[i]];
+    const uint32_t col = (uint32_t)ans[i];
+    if (x.use && col >= g.n_points) {
+        atomicOr(err, 1u);
+        return;
+    }
+    ev.hit_status[r] = x.use ? 0 : PB_HIT_NO_MASK;
+    ev.point[r] = a.points[g.point_off + (x.use ? col : g.centre)];
+    ev.fom[r] = __uint_as_float((uint32_t)(ans[i] >> 32));
+}
+
+/* The sum of squares between the traces started at t and the point's
+ * signals sig on channels ch[0..n), channel by channel, sample by sample
+ * (the CPU's order). */
+__device__ double squares(const kp &a, const pb_event &ev, double t, const float *sig, const uint8_t *ch,
+                          int n, double inv)
+{
+    const uint8_t *trace = a.block + ev.trace;
+    double acc = 0;
+    for (int c = 0; c < n; c++) {
+        const float *s = sig + (size_t)ch[c] * a.n_samples + a.w.start;
+        for (uint32_t i = 0; i < a.w.length; i++) {
+            pt_tap tp = pt_tap_at(&a.w, ev.n_samples, t, i);
+            float v = pt_lerp(pt_raw(trace, ev.n_samples, ev.per_kev, ch[c], tp.lo),
+                              pt_raw(trace, ev.n_samples, ev.per_kev, ch[c], tp.hi), tp.f);
+            acc = pt_square(acc, v, inv, s[i]);
+        }
+    }
+    return acc;
+}
+
+/*
+ * One refinement pass (psa_event_refine and psa_block.c's refine()), a warp
+ * per event: the lanes sum the first pass's shifts side by side, every lane
+ * then scans them in order (a lower sum wins), two lanes try each halved
+ * step.  An event whose start moves is aligned again.  Later passes take
+ * only the events whose start moved and whose search found another point.
+ */
+__global__ void __launch_bounds__(kThreads) refine(const kp a, int pass, uint8_t *todo)
+{
+    const uint32_t j = blockIdx.x * kWarps + threadIdx.x / 32;
+    const unsigned lane = threadIdx.x % 32;
+    if (j >= a.n_ev)
+        return;
+    pb_event &ev = a.ev[j];
+    const uint32_t point = ev.point[0];
+    if (pass > 0 && !(todo[j] && point != ev.before)) {
+        if (lane == 0)
+            todo[j] = 0;
+        return;
+    }
+    const dseg &g = a.seg[ev.net[0]];
+    uint8_t ch[PB_MAX_MASK + 2];
+    int n = 0;
+    for (uint32_t c = 0; c < g.n_mask; c++) {
+        bool other = false;
+        for (uint32_t k = 1; k < ev.n_net; k++)
+            other = other || ev.net[k] == g.mask[c];
+        if (!other && g.mask[c] != ev.net[0])
+            ch[n++] = g.mask[c];
+    }
+    ch[n++] = ev.net[0];
+    if (ev.n_net == 1)
+        ch[n++] = PB_CORE;
+    const float *sig = a.signal + (size_t)point * PB_CHANNELS * a.n_samples;
+    const float pe = a.point_edge[point];
+    const double own = isfinite(pe) ? PT_DSUB(a.basis_edge, (double)pe) : 0;
+    const double t0 = ev.t0, inv = 1.0 / (double)ev.e[0];
+    double best = own, best_sum = INFINITY;
+    const int total = 2 * a.steps + 1;
+    for (int base = 0; base < total; base += 32) {
+        double sum = INFINITY;
+        if (base + (int)lane < total)
+            sum = squares(a, ev, PT_DADD(t0, pt_shift(own, base + (int)lane - a.steps, a.shift_step)), sig,
+                          ch, n, inv);
+        for (int l = 0; l < 32 && base + l < total; l++) {
+            double s = __shfl_sync(0xffffffffu, sum, l);
+            if (s < best_sum) {
+                best_sum = s;
+                best = pt_shift(own, base + l - a.steps, a.shift_step);
+            }
+        }
+    }
+    for (double h = a.shift_step / 2; h >= a.shift_step / 4; h /= 2) {
+        const double centre = best, tc = PT_DADD(t0, centre);
+        double sum = 0;
+        if (lane < 2)
+            sum = squares(a, ev, lane == 0 ? PT_DSUB(tc, h) : PT_DADD(tc, h), sig, ch, n, inv);
+        for (int k = 0; k < 2; k++) {
+            double s = __shfl_sync(0xffffffffu, sum, k);
+            if (s < best_sum) {
+                best_sum = s;
+                best = pt_shift(centre, 2 * k - 1, h);
+            }
+        }
+    }
+    const double was = ev.shift;
+    const bool moved = pass == 0 ? best != was : fabs(PT_DSUB(best, was)) >= a.half_step;
+    __syncwarp();
+    if (lane == 0) {
+        todo[j] = moved;
+        ev.before = point;
+        ev.shift = best;
+    }
+    if (best != was)
+        align(a, j, PT_DADD(t0, best), lane, 32);
+}
+
+/* Hit r's signal times its energy leaves the aligned values. */
+__global__ void __launch_bounds__(kThreads) subtract(const kp a, int r)
+{
+    const uint32_t j = blockIdx.x;
+    const pb_event &ev = a.ev[j];
+    if ((int)ev.n_net <= r)
+        return;
+    const float *sig = a.signal + (size_t)ev.point[r] * PB_CHANNELS * a.n_samples + a.w.start;
+    const float e = ev.e[r];
+    float *res = resid_of(a, j);
+    for (uint32_t v = threadIdx.x; v < PB_CHANNELS * a.w.length; v += kThreads)
+        res[v] = pt_subtract(res[v], e, sig[(size_t)(v / a.w.length) * a.n_samples + v % a.w.length]);
+}
+
+/* A device buffer kept from block to block, grown when asked for more. */
+struct dbuf {
+    void *p;
+    size_t cap;
+};
+/* A pinned host buffer, likewise, and the event after the last copy out of it. */
+struct hbuf {
+    void *p;
+    size_t cap;
+    cudaEvent_t sent;
+};
+
+} // namespace
+
+struct pb_gpu {
+    gs_gpu *search;
+    int device;
+    cudaStream_t st;
+    cudaEvent_t t0, t1;
+    kp a;
+    dseg *d_seg;
+    uint32_t *d_points;
+    float *d_signal, *d_point_edge;
+    dbuf block, ev, resid, todo, in[2], meas, answers, err;
+    hbuf h_block, h_ev, h_todo, h_in[2], h_err;
+    int flip;
+    double kernel_s;
+};
+
+namespace {
+
+int fail(cudaError_t err, const char *what, char *msg, size_t len)
+{
+    snprintf(msg, len, "%s: %s", what, cudaGetErrorString(err));
+    return err == cudaErrorMemoryAllocation ? GS_GPU_NOMEM : GS_GPU_FAIL;
+}
+
+#define CHECK(call, what)                                                                          \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess)                                                                   \
+            return fail(err_, what, msg, len);                                                     \
+    } while (0)
+
+cudaError_t grow(dbuf *b, size_t bytes)
+{
+    if (bytes <= b->cap)
+        return cudaSuccess;
+    cudaFree(b->p);
+    b->p = nullptr;
+    b->cap = 0;
+    size_t want = bytes + bytes / 2 + 256;
+    cudaError_t err = cudaMalloc(&b->p, want);
+    if (err == cudaSuccess)
+        b->cap = want;
+    return err;
+}
+
+/* Grows a pinned buffer once the copies out of it are done. */
+cudaError_t grow(hbuf *b, size_t bytes)
+{
+    if (bytes <= b->cap)
+        return cudaSuccess;
+    cudaError_t err = cudaEventSynchronize(b->sent);
+    if (err != cudaSuccess)
+        return err;
+    cudaFreeHost(b->p);
+    b->p = nullptr;
+    b->cap = 0;
+    size_t want = bytes + bytes / 2 + 256;
+    if ((err = cudaMallocHost(&b->p, want)) == cudaSuccess)
+        b->cap = want;
+    return err;
+}
+
+void free_bufs(pb_gpu *p)
+{
+    dbuf *d[] = { &p->block, &p->ev, &p->resid, &p->todo, &p->in[0], &p->in[1], &p->meas, &p->answers, &p->err };
+    for (dbuf *b : d)
+        cudaFree(b->p);
+    hbuf *h[] = { &p->h_block, &p->h_ev, &p->h_todo, &p->h_in[0], &p->h_in[1], &p->h_err };
+    for (hbuf *b : h) {
+        cudaFreeHost(b->p);
+        if (b->sent)
+            cudaEventDestroy(b->sent);
+    }
+}
+
+int upload(void **dst, const void *src, size_t bytes, const char *what, char *msg, size_t len)
+{
+    CHECK(cudaMalloc(dst, bytes ? bytes : 16), what);
+    if (bytes)
+        CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice), what);
+    return GS_GPU_OK;
+}
+
+int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
+{
+    CHECK(cudaSetDevice(p->device), "cudaSetDevice");
+    CHECK(cudaStreamCreateWithFlags(&p->st, cudaStreamNonBlocking), "cudaStreamCreate");
+    CHECK(cudaEventCreate(&p->t0), "cudaEventCreate");
+    CHECK(cudaEventCreate(&p->t1), "cudaEventCreate");
+    hbuf *h[] = { &p->h_block, &p->h_ev, &p->h_todo, &p->h_in[0], &p->h_in[1], &p->h_err };
+    for (hbuf *b : h) {
+        CHECK(cudaEventCreateWithFlags(&b->sent, cudaEventDisableTiming), "cudaEventCreate");
+        CHECK(cudaEventRecord(b->sent, p->st), "cudaEventRecord");
+    }
+    dseg seg[PB_SEGMENTS];
+    uint32_t off = 0;
+    for (int g = 0; g < PB_SEGMENTS; g++) {
+        seg[g] = dseg{ s->seg[g].n_points, s->seg[g].n_mask, s->seg[g].centre, off, {} };
+        memcpy(seg[g].mask, s->seg[g].mask, sizeof seg[g].mask);
+        off += s->seg[g].n_points;
+    }
+    uint32_t *points = (uint32_t *)malloc((off + 1) * sizeof *points);
+    if (!points) {
+        snprintf(msg, len, "no host memory for the segments' points");
+        return GS_GPU_NOMEM;
+    }
+    for (int g = 0; g < PB_SEGMENTS; g++)
+        memcpy(points + seg[g].point_off, s->seg[g].point, s->seg[g].n_points * sizeof *points);
+    int rc = upload((void **)&p->d_points, points, off * sizeof *points, "uploading the segments' points", msg, len);
+    free(points);
+    if (rc || (rc = upload((void **)&p->d_seg, seg, sizeof seg, "uploading the segments", msg, len)) ||
+        (rc = upload((void **)&p->d_signal, s->signal, (size_t)s->n_points * PB_CHANNELS * s->n_samples * sizeof(float),
+                      "uploading the basis signals", msg, len)) ||
+        (rc = upload((void **)&p->d_point_edge, s->point_edge, s->n_points * sizeof(float),
+                     "uploading the points' edges", msg, len)))
+        return rc;
+    kp &a = p->a;
+    a.signal = p->d_signal;
+    a.point_edge = p->d_point_edge;
+    a.seg = p->d_seg;
+    a.points = p->d_points;
+    a.w = s->window;
+    a.n_samples = s->n_samples;
+    a.basis_edge = s->basis_edge;
+    a.shift_step = s->shift_step;
+    a.half_step = s->half_step;
+    a.steps = s->steps;
+    return GS_GPU_OK;
+}
+
+unsigned blocks_for(size_t n, unsigned per) { return (unsigned)((n + per - 1) / per); }
+
+} // namespace
+
+extern "C" int pb_gpu_create(pb_gpu **out, gs_gpu *search, const pb_setup *s, char *msg, size_t len)
+{
+    *out = nullptr;
+    if (!gs_resident_ok(search)) {
+        snprintf(msg, len, "the GPU block takes a float basis (Data float)");
+        return GS_GPU_FAIL;
+    }
+    pb_gpu *p = (pb_gpu *)calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(msg, len, "no host memory for the GPU block");
+        return GS_GPU_NOMEM;
+    }
+    p->search = search;
+    cudaGetDevice(&p->device);
+    int rc = create(p, s, msg, len);
+    if (rc) {
+        pb_gpu_destroy(p);
+        return rc;
+    }
+    snprintf(msg, len, "%.1f MiB of basis signals resident for the alignment, refinement and subtraction",
+             (double)s->n_points * PB_CHANNELS * s->n_samples * sizeof(float) / 1048576.0);
+    *out = p;
+    return GS_GPU_OK;
+}
+
+extern "C" void pb_gpu_destroy(pb_gpu *p)
+{
+    if (!p)
+        return;
+    cudaSetDevice(p->device);
+    if (p->st)
+        cudaStreamSynchronize(p->st);
+    free_bufs(p);
+    cudaFree(p->d_seg);
+    cudaFree(p->d_points);
+    cudaFree(p->d_signal);
+    cudaFree(p->d_point_edge);
+    if (p->t0)
+        cudaEventDestroy(p->t0);
+    if (p->t1)
+        cudaEventDestroy(p->t1);
+    if (p->st)
+        cudaStreamDestroy(p->st);
+    cudaGetLastError(); /* what failed here must not be reported by the next call */
+    free(p);
+}
+
+extern "C" void *pb_gpu_staging(pb_gpu *p, size_t bytes)
+{
+    if (cudaSetDevice(p->device) != cudaSuccess || grow(&p->h_block, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return nullptr;
+    }
+    return p->h_block.p;
+}
+
+extern "C" int pb_gpu_load(pb_gpu *p, size_t bytes, const pb_event *ev, size_t n, char *msg, size_t len)
+{
+    const size_t values = (size_t)PB_CHANNELS * p->a.w.length;
+    CHECK(cudaSetDevice(p->device), "cudaSetDevice");
+    CHECK(grow(&p->block, bytes), "cudaMalloc of the block");
+    CHECK(grow(&p->ev, n * sizeof *ev), "cudaMalloc of the events");
+    CHECK(grow(&p->resid, n * values * sizeof(float)), "cudaMalloc of the aligned traces");
+    CHECK(grow(&p->todo, n), "cudaMalloc of the refinement's marks");
+    CHECK(grow(&p->err, sizeof(unsigned)), "cudaMalloc");
+    CHECK(grow(&p->h_ev, n * sizeof *ev), "cudaMallocHost of the events");
+    CHECK(grow(&p->h_todo, n), "cudaMallocHost of the refinement's marks");
+    CHECK(grow(&p->h_err, sizeof(unsigned)), "cudaMallocHost");
+    memcpy(p->h_ev.p, ev, n * sizeof *ev);
+    CHECK(cudaEventRecord(p->t0, p->st), "cudaEventRecord");
+    CHECK(cudaMemcpyAsync(p->block.p, p->h_block.p, bytes, cudaMemcpyHostToDevice, p->st), "copying the block");
+    CHECK(cudaMemcpyAsync(p->ev.p, p->h_ev.p, n * sizeof *ev, cudaMemcpyHostToDevice, p->st),
+          "copying the events");
+    CHECK(cudaMemsetAsync(p->err.p, 0, sizeof(unsigned), p->st), "clearing the error flag");
+    p->a.block = (const uint8_t *)p->block.p;
+    p->a.ev = (pb_event *)p->ev.p;
+    p->a.resid = (float *)p->resid.p;
+    p->a.n_ev = (uint32_t)n;
+    if (n)
+        align_events<<<(unsigned)n, kThreads, 0, p->st>>>(p->a);
+    CHECK(cudaGetLastError(), "launching the alignment");
+    return GS_GPU_OK;
+}
+
+extern "C" int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t *owner, size_t n,
+                             int adaptive, char *msg, size_t len)
+{
+    if (n == 0)
+        return GS_GPU_OK;
+    hbuf *h = &p->h_in[p->flip];
+    dbuf *d = &p->in[p->flip];
+    p->flip ^= 1;
+    size_t plan = (gs_resident_plan_bytes(p->search, n) + 15) / 16 * 16;
+    size_t q_at = plan, owner_at = q_at + (n * sizeof *q + 15) / 16 * 16, bytes = owner_at + n * sizeof *owner;
+    const gs_query &last = q[n - 1];
+    size_t values = (size_t)last.meas + (size_t)p->a.w.length * PB_MAX_MASK;
+    CHECK(cudaEventSynchronize(h->sent), "the previous round's copy");
+    CHECK(grow(h, bytes), "cudaMallocHost of a round's searches");
+    CHECK(grow(d, bytes), "cudaMalloc of a round's searches");
+    CHECK(grow(&p->meas, values * sizeof(float)), "cudaMalloc of the measured values");
+    CHECK(grow(&p->answers, n * sizeof(unsigned long long)), "cudaMalloc of the answers");
+    unsigned char *hp = (unsigned char *)h->p, *dp = (unsigned char *)d->p;
+    size_t tiles = gs_resident_plan(p->search, q, n, adaptive, hp);
+    if (tiles == (size_t)-1) {
+        snprintf(msg, len, "no host memory to plan %zu searches", n);
+        return GS_GPU_NOMEM;
+    }
+    memcpy(hp + q_at, q, n * sizeof *q);
+    memcpy(hp + owner_at, owner, n * sizeof *owner);
+    CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying a round's searches");
+    CHECK(cudaEventRecord(h->sent, p->st), "cudaEventRecord");
+    const gs_query *dq = (const gs_query *)(dp + q_at);
+    const uint32_t *down = (const uint32_t *)(dp + owner_at);
+    fill<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, dq, down, r, (float *)p->meas.p);
+    CHECK(cudaGetLastError(), "launching the fill");
+    CHECK(gs_resident_launch(p->search, p->st, dp, tiles, dq, n, (const float *)p->meas.p,
+                             (unsigned long long *)p->answers.p, adaptive), "launching the grid search");
+    answer<<<blocks_for(n, kThreads), kThreads, 0, p->st>>>(p->a, dq, down, (uint32_t)n, r,
+                                                            (const unsigned long long *)p->answers.p,
+                                                            (unsigned *)p->err.p);
+    CHECK(cudaGetLastError(), "launching the answers");
+    return GS_GPU_OK;
+}
+
+extern "C" int pb_gpu_refine(pb_gpu *p, int pass, uint8_t *todo, char *msg, size_t len)
+{
+    size_t n = p->a.n_ev;
+    if (n == 0)
+        return GS_GPU_OK;
+    refine<<<blocks_for(n, kWarps), kThreads, 0, p->st>>>(p->a, pass, (uint8_t *)p->todo.p);
+    CHECK(cudaGetLastError(), "launching the refinement");
+    CHECK(cudaMemcpyAsync(p->h_todo.p, p->todo.p, n, cudaMemcpyDeviceToHost, p->st), "copying the marks back");
+    CHECK(cudaStreamSynchronize(p->st), "the refinement");
+    memcpy(todo, p->h_todo.p, n);
+    return GS_GPU_OK;
+}
+
+extern "C" int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len)
+{
+    if (p->a.n_ev)
+        subtract<<<p->a.n_ev, kThreads, 0, p->st>>>(p->a, r);
+    CHECK(cudaGetLastError(), "launching the subtraction");
+    return GS_GPU_OK;
+}
+
+extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, char *msg, size_t len)
+{
+    float ms = 0;
+    CHECK(cudaMemcpyAsync(p->h_ev.p, p->ev.p, n * sizeof *ev, cudaMemcpyDeviceToHost, p->st),
+          "copying the events back");
+    CHECK(cudaMemcpyAsync(p->h_err.p, p->err.p, sizeof(unsigned), cudaMemcpyDeviceToHost, p->st),
+          "copying the error flag back");
+    CHECK(cudaEventRecord(p->t1, p->st), "cudaEventRecord");
+    CHECK(cudaStreamSynchronize(p->st), "the block's work");
+    CHECK(cudaEventElapsedTime(&ms, p->t0, p->t1), "cudaEventElapsedTime");
+    p->kernel_s += 1e-3 * ms;
+    if (*(const unsigned *)p->h_err.p) {
+        snprintf(msg, len, "a search answered a column outside its segment");
+        return GS_GPU_FAIL;
+    }
+    memcpy(ev, p->h_ev.p, n * sizeof *ev);
+    return GS_GPU_OK;
+}
+
+extern "C" double pb_gpu_kernel_s(const pb_gpu *p) { return p->kernel_s; }

@@ -1,0 +1,93 @@
+/* psa_block_gpu.h: the C interface of the PSA's GPU block (kernels/psa_block.cu): a whole input block on the device, aligned, searched, refined and subtracted there. */
+#ifndef NARWHAL_PSA_BLOCK_GPU_H
+#define NARWHAL_PSA_BLOCK_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gridsearch_gpu.h"
+#include "psa_trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { PB_SEGMENTS = 36, PB_CHANNELS = 37, PB_CORE = 36, PB_MAX_MASK = 16, PB_HIT_NO_MASK = 1 };
+
+/*
+ * An event with net-charge segments as the device holds it.  The host fills
+ * the inputs; the device writes shift, point, fom and hit_status, as the
+ * CPU path (actors/psa/psa_block.c) computes them.
+ */
+typedef struct pb_event {
+    uint64_t trace;     /* byte offset of its 37 x n_samples int16 ADC values in the block */
+    double t0, shift;   /* trace samples: the start from the edge, and the refinement (0 in) */
+    float per_kev;      /* 1 / gain */
+    uint32_t n_samples, n_net;
+    uint32_t before;    /* the device's: point[0] when the refinement last ran */
+    uint8_t net[PB_SEGMENTS]; /* net-charge segments, highest energy first */
+    uint8_t pad[4];
+    float e[PB_SEGMENTS];
+    uint32_t point[PB_SEGMENTS];
+    float fom[PB_SEGMENTS];
+    uint16_t hit_status[PB_SEGMENTS];
+} pb_event;
+
+/* A segment's mask and its columns' basis points (psa_layout's). */
+typedef struct pb_segment {
+    uint32_t n_points, n_mask, centre;
+    uint8_t mask[PB_MAX_MASK];
+    const uint32_t *point;
+} pb_segment;
+
+/* What pb_gpu_create uploads besides the search's resident layout. */
+typedef struct pb_setup {
+    uint32_t n_points, n_samples;  /* the basis: n_points x 37 x n_samples signals */
+    const float *signal;
+    const float *point_edge;       /* per point: its own edge (NaN: none) */
+    pt_window window;
+    double basis_edge, shift_step, half_step;
+    int steps;                     /* shifts either side in the refinement's first pass */
+    pb_segment seg[PB_SEGMENTS];
+} pb_setup;
+
+typedef struct pb_gpu pb_gpu;
+
+/* Uploads the basis signals and the segments' tables beside search's layout
+ * (which must stay alive).  GS_GPU_OK, or a gs_gpu_status and why. */
+int pb_gpu_create(pb_gpu **out, gs_gpu *search, const pb_setup *s, char *msg, size_t len);
+void pb_gpu_destroy(pb_gpu *p);
+
+/* A pinned buffer of at least `bytes` for the input block (kept, grown when
+ * asked for more), or NULL. */
+void *pb_gpu_staging(pb_gpu *p, size_t bytes);
+
+/* The block in the staging buffer (bytes) and its n events go to the device;
+ * each event's traces are aligned at t0. */
+int pb_gpu_load(pb_gpu *p, size_t bytes, const pb_event *ev, size_t n, char *msg, size_t len);
+
+/* Round r: the n searches q (sorted by segment; q[i].meas: where its values
+ * go) of events owner[i] are filled from their aligned traces, searched
+ * (adaptive or full), and answered as their events' hit r. */
+int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t *owner, size_t n, int adaptive,
+                  char *msg, size_t len);
+
+/* Refinement pass `pass` of every event (pass 0) or of those whose start it
+ * moved and whose new search found another point (later passes); todo[n]
+ * receives which events moved and must be searched again. */
+int pb_gpu_refine(pb_gpu *p, int pass, uint8_t *todo, char *msg, size_t len);
+
+/* Hit r's signal times its energy leaves the aligned traces of every event with an r-th hit. */
+int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len);
+
+/* Waits for the block and copies its n events back (shift, points, FoMs,
+ * statuses); GS_GPU_FAIL when a search answered out of range. */
+int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, char *msg, size_t len);
+
+/* Seconds in the block's kernels since pb_gpu_create (device clock), and their count. */
+double pb_gpu_kernel_s(const pb_gpu *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
