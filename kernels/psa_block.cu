@@ -227,7 +227,7 @@ struct pb_gpu {
     uint32_t *d_points;
     float *d_signal, *d_point_edge;
     dbuf block, ev, resid, todo, in[2], meas, answers, err;
-    hbuf h_block, h_ev, h_todo, h_in[2], h_err;
+    hbuf h_ev, h_todo, h_in[2], h_err;
     int flip;
     double kernel_s;
 };
@@ -283,7 +283,7 @@ void free_bufs(pb_gpu *p)
     dbuf *d[] = { &p->block, &p->ev, &p->resid, &p->todo, &p->in[0], &p->in[1], &p->meas, &p->answers, &p->err };
     for (dbuf *b : d)
         cudaFree(b->p);
-    hbuf *h[] = { &p->h_block, &p->h_ev, &p->h_todo, &p->h_in[0], &p->h_in[1], &p->h_err };
+    hbuf *h[] = { &p->h_ev, &p->h_todo, &p->h_in[0], &p->h_in[1], &p->h_err };
     for (hbuf *b : h) {
         cudaFreeHost(b->p);
         if (b->sent)
@@ -305,7 +305,7 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
     CHECK(cudaStreamCreateWithFlags(&p->st, cudaStreamNonBlocking), "cudaStreamCreate");
     CHECK(cudaEventCreate(&p->t0), "cudaEventCreate");
     CHECK(cudaEventCreate(&p->t1), "cudaEventCreate");
-    hbuf *h[] = { &p->h_block, &p->h_ev, &p->h_todo, &p->h_in[0], &p->h_in[1], &p->h_err };
+    hbuf *h[] = { &p->h_ev, &p->h_todo, &p->h_in[0], &p->h_in[1], &p->h_err };
     for (hbuf *b : h) {
         CHECK(cudaEventCreateWithFlags(&b->sent, cudaEventDisableTiming), "cudaEventCreate");
         CHECK(cudaEventRecord(b->sent, p->st), "cudaEventRecord");
@@ -397,16 +397,24 @@ extern "C" void pb_gpu_destroy(pb_gpu *p)
     free(p);
 }
 
-extern "C" void *pb_gpu_staging(pb_gpu *p, size_t bytes)
+extern "C" void *pb_host_alloc(size_t bytes)
 {
-    if (cudaSetDevice(p->device) != cudaSuccess || grow(&p->h_block, bytes) != cudaSuccess) {
+    void *p = nullptr;
+    if (cudaMallocHost(&p, bytes ? bytes : 16) != cudaSuccess) {
         cudaGetLastError();
         return nullptr;
     }
-    return p->h_block.p;
+    return p;
 }
 
-extern "C" int pb_gpu_load(pb_gpu *p, size_t bytes, const pb_event *ev, size_t n, char *msg, size_t len)
+extern "C" void pb_host_free(void *p)
+{
+    if (p)
+        cudaFreeHost(p);
+}
+
+extern "C" int pb_gpu_load(pb_gpu *p, const void *host, size_t bytes, const pb_event *ev, size_t n, char *msg,
+                           size_t len)
 {
     const size_t values = (size_t)PB_CHANNELS * p->a.w.length;
     CHECK(cudaSetDevice(p->device), "cudaSetDevice");
@@ -420,7 +428,7 @@ extern "C" int pb_gpu_load(pb_gpu *p, size_t bytes, const pb_event *ev, size_t n
     CHECK(grow(&p->h_err, sizeof(unsigned)), "cudaMallocHost");
     memcpy(p->h_ev.p, ev, n * sizeof *ev);
     CHECK(cudaEventRecord(p->t0, p->st), "cudaEventRecord");
-    CHECK(cudaMemcpyAsync(p->block.p, p->h_block.p, bytes, cudaMemcpyHostToDevice, p->st), "copying the block");
+    CHECK(cudaMemcpyAsync(p->block.p, host, bytes, cudaMemcpyHostToDevice, p->st), "copying the block");
     CHECK(cudaMemcpyAsync(p->ev.p, p->h_ev.p, n * sizeof *ev, cudaMemcpyHostToDevice, p->st),
           "copying the events");
     CHECK(cudaMemsetAsync(p->err.p, 0, sizeof(unsigned), p->st), "clearing the error flag");

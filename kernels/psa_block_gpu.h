@@ -58,13 +58,16 @@ typedef struct pb_gpu pb_gpu;
 int pb_gpu_create(pb_gpu **out, gs_gpu *search, const pb_setup *s, char *msg, size_t len);
 void pb_gpu_destroy(pb_gpu *p);
 
-/* A pinned buffer of at least `bytes` for the input block (kept, grown when
- * asked for more), or NULL. */
-void *pb_gpu_staging(pb_gpu *p, size_t bytes);
+/* Pinned host memory (the input blocks' copies: their uploads then run
+ * asynchronously), or NULL; pb_host_free takes NULL. */
+void *pb_host_alloc(size_t bytes);
+void pb_host_free(void *p);
 
-/* The block in the staging buffer (bytes) and its n events go to the device;
- * each event's traces are aligned at t0. */
-int pb_gpu_load(pb_gpu *p, size_t bytes, const pb_event *ev, size_t n, char *msg, size_t len);
+/* The block (bytes at host, best in pb_host_alloc's memory, unchanged until
+ * pb_gpu_results returned) and its n events go to the device; each event's
+ * traces are aligned at t0 + shift. */
+int pb_gpu_load(pb_gpu *p, const void *host, size_t bytes, const pb_event *ev, size_t n, char *msg,
+                size_t len);
 
 /* Round r: the n searches q (sorted by segment; q[i].meas: where its values
  * go) of events owner[i] are filled from their aligned traces, searched

@@ -115,6 +115,37 @@ static unsigned run_block(void *a, size_t in_size, unsigned cap, unsigned *used)
     return e;
 }
 
+/* The block, then the end-of-data call (whose frames follow in out): with
+ * GPUWork block on a GPU the frames come one call late. */
+static unsigned run_and_flush(void *a, size_t in_size, unsigned cap, unsigned *used)
+{
+    unsigned e, more;
+    psa.filter(a, in, (unsigned)in_size, out, cap, used, &e);
+    if (e)
+        return e;
+    psa.filter(a, in, 0, out + *used, cap - *used, &more, &e);
+    *used += more;
+    return e;
+}
+
+/* Device gpu: initialise's code, or NARVAL_E_DEVICE (and a note) where no GPU is usable. */
+static void *open_gpu(const char *text, unsigned *code)
+{
+    write_conf(text);
+    psa.config(conf_dir, code);
+    ck_assert_uint_eq(*code, 0);
+    void *a = psa.reg(code);
+    psa.initialise(a, code);
+    if (*code == NARVAL_E_DEVICE) {
+        psa.unload(a, code);
+        *code = NARVAL_E_DEVICE;
+        return NULL;
+    }
+    ck_assert_uint_eq(*code, 0);
+    psa.start(a, code);
+    return a;
+}
+
 /* Runs stderr into a file while f(a) runs; returns its text (static). */
 static const char *stderr_of(void (*f)(void *), void *a)
 {
@@ -483,26 +514,64 @@ START_TEST(gpu_equals_cpu)
         char conf[256];
         snprintf(conf, sizeof conf, "Device cpu\n%s", modes[m]);
         void *a = open_actor(conf, 0);
-        ck_assert_uint_eq(run_block(a, w.used, CAP, &used_cpu), 0);
+        ck_assert_uint_eq(run_and_flush(a, w.used, CAP, &used_cpu), 0);
         memcpy(cpu_out, out, used_cpu);
         close_actor(a);
         snprintf(conf, sizeof conf, "Device gpu\n%s", modes[m]);
-        write_conf(conf);
-        psa.config(conf_dir, &e);
-        a = psa.reg(&e);
-        psa.initialise(a, &e);
-        if (e == NARVAL_E_DEVICE) {
+        if (!(a = open_gpu(conf, &e))) {
             fprintf(stderr, "check_psa: gpu_equals_cpu skipped: no usable GPU\n");
-            psa.unload(a, &e);
             return;
         }
-        ck_assert_uint_eq(e, 0);
-        psa.start(a, &e);
-        ck_assert_uint_eq(run_block(a, w.used, CAP, &used_gpu), 0);
+        ck_assert_uint_eq(run_and_flush(a, w.used, CAP, &used_gpu), 0);
         ck_assert_uint_eq(used_gpu, used_cpu);
         ck_assert_msg(memcmp(out, cpu_out, used_cpu) == 0, "GPU and CPU outputs differ (%s)", modes[m]);
         close_actor(a);
     }
+}
+END_TEST
+
+/* GPUWork block on a GPU: each call emits the previous block's frames, the
+ * end-of-data call the last block's; a retry for a larger output emits the
+ * same frames once (skipped without a GPU). */
+START_TEST(gpu_block_one_behind)
+{
+    unsigned e, used, used2;
+    found f;
+    void *a = open_gpu("Device gpu\nGPUWork block", &e);
+    if (!a) {
+        fprintf(stderr, "check_psa: gpu_block_one_behind skipped: no usable GPU\n");
+        return;
+    }
+    for (uint32_t k = 0; k < 10; k++) {
+        hit h = { point_of(k % 36, 1), 600 };
+        put_event(k, 9, &h, 1);
+    }
+    size_t first = w.used;
+    for (uint32_t k = 10; k < 30; k++) {
+        hit h = { point_of(k % 36, 2), 500 };
+        put_event(k, 9, &h, 1);
+    }
+    ck_assert_uint_eq(run_block(a, first, CAP, &used), 0);
+    ck_assert_uint_eq(used, 0); /* nothing yet: the block is on the GPU */
+    psa.filter(a, in + first, (unsigned)(w.used - first), out, 100, &used, &e);
+    ck_assert_uint_eq(e, NARVAL_E_OUTPUT_SIZE);
+    ck_assert_uint_eq(used, 10 * (ADF_KEY_SIZE + adf_psa_payload_size(1)));
+    psa.filter(a, in + first, (unsigned)(w.used - first), out, used, &used2, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used2, used);
+    read_output(used2, &f);
+    ck_assert_int_eq(f.n_psa, 10);
+    ck_assert_uint_eq(f.event[0], 0);
+    ck_assert_uint_eq(f.event[9], 9);
+    psa.filter(a, in, 0, out, CAP, &used, &e); /* end of data: the second block */
+    ck_assert_uint_eq(e, 0);
+    read_output(used, &f);
+    ck_assert_int_eq(f.n_psa, 20);
+    ck_assert_uint_eq(f.event[0], 10);
+    ck_assert_uint_eq(f.event[19], 29);
+    stop_target = a;
+    const char *log = stderr_of(stop_it, NULL);
+    ck_assert_msg(strstr(log, "30 data:crystal frames: 30 hits"), "%s", log);
 }
 END_TEST
 
@@ -634,6 +703,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, output_too_small);
     tcase_add_test(t, search_log_lines);
     tcase_add_test(t, gpu_equals_cpu);
+    tcase_add_test(t, gpu_block_one_behind);
     tcase_add_test(t, configuration_errors);
     tcase_add_test(t, window_outside_basis);
     tcase_add_test(t, damaged_or_missing_basis);

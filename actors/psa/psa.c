@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "kit.h"
+#include "psa_async.h"
 #include "psa_block.h"
 #include "psa_conf.h"
 #include "psa_pow.h"
@@ -24,7 +25,12 @@ typedef struct psa_actor {
     psa_engine engine;
     psa_setup setup;
     psa_block block;
-    size_t cursor;     /* the block's next event, in the frame loop */
+    psa_async async;   /* GPUWork block: blocks one behind (lagged) */
+    bool lagged;
+    int pending;       /* lagged: the slot whose frames the next call writes, -1: none */
+    const psa_block *writing; /* the block whose frames the frame loop writes */
+    size_t cursor;     /* its next event */
+    double wait_s;     /* lagged: process_block's time waiting for the worker */
     FILE *search_log;
     uint64_t frames, hits, empty, searches, refined, fell_back, rejected[PSA_REJECTS];
     double seconds;    /* in process_block */
@@ -118,12 +124,19 @@ static unsigned psa_initialise(void *algo_data)
         return kit_fail(a->k.name, code, "%s", msg);
     kit_log(a->k.name, KIT_INFO, "searching on the %s", msg);
     a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, a->k.name };
+    a->pending = -1;
     if (psa_conf.gpu_block && a->engine.gpu) {
-        if (psa_block_gpu_open(&a->block, &a->setup, msg, sizeof msg))
-            kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU; %s", msg);
-        else
+        if (!psa_block_gpu_open(&a->setup, msg, sizeof msg)) {
             kit_log(a->k.name, KIT_WARN, "GPUWork block: %s; the blocks run round by round, the searches on "
                     "the GPU", msg);
+            return 0;
+        }
+        if ((code = psa_async_open(&a->async, &a->setup)))
+            return kit_fail(a->k.name, code, "no worker thread for the GPU block");
+        a->lagged = true;
+        kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, run by a worker thread while "
+                "the chain goes on: each call emits the previous block's frames, the end-of-data call the "
+                "last block's; %s", msg);
     }
     return 0;
 }
@@ -133,7 +146,9 @@ static void clear_counts(psa_actor *a)
     a->frames = a->hits = a->empty = a->searches = a->refined = a->fell_back = 0;
     memset(a->rejected, 0, sizeof a->rejected);
     memset(a->block.phase_s, 0, sizeof a->block.phase_s);
-    a->seconds = 0;
+    for (int i = 0; i < 2; i++)
+        memset(a->async.slot[i].w.phase_s, 0, sizeof a->async.slot[i].w.phase_s);
+    a->seconds = a->wait_s = 0;
 }
 
 static unsigned psa_start(void *algo_data)
@@ -155,16 +170,16 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     psa_actor *a = ctx;
     if (f->key.id != ADF_ID_DATA_CRYSTAL)
         return KIT_PASS;
-    const psa_event *ev = &a->block.ev[a->cursor++];
+    const psa_event *ev = &a->writing->ev[a->cursor++];
     if (ev->reject == PSA_ACCEPTED)
         psa_block_write(ev, &a->setup, out);
     return 0;
 }
 
-static void log_rejects(psa_actor *a)
+static void log_rejects(psa_actor *a, const psa_block *w)
 {
-    for (size_t k = 0; k < a->block.n_ev; k++) {
-        const psa_event *ev = &a->block.ev[k];
+    for (size_t k = 0; k < w->n_ev; k++) {
+        const psa_event *ev = &w->ev[k];
         uint64_t seen = a->rejected[ev->reject]++;
         if (ev->reject == PSA_ACCEPTED || seen >= LOGGED_REJECTS)
             continue;
@@ -175,10 +190,10 @@ static void log_rejects(psa_actor *a)
     }
 }
 
-static void write_search_log(psa_actor *a)
+static void write_search_log(psa_actor *a, const psa_block *w)
 {
-    for (size_t k = 0; k < a->block.n_ev && a->search_log; k++) {
-        const psa_event *ev = &a->block.ev[k];
+    for (size_t k = 0; k < w->n_ev && a->search_log; k++) {
+        const psa_event *ev = &w->ev[k];
         for (int r = 0; ev->reject == PSA_ACCEPTED && r < ev->n_net; r++) {
             const float *p = &a->basis.pos[3 * (size_t)ev->point[r]];
             fprintf(a->search_log, "%u %u %u %.3f %u %.2f %.2f %.2f %.9g %.3f %.4f %u\n",
@@ -189,10 +204,9 @@ static void write_search_log(psa_actor *a)
 }
 
 /* The block succeeded: its counts join the run's. */
-static void commit(psa_actor *a)
+static void commit(psa_actor *a, const psa_block *w)
 {
-    const psa_block *w = &a->block;
-    log_rejects(a);
+    log_rejects(a, w);
     for (size_t k = 0; k < w->n_ev; k++) {
         const psa_event *ev = &w->ev[k];
         a->frames++;
@@ -204,33 +218,130 @@ static void commit(psa_actor *a)
     a->searches += w->searches;
     a->refined += w->refined;
     a->fell_back += w->fell_back;
-    write_search_log(a);
+    write_search_log(a, w);
+}
+
+/* Block w's frames (in: its input) into out; its counts join the run's when they fit. */
+static unsigned write_block(psa_actor *a, psa_block *w, const void *in, unsigned size, void *out,
+                            unsigned out_size, unsigned *used)
+{
+    static const kit_filter_ops ops = { on_frame, NULL };
+    double t = psa_now();
+    a->writing = w;
+    a->cursor = 0;
+    unsigned code = kit_filter_block(a->k.name, &ops, a, in, size, out, out_size, used);
+    if (!code)
+        commit(a, w);
+    w->phase_s[PSA_PHASE_WRITE] += psa_now() - t;
+    return code;
+}
+
+static unsigned pass_frame(void *ctx, const adf_frame *f, adf_writer *out)
+{
+    return KIT_PASS;
+}
+
+/* Lagged: a block with malformed framing ends the run as it would have
+ * without the lag (the frame loop logs the bad frame's offset; nothing is
+ * emitted); the block before it, in the worker's hands, is not emitted
+ * either, and the log says how many frames that was. */
+static unsigned bad_block(psa_actor *a, const void *in, unsigned size, void *out, unsigned out_size,
+                          unsigned *used)
+{
+    static const kit_filter_ops ops = { pass_frame, NULL };
+    if (a->pending >= 0) {
+        psa_async_wait(&a->async);
+        kit_log(a->k.name, KIT_WARN, "the block before the malformed one (%zu data:crystal frames, %u bytes) "
+                "is not emitted: the run stops on this error", a->async.slot[a->pending].w.n_ev,
+                a->async.slot[a->pending].size);
+        a->pending = -1;
+    }
+    unsigned code = kit_filter_block(a->k.name, &ops, a, in, size, out, out_size, used);
+    *used = 0;
+    return code ? code : NARVAL_E_INPUT;
+}
+
+/* GPUWork block: this block is copied, decoded and handed to the worker; the
+ * frames written are the previous block's (at the end of the data, the
+ * last's).  When they do not fit, nothing was handed over: the host's retry
+ * with the same input does it again. */
+static unsigned block_lagged(psa_actor *a, const void *in, unsigned size, void *out, unsigned out_size,
+                             unsigned *used)
+{
+    psa_async *q = &a->async;
+    int cur = a->pending >= 0 ? 1 - a->pending : 0;
+    unsigned code;
+    if (size > 0) {
+        psa_slot *sl = &q->slot[cur];
+        bool bad;
+        double t = psa_now();
+        const unsigned char *copy = psa_async_copy(q, cur, in, size, a->engine.p.threads);
+        if (!copy)
+            return kit_fail(a->k.name, NARVAL_E_NOMEM, "no memory for a copy of a block of %u bytes", size);
+        sl->w.phase_s[PSA_PHASE_DECODE] += psa_now() - t;
+        if ((code = psa_block_decode(&sl->w, &a->setup, copy, size, &bad)))
+            return kit_fail(a->k.name, code, "no memory to decode a block of %u bytes", size);
+        if (bad)
+            return bad_block(a, copy, size, out, out_size, used);
+    }
+    if (a->pending >= 0) {
+        psa_slot *p = &q->slot[a->pending];
+        double t = psa_now();
+        code = psa_async_wait(q);
+        a->wait_s += psa_now() - t;
+        if (code) {
+            a->pending = -1;
+            return kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes", p->size);
+        }
+        if ((code = write_block(a, &p->w, p->copy, p->size, out, out_size, used)))
+            return code;
+        a->pending = -1;
+    }
+    if (size > 0) {
+        psa_async_submit(q, cur);
+        a->pending = cur;
+    }
+    return 0;
 }
 
 void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,
                    void *output_buffer, unsigned int size_of_output_buffer,
                    unsigned int *used_size_of_output_buffer, unsigned int *error_code)
 {
-    static const kit_filter_ops ops = { on_frame, NULL };
     psa_actor *a = algo_data;
     *used_size_of_output_buffer = 0;
     if ((*error_code = kit_enter(algo_data, KIT_BLOCK)) != 0)
         return;
     double t = psa_now();
-    unsigned code = psa_block_run(&a->block, &a->setup, input_buffer, size_of_input_buffer);
-    if (code)
-        code = kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes",
-                        size_of_input_buffer);
-    a->cursor = 0;
-    double tw = psa_now();
-    if (!code)
-        code = kit_filter_block(a->k.name, &ops, a, input_buffer, size_of_input_buffer, output_buffer,
-                                size_of_output_buffer, used_size_of_output_buffer);
-    if (!code)
-        commit(a);
-    a->block.phase_s[PSA_PHASE_WRITE] += psa_now() - tw;
+    unsigned code;
+    if (a->lagged) {
+        code = block_lagged(a, input_buffer, size_of_input_buffer, output_buffer, size_of_output_buffer,
+                            used_size_of_output_buffer);
+    } else {
+        code = psa_block_run(&a->block, &a->setup, input_buffer, size_of_input_buffer);
+        if (code)
+            code = kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes",
+                            size_of_input_buffer);
+        else
+            code = write_block(a, &a->block, input_buffer, size_of_input_buffer, output_buffer,
+                               size_of_output_buffer, used_size_of_output_buffer);
+    }
     a->seconds += psa_now() - t;
     *error_code = kit_leave(algo_data, KIT_BLOCK, code);
+}
+
+/* The block still in the worker's hands when the run ends without the
+ * end-of-data call (an error elsewhere in the chain, a reset): its frames are
+ * not emitted, and the log says so. */
+static void drop_pending(psa_actor *a)
+{
+    if (a->pending < 0)
+        return;
+    psa_async_wait(&a->async);
+    kit_log(a->k.name, KIT_WARN, "%zu data:crystal frames of the last block (%u bytes) not emitted: the run "
+            "ended without the end-of-data call", a->async.slot[a->pending].w.n_ev,
+            a->async.slot[a->pending].size);
+    a->pending = -1;
 }
 
 /* Where process_block's time went, and the GPU's share of the search phase. */
@@ -240,12 +351,14 @@ static void log_phases(const psa_actor *a)
     size_t n = 0;
     for (int p = 0; p < PSA_PHASES && n < sizeof line; p++)
         n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %.3f", p ? ", " : "",
-                              psa_phase_name((psa_phase)p), a->block.phase_s[p]);
+                              psa_phase_name((psa_phase)p), a->block.phase_s[p] +
+                              a->async.slot[0].w.phase_s[p] + a->async.slot[1].w.phase_s[p]);
     psa_gpu_times g;
-    double device = psa_block_gpu_seconds(&a->block);
-    if (device >= 0)
-        snprintf(gpu, sizeof gpu, "; the GPU block: %.3f s on the device from each block's upload to its "
-                 "answers", device);
+    double device = psa_block_gpu_seconds(&a->setup);
+    if (a->lagged)
+        snprintf(gpu, sizeof gpu, " (align to subtract: on the worker thread, beside the chain); waiting for "
+                 "the worker %.3f s; the GPU block on the device %.3f s from each block's upload to its "
+                 "answers", a->wait_s, device);
     else if (psa_engine_gpu_times(&a->engine, &g))
         snprintf(gpu, sizeof gpu, "; of the search: %llu GPU calls, %llu chunks, packing %.3f s, "
                  "kernels %.3f s, waiting %.3f s", g.calls, g.chunks, g.pack_s, g.kernel_s, g.wait_s);
@@ -256,6 +369,7 @@ static unsigned psa_stop(void *algo_data)
 {
     psa_actor *a = algo_data;
     uint64_t rejected = 0;
+    drop_pending(a);
     for (int r = 1; r < PSA_REJECTS; r++)
         rejected += a->rejected[r];
     kit_log(a->k.name, KIT_INFO, "%llu data:crystal frames: %llu hits, %llu frames without a "
@@ -284,6 +398,7 @@ static unsigned psa_stop(void *algo_data)
 static unsigned psa_reset(void *algo_data)
 {
     psa_actor *a = algo_data;
+    drop_pending(a);
     if (a->search_log)
         fclose(a->search_log);
     a->search_log = NULL;
@@ -296,6 +411,7 @@ static void psa_release(void *algo_data)
     psa_actor *a = algo_data;
     if (a->search_log)
         fclose(a->search_log);
+    psa_async_close(&a->async);
     psa_block_free(&a->block);
     psa_engine_destroy(&a->engine);
     psa_layout_free(&a->layout);

@@ -53,14 +53,16 @@ static int threads(const psa_setup *s)
 }
 
 /* The block's data:crystal frames, in order. */
-static unsigned list_frames(psa_block *w, const void *in, unsigned size)
+static unsigned list_frames(psa_block *w, const void *in, unsigned size, bool *bad)
 {
     adf_iter it;
     adf_frame f;
     size_t n = 0;
+    int rc;
     adf_iter_init(&it, in, size);
-    while (adf_iter_next(&it, &f) > 0)
+    while ((rc = adf_iter_next(&it, &f)) > 0)
         n += f.key.id == ADF_ID_DATA_CRYSTAL;
+    *bad = rc < 0;
     if (reserve((void **)&w->frame, &w->cap_frame, n + 1, sizeof *w->frame))
         return NARVAL_E_NOMEM;
     w->n_ev = 0;
@@ -71,10 +73,10 @@ static unsigned list_frames(psa_block *w, const void *in, unsigned size)
     return 0;
 }
 
-static unsigned decode_all(psa_block *w, const psa_setup *s, const void *in, unsigned size)
+static unsigned decode_all(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad)
 {
     size_t window = (size_t)PSA_CHANNELS * s->layout->window;
-    unsigned code = list_frames(w, in, size);
+    unsigned code = list_frames(w, in, size, bad);
     if (code || reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev) ||
         reserve((void **)&w->resid, &w->cap_resid, w->n_ev * window + 1, sizeof *w->resid))
         return NARVAL_E_NOMEM;
@@ -196,7 +198,7 @@ static unsigned refine(psa_block *w, const psa_setup *s)
 #ifdef NARWHAL_HAVE_CUDA
 /* ---- GPUWork block: the whole block on the GPU */
 
-bool psa_block_gpu_open(psa_block *w, const psa_setup *s, char *msg, size_t len)
+bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len)
 {
     const psa_layout *l = s->layout;
     const psa_timing *tm = s->timing;
@@ -218,13 +220,13 @@ bool psa_block_gpu_open(psa_block *w, const psa_setup *s, char *msg, size_t len)
     pb_gpu *gpu;
     if (pb_gpu_create(&gpu, s->engine->gpu, &p, msg, len) != GS_GPU_OK)
         return false;
-    w->gpu = gpu;
+    s->engine->block = gpu;
     return true;
 }
 
-double psa_block_gpu_seconds(const psa_block *w)
+double psa_block_gpu_seconds(const psa_setup *s)
 {
-    return w->gpu ? pb_gpu_kernel_s(w->gpu) : -1;
+    return s->engine->block ? pb_gpu_kernel_s(s->engine->block) : -1;
 }
 
 /* Round r's searches of the GPU's events that have an r-th net-charge
@@ -276,29 +278,11 @@ static size_t device_events(psa_block *w, const void *in)
     return n;
 }
 
-/* The block into the GPU's pinned staging buffer, copied in parallel. */
-static int stage(psa_block *w, const psa_setup *s, const void *in, unsigned size, char *msg, size_t len)
-{
-    unsigned char *dst = pb_gpu_staging(w->gpu, size);
-    if (!dst) {
-        snprintf(msg, len, "no pinned memory for a block of %u bytes", size);
-        return -1;
-    }
-    enum { PIECE = 1 << 18 };
-    long pieces = (long)((size + PIECE - 1) / PIECE);
-#pragma omp parallel for schedule(static) num_threads(threads(s))
-    for (long k = 0; k < pieces; k++) {
-        size_t at = (size_t)k * PIECE;
-        memcpy(dst + at, (const unsigned char *)in + at, size - at < PIECE ? size - at : PIECE);
-    }
-    return 0;
-}
-
 /* psa_block_run's rounds on the GPU (the same steps as below, the same
  * answers).  0; -1 without host memory; a gs_gpu_status with msg when the GPU failed. */
 static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned size, char *msg, size_t len)
 {
-    pb_gpu *gpu = w->gpu;
+    pb_gpu *gpu = s->engine->block;
     const int adaptive = s->engine->p.mode == PSA_ADAPTIVE;
     double t = psa_now();
     if (reserve((void **)&w->gev, &w->cap_gev, w->n_ev + 1, sizeof *w->gev) ||
@@ -311,7 +295,7 @@ static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned
     int rc, rounds = 0;
     for (size_t j = 0; j < n; j++)
         rounds = (int)w->gev[j].n_net > rounds ? (int)w->gev[j].n_net : rounds;
-    if ((rc = stage(w, s, in, size, msg, len)) || (rc = pb_gpu_load(gpu, size, w->gev, n, msg, len)))
+    if ((rc = pb_gpu_load(gpu, in, size, w->gev, n, msg, len)))
         return rc;
     lap(w, PSA_PHASE_ALIGN, &t);
     for (int r = 0; r < rounds; r++) {
@@ -363,7 +347,7 @@ static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned
 static unsigned try_device(psa_block *w, const psa_setup *s, const void *in, unsigned size)
 {
     char msg[512];
-    if (!w->gpu)
+    if (!s->engine->block)
         return 1;
     int rc = run_device(w, s, in, size, msg, sizeof msg);
     if (rc == 0)
@@ -372,20 +356,20 @@ static unsigned try_device(psa_block *w, const psa_setup *s, const void *in, uns
         return NARVAL_E_NOMEM;
     kit_log(s->who, KIT_WARN, "the GPU block failed (%s); this block and the next ones run round by round",
             msg);
-    pb_gpu_destroy(w->gpu);
-    w->gpu = NULL;
+    pb_gpu_destroy(s->engine->block);
+    s->engine->block = NULL;
     w->fell_back++;
     w->searches = w->refined = 0;
     return 1;
 }
 #else
-bool psa_block_gpu_open(psa_block *w, const psa_setup *s, char *msg, size_t len)
+bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len)
 {
     snprintf(msg, len, "built without CUDA");
     return false;
 }
 
-double psa_block_gpu_seconds(const psa_block *w)
+double psa_block_gpu_seconds(const psa_setup *s)
 {
     return -1;
 }
@@ -396,18 +380,29 @@ static unsigned try_device(psa_block *w, const psa_setup *s, const void *in, uns
 }
 #endif
 
+unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad)
+{
+    double t = psa_now();
+    w->searches = w->refined = w->fell_back = 0;
+    unsigned code = decode_all(w, s, in, size, bad);
+    lap(w, PSA_PHASE_DECODE, &t);
+    return code;
+}
+
 unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigned size)
+{
+    bool bad;
+    unsigned code = psa_block_decode(w, s, in, size, &bad);
+    return code ? code : psa_block_search(w, s, in, size);
+}
+
+unsigned psa_block_search(psa_block *w, const psa_setup *s, const void *in, unsigned size)
 {
     unsigned code;
     int rounds = 0;
-    double t = psa_now();
-    w->searches = w->refined = w->fell_back = 0;
-    if ((code = decode_all(w, s, in, size)) != 0)
-        return code;
-    lap(w, PSA_PHASE_DECODE, &t);
     if ((code = try_device(w, s, in, size)) != 1)
         return code;
-    t = psa_now();
+    double t = psa_now();
     long n = (long)w->n_ev;
 #pragma omp parallel for schedule(dynamic, 16) reduction(max : rounds) num_threads(threads(s))
     for (long k = 0; k < n; k++) {
@@ -465,9 +460,6 @@ void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out)
 
 void psa_block_free(psa_block *w)
 {
-#ifdef NARWHAL_HAVE_CUDA
-    pb_gpu_destroy(w->gpu);
-#endif
     free(w->gev);
     free(w->gidx);
     free(w->todo);

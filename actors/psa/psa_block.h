@@ -41,11 +41,9 @@ typedef struct psa_block {
     size_t cap_owner;
     uint64_t searches, refined, fell_back;
     double phase_s[PSA_PHASES];  /* summed over blocks until psa_block_free */
-    /* GPUWork block: the GPU's state, the events with net-charge segments as
-     * it holds them and their events' indices, the refinement's marks, a
-     * round's searches and their events; gpu is NULL when the block is not
-     * on the GPU */
-    void *gpu;
+    /* GPUWork block: the events with net-charge segments as the GPU holds
+     * them and their events' indices, the refinement's marks, a round's
+     * searches and their events */
     struct pb_event *gev;
     uint32_t *gidx;
     uint8_t *todo;
@@ -55,20 +53,29 @@ typedef struct psa_block {
     size_t cap_gq, cap_gowner;
 } psa_block;
 
-/* Decodes the data:crystal frames of in (the frame loop reports malformed
- * framing; collection stops there) and runs their searches: round r searches
+/* Decodes the data:crystal frames of in (collection stops at malformed
+ * framing: *bad is then set, and the frame loop reports it).  NARVAL_E_NOMEM, or 0. */
+unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad);
+
+/* Runs the decoded block's searches (in: the same bytes): round r searches
  * every event's r-th net-charge segment (highest energy first), the first
  * round refines each start time and searches again where it moved, and each
- * hit's signal is subtracted before the next round.  NARVAL_E_NOMEM, or 0. */
+ * hit's signal is subtracted before the next round.  The whole block on the
+ * GPU when psa_block_gpu_open put it there (its failure is logged, the GPU
+ * given up and the block done again round by round), else round by round
+ * (the engine's searches).  NARVAL_E_NOMEM, or 0. */
+unsigned psa_block_search(psa_block *w, const psa_setup *s, const void *in, unsigned size);
+
+/* psa_block_decode, then psa_block_search. */
 unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigned size);
 
-/* GPUWork block with the searches on the GPU: uploads what the block's
- * alignment, refinement and subtraction need, so that psa_block_run does a
- * whole block there; msg says so, or why not (the block then runs round by
- * round).  Returns whether it is in use. */
-bool psa_block_gpu_open(psa_block *w, const psa_setup *s, char *msg, size_t len);
-/* Seconds the GPU block spent on the device (from the upload to the answers), or -1 when it is not in use. */
-double psa_block_gpu_seconds(const psa_block *w);
+/* GPUWork block with the searches on the GPU: uploads what the blocks'
+ * alignment, refinement and subtraction need (the engine keeps it), so that
+ * psa_block_search does whole blocks there; msg says so, or why not (blocks
+ * then run round by round).  Returns whether it is in use. */
+bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len);
+/* Seconds the GPU block spent on the device (from each upload to its answers), or -1 when it is not in use. */
+double psa_block_gpu_seconds(const psa_setup *s);
 
 /* Writes event ev's data:psa frame. */
 void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out);

@@ -10,6 +10,7 @@
 #include "psa_naive.h"
 #ifdef NARWHAL_HAVE_CUDA
 #include "gridsearch_gpu.h"
+#include "psa_block_gpu.h"
 #endif
 
 #ifdef NARWHAL_HAVE_CUDA
@@ -110,8 +111,10 @@ unsigned psa_engine_create(psa_engine *e, const det_basis *b, const psa_layout *
 void psa_engine_destroy(psa_engine *e)
 {
 #ifdef NARWHAL_HAVE_CUDA
+    pb_gpu_destroy(e->block);
     gs_gpu_destroy(e->gpu);
 #endif
+    e->block = NULL;
     e->gpu = NULL;
 }
 
@@ -176,7 +179,9 @@ unsigned psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg,
             return 0;
         snprintf(msg, len, "the GPU failed (%s); the searches go on on the CPU (%s)", why,
                  psa_simd_name(e->cpu.simd));
+        pb_gpu_destroy(e->block);
         gs_gpu_destroy(e->gpu);
+        e->block = NULL;
         e->gpu = NULL;
         *fell_back = true;
     }

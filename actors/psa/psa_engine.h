@@ -26,6 +26,7 @@ typedef struct psa_engine {
     psa_engine_params p;
     psa_cpu cpu;
     void *gpu;          /* gs_gpu, when the GPU searches */
+    void *block;        /* pb_gpu, when whole blocks run on the GPU (psa_block_gpu_open) */
     bool reference;
 } psa_engine;
 

@@ -17,6 +17,7 @@ if ! make -j16 build-all build-tests > "$out/build.log" 2>&1; then
     exit 1
 fi
 grep -E 'warning|error' "$out/build.log" | head -n 20
+mkdir -p build/cache
 [ -e build/cache/default.basis ] || build/bin/basisgen --quiet -o build/cache/default.basis >> "$out/build.log" 2>&1
 echo "build and basis: $(($(date +%s) - start)) s"
 status=0
@@ -55,6 +56,21 @@ if has equal; then
     cmp -s "$work/out-cpu-adaptive.adf" "$work/out-block-adaptive.adf" && echo "adaptive, block: same bytes as the CPU" \
         || { echo "adaptive, block: DIFFERS from the CPU"; status=1; }
     grep -h -E 'GPU block|GPUWork|fell|failed' "$out"/psa-block*.log | sort | uniq -c | head -n 6
+    # the replay chain (psa -> builder -> tracker -> histo -> writer) with the PSA on the CPU and on the GPU block
+    for v in cpu gpu; do
+        mkdir -p "$work/chain-$v"
+        printf 'File %s\n' "$work/input.adf" > "$work/chain-$v/ADFReader.conf"
+        printf 'File %s\n' "$work/chain-$v.adf" > "$work/chain-$v/ADFWriter.conf"
+        sed "s|^OutputDir .*|OutputDir $work/histo-$v|" topologies/conf/replay_chain/Histo.conf > "$work/chain-$v/Histo.conf"
+        sed '/^Device /d' topologies/conf/PSA.conf > "$work/chain-$v/PSA.conf"
+        echo "Device $v" >> "$work/chain-$v/PSA.conf"
+        build/bin/narwhal run topologies/replay_chain.xml --conf "$work/chain-$v:topologies/conf/replay_chain:topologies/conf" \
+            > "$out/chain-$v.log" 2>&1 || { echo "chain $v failed"; tail -n 5 "$out/chain-$v.log"; status=1; }
+    done
+    cmp -s "$work/chain-cpu.adf" "$work/chain-gpu.adf" && echo "replay chain, PSA cpu and gpu: same bytes" \
+        || { echo "replay chain, PSA cpu and gpu: DIFFER"; status=1; }
+    diff -r "$work/histo-cpu" "$work/histo-gpu" > /dev/null && echo "replay chain: same histograms" \
+        || { echo "replay chain: histograms DIFFER"; status=1; }
 fi
 if has throughput; then
     sh sample_runs/full_chain/throughput.sh "$label" "$events" > "$out/throughput.log" 2>&1 || status=1
