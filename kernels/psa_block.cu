@@ -11,7 +11,6 @@
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kWarps = kThreads / 32;
 
 /* A segment on the device: pb_segment with its columns' points at points[point_off]. */
 struct dseg {
@@ -112,28 +111,12 @@ __device__ double squares(const kp &a, const pb_event &ev, double t, const float
     return acc;
 }
 
-/*
- * One refinement pass (psa_event_refine and psa_block.c's refine()), a warp
- * per event: the lanes sum the first pass's shifts side by side, every lane
- * then scans them in order (a lower sum wins), two lanes try each halved
- * step.  An event whose start moves is aligned again.  Later passes take
- * only the events whose start moved and whose search found another point.
- */
-__global__ void __launch_bounds__(kThreads) refine(const kp a, int pass, uint8_t *todo)
+/* The refinement's channels for an event (psa_event_refine's): the mask's
+ * channels that are not other net-charge segments, the segment, and the
+ * core for a single net-charge segment; returns their count. */
+__device__ int refine_channels(const kp &a, const pb_event &ev, uint8_t *ch)
 {
-    const uint32_t j = blockIdx.x * kWarps + threadIdx.x / 32;
-    const unsigned lane = threadIdx.x % 32;
-    if (j >= a.n_ev)
-        return;
-    pb_event &ev = a.ev[j];
-    const uint32_t point = ev.point[0];
-    if (pass > 0 && !(todo[j] && point != ev.before)) {
-        if (lane == 0)
-            todo[j] = 0;
-        return;
-    }
     const dseg &g = a.seg[ev.net[0]];
-    uint8_t ch[PB_MAX_MASK + 2];
     int n = 0;
     for (uint32_t c = 0; c < g.n_mask; c++) {
         bool other = false;
@@ -145,48 +128,116 @@ __global__ void __launch_bounds__(kThreads) refine(const kp a, int pass, uint8_t
     ch[n++] = ev.net[0];
     if (ev.n_net == 1)
         ch[n++] = PB_CORE;
-    const float *sig = a.signal + (size_t)point * PB_CHANNELS * a.n_samples;
+    return n;
+}
+
+/* Whether pass `pass` refines event j: every event in the first pass, then
+ * those whose start moved and whose search found another point. */
+__device__ __forceinline__ bool refining(const kp &a, uint32_t j, int pass, const uint8_t *todo)
+{
+    return pass == 0 || (todo[j] && a.ev[j].point[0] != a.ev[j].before);
+}
+
+/* The point's own start: the basis's median edge less the point's edge (0 without one). */
+__device__ __forceinline__ double own_start(const kp &a, uint32_t point)
+{
     const float pe = a.point_edge[point];
-    const double own = isfinite(pe) ? PT_DSUB(a.basis_edge, (double)pe) : 0;
-    const double t0 = ev.t0, inv = 1.0 / (double)ev.e[0];
-    double best = own, best_sum = INFINITY;
-    const int total = 2 * a.steps + 1;
-    for (int base = 0; base < total; base += 32) {
-        double sum = INFINITY;
-        if (base + (int)lane < total)
-            sum = squares(a, ev, PT_DADD(t0, pt_shift(own, base + (int)lane - a.steps, a.shift_step)), sig,
-                          ch, n, inv);
-        for (int l = 0; l < 32 && base + l < total; l++) {
-            double s = __shfl_sync(0xffffffffu, sum, l);
-            if (s < best_sum) {
-                best_sum = s;
-                best = pt_shift(own, base + l - a.steps, a.shift_step);
+    return isfinite(pe) ? PT_DSUB(a.basis_edge, (double)pe) : 0;
+}
+
+/*
+ * A refinement pass in three kernels (psa_event_refine and psa_block.c's
+ * refine()).  First, one thread per event and shift of the first pass: its
+ * sum of squares, into sums[j * shifts + k].
+ */
+__global__ void __launch_bounds__(kThreads) refine_shifts(const kp a, int pass, const uint8_t *todo, double *sums)
+{
+    const int shifts = 2 * a.steps + 1;
+    const uint64_t t = (uint64_t)blockIdx.x * kThreads + threadIdx.x;
+    const uint32_t j = (uint32_t)(t / shifts);
+    const int k = (int)(t % shifts);
+    if (j >= a.n_ev || !refining(a, j, pass, todo))
+        return;
+    const pb_event &ev = a.ev[j];
+    uint8_t ch[PB_MAX_MASK + 2];
+    const int n = refine_channels(a, ev, ch);
+    const uint32_t point = ev.point[0];
+    const float *sig = a.signal + (size_t)point * PB_CHANNELS * a.n_samples;
+    const double start = PT_DADD(ev.t0, pt_shift(own_start(a, point), k - a.steps, a.shift_step));
+    sums[t] = squares(a, ev, start, sig, ch, n, 1.0 / (double)ev.e[0]);
+}
+
+/*
+ * Then two threads per event: the first pass's sums scanned in order (a
+ * lower sum wins), the step halved twice around the best (each thread one
+ * side, the pair trading sums through shared memory), the new shift, the
+ * event's mark for another search, and whether it must be aligned again.
+ */
+__global__ void __launch_bounds__(kThreads) refine_halves(const kp a, int pass, uint8_t *todo, const double *sums,
+                                                          uint8_t *realign)
+{
+    __shared__ double side[kThreads];
+    const int shifts = 2 * a.steps + 1;
+    const uint32_t j = blockIdx.x * (kThreads / 2) + threadIdx.x / 2;
+    const unsigned half = threadIdx.x % 2;
+    const bool live = j < a.n_ev && refining(a, j, pass, todo);
+    const pb_event *ev = live ? &a.ev[j] : nullptr;
+    uint8_t ch[PB_MAX_MASK + 2];
+    int n = 0;
+    double best = 0, best_sum = INFINITY, t0 = 0, inv = 0;
+    const float *sig = nullptr;
+    uint32_t point = 0;
+    if (live) {
+        n = refine_channels(a, *ev, ch);
+        point = ev->point[0];
+        sig = a.signal + (size_t)point * PB_CHANNELS * a.n_samples;
+        t0 = ev->t0;
+        inv = 1.0 / (double)ev->e[0];
+        const double own = own_start(a, point);
+        best = own;
+        for (int k = 0; k < shifts; k++) {
+            const double sum = sums[(uint64_t)j * shifts + k];
+            if (sum < best_sum) {
+                best_sum = sum;
+                best = pt_shift(own, k - a.steps, a.shift_step);
             }
         }
     }
     for (double h = a.shift_step / 2; h >= a.shift_step / 4; h /= 2) {
         const double centre = best, tc = PT_DADD(t0, centre);
-        double sum = 0;
-        if (lane < 2)
-            sum = squares(a, ev, lane == 0 ? PT_DSUB(tc, h) : PT_DADD(tc, h), sig, ch, n, inv);
-        for (int k = 0; k < 2; k++) {
-            double s = __shfl_sync(0xffffffffu, sum, k);
-            if (s < best_sum) {
-                best_sum = s;
-                best = pt_shift(centre, 2 * k - 1, h);
+        if (live)
+            side[threadIdx.x] = squares(a, *ev, half == 0 ? PT_DSUB(tc, h) : PT_DADD(tc, h), sig, ch, n, inv);
+        __syncthreads();
+        if (live)
+            for (int k = 0; k < 2; k++) {
+                const double sum = side[(threadIdx.x & ~1u) + k];
+                if (sum < best_sum) {
+                    best_sum = sum;
+                    best = pt_shift(centre, 2 * k - 1, h);
+                }
             }
+        __syncthreads();
+    }
+    if (j < a.n_ev && half == 0) {
+        if (!live) {
+            todo[j] = 0;
+            realign[j] = 0;
+            return;
         }
+        const double was = ev->shift;
+        todo[j] = pass == 0 ? best != was : fabs(PT_DSUB(best, was)) >= a.half_step;
+        realign[j] = best != was;
+        a.ev[j].before = point;
+        a.ev[j].shift = best;
     }
-    const double was = ev.shift;
-    const bool moved = pass == 0 ? best != was : fabs(PT_DSUB(best, was)) >= a.half_step;
-    __syncwarp();
-    if (lane == 0) {
-        todo[j] = moved;
-        ev.before = point;
-        ev.shift = best;
-    }
-    if (best != was)
-        align(a, j, PT_DADD(t0, best), lane, 32);
+}
+
+/* Last, the events whose start moved are aligned again, a block each. */
+__global__ void __launch_bounds__(kThreads) refine_align(const kp a, const uint8_t *realign)
+{
+    const uint32_t j = blockIdx.x;
+    if (realign[j])
+        align(a, j, PT_DADD(a.ev[j].t0, a.ev[j].shift), threadIdx.x, kThreads);
 }
 
 /* Hit r's signal times its energy leaves the aligned values. */
@@ -217,19 +268,24 @@ struct hbuf {
 
 } // namespace
 
+/* Timing events recorded after each step of a block, read once it is done. */
+constexpr int kMarks = 256;
+
 struct pb_gpu {
     gs_gpu *search;
     int device;
     cudaStream_t st;
-    cudaEvent_t t0, t1;
+    cudaEvent_t idle;              /* blocking: the host sleeps while it waits */
+    cudaEvent_t mark[kMarks];
+    int mark_step[kMarks], n_marks;
     kp a;
     dseg *d_seg;
     uint32_t *d_points;
     float *d_signal, *d_point_edge;
-    dbuf block, ev, resid, todo, in[2], meas, answers, err;
+    dbuf block, ev, resid, todo, realign, sums, in[2], meas, answers, err;
     hbuf h_ev, h_todo, h_in[2], h_err;
     int flip;
-    double kernel_s;
+    double step_s[PB_STEPS];
 };
 
 namespace {
@@ -280,7 +336,8 @@ cudaError_t grow(hbuf *b, size_t bytes)
 
 void free_bufs(pb_gpu *p)
 {
-    dbuf *d[] = { &p->block, &p->ev, &p->resid, &p->todo, &p->in[0], &p->in[1], &p->meas, &p->answers, &p->err };
+    dbuf *d[] = { &p->block, &p->ev, &p->resid, &p->todo, &p->realign, &p->sums, &p->in[0], &p->in[1],
+                  &p->meas, &p->answers, &p->err };
     for (dbuf *b : d)
         cudaFree(b->p);
     hbuf *h[] = { &p->h_ev, &p->h_todo, &p->h_in[0], &p->h_in[1], &p->h_err };
@@ -303,11 +360,12 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
 {
     CHECK(cudaSetDevice(p->device), "cudaSetDevice");
     CHECK(cudaStreamCreateWithFlags(&p->st, cudaStreamNonBlocking), "cudaStreamCreate");
-    CHECK(cudaEventCreate(&p->t0), "cudaEventCreate");
-    CHECK(cudaEventCreate(&p->t1), "cudaEventCreate");
+    CHECK(cudaEventCreateWithFlags(&p->idle, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
+    for (int i = 0; i < kMarks; i++)
+        CHECK(cudaEventCreate(&p->mark[i]), "cudaEventCreate");
     hbuf *h[] = { &p->h_ev, &p->h_todo, &p->h_in[0], &p->h_in[1], &p->h_err };
     for (hbuf *b : h) {
-        CHECK(cudaEventCreateWithFlags(&b->sent, cudaEventDisableTiming), "cudaEventCreate");
+        CHECK(cudaEventCreateWithFlags(&b->sent, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
         CHECK(cudaEventRecord(b->sent, p->st), "cudaEventRecord");
     }
     dseg seg[PB_SEGMENTS];
@@ -348,6 +406,23 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
 
 unsigned blocks_for(size_t n, unsigned per) { return (unsigned)((n + per - 1) / per); }
 
+/* The time since the previous mark counts as `step` (idle time waiting for
+ * the host included); past kMarks a block's later steps merge into its last. */
+cudaError_t mark(pb_gpu *p, int step)
+{
+    if (p->n_marks == kMarks)
+        return cudaSuccess;
+    p->mark_step[p->n_marks] = step;
+    return cudaEventRecord(p->mark[p->n_marks++], p->st);
+}
+
+/* Sleeps until everything queued so far is done. */
+cudaError_t wait_idle(pb_gpu *p)
+{
+    cudaError_t err = cudaEventRecord(p->idle, p->st);
+    return err != cudaSuccess ? err : cudaEventSynchronize(p->idle);
+}
+
 } // namespace
 
 extern "C" int pb_gpu_create(pb_gpu **out, gs_gpu *search, const pb_setup *s, char *msg, size_t len)
@@ -387,10 +462,11 @@ extern "C" void pb_gpu_destroy(pb_gpu *p)
     cudaFree(p->d_points);
     cudaFree(p->d_signal);
     cudaFree(p->d_point_edge);
-    if (p->t0)
-        cudaEventDestroy(p->t0);
-    if (p->t1)
-        cudaEventDestroy(p->t1);
+    if (p->idle)
+        cudaEventDestroy(p->idle);
+    for (int i = 0; i < kMarks; i++)
+        if (p->mark[i])
+            cudaEventDestroy(p->mark[i]);
     if (p->st)
         cudaStreamDestroy(p->st);
     cudaGetLastError(); /* what failed here must not be reported by the next call */
@@ -422,12 +498,15 @@ extern "C" int pb_gpu_load(pb_gpu *p, const void *host, size_t bytes, const pb_e
     CHECK(grow(&p->ev, n * sizeof *ev), "cudaMalloc of the events");
     CHECK(grow(&p->resid, n * values * sizeof(float)), "cudaMalloc of the aligned traces");
     CHECK(grow(&p->todo, n), "cudaMalloc of the refinement's marks");
+    CHECK(grow(&p->realign, n), "cudaMalloc of the refinement's marks");
+    CHECK(grow(&p->sums, n * (2 * (size_t)p->a.steps + 1) * sizeof(double)), "cudaMalloc of the refinement's sums");
     CHECK(grow(&p->err, sizeof(unsigned)), "cudaMalloc");
     CHECK(grow(&p->h_ev, n * sizeof *ev), "cudaMallocHost of the events");
     CHECK(grow(&p->h_todo, n), "cudaMallocHost of the refinement's marks");
     CHECK(grow(&p->h_err, sizeof(unsigned)), "cudaMallocHost");
     memcpy(p->h_ev.p, ev, n * sizeof *ev);
-    CHECK(cudaEventRecord(p->t0, p->st), "cudaEventRecord");
+    p->n_marks = 0;
+    CHECK(mark(p, PB_LOAD), "cudaEventRecord");
     CHECK(cudaMemcpyAsync(p->block.p, host, bytes, cudaMemcpyHostToDevice, p->st), "copying the block");
     CHECK(cudaMemcpyAsync(p->ev.p, p->h_ev.p, n * sizeof *ev, cudaMemcpyHostToDevice, p->st),
           "copying the events");
@@ -439,6 +518,7 @@ extern "C" int pb_gpu_load(pb_gpu *p, const void *host, size_t bytes, const pb_e
     if (n)
         align_events<<<(unsigned)n, kThreads, 0, p->st>>>(p->a);
     CHECK(cudaGetLastError(), "launching the alignment");
+    CHECK(mark(p, PB_LOAD), "cudaEventRecord");
     return GS_GPU_OK;
 }
 
@@ -473,12 +553,15 @@ extern "C" int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t
     const uint32_t *down = (const uint32_t *)(dp + owner_at);
     fill<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, dq, down, r, (float *)p->meas.p);
     CHECK(cudaGetLastError(), "launching the fill");
+    CHECK(mark(p, PB_FILL), "cudaEventRecord");
     CHECK(gs_resident_launch(p->search, p->st, dp, tiles, dq, n, (const float *)p->meas.p,
                              (unsigned long long *)p->answers.p, adaptive), "launching the grid search");
+    CHECK(mark(p, PB_SEARCH), "cudaEventRecord");
     answer<<<blocks_for(n, kThreads), kThreads, 0, p->st>>>(p->a, dq, down, (uint32_t)n, r,
                                                             (const unsigned long long *)p->answers.p,
                                                             (unsigned *)p->err.p);
     CHECK(cudaGetLastError(), "launching the answers");
+    CHECK(mark(p, PB_ANSWER), "cudaEventRecord");
     return GS_GPU_OK;
 }
 
@@ -487,10 +570,16 @@ extern "C" int pb_gpu_refine(pb_gpu *p, int pass, uint8_t *todo, char *msg, size
     size_t n = p->a.n_ev;
     if (n == 0)
         return GS_GPU_OK;
-    refine<<<blocks_for(n, kWarps), kThreads, 0, p->st>>>(p->a, pass, (uint8_t *)p->todo.p);
+    uint8_t *d_todo = (uint8_t *)p->todo.p, *d_realign = (uint8_t *)p->realign.p;
+    double *sums = (double *)p->sums.p;
+    refine_shifts<<<blocks_for(n * (2 * (size_t)p->a.steps + 1), kThreads), kThreads, 0, p->st>>>(p->a, pass,
+                                                                                                  d_todo, sums);
+    refine_halves<<<blocks_for(n, kThreads / 2), kThreads, 0, p->st>>>(p->a, pass, d_todo, sums, d_realign);
+    refine_align<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, d_realign);
     CHECK(cudaGetLastError(), "launching the refinement");
-    CHECK(cudaMemcpyAsync(p->h_todo.p, p->todo.p, n, cudaMemcpyDeviceToHost, p->st), "copying the marks back");
-    CHECK(cudaStreamSynchronize(p->st), "the refinement");
+    CHECK(mark(p, PB_REFINE), "cudaEventRecord");
+    CHECK(cudaMemcpyAsync(p->h_todo.p, d_todo, n, cudaMemcpyDeviceToHost, p->st), "copying the marks back");
+    CHECK(wait_idle(p), "the refinement");
     memcpy(todo, p->h_todo.p, n);
     return GS_GPU_OK;
 }
@@ -500,20 +589,23 @@ extern "C" int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len)
     if (p->a.n_ev)
         subtract<<<p->a.n_ev, kThreads, 0, p->st>>>(p->a, r);
     CHECK(cudaGetLastError(), "launching the subtraction");
+    CHECK(mark(p, PB_SUBTRACT), "cudaEventRecord");
     return GS_GPU_OK;
 }
 
 extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, char *msg, size_t len)
 {
-    float ms = 0;
     CHECK(cudaMemcpyAsync(p->h_ev.p, p->ev.p, n * sizeof *ev, cudaMemcpyDeviceToHost, p->st),
           "copying the events back");
     CHECK(cudaMemcpyAsync(p->h_err.p, p->err.p, sizeof(unsigned), cudaMemcpyDeviceToHost, p->st),
           "copying the error flag back");
-    CHECK(cudaEventRecord(p->t1, p->st), "cudaEventRecord");
-    CHECK(cudaStreamSynchronize(p->st), "the block's work");
-    CHECK(cudaEventElapsedTime(&ms, p->t0, p->t1), "cudaEventElapsedTime");
-    p->kernel_s += 1e-3 * ms;
+    CHECK(mark(p, PB_RESULTS), "cudaEventRecord");
+    CHECK(wait_idle(p), "the block's work");
+    for (int i = 1; i < p->n_marks; i++) {
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, p->mark[i - 1], p->mark[i]), "cudaEventElapsedTime");
+        p->step_s[p->mark_step[i]] += 1e-3 * ms;
+    }
     if (*(const unsigned *)p->h_err.p) {
         snprintf(msg, len, "a search answered a column outside its segment");
         return GS_GPU_FAIL;
@@ -522,4 +614,14 @@ extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, char *msg, size
     return GS_GPU_OK;
 }
 
-extern "C" double pb_gpu_kernel_s(const pb_gpu *p) { return p->kernel_s; }
+extern "C" void pb_gpu_steps(const pb_gpu *p, double seconds[PB_STEPS])
+{
+    memcpy(seconds, p->step_s, sizeof p->step_s);
+}
+
+extern "C" const char *pb_step_name(int step)
+{
+    static const char *names[PB_STEPS] = { "upload and align", "fill", "search", "answer", "refine",
+                                           "subtract", "results" };
+    return step >= 0 && step < PB_STEPS ? names[step] : "?";
+}

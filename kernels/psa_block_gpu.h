@@ -87,8 +87,12 @@ int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len);
  * statuses); GS_GPU_FAIL when a search answered out of range. */
 int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, char *msg, size_t len);
 
-/* Seconds in the block's kernels since pb_gpu_create (device clock), and their count. */
-double pb_gpu_kernel_s(const pb_gpu *p);
+/* The device's time by step since pb_gpu_create (device clock, from each
+ * block's upload to its answers; a step's time includes the device's wait
+ * for the host before it). */
+enum { PB_LOAD, PB_FILL, PB_SEARCH, PB_ANSWER, PB_REFINE, PB_SUBTRACT, PB_RESULTS, PB_STEPS };
+void pb_gpu_steps(const pb_gpu *p, double seconds[PB_STEPS]);
+const char *pb_step_name(int step);
 
 #ifdef __cplusplus
 }

@@ -347,18 +347,19 @@ static void drop_pending(psa_actor *a)
 /* Where process_block's time went, and the GPU's share of the search phase. */
 static void log_phases(const psa_actor *a)
 {
-    char line[512], gpu[256] = "";
+    char line[512], gpu[512] = "", device[320];
     size_t n = 0;
     for (int p = 0; p < PSA_PHASES && n < sizeof line; p++)
         n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %.3f", p ? ", " : "",
                               psa_phase_name((psa_phase)p), a->block.phase_s[p] +
                               a->async.slot[0].w.phase_s[p] + a->async.slot[1].w.phase_s[p]);
     psa_gpu_times g;
-    double device = psa_block_gpu_seconds(&a->setup);
-    if (a->lagged)
+    if (a->lagged && psa_block_gpu_times(&a->setup, device, sizeof device))
         snprintf(gpu, sizeof gpu, " (align to subtract: on the worker thread, beside the chain); waiting for "
-                 "the worker %.3f s; the GPU block on the device %.3f s from each block's upload to its "
-                 "answers", a->wait_s, device);
+                 "the worker %.3f s; the GPU block on the device %s", a->wait_s, device);
+    else if (a->lagged)
+        snprintf(gpu, sizeof gpu, " (align to subtract: on the worker thread; the GPU block was given up); "
+                 "waiting for the worker %.3f s", a->wait_s);
     else if (psa_engine_gpu_times(&a->engine, &g))
         snprintf(gpu, sizeof gpu, "; of the search: %llu GPU calls, %llu chunks, packing %.3f s, "
                  "kernels %.3f s, waiting %.3f s", g.calls, g.chunks, g.pack_s, g.kernel_s, g.wait_s);

@@ -224,9 +224,19 @@ bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len)
     return true;
 }
 
-double psa_block_gpu_seconds(const psa_setup *s)
+bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len)
 {
-    return s->engine->block ? pb_gpu_kernel_s(s->engine->block) : -1;
+    double t[PB_STEPS], total = 0;
+    size_t n = 0;
+    if (!s->engine->block)
+        return false;
+    pb_gpu_steps(s->engine->block, t);
+    for (int k = 0; k < PB_STEPS; k++)
+        total += t[k];
+    n += (size_t)snprintf(text, len, "%.3f s", total);
+    for (int k = 0; k < PB_STEPS && n < len; k++)
+        n += (size_t)snprintf(text + n, len - n, "%s %s %.3f", k ? "," : ":", pb_step_name(k), t[k]);
+    return true;
 }
 
 /* Round r's searches of the GPU's events that have an r-th net-charge
@@ -369,9 +379,9 @@ bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len)
     return false;
 }
 
-double psa_block_gpu_seconds(const psa_setup *s)
+bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len)
 {
-    return -1;
+    return false;
 }
 
 static unsigned try_device(psa_block *w, const psa_setup *s, const void *in, unsigned size)

@@ -74,8 +74,9 @@ unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigne
  * psa_block_search does whole blocks there; msg says so, or why not (blocks
  * then run round by round).  Returns whether it is in use. */
 bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len);
-/* Seconds the GPU block spent on the device (from each upload to its answers), or -1 when it is not in use. */
-double psa_block_gpu_seconds(const psa_setup *s);
+/* The GPU block's time on the device (from each upload to its answers) and
+ * its steps, as text; false when the block is not on the GPU. */
+bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len);
 
 /* Writes event ev's data:psa frame. */
 void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out);
