@@ -50,6 +50,7 @@ struct args {
     unsigned long long *answer;
     const tile *tiles;
     uint32_t n_queries;
+    const gs_remap *remap; /* gs_resident_launch's: the tiles' searches picked out on the device */
 };
 
 __device__ __forceinline__ unsigned long long pack(float fom, uint32_t col)
@@ -129,7 +130,14 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
 {
     typedef typename lanes<T>::type V;
     extern __shared__ __align__(16) unsigned char smem[];
-    const tile t = a.tiles[blockIdx.x];
+    tile t = a.tiles[blockIdx.x];
+    if (a.remap) {
+        const uint32_t o = t.first - a.remap->first0[t.segment], live = a.remap->count[t.segment];
+        if (o >= live)
+            return;
+        t.first = a.remap->first[t.segment] + o;
+        t.count = live - o < t.count ? live - o : t.count;
+    }
     const gs_segment g = a.seg[t.segment];
     const uint32_t W = a.window, k_count = g.n_mask * W;
     float *scale = reinterpret_cast<float *>(smem);
@@ -223,7 +231,7 @@ __global__ void __launch_bounds__(kThreads) search_near(const args a, uint32_t k
     for (int i = threadIdx.x; i < GS_EXP_TABLE; i += kThreads)
         scale[i] = a.scale[i];
     __syncthreads();
-    if (qi >= a.n_queries)
+    if (qi >= (a.remap ? a.remap->n : a.n_queries))
         return;
     float coef[GS_POW_DEGREE + 1];
     for (int i = 0; i <= GS_POW_DEGREE; i++)
@@ -526,6 +534,7 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     a.answer = s->d_out;
     a.tiles = reinterpret_cast<const tile *>(s->d_in);
     a.n_queries = (uint32_t)n;
+    a.remap = nullptr;
     unsigned blocks_near = (unsigned)((n + kWarps - 1) / kWarps);
     CHECK(cudaEventRecord(s->k0, s->stream), "cudaEventRecord");
     if (g->elem == 2) {
@@ -778,7 +787,7 @@ size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int a
 
 cudaError_t gs_resident_launch(const gs_gpu *g, cudaStream_t st, const void *d_plan, size_t n_tiles,
                                const gs_query *d_q, size_t n, const float *d_meas,
-                               unsigned long long *d_answer, int adaptive)
+                               unsigned long long *d_answer, int adaptive, const gs_remap *d_remap)
 {
     if (n == 0)
         return cudaSuccess;
@@ -799,6 +808,7 @@ cudaError_t gs_resident_launch(const gs_gpu *g, cudaStream_t st, const void *d_p
     a.answer = d_answer;
     a.tiles = static_cast<const tile *>(d_plan);
     a.n_queries = (uint32_t)n;
+    a.remap = d_remap;
     search_tiles<float><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
     if (adaptive)
         search_near<float><<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, g->smem_near, st>>>(a, g->max_k);

@@ -17,12 +17,27 @@ size_t gs_resident_plan_bytes(const gs_gpu *g, size_t n);
  * (as size_t) when there is no host memory. */
 size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int adaptive, void *plan);
 
+/*
+ * Some of a planned list's searches picked out on the device, in order (so
+ * still sorted by segment): n of them; segment s's were searches first0[s]
+ * .. first0[s + 1] of the planned list and are now searches first[s] ..
+ * first[s] + count[s].  A tile of the plan then takes the searches at the
+ * same places of its segment's part, and tiles past the part's end stop at
+ * once.
+ */
+typedef struct gs_remap {
+    uint32_t n;
+    uint32_t first0[65], first[64], count[64];
+} gs_remap;
+
 /* Queues on st the search of the n sorted searches d_q (their measured
  * values at d_meas), tiled by d_plan (n_tiles of gs_resident_plan's, copied
  * to the device): answer[i] = FoM bits << 32 | column, the lower FoM, then
- * the lower column, as gs_gpu_search finds it. */
+ * the lower column, as gs_gpu_search finds it.  With d_remap (on the
+ * device), d_plan is the plan of a longer list and d_q the searches picked
+ * out of it (n: that list's length, a bound). */
 cudaError_t gs_resident_launch(const gs_gpu *g, cudaStream_t st, const void *d_plan, size_t n_tiles,
                                const gs_query *d_q, size_t n, const float *d_meas,
-                               unsigned long long *d_answer, int adaptive);
+                               unsigned long long *d_answer, int adaptive, const gs_remap *d_remap);
 
 #endif

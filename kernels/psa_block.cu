@@ -60,8 +60,10 @@ __global__ void __launch_bounds__(kThreads) align_events(const kp a)
 
 /* Search i's measured values: its event's aligned mask channels over the segment's energy. */
 __global__ void __launch_bounds__(kThreads) fill(const kp a, const gs_query *q, const uint32_t *owner, int r,
-                                                 float *meas)
+                                                 float *meas, const gs_remap *picked)
 {
+    if (picked && blockIdx.x >= picked->n)
+        return;
     const gs_query x = q[blockIdx.x];
     const uint32_t j = owner[blockIdx.x], W = a.w.length;
     const dseg &g = a.seg[x.segment];
@@ -73,10 +75,10 @@ __global__ void __launch_bounds__(kThreads) fill(const kp a, const gs_query *q, 
 
 /* Each search's answer as hit r of its event (actors/psa/psa_block.c's answer()). */
 __global__ void answer(const kp a, const gs_query *q, const uint32_t *owner, uint32_t n, int r,
-                       const unsigned long long *ans, unsigned *err)
+                       const unsigned long long *ans, unsigned *err, const gs_remap *picked)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
+    if (i >= (picked ? picked->n : n))
         return;
     const gs_query x = q[i];
     const dseg &g = a.seg[x.segment];
@@ -240,6 +242,63 @@ __global__ void __launch_bounds__(kThreads) refine_align(const kp a, const uint8
         align(a, j, PT_DADD(a.ev[j].t0, a.ev[j].shift), threadIdx.x, kThreads);
 }
 
+/*
+ * The searches of a refinement pass: round 0's (q0, sorted by segment) of
+ * the events it marked, picked out in order into q and owner by one block
+ * (a scan of the per-thread counts), with the segments' new places for the
+ * round-0 tile plan (gs_remap).  The count joins stats[0].
+ */
+constexpr int kPick = 1024;
+
+__global__ void __launch_bounds__(kPick) pick(const gs_query *q0, const uint32_t *owner0, uint32_t n0,
+                                              const uint8_t *todo, gs_remap *remap, gs_query *q,
+                                              uint32_t *owner, unsigned long long *stats)
+{
+    __shared__ uint32_t sum[kPick], start[kPick];
+    const uint32_t per = (n0 + kPick - 1) / kPick, from = threadIdx.x * per;
+    const uint32_t to = from + per < n0 ? from + per : n0;
+    uint32_t mine = 0;
+    for (uint32_t i = from; i < to; i++)
+        mine += todo[owner0[i]] != 0;
+    sum[threadIdx.x] = mine;
+    for (int off = 1; off < kPick; off <<= 1) {
+        __syncthreads();
+        const uint32_t add = threadIdx.x >= (unsigned)off ? sum[threadIdx.x - off] : 0;
+        __syncthreads();
+        sum[threadIdx.x] += add;
+    }
+    __syncthreads();
+    start[threadIdx.x] = sum[threadIdx.x] - mine;
+    __syncthreads();
+    uint32_t at = start[threadIdx.x];
+    for (uint32_t i = from; i < to; i++)
+        if (todo[owner0[i]]) {
+            q[at] = q0[i];
+            owner[at++] = owner0[i];
+        }
+    if (threadIdx.x <= 64) {
+        /* where place first0[s] of the list lands: the picks before it (s = 64: all of them) */
+        const uint32_t i = remap->first0[threadIdx.x] < n0 ? remap->first0[threadIdx.x] : n0;
+        uint32_t pos = sum[kPick - 1];
+        if (i < n0) {
+            const uint32_t t = i / per;
+            pos = start[t];
+            for (uint32_t k = t * per; k < i; k++)
+                pos += todo[owner0[k]] != 0;
+        }
+        if (threadIdx.x < 64)
+            remap->first[threadIdx.x] = pos;
+        else
+            remap->n = pos;
+    }
+    __syncthreads();
+    if (threadIdx.x < 64)
+        remap->count[threadIdx.x] = (threadIdx.x < 63 ? remap->first[threadIdx.x + 1] : remap->n) -
+                                    remap->first[threadIdx.x];
+    if (threadIdx.x == 0)
+        stats[0] += sum[kPick - 1];
+}
+
 /* Hit r's signal times its energy leaves the aligned values. */
 __global__ void __launch_bounds__(kThreads) subtract(const kp a, int r)
 {
@@ -282,9 +341,15 @@ struct pb_gpu {
     dseg *d_seg;
     uint32_t *d_points;
     float *d_signal, *d_point_edge;
-    dbuf block, ev, resid, todo, realign, sums, in[2], meas, answers, err;
-    hbuf h_ev, h_todo, h_in[2], h_err;
-    int flip;
+    dbuf block, ev, resid, todo, realign, sums, in[2], meas, answers, err, rq, rowner, stats;
+    hbuf h_ev, h_in[2], h_err;
+    int flip, adaptive;
+    /* the block's round 0 (sorted by segment), whose plan the refinement's searches reuse */
+    const void *plan0;
+    size_t tiles0, n0;
+    const gs_query *q0;
+    const uint32_t *owner0;
+    gs_remap *remap0;
     double step_s[PB_STEPS];
 };
 
@@ -337,10 +402,10 @@ cudaError_t grow(hbuf *b, size_t bytes)
 void free_bufs(pb_gpu *p)
 {
     dbuf *d[] = { &p->block, &p->ev, &p->resid, &p->todo, &p->realign, &p->sums, &p->in[0], &p->in[1],
-                  &p->meas, &p->answers, &p->err };
+                  &p->meas, &p->answers, &p->err, &p->rq, &p->rowner, &p->stats };
     for (dbuf *b : d)
         cudaFree(b->p);
-    hbuf *h[] = { &p->h_ev, &p->h_todo, &p->h_in[0], &p->h_in[1], &p->h_err };
+    hbuf *h[] = { &p->h_ev, &p->h_in[0], &p->h_in[1], &p->h_err };
     for (hbuf *b : h) {
         cudaFreeHost(b->p);
         if (b->sent)
@@ -363,7 +428,7 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
     CHECK(cudaEventCreateWithFlags(&p->idle, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
     for (int i = 0; i < kMarks; i++)
         CHECK(cudaEventCreate(&p->mark[i]), "cudaEventCreate");
-    hbuf *h[] = { &p->h_ev, &p->h_todo, &p->h_in[0], &p->h_in[1], &p->h_err };
+    hbuf *h[] = { &p->h_ev, &p->h_in[0], &p->h_in[1], &p->h_err };
     for (hbuf *b : h) {
         CHECK(cudaEventCreateWithFlags(&b->sent, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
         CHECK(cudaEventRecord(b->sent, p->st), "cudaEventRecord");
@@ -414,6 +479,25 @@ cudaError_t mark(pb_gpu *p, int step)
         return cudaSuccess;
     p->mark_step[p->n_marks] = step;
     return cudaEventRecord(p->mark[p->n_marks++], p->st);
+}
+
+/* Fills, searches and answers searches dq (events down) as hit r; with
+ * picked, those the pick put there (n: a bound). */
+int search(pb_gpu *p, int r, const void *plan, size_t tiles, const gs_query *dq, const uint32_t *down, size_t n,
+           const gs_remap *picked, char *msg, size_t len)
+{
+    fill<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, dq, down, r, (float *)p->meas.p, picked);
+    CHECK(cudaGetLastError(), "launching the fill");
+    CHECK(mark(p, PB_FILL), "cudaEventRecord");
+    CHECK(gs_resident_launch(p->search, p->st, plan, tiles, dq, n, (const float *)p->meas.p,
+                             (unsigned long long *)p->answers.p, p->adaptive, picked), "launching the grid search");
+    CHECK(mark(p, PB_SEARCH), "cudaEventRecord");
+    answer<<<blocks_for(n, kThreads), kThreads, 0, p->st>>>(p->a, dq, down, (uint32_t)n, r,
+                                                            (const unsigned long long *)p->answers.p,
+                                                            (unsigned *)p->err.p, picked);
+    CHECK(cudaGetLastError(), "launching the answers");
+    CHECK(mark(p, PB_ANSWER), "cudaEventRecord");
+    return GS_GPU_OK;
 }
 
 /* Sleeps until everything queued so far is done. */
@@ -500,17 +584,19 @@ extern "C" int pb_gpu_load(pb_gpu *p, const void *host, size_t bytes, const pb_e
     CHECK(grow(&p->todo, n), "cudaMalloc of the refinement's marks");
     CHECK(grow(&p->realign, n), "cudaMalloc of the refinement's marks");
     CHECK(grow(&p->sums, n * (2 * (size_t)p->a.steps + 1) * sizeof(double)), "cudaMalloc of the refinement's sums");
-    CHECK(grow(&p->err, sizeof(unsigned)), "cudaMalloc");
+    CHECK(grow(&p->err, 16), "cudaMalloc");
+    CHECK(grow(&p->stats, 16), "cudaMalloc");
     CHECK(grow(&p->h_ev, n * sizeof *ev), "cudaMallocHost of the events");
-    CHECK(grow(&p->h_todo, n), "cudaMallocHost of the refinement's marks");
-    CHECK(grow(&p->h_err, sizeof(unsigned)), "cudaMallocHost");
+    CHECK(grow(&p->h_err, 32), "cudaMallocHost");
     memcpy(p->h_ev.p, ev, n * sizeof *ev);
     p->n_marks = 0;
     CHECK(mark(p, PB_LOAD), "cudaEventRecord");
     CHECK(cudaMemcpyAsync(p->block.p, host, bytes, cudaMemcpyHostToDevice, p->st), "copying the block");
     CHECK(cudaMemcpyAsync(p->ev.p, p->h_ev.p, n * sizeof *ev, cudaMemcpyHostToDevice, p->st),
           "copying the events");
-    CHECK(cudaMemsetAsync(p->err.p, 0, sizeof(unsigned), p->st), "clearing the error flag");
+    CHECK(cudaMemsetAsync(p->err.p, 0, 16, p->st), "clearing the error flag");
+    CHECK(cudaMemsetAsync(p->stats.p, 0, 16, p->st), "clearing the counts");
+    p->n0 = 0;
     p->a.block = (const uint8_t *)p->block.p;
     p->a.ev = (pb_event *)p->ev.p;
     p->a.resid = (float *)p->resid.p;
@@ -525,16 +611,20 @@ extern "C" int pb_gpu_load(pb_gpu *p, const void *host, size_t bytes, const pb_e
 extern "C" int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t *owner, size_t n,
                              int adaptive, char *msg, size_t len)
 {
-    if (n == 0)
+    if (n == 0) {
+        if (r == 0)
+            p->n0 = 0;
         return GS_GPU_OK;
+    }
     hbuf *h = &p->h_in[p->flip];
     dbuf *d = &p->in[p->flip];
     p->flip ^= 1;
     size_t plan = (gs_resident_plan_bytes(p->search, n) + 15) / 16 * 16;
-    size_t q_at = plan, owner_at = q_at + (n * sizeof *q + 15) / 16 * 16, bytes = owner_at + n * sizeof *owner;
+    size_t remap_at = plan, q_at = remap_at + (sizeof(gs_remap) + 15) / 16 * 16;
+    size_t owner_at = q_at + (n * sizeof *q + 15) / 16 * 16, bytes = owner_at + n * sizeof *owner;
     const gs_query &last = q[n - 1];
     size_t values = (size_t)last.meas + (size_t)p->a.w.length * PB_MAX_MASK;
-    CHECK(cudaEventSynchronize(h->sent), "the previous round's copy");
+    CHECK(cudaEventSynchronize(h->sent), "the copy of the round before the last");
     CHECK(grow(h, bytes), "cudaMallocHost of a round's searches");
     CHECK(grow(d, bytes), "cudaMalloc of a round's searches");
     CHECK(grow(&p->meas, values * sizeof(float)), "cudaMalloc of the measured values");
@@ -545,30 +635,35 @@ extern "C" int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t
         snprintf(msg, len, "no host memory to plan %zu searches", n);
         return GS_GPU_NOMEM;
     }
+    gs_remap *rm = (gs_remap *)(hp + remap_at);
+    memset(rm, 0, sizeof *rm);
+    for (size_t i = 0, s = 0; s < 65; s++) {
+        while (i < n && q[i].segment < s)
+            i++;
+        rm->first0[s] = (uint32_t)i;
+    }
     memcpy(hp + q_at, q, n * sizeof *q);
     memcpy(hp + owner_at, owner, n * sizeof *owner);
     CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying a round's searches");
     CHECK(cudaEventRecord(h->sent, p->st), "cudaEventRecord");
     const gs_query *dq = (const gs_query *)(dp + q_at);
     const uint32_t *down = (const uint32_t *)(dp + owner_at);
-    fill<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, dq, down, r, (float *)p->meas.p);
-    CHECK(cudaGetLastError(), "launching the fill");
-    CHECK(mark(p, PB_FILL), "cudaEventRecord");
-    CHECK(gs_resident_launch(p->search, p->st, dp, tiles, dq, n, (const float *)p->meas.p,
-                             (unsigned long long *)p->answers.p, adaptive), "launching the grid search");
-    CHECK(mark(p, PB_SEARCH), "cudaEventRecord");
-    answer<<<blocks_for(n, kThreads), kThreads, 0, p->st>>>(p->a, dq, down, (uint32_t)n, r,
-                                                            (const unsigned long long *)p->answers.p,
-                                                            (unsigned *)p->err.p);
-    CHECK(cudaGetLastError(), "launching the answers");
-    CHECK(mark(p, PB_ANSWER), "cudaEventRecord");
-    return GS_GPU_OK;
+    if (r == 0) {
+        p->plan0 = dp;
+        p->tiles0 = tiles;
+        p->q0 = dq;
+        p->owner0 = down;
+        p->remap0 = (gs_remap *)(dp + remap_at);
+        p->n0 = n;
+    }
+    p->adaptive = adaptive;
+    return search(p, r, dp, tiles, dq, down, n, nullptr, msg, len);
 }
 
-extern "C" int pb_gpu_refine(pb_gpu *p, int pass, uint8_t *todo, char *msg, size_t len)
+extern "C" int pb_gpu_refine(pb_gpu *p, int pass, char *msg, size_t len)
 {
     size_t n = p->a.n_ev;
-    if (n == 0)
+    if (n == 0 || p->n0 == 0)
         return GS_GPU_OK;
     uint8_t *d_todo = (uint8_t *)p->todo.p, *d_realign = (uint8_t *)p->realign.p;
     double *sums = (double *)p->sums.p;
@@ -577,11 +672,14 @@ extern "C" int pb_gpu_refine(pb_gpu *p, int pass, uint8_t *todo, char *msg, size
     refine_halves<<<blocks_for(n, kThreads / 2), kThreads, 0, p->st>>>(p->a, pass, d_todo, sums, d_realign);
     refine_align<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, d_realign);
     CHECK(cudaGetLastError(), "launching the refinement");
+    CHECK(grow(&p->rq, p->n0 * sizeof(gs_query)), "cudaMalloc of a pass's searches");
+    CHECK(grow(&p->rowner, p->n0 * sizeof(uint32_t)), "cudaMalloc of a pass's searches");
+    pick<<<1, kPick, 0, p->st>>>(p->q0, p->owner0, (uint32_t)p->n0, d_todo, p->remap0, (gs_query *)p->rq.p,
+                                 (uint32_t *)p->rowner.p, (unsigned long long *)p->stats.p);
+    CHECK(cudaGetLastError(), "launching the pick");
     CHECK(mark(p, PB_REFINE), "cudaEventRecord");
-    CHECK(cudaMemcpyAsync(p->h_todo.p, d_todo, n, cudaMemcpyDeviceToHost, p->st), "copying the marks back");
-    CHECK(wait_idle(p), "the refinement");
-    memcpy(todo, p->h_todo.p, n);
-    return GS_GPU_OK;
+    return search(p, 0, p->plan0, p->tiles0, (const gs_query *)p->rq.p, (const uint32_t *)p->rowner.p, p->n0,
+                  p->remap0, msg, len);
 }
 
 extern "C" int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len)
@@ -593,12 +691,15 @@ extern "C" int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len)
     return GS_GPU_OK;
 }
 
-extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, char *msg, size_t len)
+extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, char *msg, size_t len)
 {
+    unsigned char *h = (unsigned char *)p->h_err.p;
     CHECK(cudaMemcpyAsync(p->h_ev.p, p->ev.p, n * sizeof *ev, cudaMemcpyDeviceToHost, p->st),
           "copying the events back");
-    CHECK(cudaMemcpyAsync(p->h_err.p, p->err.p, sizeof(unsigned), cudaMemcpyDeviceToHost, p->st),
+    CHECK(cudaMemcpyAsync(h, p->err.p, sizeof(unsigned), cudaMemcpyDeviceToHost, p->st),
           "copying the error flag back");
+    CHECK(cudaMemcpyAsync(h + 16, p->stats.p, sizeof(unsigned long long), cudaMemcpyDeviceToHost, p->st),
+          "copying the counts back");
     CHECK(mark(p, PB_RESULTS), "cudaEventRecord");
     CHECK(wait_idle(p), "the block's work");
     for (int i = 1; i < p->n_marks; i++) {
@@ -606,7 +707,8 @@ extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, char *msg, size
         CHECK(cudaEventElapsedTime(&ms, p->mark[i - 1], p->mark[i]), "cudaEventElapsedTime");
         p->step_s[p->mark_step[i]] += 1e-3 * ms;
     }
-    if (*(const unsigned *)p->h_err.p) {
+    memcpy(researched, h + 16, sizeof *researched);
+    if (*(const unsigned *)h) {
         snprintf(msg, len, "a search answered a column outside its segment");
         return GS_GPU_FAIL;
     }

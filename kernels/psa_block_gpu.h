@@ -76,16 +76,18 @@ int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t *owner, si
                   char *msg, size_t len);
 
 /* Refinement pass `pass` of every event (pass 0) or of those whose start it
- * moved and whose new search found another point (later passes); todo[n]
- * receives which events moved and must be searched again. */
-int pb_gpu_refine(pb_gpu *p, int pass, uint8_t *todo, char *msg, size_t len);
+ * moved and whose new search found another point (later passes); the events
+ * whose start moved are searched again (round 0's searches, picked out on
+ * the device: nothing waits for the host). */
+int pb_gpu_refine(pb_gpu *p, int pass, char *msg, size_t len);
 
 /* Hit r's signal times its energy leaves the aligned traces of every event with an r-th hit. */
 int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len);
 
 /* Waits for the block and copies its n events back (shift, points, FoMs,
- * statuses); GS_GPU_FAIL when a search answered out of range. */
-int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, char *msg, size_t len);
+ * statuses) and the number of searches the refinement made; GS_GPU_FAIL
+ * when a search answered out of range. */
+int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, char *msg, size_t len);
 
 /* The device's time by step since pb_gpu_create (device clock, from each
  * block's upload to its answers; a step's time includes the device's wait

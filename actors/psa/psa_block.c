@@ -240,19 +240,18 @@ bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len)
 }
 
 /* Round r's searches of the GPU's events that have an r-th net-charge
- * segment (only those marked in todo when it is not NULL), sorted by
- * segment, their measured values one after the other. */
-static size_t device_round(psa_block *w, const psa_setup *s, size_t n_gev, int r, const uint8_t *todo)
+ * segment, sorted by segment, their measured values one after the other. */
+static size_t device_round(psa_block *w, const psa_setup *s, size_t n_gev, int r)
 {
     size_t at[PSA_SEGMENTS + 1] = { 0 };
     for (size_t j = 0; j < n_gev; j++)
-        if ((int)w->gev[j].n_net > r && (!todo || todo[j]))
+        if ((int)w->gev[j].n_net > r)
             at[w->gev[j].net[r] + 1]++;
     for (int g = 0; g < PSA_SEGMENTS; g++)
         at[g + 1] += at[g];
     size_t n = at[PSA_SEGMENTS];
     for (size_t j = 0; j < n_gev; j++)
-        if ((int)w->gev[j].n_net > r && (!todo || todo[j]))
+        if ((int)w->gev[j].n_net > r)
             w->gowner[at[w->gev[j].net[r]]++] = (uint32_t)j;
     uint32_t meas = 0;
     for (size_t i = 0; i < n; i++) {
@@ -297,7 +296,6 @@ static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned
     double t = psa_now();
     if (reserve((void **)&w->gev, &w->cap_gev, w->n_ev + 1, sizeof *w->gev) ||
         reserve((void **)&w->gidx, &w->cap_gidx, w->n_ev + 1, sizeof *w->gidx) ||
-        reserve((void **)&w->todo, &w->cap_todo, w->n_ev + 1, sizeof *w->todo) ||
         reserve((void **)&w->gq, &w->cap_gq, w->n_ev + 1, sizeof *w->gq) ||
         reserve((void **)&w->gowner, &w->cap_gowner, w->n_ev + 1, sizeof *w->gowner))
         return -1;
@@ -309,35 +307,25 @@ static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned
         return rc;
     lap(w, PSA_PHASE_ALIGN, &t);
     for (int r = 0; r < rounds; r++) {
-        size_t q = device_round(w, s, n, r, NULL);
+        size_t q = device_round(w, s, n, r);
         lap(w, PSA_PHASE_GATHER, &t);
         if ((rc = pb_gpu_search(gpu, r, w->gq, w->gowner, q, adaptive, msg, len)))
             return rc;
         w->searches += q;
         lap(w, PSA_PHASE_SEARCH, &t);
-        for (int pass = 0; r == 0 && s->timing->shift_range > 0 && pass < REFINE_PASSES; pass++) {
-            size_t moved = 0;
-            if ((rc = pb_gpu_refine(gpu, pass, w->todo, msg, len)))
+        for (int pass = 0; r == 0 && s->timing->shift_range > 0 && pass < REFINE_PASSES; pass++)
+            if ((rc = pb_gpu_refine(gpu, pass, msg, len)))
                 return rc;
-            for (size_t j = 0; j < n; j++)
-                moved += w->todo[j];
-            lap(w, PSA_PHASE_REFINE, &t);
-            if (!moved)
-                break;
-            q = device_round(w, s, n, 0, w->todo);
-            lap(w, PSA_PHASE_GATHER, &t);
-            if ((rc = pb_gpu_search(gpu, 0, w->gq, w->gowner, q, adaptive, msg, len)))
-                return rc;
-            w->searches += q;
-            w->refined += moved;
-            lap(w, PSA_PHASE_SEARCH, &t);
-        }
+        lap(w, PSA_PHASE_REFINE, &t);
         if ((rc = pb_gpu_subtract(gpu, r, msg, len)))
             return rc;
         lap(w, PSA_PHASE_SUBTRACT, &t);
     }
-    if ((rc = pb_gpu_results(gpu, w->gev, n, msg, len)))
+    uint64_t researched = 0;
+    if ((rc = pb_gpu_results(gpu, w->gev, n, &researched, msg, len)))
         return rc;
+    w->searches += researched;
+    w->refined += researched;
     for (size_t j = 0; j < n; j++) {
         const pb_event *g = &w->gev[j];
         psa_event *ev = &w->ev[w->gidx[j]];
@@ -472,7 +460,6 @@ void psa_block_free(psa_block *w)
 {
     free(w->gev);
     free(w->gidx);
-    free(w->todo);
     free(w->gq);
     free(w->gowner);
     free(w->ev);

@@ -42,12 +42,10 @@ typedef struct psa_block {
     uint64_t searches, refined, fell_back;
     double phase_s[PSA_PHASES];  /* summed over blocks until psa_block_free */
     /* GPUWork block: the events with net-charge segments as the GPU holds
-     * them and their events' indices, the refinement's marks, a round's
-     * searches and their events */
+     * them and their events' indices, a round's searches and their events */
     struct pb_event *gev;
     uint32_t *gidx;
-    uint8_t *todo;
-    size_t cap_gev, cap_gidx, cap_todo;
+    size_t cap_gev, cap_gidx;
     gs_query *gq;
     uint32_t *gowner;
     size_t cap_gq, cap_gowner;
