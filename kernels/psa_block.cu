@@ -93,22 +93,19 @@ __global__ void answer(const kp a, const gs_query *q, const uint32_t *owner, uin
     ev.fom[r] = __uint_as_float((uint32_t)(ans[i] >> 32));
 }
 
-/* The sum of squares between the traces started at t and the point's
- * signals sig on channels ch[0..n), channel by channel, sample by sample
- * (the CPU's order). */
-__device__ double squares(const kp &a, const pb_event &ev, double t, const float *sig, const uint8_t *ch,
-                          int n, double inv)
+/* Channel ch's sum of squares over the window between the traces started
+ * at t and the point's signals sig (samples in order, as the CPU sums them). */
+__device__ double channel_squares(const kp &a, const pb_event &ev, double t, const float *sig, uint32_t ch,
+                                  double inv)
 {
     const uint8_t *trace = a.block + ev.trace;
+    const float *s = sig + (size_t)ch * a.n_samples + a.w.start;
     double acc = 0;
-    for (int c = 0; c < n; c++) {
-        const float *s = sig + (size_t)ch[c] * a.n_samples + a.w.start;
-        for (uint32_t i = 0; i < a.w.length; i++) {
-            pt_tap tp = pt_tap_at(&a.w, ev.n_samples, t, i);
-            float v = pt_lerp(pt_raw(trace, ev.n_samples, ev.per_kev, ch[c], tp.lo),
-                              pt_raw(trace, ev.n_samples, ev.per_kev, ch[c], tp.hi), tp.f);
-            acc = pt_square(acc, v, inv, s[i]);
-        }
+    for (uint32_t i = 0; i < a.w.length; i++) {
+        pt_tap tp = pt_tap_at(&a.w, ev.n_samples, t, i);
+        float v = pt_lerp(pt_raw(trace, ev.n_samples, ev.per_kev, ch, tp.lo),
+                          pt_raw(trace, ev.n_samples, ev.per_kev, ch, tp.hi), tp.f);
+        acc = pt_square(acc, v, inv, s[i]);
     }
     return acc;
 }
@@ -147,99 +144,76 @@ __device__ __forceinline__ double own_start(const kp &a, uint32_t point)
     return isfinite(pe) ? PT_DSUB(a.basis_edge, (double)pe) : 0;
 }
 
+/* Starts tried side by side in a refinement pass (each with its channels). */
+constexpr int kGroup = 7;
+
 /*
- * A refinement pass in three kernels (psa_event_refine and psa_block.c's
- * refine()).  First, one thread per event and shift of the first pass: its
- * sum of squares, into sums[j * shifts + k].
+ * A refinement pass (psa_event_refine and psa_block.c's refine()), a block
+ * per event: for each group of starts, the threads sum a start's channel
+ * each; then every thread adds the channels in order and scans the starts
+ * in order (a lower sum wins), so that all hold the same best.  The first
+ * pass's shifts, then the step halved twice around the best; the new shift,
+ * the mark for another search, and the alignment at the new start.
  */
-__global__ void __launch_bounds__(kThreads) refine_shifts(const kp a, int pass, const uint8_t *todo, double *sums)
+__global__ void __launch_bounds__(kThreads) refine(const kp a, int pass, uint8_t *todo)
 {
-    const int shifts = 2 * a.steps + 1;
-    const uint64_t t = (uint64_t)blockIdx.x * kThreads + threadIdx.x;
-    const uint32_t j = (uint32_t)(t / shifts);
-    const int k = (int)(t % shifts);
-    if (j >= a.n_ev || !refining(a, j, pass, todo))
+    __shared__ double part[kGroup][PB_MAX_MASK + 2];
+    const uint32_t j = blockIdx.x;
+    if (!refining(a, j, pass, todo)) {
+        if (threadIdx.x == 0)
+            todo[j] = 0;
         return;
+    }
     const pb_event &ev = a.ev[j];
     uint8_t ch[PB_MAX_MASK + 2];
     const int n = refine_channels(a, ev, ch);
     const uint32_t point = ev.point[0];
     const float *sig = a.signal + (size_t)point * PB_CHANNELS * a.n_samples;
-    const double start = PT_DADD(ev.t0, pt_shift(own_start(a, point), k - a.steps, a.shift_step));
-    sums[t] = squares(a, ev, start, sig, ch, n, 1.0 / (double)ev.e[0]);
-}
-
-/*
- * Then two threads per event: the first pass's sums scanned in order (a
- * lower sum wins), the step halved twice around the best (each thread one
- * side, the pair trading sums through shared memory), the new shift, the
- * event's mark for another search, and whether it must be aligned again.
- */
-__global__ void __launch_bounds__(kThreads) refine_halves(const kp a, int pass, uint8_t *todo, const double *sums,
-                                                          uint8_t *realign)
-{
-    __shared__ double side[kThreads];
+    const double t0 = ev.t0, inv = 1.0 / (double)ev.e[0], own = own_start(a, point), was = ev.shift;
+    double best = own, best_sum = INFINITY;
     const int shifts = 2 * a.steps + 1;
-    const uint32_t j = blockIdx.x * (kThreads / 2) + threadIdx.x / 2;
-    const unsigned half = threadIdx.x % 2;
-    const bool live = j < a.n_ev && refining(a, j, pass, todo);
-    const pb_event *ev = live ? &a.ev[j] : nullptr;
-    uint8_t ch[PB_MAX_MASK + 2];
-    int n = 0;
-    double best = 0, best_sum = INFINITY, t0 = 0, inv = 0;
-    const float *sig = nullptr;
-    uint32_t point = 0;
-    if (live) {
-        n = refine_channels(a, *ev, ch);
-        point = ev->point[0];
-        sig = a.signal + (size_t)point * PB_CHANNELS * a.n_samples;
-        t0 = ev->t0;
-        inv = 1.0 / (double)ev->e[0];
-        const double own = own_start(a, point);
-        best = own;
-        for (int k = 0; k < shifts; k++) {
-            const double sum = sums[(uint64_t)j * shifts + k];
+    for (int k0 = 0; k0 < shifts; k0 += kGroup) {
+        const int m = shifts - k0 < kGroup ? shifts - k0 : kGroup;
+        for (int t = threadIdx.x; t < m * n; t += kThreads) {
+            const double start = PT_DADD(t0, pt_shift(own, k0 + t / n - a.steps, a.shift_step));
+            part[t / n][t % n] = channel_squares(a, ev, start, sig, ch[t % n], inv);
+        }
+        __syncthreads();
+        for (int k = 0; k < m; k++) {
+            double sum = 0;
+            for (int c = 0; c < n; c++)
+                sum = PT_DADD(sum, part[k][c]);
             if (sum < best_sum) {
                 best_sum = sum;
-                best = pt_shift(own, k - a.steps, a.shift_step);
+                best = pt_shift(own, k0 + k - a.steps, a.shift_step);
             }
         }
+        __syncthreads();
     }
     for (double h = a.shift_step / 2; h >= a.shift_step / 4; h /= 2) {
         const double centre = best, tc = PT_DADD(t0, centre);
-        if (live)
-            side[threadIdx.x] = squares(a, *ev, half == 0 ? PT_DSUB(tc, h) : PT_DADD(tc, h), sig, ch, n, inv);
+        for (int t = threadIdx.x; t < 2 * n; t += kThreads)
+            part[t / n][t % n] = channel_squares(a, ev, t / n == 0 ? PT_DSUB(tc, h) : PT_DADD(tc, h), sig,
+                                                 ch[t % n], inv);
         __syncthreads();
-        if (live)
-            for (int k = 0; k < 2; k++) {
-                const double sum = side[(threadIdx.x & ~1u) + k];
-                if (sum < best_sum) {
-                    best_sum = sum;
-                    best = pt_shift(centre, 2 * k - 1, h);
-                }
+        for (int k = 0; k < 2; k++) {
+            double sum = 0;
+            for (int c = 0; c < n; c++)
+                sum = PT_DADD(sum, part[k][c]);
+            if (sum < best_sum) {
+                best_sum = sum;
+                best = pt_shift(centre, 2 * k - 1, h);
             }
+        }
         __syncthreads();
     }
-    if (j < a.n_ev && half == 0) {
-        if (!live) {
-            todo[j] = 0;
-            realign[j] = 0;
-            return;
-        }
-        const double was = ev->shift;
+    if (threadIdx.x == 0) {
         todo[j] = pass == 0 ? best != was : fabs(PT_DSUB(best, was)) >= a.half_step;
-        realign[j] = best != was;
         a.ev[j].before = point;
         a.ev[j].shift = best;
     }
-}
-
-/* Last, the events whose start moved are aligned again, a block each. */
-__global__ void __launch_bounds__(kThreads) refine_align(const kp a, const uint8_t *realign)
-{
-    const uint32_t j = blockIdx.x;
-    if (realign[j])
-        align(a, j, PT_DADD(a.ev[j].t0, a.ev[j].shift), threadIdx.x, kThreads);
+    if (best != was)
+        align(a, j, PT_DADD(t0, best), threadIdx.x, kThreads);
 }
 
 /*
@@ -341,7 +315,7 @@ struct pb_gpu {
     dseg *d_seg;
     uint32_t *d_points;
     float *d_signal, *d_point_edge;
-    dbuf block, ev, resid, todo, realign, sums, in[2], meas, answers, err, rq, rowner, stats;
+    dbuf block, ev, resid, todo, in[2], meas, answers, err, rq, rowner, stats;
     hbuf h_ev, h_in[2], h_err;
     int flip, adaptive;
     /* the block's round 0 (sorted by segment), whose plan the refinement's searches reuse */
@@ -401,8 +375,8 @@ cudaError_t grow(hbuf *b, size_t bytes)
 
 void free_bufs(pb_gpu *p)
 {
-    dbuf *d[] = { &p->block, &p->ev, &p->resid, &p->todo, &p->realign, &p->sums, &p->in[0], &p->in[1],
-                  &p->meas, &p->answers, &p->err, &p->rq, &p->rowner, &p->stats };
+    dbuf *d[] = { &p->block, &p->ev, &p->resid, &p->todo, &p->in[0], &p->in[1], &p->meas, &p->answers,
+                  &p->err, &p->rq, &p->rowner, &p->stats };
     for (dbuf *b : d)
         cudaFree(b->p);
     hbuf *h[] = { &p->h_ev, &p->h_in[0], &p->h_in[1], &p->h_err };
@@ -582,8 +556,6 @@ extern "C" int pb_gpu_load(pb_gpu *p, const void *host, size_t bytes, const pb_e
     CHECK(grow(&p->ev, n * sizeof *ev), "cudaMalloc of the events");
     CHECK(grow(&p->resid, n * values * sizeof(float)), "cudaMalloc of the aligned traces");
     CHECK(grow(&p->todo, n), "cudaMalloc of the refinement's marks");
-    CHECK(grow(&p->realign, n), "cudaMalloc of the refinement's marks");
-    CHECK(grow(&p->sums, n * (2 * (size_t)p->a.steps + 1) * sizeof(double)), "cudaMalloc of the refinement's sums");
     CHECK(grow(&p->err, 16), "cudaMalloc");
     CHECK(grow(&p->stats, 16), "cudaMalloc");
     CHECK(grow(&p->h_ev, n * sizeof *ev), "cudaMallocHost of the events");
@@ -665,12 +637,8 @@ extern "C" int pb_gpu_refine(pb_gpu *p, int pass, char *msg, size_t len)
     size_t n = p->a.n_ev;
     if (n == 0 || p->n0 == 0)
         return GS_GPU_OK;
-    uint8_t *d_todo = (uint8_t *)p->todo.p, *d_realign = (uint8_t *)p->realign.p;
-    double *sums = (double *)p->sums.p;
-    refine_shifts<<<blocks_for(n * (2 * (size_t)p->a.steps + 1), kThreads), kThreads, 0, p->st>>>(p->a, pass,
-                                                                                                  d_todo, sums);
-    refine_halves<<<blocks_for(n, kThreads / 2), kThreads, 0, p->st>>>(p->a, pass, d_todo, sums, d_realign);
-    refine_align<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, d_realign);
+    uint8_t *d_todo = (uint8_t *)p->todo.p;
+    refine<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, pass, d_todo);
     CHECK(cudaGetLastError(), "launching the refinement");
     CHECK(grow(&p->rq, p->n0 * sizeof(gs_query)), "cudaMalloc of a pass's searches");
     CHECK(grow(&p->rowner, p->n0 * sizeof(uint32_t)), "cudaMalloc of a pass's searches");

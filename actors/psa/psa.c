@@ -27,7 +27,9 @@ typedef struct psa_actor {
     psa_block block;
     psa_async async;   /* GPUWork block: blocks one behind (lagged) */
     bool lagged;
-    int pending;       /* lagged: the slot whose frames the next call writes, -1: none */
+    int prev;          /* lagged: the slot whose frames the next call writes, -1: none */
+    bool prev_done;    /* the worker finished it */
+    int retry;         /* the slot handed over by a call that answered NARVAL_E_OUTPUT_SIZE, -1: none */
     const psa_block *writing; /* the block whose frames the frame loop writes */
     size_t cursor;     /* its next event */
     double wait_s;     /* lagged: process_block's time waiting for the worker */
@@ -124,7 +126,7 @@ static unsigned psa_initialise(void *algo_data)
         return kit_fail(a->k.name, code, "%s", msg);
     kit_log(a->k.name, KIT_INFO, "searching on the %s", msg);
     a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, a->k.name };
-    a->pending = -1;
+    a->prev = a->retry = -1;
     if (psa_conf.gpu_block && a->engine.gpu) {
         if (!psa_block_gpu_open(&a->setup, msg, sizeof msg)) {
             kit_log(a->k.name, KIT_WARN, "GPUWork block: %s; the blocks run round by round, the searches on "
@@ -249,58 +251,64 @@ static unsigned bad_block(psa_actor *a, const void *in, unsigned size, void *out
                           unsigned *used)
 {
     static const kit_filter_ops ops = { pass_frame, NULL };
-    if (a->pending >= 0) {
-        psa_async_wait(&a->async);
+    if (a->prev >= 0) {
+        if (!a->prev_done)
+            psa_async_wait(&a->async);
         kit_log(a->k.name, KIT_WARN, "the block before the malformed one (%zu data:crystal frames, %u bytes) "
-                "is not emitted: the run stops on this error", a->async.slot[a->pending].w.n_ev,
-                a->async.slot[a->pending].size);
-        a->pending = -1;
+                "is not emitted: the run stops on this error", a->async.slot[a->prev].w.n_ev,
+                a->async.slot[a->prev].size);
+        a->prev = -1;
     }
     unsigned code = kit_filter_block(a->k.name, &ops, a, in, size, out, out_size, used);
     *used = 0;
     return code ? code : NARVAL_E_INPUT;
 }
 
-/* GPUWork block: this block is copied, decoded and handed to the worker; the
- * frames written are the previous block's (at the end of the data, the
- * last's).  When they do not fit, nothing was handed over: the host's retry
- * with the same input does it again. */
+/* GPUWork block: this block is copied, decoded and handed to the worker,
+ * which runs it on the GPU while this call writes the previous block's
+ * frames (at the end of the data, the last's).  When they do not fit, the
+ * host's retry with the same input writes them again and hands nothing
+ * over twice. */
 static unsigned block_lagged(psa_actor *a, const void *in, unsigned size, void *out, unsigned out_size,
                              unsigned *used)
 {
     psa_async *q = &a->async;
-    int cur = a->pending >= 0 ? 1 - a->pending : 0;
+    int cur = a->retry;
     unsigned code;
-    if (size > 0) {
-        psa_slot *sl = &q->slot[cur];
+    if (cur < 0 && size > 0) {
+        cur = a->prev >= 0 ? 1 - a->prev : 0;
         bool bad;
-        double t = psa_now();
-        const unsigned char *copy = psa_async_copy(q, cur, in, size, a->engine.p.threads);
+        unsigned char *copy = psa_async_room(q, cur, size);
         if (!copy)
             return kit_fail(a->k.name, NARVAL_E_NOMEM, "no memory for a copy of a block of %u bytes", size);
-        sl->w.phase_s[PSA_PHASE_DECODE] += psa_now() - t;
-        if ((code = psa_block_decode(&sl->w, &a->setup, copy, size, &bad)))
+        if ((code = psa_block_decode(&q->slot[cur].w, &a->setup, in, size, &bad, copy)))
             return kit_fail(a->k.name, code, "no memory to decode a block of %u bytes", size);
         if (bad)
-            return bad_block(a, copy, size, out, out_size, used);
+            return bad_block(a, in, size, out, out_size, used);
     }
-    if (a->pending >= 0) {
-        psa_slot *p = &q->slot[a->pending];
+    if (a->prev >= 0 && !a->prev_done) {
         double t = psa_now();
         code = psa_async_wait(q);
         a->wait_s += psa_now() - t;
+        a->prev_done = true;
         if (code) {
-            a->pending = -1;
-            return kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes", p->size);
+            unsigned bytes = q->slot[a->prev].size;
+            a->prev = -1;
+            return kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes", bytes);
         }
-        if ((code = write_block(a, &p->w, p->copy, p->size, out, out_size, used)))
-            return code;
-        a->pending = -1;
     }
-    if (size > 0) {
+    if (cur >= 0 && a->retry < 0)
         psa_async_submit(q, cur);
-        a->pending = cur;
+    a->retry = -1;
+    if (a->prev >= 0) {
+        psa_slot *p = &q->slot[a->prev];
+        if ((code = write_block(a, &p->w, p->copy, p->size, out, out_size, used))) {
+            a->retry = code == NARVAL_E_OUTPUT_SIZE ? cur : -1;
+            return code;
+        }
     }
+    a->prev = cur;
+    a->prev_done = false;
     return 0;
 }
 
@@ -335,13 +343,16 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
  * not emitted, and the log says so. */
 static void drop_pending(psa_actor *a)
 {
-    if (a->pending < 0)
+    int held[2] = { a->prev, a->retry };
+    if (!a->lagged)
         return;
     psa_async_wait(&a->async);
-    kit_log(a->k.name, KIT_WARN, "%zu data:crystal frames of the last block (%u bytes) not emitted: the run "
-            "ended without the end-of-data call", a->async.slot[a->pending].w.n_ev,
-            a->async.slot[a->pending].size);
-    a->pending = -1;
+    for (int i = 0; i < 2; i++)
+        if (held[i] >= 0)
+            kit_log(a->k.name, KIT_WARN, "%zu data:crystal frames of a block (%u bytes) not emitted: the run "
+                    "ended without the end-of-data call", a->async.slot[held[i]].w.n_ev,
+                    a->async.slot[held[i]].size);
+    a->prev = a->retry = -1;
 }
 
 /* Where process_block's time went, and the GPU's share of the search phase. */

@@ -1,7 +1,6 @@
 /* psa_async.c: the worker thread of GPUWork block and the two slots it alternates between. */
 #include "psa_async.h"
 
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,7 +56,7 @@ static void release_copy(psa_slot *sl)
     sl->cap = 0;
 }
 
-const unsigned char *psa_async_copy(psa_async *q, int i, const void *in, unsigned size, int threads)
+unsigned char *psa_async_room(psa_async *q, int i, unsigned size)
 {
     psa_slot *sl = &q->slot[i];
     if (size > sl->cap) {
@@ -70,13 +69,6 @@ const unsigned char *psa_async_copy(psa_async *q, int i, const void *in, unsigne
         if (!sl->copy && !(sl->copy = malloc(want)))
             return NULL;
         sl->cap = want;
-    }
-    enum { PIECE = 1 << 18 };
-    long pieces = (long)((size + PIECE - 1) / PIECE);
-#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads())
-    for (long k = 0; k < pieces; k++) {
-        size_t at = (size_t)k * PIECE;
-        memcpy(sl->copy + at, (const unsigned char *)in + at, size - at < PIECE ? size - at : PIECE);
     }
     sl->size = size;
     return sl->copy;

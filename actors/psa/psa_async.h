@@ -33,9 +33,10 @@ typedef struct psa_async {
 /* Starts the worker.  0, or NARVAL_E_NOMEM when no thread can be made. */
 unsigned psa_async_open(psa_async *q, const psa_setup *s);
 
-/* in copied (in parallel, `threads` OpenMP threads) into slot i, which must
- * not be in the worker's hands; NULL when no memory. */
-const unsigned char *psa_async_copy(psa_async *q, int i, const void *in, unsigned size, int threads);
+/* Room for a copy of a block of `size` bytes in slot i, which must not be
+ * in the worker's hands (psa_block_decode copies the block there); NULL
+ * when no memory. */
+unsigned char *psa_async_room(psa_async *q, int i, unsigned size);
 
 /* Hands slot i (decoded by psa_block_decode from its copy) to the worker,
  * which runs psa_block_search on it.  One slot at a time: wait first. */

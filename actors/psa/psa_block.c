@@ -73,7 +73,17 @@ static unsigned list_frames(psa_block *w, const void *in, unsigned size, bool *b
     return 0;
 }
 
-static unsigned decode_all(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad)
+/* Frame f of a block at `from` as it lies in the block's copy at `to`. */
+static adf_frame rebase(const adf_frame *f, const uint8_t *from, const uint8_t *to)
+{
+    adf_frame g = *f;
+    g.data = to + (f->data - from);
+    g.payload = to + (f->payload - from);
+    return g;
+}
+
+static unsigned decode_all(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad,
+                           uint8_t *copy)
 {
     size_t window = (size_t)PSA_CHANNELS * s->layout->window;
     unsigned code = list_frames(w, in, size, bad);
@@ -81,9 +91,19 @@ static unsigned decode_all(psa_block *w, const psa_setup *s, const void *in, uns
         reserve((void **)&w->resid, &w->cap_resid, w->n_ev * window + 1, sizeof *w->resid))
         return NARVAL_E_NOMEM;
     long n = (long)w->n_ev;
+    const uint8_t *src = in;
+    if (copy && n == 0)
+        memcpy(copy, src, size);
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
     for (long k = 0; k < n; k++) {
         psa_event *ev = &w->ev[k];
+        if (copy) {
+            /* the frames before this one's end (other frames between included), the last one's to the block's end */
+            size_t from = k ? w->frame[k - 1].offset + w->frame[k - 1].key.length : 0;
+            size_t to = k + 1 < n ? w->frame[k].offset + w->frame[k].key.length : size;
+            memcpy(copy + from, src + from, to - from);
+            w->frame[k] = rebase(&w->frame[k], src, copy);
+        }
         psa_event_decode(&w->frame[k], ev, s->timing);
         ev->offset = w->frame[k].offset;
         ev->resid = w->resid + (size_t)k * window;
@@ -378,11 +398,12 @@ static unsigned try_device(psa_block *w, const psa_setup *s, const void *in, uns
 }
 #endif
 
-unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad)
+unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad,
+                          void *copy)
 {
     double t = psa_now();
     w->searches = w->refined = w->fell_back = 0;
-    unsigned code = decode_all(w, s, in, size, bad);
+    unsigned code = decode_all(w, s, in, size, bad, copy);
     lap(w, PSA_PHASE_DECODE, &t);
     return code;
 }
@@ -390,7 +411,7 @@ unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsi
 unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigned size)
 {
     bool bad;
-    unsigned code = psa_block_decode(w, s, in, size, &bad);
+    unsigned code = psa_block_decode(w, s, in, size, &bad, NULL);
     return code ? code : psa_block_search(w, s, in, size);
 }
 

@@ -52,8 +52,12 @@ typedef struct psa_block {
 } psa_block;
 
 /* Decodes the data:crystal frames of in (collection stops at malformed
- * framing: *bad is then set, and the frame loop reports it).  NARVAL_E_NOMEM, or 0. */
-unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad);
+ * framing: *bad is then set, and the frame loop reports it).  With copy
+ * (size bytes, unless the framing is bad), the block is copied there on the
+ * way, frame by frame in parallel, and the events read the copy.
+ * NARVAL_E_NOMEM, or 0. */
+unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad,
+                          void *copy);
 
 /* Runs the decoded block's searches (in: the same bytes): round r searches
  * every event's r-th net-charge segment (highest energy first), the first

@@ -269,7 +269,9 @@ typedef struct group_taps {
 } group_taps;
 
 /* The m sums in registers (m a constant where this is inlined), each in the
- * order one start alone would take: the same values, m chains in flight. */
+ * order one start alone takes: channel by channel, each channel's sum over
+ * the window added to the total in channel order (the GPU sums the channels
+ * side by side and adds them in the same order: the same values). */
 static inline __attribute__((always_inline)) void
 sum_channels(const psa_event *ev, const group_taps *tp, int m, double *sum, const float *sig,
              const uint8_t *channels, int n, const det_basis *b, const psa_layout *l)
@@ -278,12 +280,15 @@ sum_channels(const psa_event *ev, const group_taps *tp, int m, double *sum, cons
     float v[ADF_MAX_SAMPLES];
     for (int c = 0; c < n; c++) {
         const float *s = sig + (size_t)channels[c] * b->n_samples + l->window_start;
+        double part[SHIFT_GROUP] = { 0 };
         span(ev, channels[c], tp->first, tp->last, v);
         for (uint32_t i = 0; i < l->window; i++)
 #pragma GCC unroll 8
-            for (int k = 0; k < m; k++) {
-                acc[k] = pt_square(acc[k], pt_lerp(v[tp->lo[i][k]], v[tp->hi[i][k]], tp->f[i][k]), inv, s[i]);
-            }
+            for (int k = 0; k < m; k++)
+                part[k] = pt_square(part[k], pt_lerp(v[tp->lo[i][k]], v[tp->hi[i][k]], tp->f[i][k]), inv, s[i]);
+#pragma GCC unroll 8
+        for (int k = 0; k < m; k++)
+            acc[k] = PT_DADD(acc[k], part[k]);
     }
 #pragma GCC unroll 8
     for (int k = 0; k < m; k++)
