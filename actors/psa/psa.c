@@ -1,6 +1,7 @@
 /* psa.c: the PSA actor psa.so (filter): data:crystal frames in, data:psa frames out by grid search, other frames passed on untouched. */
 #define NARVAL_FILTER
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,15 +224,31 @@ static void commit(psa_actor *a, const psa_block *w)
     write_search_log(a, w);
 }
 
-/* Block w's frames (in: its input) into out; its counts join the run's when they fit. */
-static unsigned write_block(psa_actor *a, psa_block *w, const void *in, unsigned size, void *out,
+/* Block w's frames (in: its input) into out; its counts join the run's when
+ * they fit.  A block with bad framing goes through the kit's frame loop,
+ * which reports the bad frame. */
+static unsigned write_block(psa_actor *a, psa_block *w, const void *in, unsigned size, bool bad, void *out,
                             unsigned out_size, unsigned *used)
 {
     static const kit_filter_ops ops = { on_frame, NULL };
     double t = psa_now();
-    a->writing = w;
-    a->cursor = 0;
-    unsigned code = kit_filter_block(a->k.name, &ops, a, in, size, out, out_size, used);
+    unsigned code;
+    if (bad) {
+        a->writing = w;
+        a->cursor = 0;
+        code = kit_filter_block(a->k.name, &ops, a, in, size, out, out_size, used);
+    } else {
+        size_t need;
+        code = psa_block_emit(w, &a->setup, in, size, out, out_size, &need);
+        if (need > UINT_MAX)
+            code = kit_fail(a->k.name, NARVAL_E_DATA, "the output of this block needs %zu bytes, more than a "
+                            "NARVAL buffer can hold", need);
+        else if (code == NARVAL_E_NOMEM)
+            code = kit_fail(a->k.name, code, "no memory to write a block of %u bytes", size);
+        else if (code == NARVAL_E_INTERNAL)
+            code = kit_fail(a->k.name, code, "a data:psa frame did not take its computed size");
+        *used = code == 0 || code == NARVAL_E_OUTPUT_SIZE ? (unsigned)need : 0;
+    }
     if (!code)
         commit(a, w);
     w->phase_s[PSA_PHASE_WRITE] += psa_now() - t;
@@ -302,7 +319,7 @@ static unsigned block_lagged(psa_actor *a, const void *in, unsigned size, void *
     a->retry = -1;
     if (a->prev >= 0) {
         psa_slot *p = &q->slot[a->prev];
-        if ((code = write_block(a, &p->w, p->copy, p->size, out, out_size, used))) {
+        if ((code = write_block(a, &p->w, p->copy, p->size, false, out, out_size, used))) {
             a->retry = code == NARVAL_E_OUTPUT_SIZE ? cur : -1;
             return code;
         }
@@ -326,12 +343,15 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
         code = block_lagged(a, input_buffer, size_of_input_buffer, output_buffer, size_of_output_buffer,
                             used_size_of_output_buffer);
     } else {
-        code = psa_block_run(&a->block, &a->setup, input_buffer, size_of_input_buffer);
+        bool bad;
+        code = psa_block_decode(&a->block, &a->setup, input_buffer, size_of_input_buffer, &bad, NULL);
+        if (!code)
+            code = psa_block_search(&a->block, &a->setup, input_buffer, size_of_input_buffer);
         if (code)
             code = kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes",
                             size_of_input_buffer);
         else
-            code = write_block(a, &a->block, input_buffer, size_of_input_buffer, output_buffer,
+            code = write_block(a, &a->block, input_buffer, size_of_input_buffer, bad, output_buffer,
                                size_of_output_buffer, used_size_of_output_buffer);
     }
     a->seconds += psa_now() - t;

@@ -307,7 +307,7 @@ static size_t device_events(psa_block *w, const void *in)
     return n;
 }
 
-/* psa_block_run's rounds on the GPU (the same steps as below, the same
+/* psa_block_search's rounds on the GPU (the same steps as below, the same
  * answers).  0; -1 without host memory; a gs_gpu_status with msg when the GPU failed. */
 static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned size, char *msg, size_t len)
 {
@@ -408,13 +408,6 @@ unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsi
     return code;
 }
 
-unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigned size)
-{
-    bool bad;
-    unsigned code = psa_block_decode(w, s, in, size, &bad, NULL);
-    return code ? code : psa_block_search(w, s, in, size);
-}
-
 unsigned psa_block_search(psa_block *w, const psa_setup *s, const void *in, unsigned size)
 {
     unsigned code;
@@ -477,8 +470,54 @@ void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out)
     adf_psa_write(out, ev->key.event, ev->key.timestamp, &p);
 }
 
+/* Where frame k ends in the block. */
+static size_t frame_end(const psa_block *w, size_t k)
+{
+    return w->frame[k].offset + w->frame[k].key.length;
+}
+
+static size_t psa_frame_size(const psa_event *ev)
+{
+    return ev->reject ? 0 : ADF_KEY_SIZE + adf_psa_payload_size((unsigned)ev->n_net);
+}
+
+unsigned psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsigned size, void *out,
+                        unsigned out_size, size_t *used)
+{
+    const uint8_t *src = in;
+    size_t n = w->n_ev, total = 0;
+    if (reserve((void **)&w->out_at, &w->cap_out_at, n + 1, sizeof *w->out_at))
+        return NARVAL_E_NOMEM;
+    for (size_t k = 0; k < n; k++) {
+        w->out_at[k] = total;
+        total += w->frame[k].offset - (k ? frame_end(w, k - 1) : 0) + psa_frame_size(&w->ev[k]);
+    }
+    size_t tail = n ? frame_end(w, n - 1) : 0;
+    total += size - tail;
+    *used = total;
+    if (total > out_size)
+        return NARVAL_E_OUTPUT_SIZE;
+    uint8_t *dst = out;
+    int failed = 0;
+#pragma omp parallel for schedule(dynamic, 64) reduction(| : failed) num_threads(threads(s))
+    for (long k = 0; k < (long)n; k++) {
+        /* the other frames before this one, then its data:psa */
+        size_t from = k ? frame_end(w, k - 1) : 0, gap = w->frame[k].offset - from;
+        memcpy(dst + w->out_at[k], src + from, gap);
+        if (!w->ev[k].reject) {
+            adf_writer wr;
+            adf_writer_init(&wr, dst + w->out_at[k] + gap, psa_frame_size(&w->ev[k]));
+            psa_block_write(&w->ev[k], s, &wr);
+            failed |= wr.used != psa_frame_size(&w->ev[k]);
+        }
+    }
+    memcpy(dst + total - (size - tail), src + tail, size - tail);
+    return failed ? NARVAL_E_INTERNAL : 0;
+}
+
 void psa_block_free(psa_block *w)
 {
+    free(w->out_at);
     free(w->gev);
     free(w->gidx);
     free(w->gq);

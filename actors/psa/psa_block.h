@@ -19,7 +19,7 @@ typedef struct psa_setup {
 } psa_setup;
 
 /* Where process_block's time goes (host clock, summed over the run): the
- * phases of psa_block_run, then the data:psa output (psa.c). */
+ * phases of psa_block_decode and psa_block_search, then the output (psa.c). */
 typedef enum psa_phase {
     PSA_PHASE_DECODE, PSA_PHASE_ALIGN, PSA_PHASE_GATHER, PSA_PHASE_SEARCH, PSA_PHASE_REFINE,
     PSA_PHASE_SUBTRACT, PSA_PHASE_WRITE, PSA_PHASES
@@ -34,6 +34,8 @@ typedef struct psa_block {
     size_t n_ev, cap_ev;
     adf_frame *frame;  /* those frames (their traces are read from the input block) */
     size_t cap_frame;
+    size_t *out_at;    /* psa_block_emit: where each frame's output starts */
+    size_t cap_out_at;
     float *resid;
     size_t cap_resid;
     psa_batch batch;
@@ -68,8 +70,6 @@ unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsi
  * (the engine's searches).  NARVAL_E_NOMEM, or 0. */
 unsigned psa_block_search(psa_block *w, const psa_setup *s, const void *in, unsigned size);
 
-/* psa_block_decode, then psa_block_search. */
-unsigned psa_block_run(psa_block *w, const psa_setup *s, const void *in, unsigned size);
 
 /* GPUWork block with the searches on the GPU: uploads what the blocks'
  * alignment, refinement and subtraction need (the engine keeps it), so that
@@ -79,6 +79,14 @@ bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len);
 /* The GPU block's time on the device (from each upload to its answers) and
  * its steps, as text; false when the block is not on the GPU. */
 bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len);
+
+/* The output of a decoded and searched block whose framing is good (in:
+ * its bytes): each data:crystal frame's data:psa (none for a rejected
+ * one), every other frame as it is, in order; the sizes first, then the
+ * frames, in parallel.  0 with *used set; NARVAL_E_OUTPUT_SIZE with *used
+ * the size needed (nothing written); NARVAL_E_NOMEM. */
+unsigned psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsigned size, void *out,
+                        unsigned out_size, size_t *used);
 
 /* Writes event ev's data:psa frame. */
 void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out);
