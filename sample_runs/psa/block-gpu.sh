@@ -1,7 +1,7 @@
 #!/bin/sh
 # block-gpu.sh: on the GPU machine, the PSA's GPU block (GPUWork block) against the CPU and against the searches-only GPU path on realistic events (byte-identical outputs), check_psa, then the replay chain's throughput.
 #   device command:  . ./.gpudeps/env.sh; sh sample_runs/psa/block-gpu.sh LABEL [EVENTS] [STEPS]
-#   STEPS: any of check equal throughput (default: all three)
+#   STEPS: any of check equal throughput threads (default: the first three)
 set -u
 label=${1:-gpu}
 events=${2:-400000}
@@ -77,6 +77,19 @@ if has throughput; then
     cat "$out/throughput.log"
     grep -h -E '^\[PSA\] (time in|[0-9]+ data:crystal)' "sample_runs/full_chain/$label"/throughput-[12].log
     cp -r "sample_runs/full_chain/$label" "$out/"
+fi
+if has threads; then
+    # the replay chain pipelined with fewer OpenMP threads for the PSA's decoding and writing
+    for n in 4 8; do
+        mkdir -p "$work/threads-$n"
+        sed '/^Threads /d' topologies/conf/PSA.conf > "$work/threads-$n/PSA.conf"
+        echo "Threads $n" >> "$work/threads-$n/PSA.conf"
+        build/bin/narwhal run topologies/replay_chain.xml --pipeline \
+            --conf "$work/threads-$n:topologies/conf/replay_chain:topologies/conf" > "$out/threads-$n.log" 2>&1 || status=1
+        echo "pipelined, PSA Threads $n:"
+        grep -E '^(psa|builder|tracker|histo) |blocks ran' "$out/threads-$n.log"
+        grep -E 'time in process_block' "$out/threads-$n.log"
+    done
 fi
 echo "total: $(($(date +%s) - start)) s"
 exit $status
