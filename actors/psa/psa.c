@@ -139,7 +139,7 @@ static unsigned psa_initialise(void *algo_data)
         a->lagged = true;
         kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, run by a worker thread while "
                 "the chain goes on: each call emits the previous block's frames, the end-of-data call the "
-                "last block's; %s", msg);
+                "last block's; %d OpenMP threads copy, decode and write; %s", psa_block_threads(&a->setup), msg);
     }
     return 0;
 }

@@ -47,9 +47,19 @@ static int reserve(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+int psa_block_threads(const psa_setup *s)
+{
+    int n = omp_get_max_threads();
+    if (s->engine->p.threads > 0)
+        return s->engine->p.threads;
+    if (!s->engine->block)
+        return n;
+    return n / 2 < 1 ? 1 : n / 2 > 8 ? 8 : n / 2;
+}
+
 static int threads(const psa_setup *s)
 {
-    return s->engine->p.threads > 0 ? s->engine->p.threads : omp_get_max_threads();
+    return psa_block_threads(s);
 }
 
 /* The block's data:crystal frames, in order. */

@@ -26,6 +26,13 @@ typedef enum psa_phase {
 } psa_phase;
 
 const char *psa_phase_name(psa_phase p);
+
+/* OpenMP threads of the host's loops: Threads when set; else every core,
+ * except with the whole block on the GPU, where the host's work (copying,
+ * decoding, writing) is bound by memory bandwidth: half the cores, at most
+ * 8, leaving the rest to the chain's other actors (pipelined, 16 threads
+ * made these loops wait for threads the other actors had taken). */
+int psa_block_threads(const psa_setup *s);
 double psa_now(void);
 
 /* The block's working memory, kept from block to block. */

@@ -27,7 +27,8 @@ static const kit_key keys[] = {
     { "CPUKernel", KIT_LIST, offsetof(psa_settings, kernel), "auto",
       .help = "auto (the widest the processor has), avx512, avx2 or portable" },
     { "Threads", KIT_INT, offsetof(psa_settings, threads), "0", KIT_RANGE(0, 1024),
-      .help = "OpenMP threads of the CPU search (0: OpenMP's default)" },
+      .help = "OpenMP threads of the host's loops (0: OpenMP's default, one per core; with the whole "
+              "block on the GPU, half of them, at most 8: that work is bound by memory bandwidth)" },
     { "Threshold", KIT_REAL, offsetof(psa_settings, threshold), "20", KIT_RANGE(0, 1e6),
       .help = "keV a segment needs to count as a net-charge segment (searched)" },
     { "Exponent", KIT_REAL, offsetof(psa_settings, exponent), "0.3", KIT_RANGE(0.01, PSA_POW_MAX),
