@@ -126,21 +126,22 @@ static unsigned psa_initialise(void *algo_data)
                                   sizeof msg)))
         return kit_fail(a->k.name, code, "%s", msg);
     kit_log(a->k.name, KIT_INFO, "searching on the %s", msg);
-    a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, a->k.name };
+    a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, a->k.name, 0 };
     a->prev = a->retry = -1;
-    if (psa_conf.gpu_block && a->engine.gpu) {
-        if (!psa_block_gpu_open(&a->setup, msg, sizeof msg)) {
-            kit_log(a->k.name, KIT_WARN, "GPUWork block: %s; the blocks run round by round, the searches on "
-                    "the GPU", msg);
-            return 0;
-        }
-        if ((code = psa_async_open(&a->async, &a->setup)))
-            return kit_fail(a->k.name, code, "no worker thread for the GPU block");
-        a->lagged = true;
-        kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, run by a worker thread while "
-                "the chain goes on: each call emits the previous block's frames, the end-of-data call the "
-                "last block's; %d OpenMP threads copy, decode and write; %s", psa_block_threads(&a->setup), msg);
-    }
+    bool wanted = psa_conf.gpu_block && a->engine.gpu;
+    bool block = wanted && psa_block_gpu_open(&a->setup, msg, sizeof msg);
+    a->setup.threads = psa_block_threads(&a->setup);
+    if (wanted && !block)
+        kit_log(a->k.name, KIT_WARN, "GPUWork block: %s; the blocks run round by round, the searches on the "
+                "GPU", msg);
+    if (!block)
+        return 0;
+    if ((code = psa_async_open(&a->async, &a->setup)))
+        return kit_fail(a->k.name, code, "no worker thread for the GPU block");
+    a->lagged = true;
+    kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, run by a worker thread while the "
+            "chain goes on: each call emits the previous block's frames, the end-of-data call the last "
+            "block's; %d OpenMP threads copy, decode and write; %s", a->setup.threads, msg);
     return 0;
 }
 

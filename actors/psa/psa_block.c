@@ -57,9 +57,10 @@ int psa_block_threads(const psa_setup *s)
     return n / 2 < 1 ? 1 : n / 2 > 8 ? 8 : n / 2;
 }
 
+/* The count chosen at initialise: the main thread and the worker read it while the worker may give the GPU block up. */
 static int threads(const psa_setup *s)
 {
-    return psa_block_threads(s);
+    return s->threads > 0 ? s->threads : omp_get_max_threads();
 }
 
 /* The block's data:crystal frames, in order. */

@@ -16,6 +16,7 @@ typedef struct psa_setup {
     const psa_timing *timing;
     psa_engine *engine;
     const char *who;   /* the instance's log name */
+    int threads;       /* OpenMP threads of the host's loops (psa_block_threads at initialise) */
 } psa_setup;
 
 /* Where process_block's time goes (host clock, summed over the run): the
