@@ -530,6 +530,24 @@ START_TEST(gpu_equals_cpu)
 }
 END_TEST
 
+/* GPUWork block without a GPU changes nothing: the frames come out of the
+ * call that brought their block. */
+START_TEST(gpu_block_on_the_cpu)
+{
+    unsigned used;
+    found f;
+    for (uint32_t k = 0; k < 6; k++) {
+        hit h = { point_of(k, 1), 700 };
+        put_event(k, 4, &h, 1);
+    }
+    void *a = open_actor("Device cpu\nGPUWork block", 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    read_output(used, &f);
+    ck_assert_int_eq(f.n_psa, 6);
+    close_actor(a);
+}
+END_TEST
+
 /* GPUWork block on a GPU: each call emits the previous block's frames, the
  * end-of-data call the last block's; a retry for a larger output emits the
  * same frames once (skipped without a GPU). */
@@ -598,6 +616,8 @@ START_TEST(configuration_errors)
     ck_assert_uint_eq(config_code("Mask 3 0 1 2 4 5 6 7 8 9 10 11 12 13 14 15 16 17"), NARVAL_E_CONFIG);
     ck_assert_uint_eq(config_code("Mask 3 2 4 9 core\nMask 4 3"), 0);
     ck_assert_uint_eq(config_code("Colour blue"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("GPUWork searches"), 0);
+    ck_assert_uint_eq(config_code("GPUWork everything"), NARVAL_E_CONFIG);
 }
 END_TEST
 
@@ -704,6 +724,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, search_log_lines);
     tcase_add_test(t, gpu_equals_cpu);
     tcase_add_test(t, gpu_block_one_behind);
+    tcase_add_test(t, gpu_block_on_the_cpu);
     tcase_add_test(t, configuration_errors);
     tcase_add_test(t, window_outside_basis);
     tcase_add_test(t, damaged_or_missing_basis);
