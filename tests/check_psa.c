@@ -593,6 +593,85 @@ START_TEST(gpu_block_one_behind)
 }
 END_TEST
 
+/* in[0..size) through the actor in two blocks cut at a frame boundary near
+ * the middle, then the end-of-data call; the frames out, one after the other. */
+static unsigned run_in_two(void *a, size_t size, uint8_t *dst, unsigned *used)
+{
+    adf_iter it;
+    adf_frame f;
+    size_t cut = 0;
+    unsigned e, more, total = 0;
+    adf_iter_init(&it, in, size);
+    while (adf_iter_next(&it, &f) > 0 && f.offset < size / 2)
+        cut = f.offset;
+    const size_t from[] = { 0, cut, 0 }, len[] = { cut, size - cut, 0 };
+    for (int k = 0; k < 3; k++) {
+        psa.filter(a, in + from[k], (unsigned)len[k], dst + total, CAP - total, &more, &e);
+        if (e)
+            return e;
+        total += more;
+    }
+    *used = total;
+    return 0;
+}
+
+/* Simulated events (the generator with the test basis: noise, several hits,
+ * starts the refinement moves and searches again) through the GPU block and
+ * through the CPU, each in two blocks: the same bytes (skipped without a GPU). */
+START_TEST(gpu_block_equals_cpu_on_simulated_events)
+{
+    char gen[PATH_MAX + 64], sim[PATH_MAX + 64], path[PATH_MAX + 96], line[1024], dirs[2 * PATH_MAX];
+    static uint8_t cpu_out[CAP];
+    unsigned e, used_cpu, used_gpu;
+    found f;
+    void *a = open_gpu("Device gpu\nGPUWork block", &e);
+    if (!a) {
+        fprintf(stderr, "check_psa: gpu_block_equals_cpu_on_simulated_events skipped: no usable GPU\n");
+        return;
+    }
+    snprintf(gen, sizeof gen, "%s/gen", dir);
+    snprintf(sim, sizeof sim, "%s/sim.adf", dir);
+    mkdir(gen, 0700);
+    snprintf(path, sizeof path, "%s/Generator.conf", gen);
+    FILE *src = fopen("topologies/conf/full_chain/Generator.conf", "r"), *dst = fopen(path, "w");
+    ck_assert_ptr_nonnull(src);
+    ck_assert_ptr_nonnull(dst);
+    while (fgets(line, sizeof line, src))
+        if (strncmp(line, "Basis ", 6) != 0 && strncmp(line, "Events ", 7) != 0)
+            fputs(line, dst);
+    fprintf(dst, "Basis %s\nEvents 400\n", basis_path);
+    fclose(src);
+    ck_assert_int_eq(fclose(dst), 0);
+    snprintf(path, sizeof path, "%s/ADFWriter.conf", gen);
+    dst = fopen(path, "w");
+    ck_assert_ptr_nonnull(dst);
+    fprintf(dst, "File %s\n", sim);
+    ck_assert_int_eq(fclose(dst), 0);
+    snprintf(dirs, sizeof dirs, "%s:topologies/conf", gen);
+    const char *args[] = { "run", "topologies/simulate.xml", "--actors", nw_build_path("/actors"), "--conf", dirs,
+                           NULL };
+    nw_result r;
+    ck_assert_int_eq(nw_run(&r, args, NULL), 0);
+    ck_assert_msg(r.status == 0, "the generator: %s", r.err);
+    FILE *fp = fopen(sim, "rb");
+    ck_assert_ptr_nonnull(fp);
+    size_t size = fread(in, 1, CAP, fp);
+    ck_assert(feof(fp));
+    fclose(fp);
+    ck_assert_uint_eq(run_in_two(a, size, out, &used_gpu), 0);
+    stop_target = a;
+    const char *log = stderr_of(stop_it, NULL);
+    ck_assert_msg(strstr(log, "the GPU block on the device") && !strstr(log, "failed"), "%s", log);
+    a = open_actor("Device cpu", 0);
+    ck_assert_uint_eq(run_in_two(a, size, cpu_out, &used_cpu), 0);
+    close_actor(a);
+    ck_assert_uint_eq(used_gpu, used_cpu);
+    ck_assert_msg(memcmp(out, cpu_out, used_cpu) == 0, "GPU block and CPU outputs differ");
+    read_output(used_cpu < 8192 ? used_cpu : 8192, &f); /* the first frames: data:psa among them */
+    ck_assert_int_gt(f.n_psa, 0);
+}
+END_TEST
+
 static unsigned config_code(const char *text)
 {
     unsigned e;
@@ -725,6 +804,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, gpu_equals_cpu);
     tcase_add_test(t, gpu_block_one_behind);
     tcase_add_test(t, gpu_block_on_the_cpu);
+    tcase_add_test(t, gpu_block_equals_cpu_on_simulated_events);
     tcase_add_test(t, configuration_errors);
     tcase_add_test(t, window_outside_basis);
     tcase_add_test(t, damaged_or_missing_basis);
