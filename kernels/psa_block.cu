@@ -534,7 +534,8 @@ extern "C" void pb_gpu_destroy(pb_gpu *p)
 extern "C" void *pb_host_alloc(size_t bytes)
 {
     void *p = nullptr;
-    if (cudaMallocHost(&p, bytes ? bytes : 16) != cudaSuccess) {
+    /* portable: pinned for every device, whichever the calling thread has current */
+    if (cudaHostAlloc(&p, bytes ? bytes : 16, cudaHostAllocPortable) != cudaSuccess) {
         cudaGetLastError();
         return nullptr;
     }
