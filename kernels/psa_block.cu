@@ -292,10 +292,11 @@ struct dbuf {
     void *p;
     size_t cap;
 };
-/* A pinned host buffer, likewise. */
+/* A pinned host buffer, likewise, and the event after the last copy out of it. */
 struct hbuf {
     void *p;
     size_t cap;
+    cudaEvent_t sent;
 };
 
 } // namespace
@@ -303,34 +304,26 @@ struct hbuf {
 /* Timing events recorded after each step of a block, read once it is done. */
 constexpr int kMarks = 256;
 
-/* One block in flight: its stream, its device and pinned buffers, its round 0. */
-struct lane {
+struct pb_gpu {
+    gs_gpu *search;
+    int device;
     cudaStream_t st;
-    cudaEvent_t done;              /* blocking: the host sleeps while it waits */
+    cudaEvent_t idle;              /* blocking: the host sleeps while it waits */
     cudaEvent_t mark[kMarks];
     int mark_step[kMarks], n_marks;
     kp a;
-    dbuf block, ev, resid, todo, in, meas, answers, flags, rq, rowner;
-    hbuf h_ev, h_in, h_flags;
-    size_t in_used;                /* bytes of in (and h_in) this block's rounds took */
-    size_t n_ev;
-    int adaptive;
-    /* round 0 (sorted by segment), whose plan the refinement's searches reuse */
+    dseg *d_seg;
+    uint32_t *d_points;
+    float *d_signal, *d_point_edge;
+    dbuf block, ev, resid, todo, in[2], meas, answers, err, rq, rowner, stats;
+    hbuf h_ev, h_in[2], h_err;
+    int flip, adaptive;
+    /* the block's round 0 (sorted by segment), whose plan the refinement's searches reuse */
     const void *plan0;
     size_t tiles0, n0;
     const gs_query *q0;
     const uint32_t *owner0;
     gs_remap *remap0;
-};
-
-struct pb_gpu {
-    gs_gpu *search;
-    int device;
-    kp shared;                     /* the fields every lane's kernels share */
-    dseg *d_seg;
-    uint32_t *d_points;
-    float *d_signal, *d_point_edge;
-    lane ln[PB_LANES];
     double step_s[PB_STEPS];
 };
 
@@ -349,7 +342,6 @@ int fail(cudaError_t err, const char *what, char *msg, size_t len)
             return fail(err_, what, msg, len);                                                     \
     } while (0)
 
-/* Grows a device buffer (cudaFree waits for the device: the work in flight is done first). */
 cudaError_t grow(dbuf *b, size_t bytes)
 {
     if (bytes <= b->cap)
@@ -364,39 +356,35 @@ cudaError_t grow(dbuf *b, size_t bytes)
     return err;
 }
 
-/* Grows a pinned buffer; only between blocks of its lane (nothing of it in flight). */
+/* Grows a pinned buffer once the copies out of it are done. */
 cudaError_t grow(hbuf *b, size_t bytes)
 {
     if (bytes <= b->cap)
         return cudaSuccess;
+    cudaError_t err = cudaEventSynchronize(b->sent);
+    if (err != cudaSuccess)
+        return err;
     cudaFreeHost(b->p);
     b->p = nullptr;
     b->cap = 0;
     size_t want = bytes + bytes / 2 + 256;
-    cudaError_t err = cudaMallocHost(&b->p, want);
-    if (err == cudaSuccess)
+    if ((err = cudaMallocHost(&b->p, want)) == cudaSuccess)
         b->cap = want;
     return err;
 }
 
-void free_lane(lane *l)
+void free_bufs(pb_gpu *p)
 {
-    if (l->st)
-        cudaStreamSynchronize(l->st);
-    dbuf *d[] = { &l->block, &l->ev, &l->resid, &l->todo, &l->in, &l->meas, &l->answers, &l->flags, &l->rq,
-                  &l->rowner };
+    dbuf *d[] = { &p->block, &p->ev, &p->resid, &p->todo, &p->in[0], &p->in[1], &p->meas, &p->answers,
+                  &p->err, &p->rq, &p->rowner, &p->stats };
     for (dbuf *b : d)
         cudaFree(b->p);
-    hbuf *h[] = { &l->h_ev, &l->h_in, &l->h_flags };
-    for (hbuf *b : h)
+    hbuf *h[] = { &p->h_ev, &p->h_in[0], &p->h_in[1], &p->h_err };
+    for (hbuf *b : h) {
         cudaFreeHost(b->p);
-    if (l->done)
-        cudaEventDestroy(l->done);
-    for (int i = 0; i < kMarks; i++)
-        if (l->mark[i])
-            cudaEventDestroy(l->mark[i]);
-    if (l->st)
-        cudaStreamDestroy(l->st);
+        if (b->sent)
+            cudaEventDestroy(b->sent);
+    }
 }
 
 int upload(void **dst, const void *src, size_t bytes, const char *what, char *msg, size_t len)
@@ -410,11 +398,14 @@ int upload(void **dst, const void *src, size_t bytes, const char *what, char *ms
 int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
 {
     CHECK(cudaSetDevice(p->device), "cudaSetDevice");
-    for (lane &l : p->ln) {
-        CHECK(cudaStreamCreateWithFlags(&l.st, cudaStreamNonBlocking), "cudaStreamCreate");
-        CHECK(cudaEventCreateWithFlags(&l.done, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
-        for (int i = 0; i < kMarks; i++)
-            CHECK(cudaEventCreate(&l.mark[i]), "cudaEventCreate");
+    CHECK(cudaStreamCreateWithFlags(&p->st, cudaStreamNonBlocking), "cudaStreamCreate");
+    CHECK(cudaEventCreateWithFlags(&p->idle, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
+    for (int i = 0; i < kMarks; i++)
+        CHECK(cudaEventCreate(&p->mark[i]), "cudaEventCreate");
+    hbuf *h[] = { &p->h_ev, &p->h_in[0], &p->h_in[1], &p->h_err };
+    for (hbuf *b : h) {
+        CHECK(cudaEventCreateWithFlags(&b->sent, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
+        CHECK(cudaEventRecord(b->sent, p->st), "cudaEventRecord");
     }
     dseg seg[PB_SEGMENTS];
     uint32_t off = 0;
@@ -438,7 +429,7 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
         (rc = upload((void **)&p->d_point_edge, s->point_edge, s->n_points * sizeof(float),
                      "uploading the points' edges", msg, len)))
         return rc;
-    kp &a = p->shared;
+    kp &a = p->a;
     a.signal = p->d_signal;
     a.point_edge = p->d_point_edge;
     a.seg = p->d_seg;
@@ -454,50 +445,40 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
 
 unsigned blocks_for(size_t n, unsigned per) { return (unsigned)((n + per - 1) / per); }
 
-size_t align16(size_t n) { return (n + 15) / 16 * 16; }
-
-/* The time since the lane's previous mark counts as `step` (its stream's
- * idle time included); past kMarks a block's later steps merge into its last. */
-cudaError_t mark(lane *l, int step)
+/* The time since the previous mark counts as `step` (idle time waiting for
+ * the host included); past kMarks a block's later steps merge into its last. */
+cudaError_t mark(pb_gpu *p, int step)
 {
-    if (l->n_marks == kMarks)
+    if (p->n_marks == kMarks)
         return cudaSuccess;
-    l->mark_step[l->n_marks] = step;
-    return cudaEventRecord(l->mark[l->n_marks++], l->st);
+    p->mark_step[p->n_marks] = step;
+    return cudaEventRecord(p->mark[p->n_marks++], p->st);
 }
 
 /* Fills, searches and answers searches dq (events down) as hit r; with
  * picked, those the pick put there (n: a bound). */
-int search(pb_gpu *p, lane *l, int r, const void *plan, size_t tiles, const gs_query *dq, const uint32_t *down,
-           size_t n, const gs_remap *picked, char *msg, size_t len)
+int search(pb_gpu *p, int r, const void *plan, size_t tiles, const gs_query *dq, const uint32_t *down, size_t n,
+           const gs_remap *picked, char *msg, size_t len)
 {
-    fill<<<(unsigned)n, kThreads, 0, l->st>>>(l->a, dq, down, r, (float *)l->meas.p, picked);
+    fill<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, dq, down, r, (float *)p->meas.p, picked);
     CHECK(cudaGetLastError(), "launching the fill");
-    CHECK(mark(l, PB_FILL), "cudaEventRecord");
-    CHECK(gs_resident_launch(p->search, l->st, plan, tiles, dq, n, (const float *)l->meas.p,
-                             (unsigned long long *)l->answers.p, l->adaptive, picked), "launching the grid search");
-    CHECK(mark(l, PB_SEARCH), "cudaEventRecord");
-    answer<<<blocks_for(n, kThreads), kThreads, 0, l->st>>>(l->a, dq, down, (uint32_t)n, r,
-                                                            (const unsigned long long *)l->answers.p,
-                                                            (unsigned *)l->flags.p, picked);
+    CHECK(mark(p, PB_FILL), "cudaEventRecord");
+    CHECK(gs_resident_launch(p->search, p->st, plan, tiles, dq, n, (const float *)p->meas.p,
+                             (unsigned long long *)p->answers.p, p->adaptive, picked), "launching the grid search");
+    CHECK(mark(p, PB_SEARCH), "cudaEventRecord");
+    answer<<<blocks_for(n, kThreads), kThreads, 0, p->st>>>(p->a, dq, down, (uint32_t)n, r,
+                                                            (const unsigned long long *)p->answers.p,
+                                                            (unsigned *)p->err.p, picked);
     CHECK(cudaGetLastError(), "launching the answers");
-    CHECK(mark(l, PB_ANSWER), "cudaEventRecord");
+    CHECK(mark(p, PB_ANSWER), "cudaEventRecord");
     return GS_GPU_OK;
 }
 
-/* Where a round of n searches lies in a lane's staging: [tiles | remap | searches | owners]. */
-struct round_at {
-    size_t remap, q, owner, end;
-};
-
-round_at round_layout(const pb_gpu *p, size_t n)
+/* Sleeps until everything queued so far is done. */
+cudaError_t wait_idle(pb_gpu *p)
 {
-    round_at r;
-    r.remap = align16(gs_resident_plan_bytes(p->search, n));
-    r.q = r.remap + align16(sizeof(gs_remap));
-    r.owner = r.q + align16(n * sizeof(gs_query));
-    r.end = align16(r.owner + n * sizeof(uint32_t));
-    return r;
+    cudaError_t err = cudaEventRecord(p->idle, p->st);
+    return err != cudaSuccess ? err : cudaEventSynchronize(p->idle);
 }
 
 } // namespace
@@ -521,9 +502,8 @@ extern "C" int pb_gpu_create(pb_gpu **out, gs_gpu *search, const pb_setup *s, ch
         pb_gpu_destroy(p);
         return rc;
     }
-    snprintf(msg, len, "%.1f MiB of basis signals resident for the alignment, refinement and subtraction; "
-             "%d blocks in flight on their own streams",
-             (double)s->n_points * PB_CHANNELS * s->n_samples * sizeof(float) / 1048576.0, PB_LANES);
+    snprintf(msg, len, "%.1f MiB of basis signals resident for the alignment, refinement and subtraction",
+             (double)s->n_points * PB_CHANNELS * s->n_samples * sizeof(float) / 1048576.0);
     *out = p;
     return GS_GPU_OK;
 }
@@ -533,12 +513,20 @@ extern "C" void pb_gpu_destroy(pb_gpu *p)
     if (!p)
         return;
     cudaSetDevice(p->device);
-    for (lane &l : p->ln)
-        free_lane(&l);
+    if (p->st)
+        cudaStreamSynchronize(p->st);
+    free_bufs(p);
     cudaFree(p->d_seg);
     cudaFree(p->d_points);
     cudaFree(p->d_signal);
     cudaFree(p->d_point_edge);
+    if (p->idle)
+        cudaEventDestroy(p->idle);
+    for (int i = 0; i < kMarks; i++)
+        if (p->mark[i])
+            cudaEventDestroy(p->mark[i]);
+    if (p->st)
+        cudaStreamDestroy(p->st);
     cudaGetLastError(); /* what failed here must not be reported by the next call */
     free(p);
 }
@@ -560,166 +548,141 @@ extern "C" void pb_host_free(void *p)
         cudaFreeHost(p);
 }
 
-extern "C" size_t pb_gpu_round_bytes(const pb_gpu *p, size_t n)
+extern "C" int pb_gpu_load(pb_gpu *p, const void *host, size_t bytes, const pb_event *ev, size_t n, char *msg,
+                           size_t len)
 {
-    return round_layout(p, n).end;
-}
-
-extern "C" int pb_gpu_load(pb_gpu *p, int lane_no, const void *host, size_t bytes, const pb_event *ev, size_t n,
-                           size_t staging, char *msg, size_t len)
-{
-    lane *l = &p->ln[lane_no];
-    const size_t values = (size_t)PB_CHANNELS * p->shared.w.length;
+    const size_t values = (size_t)PB_CHANNELS * p->a.w.length;
     CHECK(cudaSetDevice(p->device), "cudaSetDevice");
-    CHECK(grow(&l->block, bytes), "cudaMalloc of the block");
-    CHECK(grow(&l->ev, n * sizeof *ev), "cudaMalloc of the events");
-    CHECK(grow(&l->resid, n * values * sizeof(float)), "cudaMalloc of the aligned traces");
-    CHECK(grow(&l->todo, n), "cudaMalloc of the refinement's marks");
-    CHECK(grow(&l->flags, 16), "cudaMalloc");
-    CHECK(grow(&l->in, staging), "cudaMalloc of the block's searches");
-    /* a round has at most one search per event, each at most PB_MAX_MASK x window values */
-    CHECK(grow(&l->meas, n * PB_MAX_MASK * p->shared.w.length * sizeof(float)), "cudaMalloc of the measured values");
-    CHECK(grow(&l->answers, n * sizeof(unsigned long long)), "cudaMalloc of the answers");
-    CHECK(grow(&l->rq, n * sizeof(gs_query)), "cudaMalloc of a pass's searches");
-    CHECK(grow(&l->rowner, n * sizeof(uint32_t)), "cudaMalloc of a pass's searches");
-    CHECK(grow(&l->h_ev, n * sizeof *ev), "cudaMallocHost of the events");
-    CHECK(grow(&l->h_flags, 16), "cudaMallocHost");
-    CHECK(grow(&l->h_in, staging), "cudaMallocHost of the block's searches");
-    memcpy(l->h_ev.p, ev, n * sizeof *ev);
-    l->n_marks = 0;
-    l->in_used = 0;
-    l->n0 = 0;
-    l->n_ev = n;
-    CHECK(mark(l, PB_LOAD), "cudaEventRecord");
-    CHECK(cudaMemcpyAsync(l->block.p, host, bytes, cudaMemcpyHostToDevice, l->st), "copying the block");
-    CHECK(cudaMemcpyAsync(l->ev.p, l->h_ev.p, n * sizeof *ev, cudaMemcpyHostToDevice, l->st), "copying the events");
-    CHECK(cudaMemsetAsync(l->flags.p, 0, 16, l->st), "clearing the error flag and the counts");
-    l->a = p->shared;
-    l->a.block = (const uint8_t *)l->block.p;
-    l->a.ev = (pb_event *)l->ev.p;
-    l->a.resid = (float *)l->resid.p;
-    l->a.n_ev = (uint32_t)n;
+    CHECK(grow(&p->block, bytes), "cudaMalloc of the block");
+    CHECK(grow(&p->ev, n * sizeof *ev), "cudaMalloc of the events");
+    CHECK(grow(&p->resid, n * values * sizeof(float)), "cudaMalloc of the aligned traces");
+    CHECK(grow(&p->todo, n), "cudaMalloc of the refinement's marks");
+    CHECK(grow(&p->err, 16), "cudaMalloc");
+    CHECK(grow(&p->stats, 16), "cudaMalloc");
+    CHECK(grow(&p->h_ev, n * sizeof *ev), "cudaMallocHost of the events");
+    CHECK(grow(&p->h_err, 32), "cudaMallocHost");
+    memcpy(p->h_ev.p, ev, n * sizeof *ev);
+    p->n_marks = 0;
+    CHECK(mark(p, PB_LOAD), "cudaEventRecord");
+    CHECK(cudaMemcpyAsync(p->block.p, host, bytes, cudaMemcpyHostToDevice, p->st), "copying the block");
+    CHECK(cudaMemcpyAsync(p->ev.p, p->h_ev.p, n * sizeof *ev, cudaMemcpyHostToDevice, p->st),
+          "copying the events");
+    CHECK(cudaMemsetAsync(p->err.p, 0, 16, p->st), "clearing the error flag");
+    CHECK(cudaMemsetAsync(p->stats.p, 0, 16, p->st), "clearing the counts");
+    p->n0 = 0;
+    p->a.block = (const uint8_t *)p->block.p;
+    p->a.ev = (pb_event *)p->ev.p;
+    p->a.resid = (float *)p->resid.p;
+    p->a.n_ev = (uint32_t)n;
     if (n)
-        align_events<<<(unsigned)n, kThreads, 0, l->st>>>(l->a);
+        align_events<<<(unsigned)n, kThreads, 0, p->st>>>(p->a);
     CHECK(cudaGetLastError(), "launching the alignment");
-    CHECK(mark(l, PB_LOAD), "cudaEventRecord");
+    CHECK(mark(p, PB_LOAD), "cudaEventRecord");
     return GS_GPU_OK;
 }
 
-extern "C" int pb_gpu_search(pb_gpu *p, int lane_no, int r, const gs_query *q, const uint32_t *owner, size_t n,
+extern "C" int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t *owner, size_t n,
                              int adaptive, char *msg, size_t len)
 {
-    lane *l = &p->ln[lane_no];
-    if (n == 0)
+    if (n == 0) {
+        if (r == 0)
+            p->n0 = 0;
         return GS_GPU_OK;
-    const round_at at = round_layout(p, n);
-    if (l->in_used + at.end > l->h_in.cap) {
-        snprintf(msg, len, "the block's searches outgrew their staging (%zu bytes)", l->h_in.cap);
-        return GS_GPU_FAIL;
     }
+    hbuf *h = &p->h_in[p->flip];
+    dbuf *d = &p->in[p->flip];
+    p->flip ^= 1;
+    size_t plan = (gs_resident_plan_bytes(p->search, n) + 15) / 16 * 16;
+    size_t remap_at = plan, q_at = remap_at + (sizeof(gs_remap) + 15) / 16 * 16;
+    size_t owner_at = q_at + (n * sizeof *q + 15) / 16 * 16, bytes = owner_at + n * sizeof *owner;
     const gs_query &last = q[n - 1];
-    size_t values = (size_t)last.meas + (size_t)p->shared.w.length * PB_MAX_MASK;
-    if (n > l->n_ev || values * sizeof(float) > l->meas.cap) {
-        snprintf(msg, len, "a round of %zu searches for %zu events", n, l->n_ev);
-        return GS_GPU_FAIL;
-    }
-    unsigned char *hp = (unsigned char *)l->h_in.p + l->in_used, *dp = (unsigned char *)l->in.p + l->in_used;
-    l->in_used += at.end;
+    size_t values = (size_t)last.meas + (size_t)p->a.w.length * PB_MAX_MASK;
+    CHECK(cudaEventSynchronize(h->sent), "the copy of the round before the last");
+    CHECK(grow(h, bytes), "cudaMallocHost of a round's searches");
+    CHECK(grow(d, bytes), "cudaMalloc of a round's searches");
+    CHECK(grow(&p->meas, values * sizeof(float)), "cudaMalloc of the measured values");
+    CHECK(grow(&p->answers, n * sizeof(unsigned long long)), "cudaMalloc of the answers");
+    unsigned char *hp = (unsigned char *)h->p, *dp = (unsigned char *)d->p;
     size_t tiles = gs_resident_plan(p->search, q, n, adaptive, hp);
     if (tiles == (size_t)-1) {
         snprintf(msg, len, "no host memory to plan %zu searches", n);
         return GS_GPU_NOMEM;
     }
-    gs_remap *rm = (gs_remap *)(hp + at.remap);
+    gs_remap *rm = (gs_remap *)(hp + remap_at);
     memset(rm, 0, sizeof *rm);
     for (size_t i = 0, s = 0; s < 65; s++) {
         while (i < n && q[i].segment < s)
             i++;
         rm->first0[s] = (uint32_t)i;
     }
-    memcpy(hp + at.q, q, n * sizeof *q);
-    memcpy(hp + at.owner, owner, n * sizeof *owner);
-    CHECK(cudaMemcpyAsync(dp, hp, at.end, cudaMemcpyHostToDevice, l->st), "copying a round's searches");
-    const gs_query *dq = (const gs_query *)(dp + at.q);
-    const uint32_t *down = (const uint32_t *)(dp + at.owner);
+    memcpy(hp + q_at, q, n * sizeof *q);
+    memcpy(hp + owner_at, owner, n * sizeof *owner);
+    CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying a round's searches");
+    CHECK(cudaEventRecord(h->sent, p->st), "cudaEventRecord");
+    const gs_query *dq = (const gs_query *)(dp + q_at);
+    const uint32_t *down = (const uint32_t *)(dp + owner_at);
     if (r == 0) {
-        l->plan0 = dp;
-        l->tiles0 = tiles;
-        l->q0 = dq;
-        l->owner0 = down;
-        l->remap0 = (gs_remap *)(dp + at.remap);
-        l->n0 = n;
+        p->plan0 = dp;
+        p->tiles0 = tiles;
+        p->q0 = dq;
+        p->owner0 = down;
+        p->remap0 = (gs_remap *)(dp + remap_at);
+        p->n0 = n;
     }
-    l->adaptive = adaptive;
-    return search(p, l, r, dp, tiles, dq, down, n, nullptr, msg, len);
+    p->adaptive = adaptive;
+    return search(p, r, dp, tiles, dq, down, n, nullptr, msg, len);
 }
 
-extern "C" int pb_gpu_refine(pb_gpu *p, int lane_no, int pass, char *msg, size_t len)
+extern "C" int pb_gpu_refine(pb_gpu *p, int pass, char *msg, size_t len)
 {
-    lane *l = &p->ln[lane_no];
-    if (l->n_ev == 0 || l->n0 == 0)
+    size_t n = p->a.n_ev;
+    if (n == 0 || p->n0 == 0)
         return GS_GPU_OK;
-    uint8_t *d_todo = (uint8_t *)l->todo.p;
-    refine<<<(unsigned)l->n_ev, kThreads, 0, l->st>>>(l->a, pass, d_todo);
+    uint8_t *d_todo = (uint8_t *)p->todo.p;
+    refine<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, pass, d_todo);
     CHECK(cudaGetLastError(), "launching the refinement");
-    pick<<<1, kPick, 0, l->st>>>(l->q0, l->owner0, (uint32_t)l->n0, d_todo, l->remap0, (gs_query *)l->rq.p,
-                                 (uint32_t *)l->rowner.p, (unsigned long long *)l->flags.p + 1);
+    CHECK(grow(&p->rq, p->n0 * sizeof(gs_query)), "cudaMalloc of a pass's searches");
+    CHECK(grow(&p->rowner, p->n0 * sizeof(uint32_t)), "cudaMalloc of a pass's searches");
+    pick<<<1, kPick, 0, p->st>>>(p->q0, p->owner0, (uint32_t)p->n0, d_todo, p->remap0, (gs_query *)p->rq.p,
+                                 (uint32_t *)p->rowner.p, (unsigned long long *)p->stats.p);
     CHECK(cudaGetLastError(), "launching the pick");
-    CHECK(mark(l, PB_REFINE), "cudaEventRecord");
-    return search(p, l, 0, l->plan0, l->tiles0, (const gs_query *)l->rq.p, (const uint32_t *)l->rowner.p, l->n0,
-                  l->remap0, msg, len);
+    CHECK(mark(p, PB_REFINE), "cudaEventRecord");
+    return search(p, 0, p->plan0, p->tiles0, (const gs_query *)p->rq.p, (const uint32_t *)p->rowner.p, p->n0,
+                  p->remap0, msg, len);
 }
 
-extern "C" int pb_gpu_subtract(pb_gpu *p, int lane_no, int r, char *msg, size_t len)
+extern "C" int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len)
 {
-    lane *l = &p->ln[lane_no];
-    if (l->n_ev)
-        subtract<<<(unsigned)l->n_ev, kThreads, 0, l->st>>>(l->a, r);
+    if (p->a.n_ev)
+        subtract<<<p->a.n_ev, kThreads, 0, p->st>>>(p->a, r);
     CHECK(cudaGetLastError(), "launching the subtraction");
-    CHECK(mark(l, PB_SUBTRACT), "cudaEventRecord");
+    CHECK(mark(p, PB_SUBTRACT), "cudaEventRecord");
     return GS_GPU_OK;
 }
 
-extern "C" int pb_gpu_finish(pb_gpu *p, int lane_no, char *msg, size_t len)
+extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, char *msg, size_t len)
 {
-    lane *l = &p->ln[lane_no];
-    CHECK(cudaMemcpyAsync(l->h_ev.p, l->ev.p, l->n_ev * sizeof(pb_event), cudaMemcpyDeviceToHost, l->st),
+    unsigned char *h = (unsigned char *)p->h_err.p;
+    CHECK(cudaMemcpyAsync(p->h_ev.p, p->ev.p, n * sizeof *ev, cudaMemcpyDeviceToHost, p->st),
           "copying the events back");
-    CHECK(cudaMemcpyAsync(l->h_flags.p, l->flags.p, 16, cudaMemcpyDeviceToHost, l->st),
-          "copying the error flag and the counts back");
-    CHECK(mark(l, PB_RESULTS), "cudaEventRecord");
-    CHECK(cudaEventRecord(l->done, l->st), "cudaEventRecord");
-    return GS_GPU_OK;
-}
-
-extern "C" int pb_gpu_collect(pb_gpu *p, int lane_no, pb_event *ev, size_t n, uint64_t *researched, char *msg,
-                              size_t len)
-{
-    lane *l = &p->ln[lane_no];
-    const unsigned char *h = (const unsigned char *)l->h_flags.p;
-    CHECK(cudaEventSynchronize(l->done), "the block's work");
-    for (int i = 1; i < l->n_marks; i++) {
+    CHECK(cudaMemcpyAsync(h, p->err.p, sizeof(unsigned), cudaMemcpyDeviceToHost, p->st),
+          "copying the error flag back");
+    CHECK(cudaMemcpyAsync(h + 16, p->stats.p, sizeof(unsigned long long), cudaMemcpyDeviceToHost, p->st),
+          "copying the counts back");
+    CHECK(mark(p, PB_RESULTS), "cudaEventRecord");
+    CHECK(wait_idle(p), "the block's work");
+    for (int i = 1; i < p->n_marks; i++) {
         float ms = 0;
-        CHECK(cudaEventElapsedTime(&ms, l->mark[i - 1], l->mark[i]), "cudaEventElapsedTime");
-        p->step_s[l->mark_step[i]] += 1e-3 * ms;
+        CHECK(cudaEventElapsedTime(&ms, p->mark[i - 1], p->mark[i]), "cudaEventElapsedTime");
+        p->step_s[p->mark_step[i]] += 1e-3 * ms;
     }
-    if (n != l->n_ev) {
-        snprintf(msg, len, "%zu events asked back, the block had %zu", n, l->n_ev);
-        return GS_GPU_FAIL;
-    }
-    memcpy(researched, h + 8, sizeof *researched);
+    memcpy(researched, h + 16, sizeof *researched);
     if (*(const unsigned *)h) {
         snprintf(msg, len, "a search answered a column outside its segment");
         return GS_GPU_FAIL;
     }
-    memcpy(ev, l->h_ev.p, n * sizeof *ev);
+    memcpy(ev, p->h_ev.p, n * sizeof *ev);
     return GS_GPU_OK;
-}
-
-extern "C" void pb_gpu_wait(pb_gpu *p, int lane_no)
-{
-    cudaStreamSynchronize(p->ln[lane_no].st);
-    cudaGetLastError();
 }
 
 extern "C" void pb_gpu_steps(const pb_gpu *p, double seconds[PB_STEPS])

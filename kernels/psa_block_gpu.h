@@ -53,13 +53,9 @@ typedef struct pb_setup {
 
 typedef struct pb_gpu pb_gpu;
 
-/* Blocks in flight at once, each on its lane: a stream and buffers of its own. */
-enum { PB_LANES = 2 };
-
 /* Uploads the basis signals and the segments' tables beside search's layout
  * (which must stay alive).  GS_GPU_OK, or a gs_gpu_status and why. */
 int pb_gpu_create(pb_gpu **out, gs_gpu *search, const pb_setup *s, char *msg, size_t len);
-/* Waits for both lanes, frees everything. */
 void pb_gpu_destroy(pb_gpu *p);
 
 /* Pinned host memory (the input blocks' copies: their uploads then run
@@ -67,42 +63,35 @@ void pb_gpu_destroy(pb_gpu *p);
 void *pb_host_alloc(size_t bytes);
 void pb_host_free(void *p);
 
-/* The staging bytes a round of n searches takes (the sum over a block's
- * rounds is pb_gpu_load's `staging`; the refinement's passes take none). */
-size_t pb_gpu_round_bytes(const pb_gpu *p, size_t n);
+/* The block (bytes at host, best in pb_host_alloc's memory, unchanged until
+ * pb_gpu_results returned) and its n events go to the device; each event's
+ * traces are aligned at t0 + shift. */
+int pb_gpu_load(pb_gpu *p, const void *host, size_t bytes, const pb_event *ev, size_t n, char *msg,
+                size_t len);
 
-/*
- * A block on lane `lane`, whose previous block must have been collected:
- * queued, nothing waits.  pb_gpu_load sends the block (bytes at host,
- * pinned, unchanged until pb_gpu_collect) and its n events and aligns each
- * at t0 + shift; pb_gpu_search, round r: the n searches q (sorted by segment;
- * q[i].meas: where its values go) of events owner[i] are filled from their
- * aligned traces, searched and answered as their hit r; pb_gpu_refine, pass
- * `pass` of every event (pass 0) or of those whose start moved and whose
- * search found another point, then the moved ones searched again (round 0's
- * searches picked out on the device); pb_gpu_subtract takes hit r's signal
- * times its energy off the aligned traces; pb_gpu_finish queues the answers'
- * way back.  GS_GPU_OK, or a gs_gpu_status and why.
- */
-int pb_gpu_load(pb_gpu *p, int lane, const void *host, size_t bytes, const pb_event *ev, size_t n,
-                size_t staging, char *msg, size_t len);
-int pb_gpu_search(pb_gpu *p, int lane, int r, const gs_query *q, const uint32_t *owner, size_t n, int adaptive,
+/* Round r: the n searches q (sorted by segment; q[i].meas: where its values
+ * go) of events owner[i] are filled from their aligned traces, searched
+ * (adaptive or full), and answered as their events' hit r. */
+int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t *owner, size_t n, int adaptive,
                   char *msg, size_t len);
-int pb_gpu_refine(pb_gpu *p, int lane, int pass, char *msg, size_t len);
-int pb_gpu_subtract(pb_gpu *p, int lane, int r, char *msg, size_t len);
-int pb_gpu_finish(pb_gpu *p, int lane, char *msg, size_t len);
 
-/* Waits for the lane's block (sleeping) and copies its n events back
- * (shift, points, FoMs, statuses) and the number of searches its
- * refinement made; GS_GPU_FAIL when a search answered out of range. */
-int pb_gpu_collect(pb_gpu *p, int lane, pb_event *ev, size_t n, uint64_t *researched, char *msg, size_t len);
+/* Refinement pass `pass` of every event (pass 0) or of those whose start it
+ * moved and whose new search found another point (later passes); the events
+ * whose start moved are searched again (round 0's searches, picked out on
+ * the device: nothing waits for the host). */
+int pb_gpu_refine(pb_gpu *p, int pass, char *msg, size_t len);
 
-/* Waits for the lane's work, whatever became of it (a block given up). */
-void pb_gpu_wait(pb_gpu *p, int lane);
+/* Hit r's signal times its energy leaves the aligned traces of every event with an r-th hit. */
+int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len);
+
+/* Waits for the block and copies its n events back (shift, points, FoMs,
+ * statuses) and the number of searches the refinement made; GS_GPU_FAIL
+ * when a search answered out of range. */
+int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, char *msg, size_t len);
 
 /* The device's time by step since pb_gpu_create (device clock, from each
- * block's upload to its answers, summed over the blocks, whose lanes may
- * overlap; a step's time includes its stream's idle time before it). */
+ * block's upload to its answers; a step's time includes the device's wait
+ * for the host before it). */
 enum { PB_LOAD, PB_FILL, PB_SEARCH, PB_ANSWER, PB_REFINE, PB_SUBTRACT, PB_RESULTS, PB_STEPS };
 void pb_gpu_steps(const pb_gpu *p, double seconds[PB_STEPS]);
 const char *pb_step_name(int step);

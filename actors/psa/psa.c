@@ -29,11 +29,11 @@ typedef struct psa_actor {
     psa_async async;   /* GPUWork block: blocks one behind (lagged) */
     bool lagged;
     int prev;          /* lagged: the slot whose frames the next call writes, -1: none */
-    bool prev_done;    /* its answers are back */
+    bool prev_done;    /* the worker finished it */
     int retry;         /* the slot handed over by a call that answered NARVAL_E_OUTPUT_SIZE, -1: none */
     const psa_block *writing; /* the block whose frames the frame loop writes */
     size_t cursor;     /* its next event */
-    double wait_s;     /* lagged: process_block's time waiting for the GPU's answers */
+    double wait_s;     /* lagged: process_block's time waiting for the worker */
     FILE *search_log;
     uint64_t frames, hits, empty, searches, refined, fell_back, rejected[PSA_REJECTS];
     double seconds;    /* in process_block */
@@ -136,10 +136,12 @@ static unsigned psa_initialise(void *algo_data)
                 "GPU", msg);
     if (!block)
         return 0;
+    if ((code = psa_async_open(&a->async, &a->setup)))
+        return kit_fail(a->k.name, code, "no worker thread for the GPU block");
     a->lagged = true;
-    kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, each searched while the chain goes "
-            "on: each call emits the previous block's frames, the end-of-data call the last block's; %d "
-            "OpenMP threads copy, decode and write; %s", a->setup.threads, msg);
+    kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, run by a worker thread while the "
+            "chain goes on: each call emits the previous block's frames, the end-of-data call the last "
+            "block's; %d OpenMP threads copy, decode and write; %s", a->setup.threads, msg);
     return 0;
 }
 
@@ -261,17 +263,18 @@ static unsigned pass_frame(void *ctx, const adf_frame *f, adf_writer *out)
 
 /* Lagged: a block with malformed framing ends the run as it would have
  * without the lag (the frame loop logs the bad frame's offset; nothing is
- * emitted); the block before it, on the GPU, is not emitted either, and the
- * log says how many frames that was. */
+ * emitted); the block before it, in the worker's hands, is not emitted
+ * either, and the log says how many frames that was. */
 static unsigned bad_block(psa_actor *a, const void *in, unsigned size, void *out, unsigned out_size,
                           unsigned *used)
 {
     static const kit_filter_ops ops = { pass_frame, NULL };
     if (a->prev >= 0) {
-        psa_slot *p = &a->async.slot[a->prev];
-        psa_block_forget(&p->w, &a->setup, a->prev);
+        if (!a->prev_done)
+            psa_async_wait(&a->async);
         kit_log(a->k.name, KIT_WARN, "the block before the malformed one (%zu data:crystal frames, %u bytes) "
-                "is not emitted: the run stops on this error", p->w.n_ev, p->size);
+                "is not emitted: the run stops on this error", a->async.slot[a->prev].w.n_ev,
+                a->async.slot[a->prev].size);
         a->prev = -1;
     }
     unsigned code = kit_filter_block(a->k.name, &ops, a, in, size, out, out_size, used);
@@ -279,12 +282,11 @@ static unsigned bad_block(psa_actor *a, const void *in, unsigned size, void *out
     return code ? code : NARVAL_E_INPUT;
 }
 
-/* GPUWork block: this block is copied, decoded and queued on the GPU (its
- * slot's lane), then the previous block's answers are collected and its
- * frames written (at the end of the data, the last block's): the GPU works
- * on this block while the chain goes on.  When the frames do not fit, the
- * host's retry with the same input writes them again and queues nothing
- * twice. */
+/* GPUWork block: this block is copied, decoded and handed to the worker,
+ * which runs it on the GPU while this call writes the previous block's
+ * frames (at the end of the data, the last's).  When they do not fit, the
+ * host's retry with the same input writes them again and hands nothing
+ * over twice. */
 static unsigned block_lagged(psa_actor *a, const void *in, unsigned size, void *out, unsigned out_size,
                              unsigned *used)
 {
@@ -293,33 +295,31 @@ static unsigned block_lagged(psa_actor *a, const void *in, unsigned size, void *
     unsigned code;
     if (cur < 0 && size > 0) {
         cur = a->prev >= 0 ? 1 - a->prev : 0;
-        psa_slot *sl = &q->slot[cur];
         bool bad;
         unsigned char *copy = psa_async_room(q, cur, size);
         if (!copy)
             return kit_fail(a->k.name, NARVAL_E_NOMEM, "no memory for a copy of a block of %u bytes", size);
-        if ((code = psa_block_decode(&sl->w, &a->setup, in, size, &bad, copy)))
+        if ((code = psa_block_decode(&q->slot[cur].w, &a->setup, in, size, &bad, copy)))
             return kit_fail(a->k.name, code, "no memory to decode a block of %u bytes", size);
         if (bad)
             return bad_block(a, in, size, out, out_size, used);
-        if ((code = psa_block_submit(&sl->w, &a->setup, cur, copy, size)) == NARVAL_E_NOMEM)
-            return kit_fail(a->k.name, code, "no memory to queue a block of %u bytes", size);
     }
+    if (a->prev >= 0 && !a->prev_done) {
+        double t = psa_now();
+        code = psa_async_wait(q);
+        a->wait_s += psa_now() - t;
+        a->prev_done = true;
+        if (code) {
+            unsigned bytes = q->slot[a->prev].size;
+            a->prev = -1;
+            return kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes", bytes);
+        }
+    }
+    if (cur >= 0 && a->retry < 0)
+        psa_async_submit(q, cur);
     a->retry = -1;
     if (a->prev >= 0) {
         psa_slot *p = &q->slot[a->prev];
-        if (!a->prev_done) {
-            double t = psa_now();
-            code = psa_block_collect(&p->w, &a->setup, a->prev, p->copy, p->size);
-            a->wait_s += psa_now() - t;
-            if (code) {
-                if (cur >= 0)
-                    psa_block_forget(&q->slot[cur].w, &a->setup, cur);
-                a->prev = -1;
-                return kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes", p->size);
-            }
-            a->prev_done = true;
-        }
         if ((code = write_block(a, &p->w, p->copy, p->size, false, out, out_size, used))) {
             a->retry = code == NARVAL_E_OUTPUT_SIZE ? cur : -1;
             return code;
@@ -359,21 +359,20 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     *error_code = kit_leave(algo_data, KIT_BLOCK, code);
 }
 
-/* The blocks still on the GPU when the run ends without the end-of-data
- * call (an error elsewhere in the chain, a reset): their frames are not
- * emitted, and the log says so. */
+/* The block still in the worker's hands when the run ends without the
+ * end-of-data call (an error elsewhere in the chain, a reset): its frames are
+ * not emitted, and the log says so. */
 static void drop_pending(psa_actor *a)
 {
     int held[2] = { a->prev, a->retry };
     if (!a->lagged)
         return;
+    psa_async_wait(&a->async);
     for (int i = 0; i < 2; i++)
-        if (held[i] >= 0) {
-            psa_slot *sl = &a->async.slot[held[i]];
-            psa_block_forget(&sl->w, &a->setup, held[i]);
+        if (held[i] >= 0)
             kit_log(a->k.name, KIT_WARN, "%zu data:crystal frames of a block (%u bytes) not emitted: the run "
-                    "ended without the end-of-data call", sl->w.n_ev, sl->size);
-        }
+                    "ended without the end-of-data call", a->async.slot[held[i]].w.n_ev,
+                    a->async.slot[held[i]].size);
     a->prev = a->retry = -1;
 }
 
@@ -388,11 +387,11 @@ static void log_phases(const psa_actor *a)
                               a->async.slot[0].w.phase_s[p] + a->async.slot[1].w.phase_s[p]);
     psa_gpu_times g;
     if (a->lagged && psa_block_gpu_times(&a->setup, device, sizeof device))
-        snprintf(gpu, sizeof gpu, " (align: listing and queueing a block's work; search: waiting for its "
-                 "answers, %.3f s in all); the GPU block on the device %s", a->wait_s, device);
+        snprintf(gpu, sizeof gpu, " (align to subtract: on the worker thread, beside the chain); waiting for "
+                 "the worker %.3f s; the GPU block on the device %s", a->wait_s, device);
     else if (a->lagged)
-        snprintf(gpu, sizeof gpu, " (the GPU block was given up during the run; waiting for its answers "
-                 "%.3f s)", a->wait_s);
+        snprintf(gpu, sizeof gpu, " (align to subtract: on the worker thread; the GPU block was given up); "
+                 "waiting for the worker %.3f s", a->wait_s);
     else if (psa_engine_gpu_times(&a->engine, &g))
         snprintf(gpu, sizeof gpu, "; of the search: %llu GPU calls, %llu chunks, packing %.3f s, "
                  "kernels %.3f s, waiting %.3f s", g.calls, g.chunks, g.pack_s, g.kernel_s, g.wait_s);
@@ -445,7 +444,6 @@ static void psa_release(void *algo_data)
     psa_actor *a = algo_data;
     if (a->search_log)
         fclose(a->search_log);
-    drop_pending(a);
     psa_async_close(&a->async);
     psa_block_free(&a->block);
     psa_engine_destroy(&a->engine);

@@ -57,7 +57,7 @@ int psa_block_threads(const psa_setup *s)
     return n / 2 < 1 ? 1 : n / 2 > 8 ? 8 : n / 2;
 }
 
-/* The count chosen at initialise (the GPU block may be given up during the run; the count stays). */
+/* The count chosen at initialise: the main thread and the worker read it while the worker may give the GPU block up. */
 static int threads(const psa_setup *s)
 {
     return s->threads > 0 ? s->threads : omp_get_max_threads();
@@ -271,10 +271,8 @@ bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len)
 }
 
 /* Round r's searches of the GPU's events that have an r-th net-charge
- * segment, sorted by segment, their measured values one after the other,
- * into q and owner; their count. */
-static size_t device_round(const psa_block *w, const psa_setup *s, size_t n_gev, int r, gs_query *q,
-                           uint32_t *owner)
+ * segment, sorted by segment, their measured values one after the other. */
+static size_t device_round(psa_block *w, const psa_setup *s, size_t n_gev, int r)
 {
     size_t at[PSA_SEGMENTS + 1] = { 0 };
     for (size_t j = 0; j < n_gev; j++)
@@ -285,13 +283,13 @@ static size_t device_round(const psa_block *w, const psa_setup *s, size_t n_gev,
     size_t n = at[PSA_SEGMENTS];
     for (size_t j = 0; j < n_gev; j++)
         if ((int)w->gev[j].n_net > r)
-            owner[at[w->gev[j].net[r]]++] = (uint32_t)j;
+            w->gowner[at[w->gev[j].net[r]]++] = (uint32_t)j;
     uint32_t meas = 0;
     for (size_t i = 0; i < n; i++) {
-        const psa_event *ev = &w->ev[w->gidx[owner[i]]];
+        const psa_event *ev = &w->ev[w->gidx[w->gowner[i]]];
         unsigned g = ev->net[r];
-        q[i] = (gs_query){ .segment = (uint16_t)g, .use = (uint16_t)psa_event_use(ev, r, s->layout),
-                           .meas = meas, .column = UINT32_MAX };
+        w->gq[i] = (gs_query){ .segment = (uint16_t)g, .use = (uint16_t)psa_event_use(ev, r, s->layout),
+                               .meas = meas, .column = UINT32_MAX };
         meas += s->layout->seg[g].n_mask * s->layout->window;
     }
     return n;
@@ -320,118 +318,78 @@ static size_t device_events(psa_block *w, const void *in)
     return n;
 }
 
-/* The block's steps queued on the lane (the same steps as the rounds below,
- * the same answers): every round's searches listed first, then the upload,
- * the rounds, the refinement passes, the subtractions and the answers' way
- * back.  0; -1 without host memory; a gs_gpu_status with msg when the GPU
- * failed. */
-static int queue_device(psa_block *w, const psa_setup *s, int lane, const void *in, unsigned size, char *msg,
-                        size_t len)
+/* psa_block_search's rounds on the GPU (the same steps as below, the same
+ * answers).  0; -1 without host memory; a gs_gpu_status with msg when the GPU failed. */
+static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned size, char *msg, size_t len)
 {
     pb_gpu *gpu = s->engine->block;
     const int adaptive = s->engine->p.mode == PSA_ADAPTIVE;
-    size_t hits = 0, staging = 0, first[PSA_SEGMENTS + 1], count[PSA_SEGMENTS];
     double t = psa_now();
     if (reserve((void **)&w->gev, &w->cap_gev, w->n_ev + 1, sizeof *w->gev) ||
-        reserve((void **)&w->gidx, &w->cap_gidx, w->n_ev + 1, sizeof *w->gidx))
+        reserve((void **)&w->gidx, &w->cap_gidx, w->n_ev + 1, sizeof *w->gidx) ||
+        reserve((void **)&w->gq, &w->cap_gq, w->n_ev + 1, sizeof *w->gq) ||
+        reserve((void **)&w->gowner, &w->cap_gowner, w->n_ev + 1, sizeof *w->gowner))
         return -1;
     size_t n = device_events(w, in);
     int rc, rounds = 0;
-    for (size_t j = 0; j < n; j++) {
+    for (size_t j = 0; j < n; j++)
         rounds = (int)w->gev[j].n_net > rounds ? (int)w->gev[j].n_net : rounds;
-        hits += w->gev[j].n_net;
-    }
-    if (reserve((void **)&w->gq, &w->cap_gq, hits + 1, sizeof *w->gq) ||
-        reserve((void **)&w->gowner, &w->cap_gowner, hits + 1, sizeof *w->gowner))
-        return -1;
-    for (int r = 0, at = 0; r < rounds; r++) {
-        first[r] = (size_t)at;
-        count[r] = device_round(w, s, n, r, w->gq + at, w->gowner + at);
-        at += (int)count[r];
-        staging += pb_gpu_round_bytes(gpu, count[r]);
-    }
-    lap(w, PSA_PHASE_GATHER, &t);
-    if ((rc = pb_gpu_load(gpu, lane, in, size, w->gev, n, staging, msg, len)))
+    if ((rc = pb_gpu_load(gpu, in, size, w->gev, n, msg, len)))
         return rc;
-    for (int r = 0; r < rounds; r++) {
-        if ((rc = pb_gpu_search(gpu, lane, r, w->gq + first[r], w->gowner + first[r], count[r], adaptive, msg,
-                                len)))
-            return rc;
-        w->searches += count[r];
-        for (int pass = 0; r == 0 && s->timing->shift_range > 0 && pass < REFINE_PASSES; pass++)
-            if ((rc = pb_gpu_refine(gpu, lane, pass, msg, len)))
-                return rc;
-        if ((rc = pb_gpu_subtract(gpu, lane, r, msg, len)))
-            return rc;
-    }
-    rc = pb_gpu_finish(gpu, lane, msg, len);
-    w->n_gev = n;
     lap(w, PSA_PHASE_ALIGN, &t);
-    return rc;
-}
-
-/* Gives the GPU block up after a failure: the blocks go round by round from now on. */
-static void give_up(psa_block *w, const psa_setup *s, const char *msg)
-{
-    kit_log(s->who, KIT_WARN, "the GPU block failed (%s); this block and the next ones run round by round", msg);
-    pb_gpu_destroy(s->engine->block);
-    s->engine->block = NULL;
-    w->fell_back++;
-}
-
-unsigned psa_block_submit(psa_block *w, const psa_setup *s, int lane, const void *in, unsigned size)
-{
-    char msg[512];
-    w->on_gpu = false;
-    if (!s->engine->block)
-        return 1;
-    int rc = queue_device(w, s, lane, in, size, msg, sizeof msg);
-    if (rc < 0)
-        return NARVAL_E_NOMEM;
-    if (rc) {
-        give_up(w, s, msg);
-        w->searches = 0;
-        return 1;
+    for (int r = 0; r < rounds; r++) {
+        size_t q = device_round(w, s, n, r);
+        lap(w, PSA_PHASE_GATHER, &t);
+        if ((rc = pb_gpu_search(gpu, r, w->gq, w->gowner, q, adaptive, msg, len)))
+            return rc;
+        w->searches += q;
+        lap(w, PSA_PHASE_SEARCH, &t);
+        for (int pass = 0; r == 0 && s->timing->shift_range > 0 && pass < REFINE_PASSES; pass++)
+            if ((rc = pb_gpu_refine(gpu, pass, msg, len)))
+                return rc;
+        lap(w, PSA_PHASE_REFINE, &t);
+        if ((rc = pb_gpu_subtract(gpu, r, msg, len)))
+            return rc;
+        lap(w, PSA_PHASE_SUBTRACT, &t);
     }
-    w->on_gpu = true;
+    uint64_t researched = 0;
+    if ((rc = pb_gpu_results(gpu, w->gev, n, &researched, msg, len)))
+        return rc;
+    w->searches += researched;
+    w->refined += researched;
+    for (size_t j = 0; j < n; j++) {
+        const pb_event *g = &w->gev[j];
+        psa_event *ev = &w->ev[w->gidx[j]];
+        ev->shift = g->shift;
+        for (int r = 0; r < ev->n_net; r++) {
+            ev->point[r] = g->point[r];
+            ev->fom[r] = g->fom[r];
+            ev->hit_status[r] = g->hit_status[r];
+        }
+    }
+    lap(w, PSA_PHASE_SEARCH, &t);
     return 0;
 }
 
-unsigned psa_block_collect(psa_block *w, const psa_setup *s, int lane, const void *in, unsigned size)
+/* The block on the GPU when it is there: 0 done, 1 not done (no GPU block,
+ * or it failed and was given up: the rounds below do the block), or NARVAL_E_NOMEM. */
+static unsigned try_device(psa_block *w, const psa_setup *s, const void *in, unsigned size)
 {
     char msg[512];
-    uint64_t researched = 0;
-    double t = psa_now();
-    if (w->on_gpu && s->engine->block) {
-        int rc = pb_gpu_collect(s->engine->block, lane, w->gev, w->n_gev, &researched, msg, sizeof msg);
-        lap(w, PSA_PHASE_SEARCH, &t);
-        if (rc == 0) {
-            w->searches += researched;
-            w->refined += researched;
-            for (size_t j = 0; j < w->n_gev; j++) {
-                const pb_event *g = &w->gev[j];
-                psa_event *ev = &w->ev[w->gidx[j]];
-                ev->shift = g->shift;
-                for (int r = 0; r < ev->n_net; r++) {
-                    ev->point[r] = g->point[r];
-                    ev->fom[r] = g->fom[r];
-                    ev->hit_status[r] = g->hit_status[r];
-                }
-            }
-            return 0;
-        }
-        give_up(w, s, msg);
-    }
-    w->on_gpu = false;
+    if (!s->engine->block)
+        return 1;
+    int rc = run_device(w, s, in, size, msg, sizeof msg);
+    if (rc == 0)
+        return 0;
+    if (rc < 0)
+        return NARVAL_E_NOMEM;
+    kit_log(s->who, KIT_WARN, "the GPU block failed (%s); this block and the next ones run round by round",
+            msg);
+    pb_gpu_destroy(s->engine->block);
+    s->engine->block = NULL;
+    w->fell_back++;
     w->searches = w->refined = 0;
-    return psa_block_search(w, s, in, size);
-}
-
-void psa_block_forget(psa_block *w, const psa_setup *s, int lane)
-{
-    if (w->on_gpu && s->engine->block)
-        pb_gpu_wait(s->engine->block, lane);
-    w->on_gpu = false;
+    return 1;
 }
 #else
 bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len)
@@ -445,19 +403,9 @@ bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len)
     return false;
 }
 
-unsigned psa_block_submit(psa_block *w, const psa_setup *s, int lane, const void *in, unsigned size)
+static unsigned try_device(psa_block *w, const psa_setup *s, const void *in, unsigned size)
 {
-    w->on_gpu = false;
     return 1;
-}
-
-unsigned psa_block_collect(psa_block *w, const psa_setup *s, int lane, const void *in, unsigned size)
-{
-    return psa_block_search(w, s, in, size);
-}
-
-void psa_block_forget(psa_block *w, const psa_setup *s, int lane)
-{
 }
 #endif
 
@@ -475,6 +423,8 @@ unsigned psa_block_search(psa_block *w, const psa_setup *s, const void *in, unsi
 {
     unsigned code;
     int rounds = 0;
+    if ((code = try_device(w, s, in, size)) != 1)
+        return code;
     double t = psa_now();
     long n = (long)w->n_ev;
 #pragma omp parallel for schedule(dynamic, 16) reduction(max : rounds) num_threads(threads(s))

@@ -52,11 +52,10 @@ typedef struct psa_block {
     uint64_t searches, refined, fell_back;
     double phase_s[PSA_PHASES];  /* summed over blocks until psa_block_free */
     /* GPUWork block: the events with net-charge segments as the GPU holds
-     * them and their events' indices, every round's searches and their events */
+     * them and their events' indices, a round's searches and their events */
     struct pb_event *gev;
     uint32_t *gidx;
-    size_t cap_gev, cap_gidx, n_gev;
-    bool on_gpu;       /* submitted to the GPU, not yet collected */
+    size_t cap_gev, cap_gidx;
     gs_query *gq;
     uint32_t *gowner;
     size_t cap_gq, cap_gowner;
@@ -70,26 +69,14 @@ typedef struct psa_block {
 unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad,
                           void *copy);
 
-/* Runs the decoded block's searches (in: the same bytes), round by round
- * (the engine's searches, on the GPU or the CPU): round r searches every
- * event's r-th net-charge segment (highest energy first), the first round
- * refines each start time and searches again where it moved, and each hit's
- * signal is subtracted before the next round.  NARVAL_E_NOMEM, or 0. */
+/* Runs the decoded block's searches (in: the same bytes): round r searches
+ * every event's r-th net-charge segment (highest energy first), the first
+ * round refines each start time and searches again where it moved, and each
+ * hit's signal is subtracted before the next round.  The whole block on the
+ * GPU when psa_block_gpu_open put it there (its failure is logged, the GPU
+ * given up and the block done again round by round), else round by round
+ * (the engine's searches).  NARVAL_E_NOMEM, or 0. */
 unsigned psa_block_search(psa_block *w, const psa_setup *s, const void *in, unsigned size);
-
-/*
- * The same on the GPU, whole (psa_block_gpu_open): psa_block_submit queues
- * the decoded block on lane `lane` (in: pinned, unchanged until collected;
- * the lane's previous block collected) and returns at once: 0, 1 when the
- * GPU did not take it (the GPU block is then given up, logged), or
- * NARVAL_E_NOMEM.  psa_block_collect waits for the answers; where the GPU
- * failed or did not take the block, the GPU block is given up and the block
- * searched here round by round: the same answers.  NARVAL_E_NOMEM, or 0.
- * psa_block_forget waits for a block that will not be collected.
- */
-unsigned psa_block_submit(psa_block *w, const psa_setup *s, int lane, const void *in, unsigned size);
-unsigned psa_block_collect(psa_block *w, const psa_setup *s, int lane, const void *in, unsigned size);
-void psa_block_forget(psa_block *w, const psa_setup *s, int lane);
 
 
 /* GPUWork block with the searches on the GPU: uploads what the blocks'
