@@ -672,6 +672,51 @@ START_TEST(gpu_block_equals_cpu_on_simulated_events)
 }
 END_TEST
 
+/* A GPU fault in the middle of a run (NARWHAL_PSA_GPU_FAULT: the second
+ * whole block fails once queued): logged, the GPU block given up, that block
+ * and the next ones done round by round; the frames equal the CPU's, none
+ * lost (skipped without a GPU). */
+START_TEST(gpu_block_fault_loses_nothing)
+{
+    static uint8_t cpu_out[CAP], gpu_out[CAP];
+    size_t cut[4];
+    unsigned e, used, n_cpu = 0, n_gpu = 0;
+    for (uint32_t k = 0; k < 30; k++) {
+        if (k % 10 == 0)
+            cut[k / 10] = w.used;
+        hit h[2] = { { point_of(k % 36, (int)(k % 3)), 800 }, { point_of((k + 11) % 36, 1), 300 } };
+        put_event(k, 2, h, 1 + (int)(k % 2));
+    }
+    cut[3] = w.used;
+    void *a = open_actor("Device cpu", 0);
+    for (int b = 0; b <= 3; b++, n_cpu += used) {
+        psa.filter(a, in + (b < 3 ? cut[b] : 0), b < 3 ? (unsigned)(cut[b + 1] - cut[b]) : 0, cpu_out + n_cpu,
+                   CAP - n_cpu, &used, &e);
+        ck_assert_uint_eq(e, 0);
+    }
+    close_actor(a);
+    setenv("NARWHAL_PSA_GPU_FAULT", "2", 1);
+    a = open_gpu("Device gpu\nGPUWork block", &e);
+    if (!a) {
+        unsetenv("NARWHAL_PSA_GPU_FAULT");
+        fprintf(stderr, "check_psa: gpu_block_fault_loses_nothing skipped: no usable GPU\n");
+        return;
+    }
+    for (int b = 0; b <= 3; b++, n_gpu += used) {
+        psa.filter(a, in + (b < 3 ? cut[b] : 0), b < 3 ? (unsigned)(cut[b + 1] - cut[b]) : 0, gpu_out + n_gpu,
+                   CAP - n_gpu, &used, &e);
+        ck_assert_uint_eq(e, 0);
+    }
+    stop_target = a;
+    const char *log = stderr_of(stop_it, NULL);
+    unsetenv("NARWHAL_PSA_GPU_FAULT");
+    ck_assert_msg(strstr(log, "the GPU failed 1 time during the run"), "%s", log);
+    ck_assert_msg(strstr(log, "30 data:crystal frames: 45 hits"), "%s", log);
+    ck_assert_uint_eq(n_gpu, n_cpu);
+    ck_assert_msg(memcmp(gpu_out, cpu_out, n_cpu) == 0, "after the fault the frames differ from the CPU's");
+}
+END_TEST
+
 static unsigned config_code(const char *text)
 {
     unsigned e;
@@ -805,6 +850,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, gpu_block_one_behind);
     tcase_add_test(t, gpu_block_on_the_cpu);
     tcase_add_test(t, gpu_block_equals_cpu_on_simulated_events);
+    tcase_add_test(t, gpu_block_fault_loses_nothing);
     tcase_add_test(t, configuration_errors);
     tcase_add_test(t, window_outside_basis);
     tcase_add_test(t, damaged_or_missing_basis);

@@ -418,7 +418,9 @@ static unsigned psa_stop(void *algo_data)
             kit_log(a->k.name, KIT_INFO, "rejected %llu frames: %s", (unsigned long long)a->rejected[r],
                     psa_reject_name((psa_reject)r));
     if (a->fell_back)
-        kit_log(a->k.name, KIT_WARN, "the GPU failed during the run; the CPU took over");
+        kit_log(a->k.name, KIT_WARN, "the GPU failed %llu time%s during the run (the warnings above say what "
+                "took over: the rounds, or the CPU); no frame was lost", (unsigned long long)a->fell_back,
+                a->fell_back == 1 ? "" : "s");
     if (a->search_log && fclose(a->search_log) != 0) {
         a->search_log = NULL;
         return kit_fail(a->k.name, NARVAL_E_IO, "SearchLog '%s': %s", psa_set.search_log,

@@ -318,6 +318,15 @@ static size_t device_events(psa_block *w, const void *in)
     return n;
 }
 
+/* NARWHAL_PSA_GPU_FAULT=N, for tests: the engine's N-th whole block on the
+ * GPU fails once its first round is queued, as a device fault would (the
+ * recovery is otherwise untestable). */
+static bool injected_fault(psa_engine *e)
+{
+    const char *v = getenv("NARWHAL_PSA_GPU_FAULT");
+    return v && *v && strtoul(v, NULL, 10) == e->blocks;
+}
+
 /* psa_block_search's rounds on the GPU (the same steps as below, the same
  * answers).  0; -1 without host memory; a gs_gpu_status with msg when the GPU failed. */
 static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned size, char *msg, size_t len)
@@ -336,12 +345,17 @@ static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned
         rounds = (int)w->gev[j].n_net > rounds ? (int)w->gev[j].n_net : rounds;
     if ((rc = pb_gpu_load(gpu, in, size, w->gev, n, msg, len)))
         return rc;
+    s->engine->blocks++;
     lap(w, PSA_PHASE_ALIGN, &t);
     for (int r = 0; r < rounds; r++) {
         size_t q = device_round(w, s, n, r);
         lap(w, PSA_PHASE_GATHER, &t);
         if ((rc = pb_gpu_search(gpu, r, w->gq, w->gowner, q, adaptive, msg, len)))
             return rc;
+        if (r == 0 && injected_fault(s->engine)) {
+            snprintf(msg, len, "fault injected by NARWHAL_PSA_GPU_FAULT");
+            return GS_GPU_FAIL;
+        }
         w->searches += q;
         lap(w, PSA_PHASE_SEARCH, &t);
         for (int pass = 0; r == 0 && s->timing->shift_range > 0 && pass < REFINE_PASSES; pass++)

@@ -28,6 +28,7 @@ typedef struct psa_engine {
     void *gpu;          /* gs_gpu, when the GPU searches */
     void *block;        /* pb_gpu, when whole blocks run on the GPU (psa_block_gpu_open) */
     bool reference;
+    unsigned long blocks; /* blocks run whole on the GPU (NARWHAL_PSA_GPU_FAULT counts them) */
 } psa_engine;
 
 /* Chooses where the searches run.  On success msg says which and why
