@@ -7,6 +7,7 @@
 
 #include "gridsearch_gpu.h"
 #include "gridsearch_resident.h"
+#include "gpu_status.h"
 
 namespace {
 
@@ -315,27 +316,6 @@ struct gs_gpu {
 };
 
 namespace {
-
-int fail(cudaError_t err, const char *what, char *msg, size_t len)
-{
-    snprintf(msg, len, "%s: %s", what, cudaGetErrorString(err));
-    return err == cudaErrorMemoryAllocation ? GS_GPU_NOMEM : GS_GPU_FAIL;
-}
-
-#define CHECK(call, what)                                                                          \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess)                                                                   \
-            return fail(err_, what, msg, len);                                                     \
-    } while (0)
-
-int upload(void **dst, const void *src, size_t bytes, char *msg, size_t len)
-{
-    CHECK(cudaMalloc(dst, bytes ? bytes : 16), "cudaMalloc of the resident basis");
-    if (bytes)
-        CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice), "copying the basis to the device");
-    return GS_GPU_OK;
-}
 
 size_t align16(size_t n) { return (n + 15) / 16 * 16; }
 
@@ -662,13 +642,14 @@ static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, siz
     }
     CHECK(cudaEventCreateWithFlags(&g->meas_done, cudaEventDisableTiming), "cudaEventCreate");
     int rc;
-    if ((rc = upload(&g->values, b->values, b->n_values * g->elem, msg, len)) ||
-        (rc = upload(&g->pm, b->pm, b->n_pm * g->elem, msg, len)) ||
-        (rc = upload((void **)&g->seg, b->seg, b->n_segments * sizeof *b->seg, msg, len)) ||
-        (rc = upload((void **)&g->near_first, b->near_first, b->n_near_first * sizeof(uint32_t), msg,
-                     len)) ||
-        (rc = upload((void **)&g->near, b->near, b->n_near * sizeof(uint32_t), msg, len)) ||
-        (rc = upload((void **)&g->scale, pw->scale, sizeof pw->scale, msg, len)))
+    const char *what = "uploading the resident basis";
+    if ((rc = gpu_upload(&g->values, b->values, b->n_values * g->elem, what, msg, len)) ||
+        (rc = gpu_upload(&g->pm, b->pm, b->n_pm * g->elem, what, msg, len)) ||
+        (rc = gpu_upload((void **)&g->seg, b->seg, b->n_segments * sizeof *b->seg, what, msg, len)) ||
+        (rc = gpu_upload((void **)&g->near_first, b->near_first, b->n_near_first * sizeof(uint32_t), what, msg,
+                         len)) ||
+        (rc = gpu_upload((void **)&g->near, b->near, b->n_near * sizeof(uint32_t), what, msg, len)) ||
+        (rc = gpu_upload((void **)&g->scale, pw->scale, sizeof pw->scale, what, msg, len)))
         return rc;
     return plan_shared(g, msg, len);
 }

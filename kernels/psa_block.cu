@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_status.h"
 #include "gridsearch_resident.h"
 #include "psa_block_gpu.h"
 
@@ -329,19 +330,6 @@ struct pb_gpu {
 
 namespace {
 
-int fail(cudaError_t err, const char *what, char *msg, size_t len)
-{
-    snprintf(msg, len, "%s: %s", what, cudaGetErrorString(err));
-    return err == cudaErrorMemoryAllocation ? GS_GPU_NOMEM : GS_GPU_FAIL;
-}
-
-#define CHECK(call, what)                                                                          \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess)                                                                   \
-            return fail(err_, what, msg, len);                                                     \
-    } while (0)
-
 cudaError_t grow(dbuf *b, size_t bytes)
 {
     if (bytes <= b->cap)
@@ -387,14 +375,6 @@ void free_bufs(pb_gpu *p)
     }
 }
 
-int upload(void **dst, const void *src, size_t bytes, const char *what, char *msg, size_t len)
-{
-    CHECK(cudaMalloc(dst, bytes ? bytes : 16), what);
-    if (bytes)
-        CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice), what);
-    return GS_GPU_OK;
-}
-
 int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
 {
     CHECK(cudaSetDevice(p->device), "cudaSetDevice");
@@ -421,12 +401,12 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
     }
     for (int g = 0; g < PB_SEGMENTS; g++)
         memcpy(points + seg[g].point_off, s->seg[g].point, s->seg[g].n_points * sizeof *points);
-    int rc = upload((void **)&p->d_points, points, off * sizeof *points, "uploading the segments' points", msg, len);
+    int rc = gpu_upload((void **)&p->d_points, points, off * sizeof *points, "uploading the segments' points", msg, len);
     free(points);
-    if (rc || (rc = upload((void **)&p->d_seg, seg, sizeof seg, "uploading the segments", msg, len)) ||
-        (rc = upload((void **)&p->d_signal, s->signal, (size_t)s->n_points * PB_CHANNELS * s->n_samples * sizeof(float),
+    if (rc || (rc = gpu_upload((void **)&p->d_seg, seg, sizeof seg, "uploading the segments", msg, len)) ||
+        (rc = gpu_upload((void **)&p->d_signal, s->signal, (size_t)s->n_points * PB_CHANNELS * s->n_samples * sizeof(float),
                       "uploading the basis signals", msg, len)) ||
-        (rc = upload((void **)&p->d_point_edge, s->point_edge, s->n_points * sizeof(float),
+        (rc = gpu_upload((void **)&p->d_point_edge, s->point_edge, s->n_points * sizeof(float),
                      "uploading the points' edges", msg, len)))
         return rc;
     kp &a = p->a;
