@@ -30,7 +30,8 @@ typedef struct psa_actor {
     bool lagged;
     int prev;          /* lagged: the slot whose frames the next call writes, -1: none */
     bool prev_done;    /* the worker finished it */
-    int retry;         /* the slot handed over by a call that answered NARVAL_E_OUTPUT_SIZE, -1: none */
+    int retry;         /* the slot handed over by a call that failed to write (NARVAL_E_OUTPUT_SIZE: the
+                          host's retry writes the previous block again and hands nothing over), -1: none */
     const psa_block *writing; /* the block whose frames the frame loop writes */
     size_t cursor;     /* its next event */
     double wait_s;     /* lagged: process_block's time waiting for the worker */
@@ -321,7 +322,7 @@ static unsigned block_lagged(psa_actor *a, const void *in, unsigned size, void *
     if (a->prev >= 0) {
         psa_slot *p = &q->slot[a->prev];
         if ((code = write_block(a, &p->w, p->copy, p->size, false, out, out_size, used))) {
-            a->retry = code == NARVAL_E_OUTPUT_SIZE ? cur : -1;
+            a->retry = cur;
             return code;
         }
     }
