@@ -115,19 +115,6 @@ static unsigned run_block(void *a, size_t in_size, unsigned cap, unsigned *used)
     return e;
 }
 
-/* The block, then the end-of-data call (whose frames follow in out): with
- * GPUWork block on a GPU the frames come one call late. */
-static unsigned run_and_flush(void *a, size_t in_size, unsigned cap, unsigned *used)
-{
-    unsigned e, more;
-    psa.filter(a, in, (unsigned)in_size, out, cap, used, &e);
-    if (e)
-        return e;
-    psa.filter(a, in, 0, out + *used, cap - *used, &more, &e);
-    *used += more;
-    return e;
-}
-
 /* Device gpu: initialise's code, or NARVAL_E_DEVICE (and a note) where no GPU is usable. */
 static void *open_gpu(const char *text, unsigned *code)
 {
@@ -514,7 +501,7 @@ START_TEST(gpu_equals_cpu)
         char conf[256];
         snprintf(conf, sizeof conf, "Device cpu\n%s", modes[m]);
         void *a = open_actor(conf, 0);
-        ck_assert_uint_eq(run_and_flush(a, w.used, CAP, &used_cpu), 0);
+        ck_assert_uint_eq(run_block(a, w.used, CAP, &used_cpu), 0);
         memcpy(cpu_out, out, used_cpu);
         close_actor(a);
         snprintf(conf, sizeof conf, "Device gpu\n%s", modes[m]);
@@ -522,7 +509,7 @@ START_TEST(gpu_equals_cpu)
             fprintf(stderr, "check_psa: gpu_equals_cpu skipped: no usable GPU\n");
             return;
         }
-        ck_assert_uint_eq(run_and_flush(a, w.used, CAP, &used_gpu), 0);
+        ck_assert_uint_eq(run_block(a, w.used, CAP, &used_gpu), 0);
         ck_assert_uint_eq(used_gpu, used_cpu);
         ck_assert_msg(memcmp(out, cpu_out, used_cpu) == 0, "GPU and CPU outputs differ (%s)", modes[m]);
         close_actor(a);
@@ -548,18 +535,14 @@ START_TEST(gpu_block_on_the_cpu)
 }
 END_TEST
 
-/* GPUWork block on a GPU: each call emits the previous block's frames, the
- * end-of-data call the last block's; a retry for a larger output emits the
- * same frames once (skipped without a GPU). */
-START_TEST(gpu_block_one_behind)
+/* Two blocks through an actor that cuts each into three parts: every
+ * block's frames leave in its own call, in order; a retry for a larger
+ * output emits them once; an empty call emits nothing; the stop log counts
+ * every frame once. */
+static void parts_in_their_call(void *a)
 {
     unsigned e, used, used2;
     found f;
-    void *a = open_gpu("Device gpu\nGPUWork block", &e);
-    if (!a) {
-        fprintf(stderr, "check_psa: gpu_block_one_behind skipped: no usable GPU\n");
-        return;
-    }
     for (uint32_t k = 0; k < 10; k++) {
         hit h = { point_of(k % 36, 1), 600 };
         put_event(k, 9, &h, 1);
@@ -570,31 +553,64 @@ START_TEST(gpu_block_one_behind)
         put_event(k, 9, &h, 1);
     }
     ck_assert_uint_eq(run_block(a, first, CAP, &used), 0);
-    ck_assert_uint_eq(used, 0); /* nothing yet: the block is on the GPU */
+    read_output(used, &f);
+    ck_assert_int_eq(f.n_psa, 10);
+    ck_assert_uint_eq(f.event[0], 0);
+    ck_assert_uint_eq(f.event[9], 9);
     psa.filter(a, in + first, (unsigned)(w.used - first), out, 100, &used, &e);
     ck_assert_uint_eq(e, NARVAL_E_OUTPUT_SIZE);
-    ck_assert_uint_eq(used, 10 * (ADF_KEY_SIZE + adf_psa_payload_size(1)));
+    ck_assert_uint_eq(used, 20 * (ADF_KEY_SIZE + adf_psa_payload_size(1)));
     psa.filter(a, in + first, (unsigned)(w.used - first), out, used, &used2, &e);
     ck_assert_uint_eq(e, 0);
     ck_assert_uint_eq(used2, used);
     read_output(used2, &f);
-    ck_assert_int_eq(f.n_psa, 10);
-    ck_assert_uint_eq(f.event[0], 0);
-    ck_assert_uint_eq(f.event[9], 9);
-    psa.filter(a, in, 0, out, CAP, &used, &e); /* end of data: the second block */
-    ck_assert_uint_eq(e, 0);
-    read_output(used, &f);
     ck_assert_int_eq(f.n_psa, 20);
-    ck_assert_uint_eq(f.event[0], 10);
-    ck_assert_uint_eq(f.event[19], 29);
+    for (int k = 0; k < 20; k++)
+        ck_assert_uint_eq(f.event[k], 10 + (unsigned)k);
+    psa.filter(a, in, 0, out, CAP, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, 0);
     stop_target = a;
     const char *log = stderr_of(stop_it, NULL);
     ck_assert_msg(strstr(log, "30 data:crystal frames: 30 hits"), "%s", log);
+    ck_assert_msg(strstr(log, " 6 parts;"), "%s", strstr(log, "time in process_block") ? strstr(log, "time in process_block") : log);
+}
+
+/* The parts' scheme on the CPU (BlockParts with Device cpu: the searches on
+ * the worker thread), and its output equal to the whole block's. */
+START_TEST(parts_on_the_cpu)
+{
+    static uint8_t whole[CAP];
+    unsigned used_whole, used_parts;
+    parts_in_their_call(open_actor("Device cpu\nBlockParts 3", 0));
+    void *a = open_actor("Device cpu", 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used_whole), 0);
+    memcpy(whole, out, used_whole);
+    close_actor(a);
+    a = open_actor("Device cpu\nBlockParts 7", 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used_parts), 0);
+    close_actor(a);
+    ck_assert_uint_eq(used_parts, used_whole);
+    ck_assert_msg(memcmp(out, whole, used_whole) == 0, "the parts' output differs from the whole block's");
+}
+END_TEST
+
+/* The same with the whole block on a GPU (skipped without one). */
+START_TEST(gpu_block_parts_in_their_call)
+{
+    unsigned e;
+    void *a = open_gpu("Device gpu\nGPUWork block\nBlockParts 3", &e);
+    if (!a) {
+        fprintf(stderr, "check_psa: gpu_block_parts_in_their_call skipped: no usable GPU\n");
+        return;
+    }
+    parts_in_their_call(a);
 }
 END_TEST
 
 /* in[0..size) through the actor in two blocks cut at a frame boundary near
- * the middle, then the end-of-data call; the frames out, one after the other. */
+ * the middle, then an empty call (which must emit nothing); the frames out,
+ * one after the other. */
 static unsigned run_in_two(void *a, size_t size, uint8_t *dst, unsigned *used)
 {
     adf_iter it;
@@ -847,7 +863,8 @@ static Suite *psa_suite(void)
     tcase_add_test(t, output_too_small);
     tcase_add_test(t, search_log_lines);
     tcase_add_test(t, gpu_equals_cpu);
-    tcase_add_test(t, gpu_block_one_behind);
+    tcase_add_test(t, parts_on_the_cpu);
+    tcase_add_test(t, gpu_block_parts_in_their_call);
     tcase_add_test(t, gpu_block_on_the_cpu);
     tcase_add_test(t, gpu_block_equals_cpu_on_simulated_events);
     tcase_add_test(t, gpu_block_fault_loses_nothing);

@@ -26,15 +26,12 @@ typedef struct psa_actor {
     psa_engine engine;
     psa_setup setup;
     psa_block block;
-    psa_async async;   /* GPUWork block: blocks one behind (lagged) */
-    bool lagged;
-    int prev;          /* lagged: the slot whose frames the next call writes, -1: none */
-    bool prev_done;    /* the worker finished it */
-    int retry;         /* the slot handed over by a call that failed to write (NARVAL_E_OUTPUT_SIZE: the
-                          host's retry writes the previous block again and hands nothing over), -1: none */
+    psa_async async;   /* GPUWork block: the block's parts, searched by the worker within the call */
+    bool parted;
     const psa_block *writing; /* the block whose frames the frame loop writes */
     size_t cursor;     /* its next event */
-    double wait_s;     /* lagged: process_block's time waiting for the worker */
+    double wait_s;     /* parted: process_block's time waiting for the worker */
+    uint64_t parts;    /* parted: parts searched in the run */
     FILE *search_log;
     uint64_t frames, hits, empty, searches, refined, fell_back, rejected[PSA_REJECTS];
     double seconds;    /* in process_block */
@@ -109,12 +106,34 @@ static unsigned set_timing(psa_actor *a)
     return 0;
 }
 
+static void release(psa_actor *a)
+{
+    if (a->search_log)
+        fclose(a->search_log);
+    psa_async_close(&a->async);
+    psa_block_free(&a->block);
+    psa_engine_destroy(&a->engine);
+    psa_layout_free(&a->layout);
+    det_basis_free(&a->basis);
+    free(a->edges);
+    memset((char *)a + sizeof a->k, 0, sizeof *a - sizeof a->k);
+}
+
+static int part_count(void)
+{
+    return (int)psa_set.block_parts;
+}
+
+/* At first and after every reset (NARVAL re-initialises there): what a
+ * previous initialise set up is released, then everything is set up again
+ * from the configuration process_config read. */
 static unsigned psa_initialise(void *algo_data)
 {
     psa_actor *a = algo_data;
     char msg[1024];
     double err;
     unsigned code;
+    release(a);
     if ((code = load_basis(a)) || (code = build_layout(a)) || (code = set_timing(a)))
         return code;
     psa_pow_fit(psa_set.exponent, &a->pw, &err);
@@ -128,21 +147,29 @@ static unsigned psa_initialise(void *algo_data)
         return kit_fail(a->k.name, code, "%s", msg);
     kit_log(a->k.name, KIT_INFO, "searching on the %s", msg);
     a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, a->k.name, 0 };
-    a->prev = a->retry = -1;
     bool wanted = psa_conf.gpu_block && a->engine.gpu;
     bool block = wanted && psa_block_gpu_open(&a->setup, msg, sizeof msg);
     a->setup.threads = psa_block_threads(&a->setup);
     if (wanted && !block)
         kit_log(a->k.name, KIT_WARN, "GPUWork block: %s; the blocks run round by round, the searches on the "
                 "GPU", msg);
-    if (!block)
+    if (!block && !part_count())
         return 0;
     if ((code = psa_async_open(&a->async, &a->setup)))
-        return kit_fail(a->k.name, code, "no worker thread for the GPU block");
-    a->lagged = true;
-    kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, run by a worker thread while the "
-            "chain goes on: each call emits the previous block's frames, the end-of-data call the last "
-            "block's; %d OpenMP threads copy, decode and write; %s", a->setup.threads, msg);
+        return kit_fail(a->k.name, code, "no worker thread for the block's parts");
+    a->parted = true;
+    char parts[64] = "one per 512 data:crystal frames, 2 to 8";
+    if (part_count())
+        snprintf(parts, sizeof parts, "%d", part_count());
+    if (block)
+        kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, each cut into parts (%s) that a "
+                "worker thread searches while this call decodes the next and writes the finished ones: every "
+                "block's frames leave in the call that brought it; %d OpenMP threads copy, decode and write; %s",
+                parts, a->setup.threads, msg);
+    else
+        kit_log(a->k.name, KIT_INFO, "BlockParts %d: each block cut into parts that a worker thread searches "
+                "on the %s while this call decodes and writes (the GPU block's scheme, run without it)",
+                part_count(), psa_engine_where(&a->engine));
     return 0;
 }
 
@@ -151,9 +178,10 @@ static void clear_counts(psa_actor *a)
     a->frames = a->hits = a->empty = a->searches = a->refined = a->fell_back = 0;
     memset(a->rejected, 0, sizeof a->rejected);
     memset(a->block.phase_s, 0, sizeof a->block.phase_s);
-    for (int i = 0; i < 2; i++)
-        memset(a->async.slot[i].w.phase_s, 0, sizeof a->async.slot[i].w.phase_s);
+    for (int j = 0; j < PSA_MAX_PARTS; j++)
+        memset(a->async.part[j].phase_s, 0, sizeof a->async.part[j].phase_s);
     a->seconds = a->wait_s = 0;
+    a->parts = 0;
 }
 
 static unsigned psa_start(void *algo_data)
@@ -181,7 +209,7 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     return 0;
 }
 
-static void log_rejects(psa_actor *a, const psa_block *w)
+static void log_rejects(psa_actor *a, const psa_block *w, size_t base)
 {
     for (size_t k = 0; k < w->n_ev; k++) {
         const psa_event *ev = &w->ev[k];
@@ -189,7 +217,7 @@ static void log_rejects(psa_actor *a, const psa_block *w)
         if (ev->reject == PSA_ACCEPTED || seen >= LOGGED_REJECTS)
             continue;
         kit_log(a->k.name, KIT_WARN, "frame at offset %zu (data:crystal, event %u) rejected: %s%s",
-                ev->offset, (unsigned)ev->key.event, psa_reject_name(ev->reject),
+                base + ev->offset, (unsigned)ev->key.event, psa_reject_name(ev->reject),
                 seen + 1 == LOGGED_REJECTS ? " (further rejections for this reason are only counted)"
                                            : "");
     }
@@ -208,10 +236,11 @@ static void write_search_log(psa_actor *a, const psa_block *w)
     }
 }
 
-/* The block succeeded: its counts join the run's. */
-static void commit(psa_actor *a, const psa_block *w)
+/* The block (or the part of one at `base` in its block) succeeded: its
+ * counts join the run's. */
+static void commit(psa_actor *a, const psa_block *w, size_t base)
 {
-    log_rejects(a, w);
+    log_rejects(a, w, base);
     for (size_t k = 0; k < w->n_ev; k++) {
         const psa_event *ev = &w->ev[k];
         a->frames++;
@@ -252,82 +281,120 @@ static unsigned write_block(psa_actor *a, psa_block *w, const void *in, unsigned
         *used = code == 0 || code == NARVAL_E_OUTPUT_SIZE ? (unsigned)need : 0;
     }
     if (!code)
-        commit(a, w);
+        commit(a, w, 0);
     w->phase_s[PSA_PHASE_WRITE] += psa_now() - t;
     return code;
 }
 
-static unsigned pass_frame(void *ctx, const adf_frame *f, adf_writer *out)
+/* The whole block in this call's thread: decoded, searched (round by round,
+ * or on the GPU in one piece), written. */
+static unsigned block_whole(psa_actor *a, psa_block *w, const void *in, unsigned size, void *out,
+                            unsigned out_size, unsigned *used)
 {
-    return KIT_PASS;
+    bool bad;
+    unsigned code = psa_block_decode(w, &a->setup, in, size, &bad, NULL);
+    if (!code)
+        code = psa_block_search(w, &a->setup, in, size);
+    if (code)
+        return kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes", size);
+    return write_block(a, w, in, size, bad, out, out_size, used);
 }
 
-/* Lagged: a block with malformed framing ends the run as it would have
- * without the lag (the frame loop logs the bad frame's offset; nothing is
- * emitted); the block before it, in the worker's hands, is not emitted
- * either, and the log says how many frames that was. */
-static unsigned bad_block(psa_actor *a, const void *in, unsigned size, void *out, unsigned out_size,
-                          unsigned *used)
+/* Part boundaries at data:crystal frames, about as many frames in each; 0
+ * when the framing is bad (the whole-block path reports the bad frame) or
+ * there is nothing to search. */
+static int split(psa_actor *a, const void *in, unsigned size)
 {
-    static const kit_filter_ops ops = { pass_frame, NULL };
-    if (a->prev >= 0) {
-        if (!a->prev_done)
-            psa_async_wait(&a->async);
-        kit_log(a->k.name, KIT_WARN, "the block before the malformed one (%zu data:crystal frames, %u bytes) "
-                "is not emitted: the run stops on this error", a->async.slot[a->prev].w.n_ev,
-                a->async.slot[a->prev].size);
-        a->prev = -1;
-    }
-    unsigned code = kit_filter_block(a->k.name, &ops, a, in, size, out, out_size, used);
-    *used = 0;
-    return code ? code : NARVAL_E_INPUT;
+    adf_iter it;
+    adf_frame f;
+    size_t crystals = 0;
+    int rc;
+    adf_iter_init(&it, in, size);
+    while ((rc = adf_iter_next(&it, &f)) > 0)
+        crystals += f.key.id == ADF_ID_DATA_CRYSTAL;
+    if (rc < 0 || crystals == 0)
+        return 0;
+    size_t n = part_count() ? (size_t)part_count() : crystals / 512;
+    n = part_count() ? n : n < 2 ? 2 : n > 8 ? 8 : n;
+    if (n > crystals)
+        n = crystals;
+    size_t *at = a->async.at, seen = 0, j = 1;
+    at[0] = 0;
+    adf_iter_init(&it, in, size);
+    while (j < n && adf_iter_next(&it, &f) > 0)
+        if (f.key.id == ADF_ID_DATA_CRYSTAL && seen++ == j * crystals / n)
+            at[j++] = f.offset;
+    at[n] = size;
+    return (int)n;
 }
 
-/* GPUWork block: this block is copied, decoded and handed to the worker,
- * which runs it on the GPU while this call writes the previous block's
- * frames (at the end of the data, the last's).  When they do not fit, the
- * host's retry with the same input writes them again and hands nothing
- * over twice. */
-static unsigned block_lagged(psa_actor *a, const void *in, unsigned size, void *out, unsigned out_size,
+/* Stops the worker's parts after a failure of this call; nothing of the
+ * block was emitted or counted. */
+static unsigned give_up(psa_actor *a, unsigned code)
+{
+    psa_async_cancel(&a->async);
+    return code;
+}
+
+/* GPUWork block: the block's parts are decoded into the block's copy and
+ * handed to the worker one after the other, then written as the worker
+ * finishes them, all before the call returns: the host's decoding and
+ * writing overlap the GPU's searches, and nothing is held for a later call.
+ * The output's size is known once every part is decoded, before anything is
+ * written, so NARVAL_E_OUTPUT_SIZE leaves no trace. */
+static unsigned block_parted(psa_actor *a, const void *in, unsigned size, void *out, unsigned out_size,
                              unsigned *used)
 {
     psa_async *q = &a->async;
-    int cur = a->retry;
-    unsigned code;
-    if (cur < 0 && size > 0) {
-        cur = a->prev >= 0 ? 1 - a->prev : 0;
+    const uint8_t *src = in;
+    int n = split(a, in, size);
+    if (n == 0)
+        return block_whole(a, &a->block, in, size, out, out_size, used);
+    unsigned char *copy = psa_async_begin(q, size, n);
+    if (!copy)
+        return kit_fail(a->k.name, NARVAL_E_NOMEM, "no memory for a copy of a block of %u bytes", size);
+    size_t need = 0;
+    for (int j = 0; j < n; j++) {
         bool bad;
-        unsigned char *copy = psa_async_room(q, cur, size);
-        if (!copy)
-            return kit_fail(a->k.name, NARVAL_E_NOMEM, "no memory for a copy of a block of %u bytes", size);
-        if ((code = psa_block_decode(&q->slot[cur].w, &a->setup, in, size, &bad, copy)))
-            return kit_fail(a->k.name, code, "no memory to decode a block of %u bytes", size);
-        if (bad)
-            return bad_block(a, in, size, out, out_size, used);
+        unsigned part = (unsigned)(q->at[j + 1] - q->at[j]);
+        if (psa_block_decode(&q->part[j], &a->setup, src + q->at[j], part, &bad, copy + q->at[j]))
+            return give_up(a, kit_fail(a->k.name, NARVAL_E_NOMEM, "no memory to decode a block of %u bytes",
+                                       size));
+        psa_async_submit(q);
+        need += psa_block_output_size(&q->part[j], part);
     }
-    if (a->prev >= 0 && !a->prev_done) {
+    if (need > UINT_MAX)
+        return give_up(a, kit_fail(a->k.name, NARVAL_E_DATA, "the output of this block needs %zu bytes, more "
+                                   "than a NARVAL buffer can hold", need));
+    *used = (unsigned)need;
+    if (need > out_size)
+        return give_up(a, NARVAL_E_OUTPUT_SIZE);
+    size_t at = 0;
+    for (int j = 0; j < n; j++) {
         double t = psa_now();
-        code = psa_async_wait(q);
+        unsigned code = psa_async_wait(q, j);
         a->wait_s += psa_now() - t;
-        a->prev_done = true;
         if (code) {
-            unsigned bytes = q->slot[a->prev].size;
-            a->prev = -1;
-            return kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes", bytes);
+            *used = 0;
+            return give_up(a, kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes",
+                                       size));
         }
-    }
-    if (cur >= 0 && a->retry < 0)
-        psa_async_submit(q, cur);
-    a->retry = -1;
-    if (a->prev >= 0) {
-        psa_slot *p = &q->slot[a->prev];
-        if ((code = write_block(a, &p->w, p->copy, p->size, false, out, out_size, used))) {
-            a->retry = cur;
-            return code;
+        t = psa_now();
+        size_t part_used;
+        unsigned part = (unsigned)(q->at[j + 1] - q->at[j]);
+        code = psa_block_emit(&q->part[j], &a->setup, src + q->at[j], part, (uint8_t *)out + at,
+                              out_size - (unsigned)at, &part_used);
+        q->part[j].phase_s[PSA_PHASE_WRITE] += psa_now() - t;
+        if (code) {
+            *used = 0;
+            return give_up(a, kit_fail(a->k.name, NARVAL_E_INTERNAL, "part %d of a block did not take its "
+                                       "computed output size", j));
         }
+        at += part_used;
     }
-    a->prev = cur;
-    a->prev_done = false;
+    for (int j = 0; j < n; j++)
+        commit(a, &q->part[j], q->at[j]);
+    a->parts += (uint64_t)n;
     return 0;
 }
 
@@ -341,40 +408,14 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
         return;
     double t = psa_now();
     unsigned code;
-    if (a->lagged) {
-        code = block_lagged(a, input_buffer, size_of_input_buffer, output_buffer, size_of_output_buffer,
+    if (a->parted)
+        code = block_parted(a, input_buffer, size_of_input_buffer, output_buffer, size_of_output_buffer,
                             used_size_of_output_buffer);
-    } else {
-        bool bad;
-        code = psa_block_decode(&a->block, &a->setup, input_buffer, size_of_input_buffer, &bad, NULL);
-        if (!code)
-            code = psa_block_search(&a->block, &a->setup, input_buffer, size_of_input_buffer);
-        if (code)
-            code = kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes",
-                            size_of_input_buffer);
-        else
-            code = write_block(a, &a->block, input_buffer, size_of_input_buffer, bad, output_buffer,
-                               size_of_output_buffer, used_size_of_output_buffer);
-    }
+    else
+        code = block_whole(a, &a->block, input_buffer, size_of_input_buffer, output_buffer,
+                           size_of_output_buffer, used_size_of_output_buffer);
     a->seconds += psa_now() - t;
     *error_code = kit_leave(algo_data, KIT_BLOCK, code);
-}
-
-/* The block still in the worker's hands when the run ends without the
- * end-of-data call (an error elsewhere in the chain, a reset): its frames are
- * not emitted, and the log says so. */
-static void drop_pending(psa_actor *a)
-{
-    int held[2] = { a->prev, a->retry };
-    if (!a->lagged)
-        return;
-    psa_async_wait(&a->async);
-    for (int i = 0; i < 2; i++)
-        if (held[i] >= 0)
-            kit_log(a->k.name, KIT_WARN, "%zu data:crystal frames of a block (%u bytes) not emitted: the run "
-                    "ended without the end-of-data call", a->async.slot[held[i]].w.n_ev,
-                    a->async.slot[held[i]].size);
-    a->prev = a->retry = -1;
 }
 
 /* Where process_block's time went, and the GPU's share of the search phase. */
@@ -382,17 +423,22 @@ static void log_phases(const psa_actor *a)
 {
     char line[512], gpu[512] = "", device[320];
     size_t n = 0;
-    for (int p = 0; p < PSA_PHASES && n < sizeof line; p++)
-        n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %.3f", p ? ", " : "",
-                              psa_phase_name((psa_phase)p), a->block.phase_s[p] +
-                              a->async.slot[0].w.phase_s[p] + a->async.slot[1].w.phase_s[p]);
+    for (int p = 0; p < PSA_PHASES && n < sizeof line; p++) {
+        double sum = a->block.phase_s[p];
+        for (int j = 0; j < PSA_MAX_PARTS; j++)
+            sum += a->async.part[j].phase_s[p];
+        n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %.3f", p ? ", " : "", psa_phase_name((psa_phase)p),
+                              sum);
+    }
     psa_gpu_times g;
-    if (a->lagged && psa_block_gpu_times(&a->setup, device, sizeof device))
-        snprintf(gpu, sizeof gpu, " (align to subtract: on the worker thread, beside the chain); waiting for "
-                 "the worker %.3f s; the GPU block on the device %s", a->wait_s, device);
-    else if (a->lagged)
-        snprintf(gpu, sizeof gpu, " (align to subtract: on the worker thread; the GPU block was given up); "
-                 "waiting for the worker %.3f s", a->wait_s);
+    if (a->parted && psa_block_gpu_times(&a->setup, device, sizeof device))
+        snprintf(gpu, sizeof gpu, " (align to subtract: on the worker thread, beside decode and write); %llu "
+                 "parts; waiting for the worker %.3f s; the GPU block on the device %s",
+                 (unsigned long long)a->parts, a->wait_s, device);
+    else if (a->parted)
+        snprintf(gpu, sizeof gpu, " (align to subtract: on the worker thread%s); %llu parts; waiting for the "
+                 "worker %.3f s", a->engine.gpu ? "; the GPU block was given up" : "",
+                 (unsigned long long)a->parts, a->wait_s);
     else if (psa_engine_gpu_times(&a->engine, &g))
         snprintf(gpu, sizeof gpu, "; of the search: %llu GPU calls, %llu chunks, packing %.3f s, "
                  "kernels %.3f s, waiting %.3f s", g.calls, g.chunks, g.pack_s, g.kernel_s, g.wait_s);
@@ -403,7 +449,6 @@ static unsigned psa_stop(void *algo_data)
 {
     psa_actor *a = algo_data;
     uint64_t rejected = 0;
-    drop_pending(a);
     for (int r = 1; r < PSA_REJECTS; r++)
         rejected += a->rejected[r];
     kit_log(a->k.name, KIT_INFO, "%llu data:crystal frames: %llu hits, %llu frames without a "
@@ -431,10 +476,10 @@ static unsigned psa_stop(void *algo_data)
     return 0;
 }
 
+/* A block never outlives its call, so a reset has nothing held to drop. */
 static unsigned psa_reset(void *algo_data)
 {
     psa_actor *a = algo_data;
-    drop_pending(a);
     if (a->search_log)
         fclose(a->search_log);
     a->search_log = NULL;
@@ -444,15 +489,7 @@ static unsigned psa_reset(void *algo_data)
 
 static void psa_release(void *algo_data)
 {
-    psa_actor *a = algo_data;
-    if (a->search_log)
-        fclose(a->search_log);
-    psa_async_close(&a->async);
-    psa_block_free(&a->block);
-    psa_engine_destroy(&a->engine);
-    psa_layout_free(&a->layout);
-    det_basis_free(&a->basis);
-    free(a->edges);
+    release(algo_data);
 }
 
 KIT_LIFECYCLE(psa_initialise, psa_start, psa_stop, psa_reset, psa_release)

@@ -1,4 +1,4 @@
-/* psa_async.c: the worker thread of GPUWork block and the two slots it alternates between. */
+/* psa_async.c: the worker thread of GPUWork block: it searches a block's parts in the order process_block hands them over. */
 #include "psa_async.h"
 
 #include <stdlib.h>
@@ -14,16 +14,22 @@ static void *worker(void *arg)
     psa_async *q = arg;
     pthread_mutex_lock(&q->mu);
     for (;;) {
-        while (!q->quit && (q->job < 0 || q->done))
+        while (!q->quit && q->done == q->submitted)
             pthread_cond_wait(&q->cv, &q->mu);
         if (q->quit)
             break;
-        psa_slot *sl = &q->slot[q->job];
-        pthread_mutex_unlock(&q->mu);
-        unsigned code = psa_block_search(&sl->w, q->s, sl->copy, sl->size);
-        pthread_mutex_lock(&q->mu);
-        sl->code = code;
-        q->done = true;
+        int j = q->done;
+        unsigned code = 0;
+        if (!q->cancel) {
+            psa_block *w = &q->part[j];
+            const unsigned char *copy = q->copy + q->at[j];
+            unsigned size = (unsigned)(q->at[j + 1] - q->at[j]);
+            pthread_mutex_unlock(&q->mu);
+            code = psa_block_search(w, q->s, copy, size);
+            pthread_mutex_lock(&q->mu);
+        }
+        q->code[j] = code;
+        q->done++;
         pthread_cond_broadcast(&q->cv);
     }
     pthread_mutex_unlock(&q->mu);
@@ -34,7 +40,6 @@ unsigned psa_async_open(psa_async *q, const psa_setup *s)
 {
     memset(q, 0, sizeof *q);
     q->s = s;
-    q->job = -1;
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
     if (pthread_create(&q->thread, NULL, worker, q) != 0)
@@ -43,63 +48,72 @@ unsigned psa_async_open(psa_async *q, const psa_setup *s)
     return 0;
 }
 
-static void release_copy(psa_slot *sl)
+static void release_copy(psa_async *q)
 {
 #ifdef NARWHAL_HAVE_CUDA
-    if (sl->pinned) {
-        pb_host_free(sl->copy);
-        sl->copy = NULL;
+    if (q->pinned) {
+        pb_host_free(q->copy);
+        q->copy = NULL;
     }
 #endif
-    free(sl->copy);
-    sl->copy = NULL;
-    sl->cap = 0;
+    free(q->copy);
+    q->copy = NULL;
+    q->cap = 0;
+    q->pinned = false;
 }
 
-unsigned char *psa_async_room(psa_async *q, int i, unsigned size)
+unsigned char *psa_async_begin(psa_async *q, unsigned size, int n_parts)
 {
-    psa_slot *sl = &q->slot[i];
-    if (size > sl->cap) {
-        release_copy(sl);
+    if (size > q->cap) {
+        release_copy(q);
         size_t want = (size_t)size + size / 4;
 #ifdef NARWHAL_HAVE_CUDA
-        sl->copy = pb_host_alloc(want);
-        sl->pinned = sl->copy != NULL;
+        q->copy = pb_host_alloc(want);
+        q->pinned = q->copy != NULL;
 #endif
-        if (!sl->copy && !(sl->copy = malloc(want)))
+        if (!q->copy && !(q->copy = malloc(want)))
             return NULL;
-        sl->cap = want;
+        q->cap = want;
     }
-    sl->size = size;
-    return sl->copy;
+    pthread_mutex_lock(&q->mu);
+    q->n_parts = n_parts;
+    q->submitted = q->done = 0;
+    q->cancel = false;
+    pthread_mutex_unlock(&q->mu);
+    return q->copy;
 }
 
-void psa_async_submit(psa_async *q, int i)
+void psa_async_submit(psa_async *q)
 {
     pthread_mutex_lock(&q->mu);
-    q->job = i;
-    q->done = false;
+    q->submitted++;
     pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
 }
 
-unsigned psa_async_wait(psa_async *q)
+unsigned psa_async_wait(psa_async *q, int j)
 {
-    unsigned code = 0;
     pthread_mutex_lock(&q->mu);
-    while (q->job >= 0 && !q->done)
+    while (q->done <= j)
         pthread_cond_wait(&q->cv, &q->mu);
-    if (q->job >= 0)
-        code = q->slot[q->job].code;
-    q->job = -1;
+    unsigned code = q->code[j];
     pthread_mutex_unlock(&q->mu);
     return code;
+}
+
+void psa_async_cancel(psa_async *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->cancel = true;
+    while (q->done < q->submitted)
+        pthread_cond_wait(&q->cv, &q->mu);
+    pthread_mutex_unlock(&q->mu);
 }
 
 void psa_async_close(psa_async *q)
 {
     if (q->started) {
-        psa_async_wait(q);
+        psa_async_cancel(q);
         pthread_mutex_lock(&q->mu);
         q->quit = true;
         pthread_cond_broadcast(&q->cv);
@@ -108,10 +122,8 @@ void psa_async_close(psa_async *q)
         pthread_mutex_destroy(&q->mu);
         pthread_cond_destroy(&q->cv);
     }
-    for (int i = 0; i < 2; i++) {
-        release_copy(&q->slot[i]);
-        psa_block_free(&q->slot[i].w);
-    }
+    release_copy(q);
+    for (int j = 0; j < PSA_MAX_PARTS; j++)
+        psa_block_free(&q->part[j]);
     memset(q, 0, sizeof *q);
-    q->job = -1;
 }

@@ -1,52 +1,54 @@
-/* psa_async.h: GPUWork block's blocks one behind: a worker thread runs block k's work on the GPU while the chain goes on, and process_block writes block k-1's frames. */
+/* psa_async.h: GPUWork block inside one call: a block cut into parts, searched on the GPU in order by a worker thread while process_block decodes the next parts and writes the finished ones. */
 #ifndef NARWHAL_PSA_ASYNC_H
 #define NARWHAL_PSA_ASYNC_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "psa_block.h"
 
-/* A block on its way: its working memory and a copy of its input (pinned
- * where possible: the upload then runs asynchronously), kept until its
- * frames are written. */
-typedef struct psa_slot {
-    psa_block w;
-    unsigned char *copy;
-    size_t cap;
-    bool pinned;
-    unsigned size;
-    unsigned code;   /* psa_block_search's, once the worker is done */
-} psa_slot;
+/* The most parts a block is cut into (BlockParts's maximum). */
+enum { PSA_MAX_PARTS = 16 };
 
+/* Every part of a block has its own working memory; the block's copy (pinned
+ * where possible: the uploads then run asynchronously) holds all their
+ * frames.  Nothing outlives the call that brought the block. */
 typedef struct psa_async {
     const psa_setup *s;
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool started, quit;
-    int job;         /* the slot handed to the worker, -1: none */
-    bool done;       /* the worker finished it */
-    psa_slot slot[2];
+    unsigned char *copy;
+    size_t cap;
+    bool pinned;
+    psa_block part[PSA_MAX_PARTS];
+    size_t at[PSA_MAX_PARTS + 1];    /* part j is bytes at[j] .. at[j+1] of the block */
+    unsigned code[PSA_MAX_PARTS];    /* psa_block_search's, per finished part */
+    int n_parts;
+    int submitted, done;             /* parts handed to the worker, parts it finished */
+    bool cancel;                     /* the worker skips the parts not yet begun */
 } psa_async;
 
 /* Starts the worker.  0, or NARVAL_E_NOMEM when no thread can be made. */
 unsigned psa_async_open(psa_async *q, const psa_setup *s);
 
-/* Room for a copy of a block of `size` bytes in slot i, which must not be
- * in the worker's hands (psa_block_decode copies the block there); NULL
- * when no memory. */
-unsigned char *psa_async_room(psa_async *q, int i, unsigned size);
+/* Room for a copy of a block of `size` bytes, its parts at q->at[0..n_parts]
+ * (set by the caller); the worker must be idle.  NULL when no memory. */
+unsigned char *psa_async_begin(psa_async *q, unsigned size, int n_parts);
 
-/* Hands slot i (decoded by psa_block_decode from its copy) to the worker,
- * which runs psa_block_search on it.  One slot at a time: wait first. */
-void psa_async_submit(psa_async *q, int i);
+/* Hands the next part (decoded by psa_block_decode from its place in the
+ * copy) to the worker, which runs psa_block_search on it. */
+void psa_async_submit(psa_async *q);
 
-/* Waits until the worker finished the slot it was handed (none: returns at
- * once) and returns that slot's psa_block_search code. */
-unsigned psa_async_wait(psa_async *q);
+/* Waits until part j is searched; its psa_block_search code. */
+unsigned psa_async_wait(psa_async *q, int j);
 
-/* Waits, stops the worker and frees the slots. */
+/* The parts not yet begun are skipped; returns once the worker is idle. */
+void psa_async_cancel(psa_async *q);
+
+/* Cancels, stops the worker and frees the parts. */
 void psa_async_close(psa_async *q);
 
 #endif

@@ -506,19 +506,33 @@ static size_t psa_frame_size(const psa_event *ev)
     return ev->reject ? 0 : ADF_KEY_SIZE + adf_psa_payload_size((unsigned)ev->n_net);
 }
 
-unsigned psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsigned size, void *out,
-                        unsigned out_size, size_t *used)
+/* Where each frame's output starts (w->out_at) and the whole output's size. */
+static size_t place_output(psa_block *w, unsigned size)
 {
-    const uint8_t *src = in;
     size_t n = w->n_ev, total = 0;
-    if (reserve((void **)&w->out_at, &w->cap_out_at, n + 1, sizeof *w->out_at))
-        return NARVAL_E_NOMEM;
     for (size_t k = 0; k < n; k++) {
         w->out_at[k] = total;
         total += w->frame[k].offset - (k ? frame_end(w, k - 1) : 0) + psa_frame_size(&w->ev[k]);
     }
-    size_t tail = n ? frame_end(w, n - 1) : 0;
-    total += size - tail;
+    return total + size - (n ? frame_end(w, n - 1) : 0);
+}
+
+size_t psa_block_output_size(const psa_block *w, unsigned size)
+{
+    size_t n = w->n_ev, total = size;
+    for (size_t k = 0; k < n; k++)
+        total = total - w->frame[k].key.length + psa_frame_size(&w->ev[k]);
+    return total;
+}
+
+unsigned psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsigned size, void *out,
+                        unsigned out_size, size_t *used)
+{
+    const uint8_t *src = in;
+    size_t n = w->n_ev;
+    if (reserve((void **)&w->out_at, &w->cap_out_at, n + 1, sizeof *w->out_at))
+        return NARVAL_E_NOMEM;
+    size_t total = place_output(w, size), tail = n ? frame_end(w, n - 1) : 0;
     *used = total;
     if (total > out_size)
         return NARVAL_E_OUTPUT_SIZE;

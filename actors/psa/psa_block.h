@@ -96,6 +96,10 @@ bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len);
 unsigned psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsigned size, void *out,
                         unsigned out_size, size_t *used);
 
+/* The size psa_block_emit needs for a decoded block of `size` bytes (known
+ * before its searches: a frame's hits are its net-charge segments). */
+size_t psa_block_output_size(const psa_block *w, unsigned size);
+
 /* Writes event ev's data:psa frame. */
 void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out);
 

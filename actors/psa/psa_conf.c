@@ -19,6 +19,10 @@ static const kit_key keys[] = {
       .help = "block (on the GPU, the whole block: alignment, searches, refinement and "
               "subtraction; the host decodes and writes) or searches (only the searches, round by "
               "round; the rest on the host's cores)" },
+    { "BlockParts", KIT_INT, offsetof(psa_settings, block_parts), "0", KIT_RANGE(0, 16),
+      .help = "GPUWork block: the parts a block is cut into within its call, so that the host decodes "
+              "and writes some while the GPU searches others (0: one per 512 data:crystal frames, "
+              "2 to 8); set on the CPU, the same scheme with the searches on a worker thread (for tests)" },
     { "Search", KIT_LIST, offsetof(psa_settings, search), "full",
       .help = "full (every point of the segment: the exact minimum) or adaptive (the coarse grid, "
               "then the points near its best)" },
@@ -188,8 +192,11 @@ static int masks(where *w)
 unsigned psa_conf_resolve(const char *dir)
 {
     static where w;
-    size_t n = strlen(dir);
-    snprintf(w.path, sizeof w.path, "%s%sPSA.conf", dir, n && dir[n - 1] == '/' ? "" : "/");
+    char *path = kit_conf_path(dir, psa_spec.actor);
+    if (!path)
+        return kit_fail(psa_spec.actor, NARVAL_E_NOMEM, "no memory for a file name");
+    snprintf(w.path, sizeof w.path, "%s", path);
+    free(path);
     if (choices(&w) || masks(&w))
         return kit_fail(psa_spec.actor, NARVAL_E_CONFIG, "%s", w.msg);
     w.c.window_start = (int)psa_set.window_start;

@@ -9,7 +9,7 @@
 typedef struct psa_settings {
     char *basis, *search_log;
     kit_list device, search, data, kernel, masks, gpu_work;
-    int64_t gpu, window_start, window_length, threads;
+    int64_t gpu, window_start, window_length, threads, block_parts;
     double threshold, exponent, coarse_mm, radius_mm, fraction, shift_range, shift_step, max_energy;
 } psa_settings;
 
