@@ -2,6 +2,9 @@
 # throughput.sh: crystal-events per second through psa -> builder -> tracker -> histo, fed from a file (topologies/replay_chain.xml), sequential and pipelined.
 #   sh sample_runs/full_chain/throughput.sh LABEL [EVENTS]    (EVENTS: generator events in the input file, 100000)
 #   VARIANTS=1 adds rows: 64 MB blocks, a ring of 8, passive OpenMP waits, the adaptive search, the CPU.
+#   PARTS="2 4 8" adds a pipelined row per PSA BlockParts value.
+#   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
+#   DIR/build), on the same input in the same run: its narwhal, actors, topology and configuration.
 # The input holds full_chain.xml's source (Generator.conf of conf/full_chain) with EVENTS events,
 # written by topologies/simulate.xml.  Results: sample_runs/full_chain/LABEL/throughput.txt.
 set -eu
@@ -21,11 +24,13 @@ printf 'File %s\n' "$work/input.adf" > "$work/input-conf/ADFWriter.conf"
     > "$keep/throughput-input.log" 2>&1
 
 # replay NAME TOPOLOGY CONF [narwhal run options]: one run, its log and report; prints its table row
+# (the version run: $run_narwhal with the actors of $run_actors)
+run_narwhal=$narwhal run_actors=$BUILD/actors
 replay() {
     name=$1 topology=$2 dirs=$3
     shift 3
     rows=$((rows + 1))
-    "$narwhal" run "$topology" --actors "$BUILD/actors" --conf "$dirs" --report "$work/report-$rows.tsv" "$@" \
+    "$run_narwhal" run "$topology" --actors "$run_actors" --conf "$dirs" --report "$work/report-$rows.tsv" "$@" \
         > "$keep/throughput-$rows.log" 2>&1
     awk -F'\t' -v mode="$name" '
         $1 == "run" { block = $5 }
@@ -76,7 +81,18 @@ variants() {
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
     replay sequential topologies/replay_chain.xml "$conf"
     replay pipelined topologies/replay_chain.xml "$conf" --pipeline
+    for n in ${PARTS:-}; do
+        override "parts$n" PSA.conf BlockParts "$n"
+        replay "pipelined, BlockParts $n" topologies/replay_chain.xml "$work/conf-parts$n:$conf" --pipeline
+    done
     if [ "${VARIANTS:-0}" = 1 ]; then variants; fi
+    if [ -n "${BEFORE:-}" ]; then
+        run_narwhal=$BEFORE/build/bin/narwhal run_actors=$BEFORE/build/actors
+        before_conf=$BEFORE/topologies/conf/replay_chain:$BEFORE/topologies/conf
+        replay "sequential, before ($BEFORE)" "$BEFORE/topologies/replay_chain.xml" "$before_conf"
+        replay "pipelined, before ($BEFORE)" "$BEFORE/topologies/replay_chain.xml" "$before_conf" --pipeline
+        run_narwhal=$narwhal run_actors=$BUILD/actors
+    fi
     echo "# seconds: from the first block to the end of the flushes (the table's 'blocks ran'); per actor: in process_block"
     grep -h -E '^\[(PSA|Tracker|Histo)\] (searching|tracking|counting) on' "$keep/throughput-1.log"
 } > "$keep/throughput.txt"
