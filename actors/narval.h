@@ -15,27 +15,51 @@
  * checks the definition of process_block against the right prototype.
  * A host includes it without any of them and uses the typedefs.
  *
- * Sequence of calls (the host must keep it; an actor may rely on it):
+ * This header states NARVAL's host contract as the AGATA GPU-PSA thesis
+ * (section 2.3.1) and NARVAL's C actors describe it: what a host MUST and
+ * MUST NOT do, and what an actor MAY rely on.  Everything marked "Narwhal
+ * extension" is ours: a NARVAL host does not do it, and an actor MUST work
+ * without it.  The narwhal emulator follows this contract; its extensions
+ * are conveniences, all of them absent under `narwhal run --strict`.
  *
- *   process_config        once per library, before anything else
+ * THE SEQUENCE OF CALLS
+ *
+ *   process_config        once per library and process, first
  *   process_register      once per instance; returns the instance (algo_data)
- *   process_initialise    once per instance, after register
- *   process_start         once per run, before the first block
- *   process_block         any number of times
- *   process_pause / process_resume   in pairs, between blocks
- *   process_stop          once per run, after the last block
- *   process_reset         between runs: back to the state after initialise
+ *   process_initialise    once per instance after register, and again after
+ *                         every process_reset
+ *   then any number of runs, each:
+ *     process_start       the run begins
+ *     process_block       any number of times
+ *     process_pause / process_resume    in pairs, between two blocks
+ *     process_stop        the run ends (from running or paused)
+ *   process_reset         in any state after initialise, a run included
  *   process_unload        once per instance, last; frees algo_data
  *
+ * The host MUST keep to this sequence per instance.  In particular, after
+ * process_reset it MAY call process_initialise (NARVAL does: "any further
+ * call will follow a process_reset") or go straight to process_start; it
+ * MAY call process_start again after process_stop without a reset.  An
+ * actor MUST accept every such sequence; a call outside it is answered
+ * with NARVAL_E_STATE and changes nothing.
+ *
+ * ERRORS AND ABORT
+ *
  * Every call reports through *error_code: 0 is success, anything else is one
- * of the NARVAL_E_* codes below.  A host that receives a non-zero code from
- * process_config, process_register or process_initialise must not call
- * process_block on that instance; after a non-zero code from any other call
- * it stops the run: process_stop (if start succeeded) and process_unload on
- * every instance, in that order.  The host never calls two functions of one
- * instance at the same time; it may call different instances from different
- * threads, so an actor keeps its state in algo_data, not in globals (the
- * configuration read by process_config excepted: it is shared, read-only).
+ * of the NARVAL_E_* codes below, and the actor logs a sentence naming the
+ * cause.  After a non-zero code from any call of any instance the host
+ * aborts: it calls process_unload on every registered instance, and MUST
+ * NOT call process_stop (nor process_block) first.  Abort is not stop: an
+ * actor therefore MUST NOT leave a file with its final name on abort
+ * (see process_stop).
+ *
+ * THREADS
+ *
+ * The host MUST NOT call two functions of one instance at the same time.
+ * It MAY call different instances of one library from different threads,
+ * so an actor keeps its state in algo_data, not in globals (the
+ * configuration read by process_config excepted: it is read-only once
+ * process_register has been called).
  */
 
 #include <stddef.h>
@@ -44,14 +68,17 @@
 extern "C" {
 #endif
 
-/* Error codes.  An actor also logs a sentence naming the cause. */
+/* Error codes.  An actor also logs a sentence naming the cause.  The values
+ * are part of the ABI and never change. */
 enum narval_error {
     NARVAL_OK = 0,
     NARVAL_E_CONFIG = 1,       /* configuration file missing, unreadable, unknown key or bad value */
     NARVAL_E_NOMEM = 2,        /* an allocation (host or device) failed */
     NARVAL_E_INPUT = 3,        /* the input buffer holds a malformed frame; nothing was emitted for it */
     NARVAL_E_OUTPUT_SIZE = 4,  /* the output buffer is too small: *used_size_of_output_buffer is
-                                  the size needed; nothing was consumed, call again */
+                                  the size needed and nothing was consumed; NARVAL stops the run
+                                  (raise the topology's <size>), the emulator calls again with a
+                                  larger buffer unless --strict */
     NARVAL_E_IO = 5,           /* a file could not be opened, read or written */
     NARVAL_E_DEVICE = 6,       /* the GPU failed (a CUDA error) */
     NARVAL_E_STATE = 7,        /* a call out of the sequence above, or a null algo_data */
@@ -80,56 +107,104 @@ static inline const char *narval_strerror(unsigned int code)
 
 /*
  * process_config(directory_path, error_code)
- *   Host: calls it once per library, first, with the directory that holds
- *   the configuration files (a path without trailing slash is fine).
+ *   Host: MUST call it once per library and process, before any other
+ *   call, with ONE existing directory: the one that holds this actor's
+ *   configuration files (a trailing slash is allowed).  In NARVAL every
+ *   actor is its own process and gets its own directory (each AGATA
+ *   crystal's PSA has its own basis and crystal id there).
+ *   Narwhal extension: the emulator builds that directory for each actor
+ *   (links to the first file of each name along the actor's search list,
+ *   conf/<actor name>/ first) and gives every actor with its own directory
+ *   its own copy of the library, so that process-wide state is never
+ *   shared between actors with different directories.
  *   Actor: reads <ActorName>.conf from that directory (AGAPRO style: "Key
  *   value" lines, '#' starts a comment), checks every key and value, and
- *   keeps the result for process_register.  A missing file means "all
+ *   keeps the result for its instances.  A missing file means "all
  *   defaults" unless the actor has a key without default, which is then
- *   NARVAL_E_CONFIG.  An unknown key or a bad value is NARVAL_E_CONFIG, with a
- *   log line naming the file, the line and the key.
+ *   NARVAL_E_CONFIG.  An unknown key, a bad value or a referenced file that
+ *   is missing is NARVAL_E_CONFIG, with a log line naming the file, the
+ *   line and the key.  Narwhal's actors also accept a ':'-separated list of
+ *   directories, most specific first (the file comes from the first that
+ *   holds one, and messages name that file); a NARVAL host never gives one.
+ *   The configuration is read here only: process_initialise after a reset
+ *   does not read a changed file again.
  */
 typedef void narval_config_fn(const char *directory_path, unsigned int *error_code);
 
 /*
  * process_register(error_code) -> algo_data
- *   Host: once per instance, after process_config.  It keeps the returned
- *   pointer and passes it to every later call of this instance; it never
- *   looks inside it.
+ *   Host: MUST call it once per instance, after a successful
+ *   process_config.  It keeps the returned pointer, passes it to every
+ *   later call of this instance and never looks inside it.
  *   Actor: allocates an instance; returns NULL with a non-zero code on
- *   failure.  A library may be registered several times.
+ *   failure.  A library MAY be registered several times (NARVAL splits
+ *   one stream over several instances of a filter, fed round-robin); the
+ *   instances MUST NOT write the same output file: an actor that finds its
+ *   output already claimed by another live instance fails process_initialise
+ *   (or process_start) with NARVAL_E_CONFIG, naming the file and the key
+ *   to change.
  */
 typedef void *narval_register_fn(unsigned int *error_code);
 
 /*
  * process_initialise(algo_data, error_code)
+ *   Host: MUST call it after process_register, and MAY call it again after
+ *   every process_reset (NARVAL does).
  *   Actor: acquires what the instance needs for its whole life: files named
  *   in its configuration, lookup tables, the GPU and its resident tables.
- *   Slow work belongs here, not in process_block.
+ *   Slow work and the checks that can fail belong here, not in
+ *   process_block.  Called again after a reset, it is a real
+ *   re-initialisation: the actor frees what the previous initialise set up
+ *   and sets it up again, and everything is then valid as after the first.
  */
 typedef void narval_lifecycle_fn(void *algo_data, unsigned int *error_code);
 
 /*
  * process_block: the three roles.
  *
- * Buffers hold whole ADF frames back to back (adf/adf.h).
+ * Buffers hold whole ADF frames back to back (adf/adf.h).  Their sizes are
+ * fixed by the topology (<size>): a NARVAL host MUST NOT grow a buffer.
+ * The host calls process_block only when it has data for the actor (a
+ * filter or consumer) or room for its output (a producer): it makes no
+ * extra call at the end of the data.
  *
  * Producer: fills output_buffer with whole frames and sets
- *   *used_size_of_output_buffer.  Setting it to 0 with error code 0 means
- *   "no more data": the host ends the run.  A producer never writes past
- *   size_of_output_buffer; if a single frame would not fit in an empty buffer
- *   it returns NARVAL_E_OUTPUT_SIZE with the size needed.
+ *   *used_size_of_output_buffer.  It ends each run's data with exactly one
+ *   meta:eof frame (ADF_ID_META_EOF; its payload counts the frames and bytes
+ *   before it), after the last data frame in the same block when it fits,
+ *   else alone in the next block.  The call after that sets *used to 0 with
+ *   error code 0: "no more data", and the host ends the run (process_stop).
+ *   A producer never writes past size_of_output_buffer; if a single frame
+ *   does not fit in an empty buffer it returns NARVAL_E_OUTPUT_SIZE with
+ *   *used set to the size needed.
  *
- * Filter: consumes the whole input block and writes its output frames.
- *   If they do not fit, it returns NARVAL_E_OUTPUT_SIZE, sets
- *   *used_size_of_output_buffer to the size needed and leaves its own state
- *   as if the call had not happened; the host then calls again with the
- *   same input and a buffer at least that large.  It never writes past
- *   size_of_output_buffer and never drops a frame without counting it in
- *   its log.  An empty output (*used = 0) is allowed (a builder waiting for
- *   more crystals, say).  The input buffer is read-only for the actor.
+ * Filter: consumes the whole input block and MUST emit the frames it makes
+ *   of it in the same call: the host MAY never call again (no flush call),
+ *   so a filter MUST NOT hold a block for a later call.  An actor that
+ *   overlaps its work (GPU searches of one part while the host decodes the
+ *   next) does so inside the call.  A filter that holds frames by nature
+ *   (an event builder waiting for a time window) emits them all when a
+ *   meta:eof frame arrives, then passes the meta:eof on; a filter that holds
+ *   nothing passes meta:eof on untouched, as every frame it does not handle.
+ *   Frames still held when process_stop comes without meta:eof (an
+ *   operator's stop) are counted and named in the log ("N frames held at
+ *   stop (events A..B)"), never dropped silently.
+ *   If its output does not fit, the filter returns NARVAL_E_OUTPUT_SIZE,
+ *   sets *used_size_of_output_buffer to the size needed and leaves its own
+ *   state as if the call had not happened.  Under NARVAL the host stops the
+ *   run then (the topology's <size> must be raised).  Narwhal extension:
+ *   the emulator (not under --strict) calls again with the same input and a
+ *   buffer at least that large.  A filter never writes past
+ *   size_of_output_buffer.  An empty output (*used = 0) is allowed (a
+ *   builder waiting for more crystals, say).  The input buffer is
+ *   read-only for the actor.
+ *   Narwhal extension: without --strict, the emulator calls each filter once
+ *   more at the end of the data with an empty input (size 0); a filter
+ *   treats it as it treats meta:eof, except that there is no meta:eof to
+ *   pass on.  Nothing may depend on that call.
  *
- * Consumer: takes every frame of the input block.
+ * Consumer: takes every frame of the input block.  It knows the data is
+ *   complete when meta:eof arrives (a run stopped without it is not).
  */
 typedef void narval_producer_block_fn(void *algo_data, void *output_buffer,
                                       unsigned int size_of_output_buffer,
@@ -145,19 +220,44 @@ typedef void narval_consumer_block_fn(void *algo_data, void *input_buffer,
                                       unsigned int *error_code);
 
 /*
- * process_start / process_stop
- *   start: a run begins (open output files, reset counters).  stop: the run
- *   ends after the last block: flush and close outputs, log the counts.
- *   At the end of the data, before process_stop, the host calls every
- *   filter's process_block once more with an empty input (size 0): a filter
- *   that holds frames back (an event builder) emits them then, and the host
- *   passes them on down the chain.  After stop nothing more is emitted.
- * process_pause / process_resume
- *   The run pauses between two blocks; an actor may release devices.
- * process_reset
- *   Between runs: return to the state right after process_initialise.
- * process_unload
- *   Last call of an instance: free everything, algo_data included.
+ * process_start(algo_data, error_code)
+ *   Host: MUST call it before the first block of a run; MAY call it after
+ *   process_initialise, after process_stop, or straight after process_reset.
+ *   Actor: a run begins: counters start from zero, output files are opened
+ *   (under a temporary name, see process_stop).  A producer decides what a
+ *   new run emits and says so in its description (Narwhal's adf_reader
+ *   reads its files again from the beginning; the generator continues its
+ *   event numbers and random streams).
+ *
+ * process_stop(algo_data, error_code)
+ *   Host: MUST call it to end a run that started, after its last block (from
+ *   running or paused), and only then: never after an error (see ABORT).
+ *   Actor: the run ends: it logs its counts, and publishes its files.  An
+ *   actor that writes files writes each into a unique temporary file in the
+ *   destination's directory (created with O_EXCL) and renames it to the
+ *   final name here and only here, so that a file with its final name is
+ *   always complete.  Nothing is emitted after stop.
+ *
+ * process_pause / process_resume(algo_data, error_code)
+ *   Host: MAY call them, in pairs, between two blocks of a run; no block
+ *   comes between a pause and its resume, but process_stop or
+ *   process_reset MAY come instead of the resume.
+ *   Actor: MAY release a device at pause and acquire it again at resume.
+ *
+ * process_reset(algo_data, error_code)
+ *   Host: MAY call it in any state after process_initialise: after stop,
+ *   and also in the middle of a run (running or paused) without stop.
+ *   Actor: returns to the state right after process_initialise, releasing
+ *   the run's state only (held frames, counters), so that both
+ *   process_initialise and process_start may follow.  A reset in the middle
+ *   of a run ends it without publishing: temporary files are removed, with a
+ *   log line saying what they held, and held frames are named in the log.
+ *
+ * process_unload(algo_data, error_code)
+ *   Host: MUST call it last for every registered instance, in any state
+ *   (after stop, after reset, or on abort in the middle of a run).
+ *   Actor: frees everything, algo_data included.  Unload in the middle of a
+ *   run is an abort: nothing is published, temporary files are removed.
  *
  * Mandatory symbols: process_config, process_register, process_initialise,
  * process_block.  The others are optional; a host treats a missing one as a

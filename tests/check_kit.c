@@ -449,13 +449,14 @@ START_TEST(instance_sequence)
     ck_assert_uint_eq(kit_step(a, KIT_RESUME, NULL), NARVAL_E_STATE);
     ck_assert_uint_eq(kit_step(a, KIT_PAUSE, NULL), 0);
     ck_assert_uint_eq(kit_enter(a, KIT_BLOCK), NARVAL_E_STATE);
-    ck_assert_uint_eq(kit_step(a, KIT_RESET, NULL), NARVAL_E_STATE);
+    ck_assert_uint_eq(kit_step(a, KIT_START, NULL), NARVAL_E_STATE);
+    ck_assert_uint_eq(kit_step(a, KIT_INITIALISE, NULL), NARVAL_E_STATE);
     ck_assert_uint_eq(kit_step(a, KIT_RESUME, NULL), 0);
     ck_assert_uint_eq(kit_step(a, KIT_STOP, NULL), 0);
     ck_assert_uint_eq(kit_enter(a, KIT_BLOCK), NARVAL_E_STATE);
     ck_assert_uint_eq(kit_step(a, KIT_RESET, NULL), 0);
-    ck_assert_int_eq(a->k.state, KIT_INITIALISED);
-    ck_assert_uint_eq(kit_step(a, KIT_START, t_start), 0);
+    ck_assert_int_eq(a->k.state, KIT_AFTER_RESET);
+    ck_assert_uint_eq(kit_step(a, KIT_START, t_start), 0); /* start straight after reset */
     ck_assert_int_eq(a->started, 2);
     ck_assert_int_eq(b->k.state, KIT_REGISTERED); /* instances are independent */
 
@@ -470,6 +471,159 @@ START_TEST(instance_sequence)
     write_conf("Threshold 6\n");
     ck_assert_uint_eq(kit_config(&tspec, dir, &lib_conf), 0); /* no instance left */
     ck_assert_int_eq(lib_conf.threshold, 6);
+}
+END_TEST
+
+/* Hooks that record the calls that reached the actor, in order. */
+static char hooks[512];
+
+static unsigned record(const char *what)
+{
+    size_t n = strlen(hooks);
+    snprintf(hooks + n, sizeof hooks - n, "%s%s", n ? " " : "", what);
+    return 0;
+}
+
+static unsigned h_initialise(void *algo_data) { return record("initialise"); }
+static unsigned h_start(void *algo_data) { return record("start"); }
+static unsigned h_stop(void *algo_data) { return record("stop"); }
+static unsigned h_pause(void *algo_data) { return record("pause"); }
+static unsigned h_resume(void *algo_data) { return record("resume"); }
+
+/* The reset hook sees the state before the call: it tells a reset in a run from one after stop. */
+static unsigned h_reset(void *algo_data)
+{
+    static const char *const names[] = { "registered", "initialised", "running", "paused", "stopped",
+                                         "reset" };
+    char what[32];
+    snprintf(what, sizeof what, "reset(%s)", names[((kit_instance *)algo_data)->state]);
+    return record(what);
+}
+
+static unsigned h_fail(void *algo_data)
+{
+    record("fail");
+    return NARVAL_E_IO;
+}
+
+typedef unsigned hook_fn(void *);
+
+/* One call through kit_step with the recording hook of that call. */
+static unsigned call(void *inst, kit_call c)
+{
+    static hook_fn *const hook_of[] = { [KIT_INITIALISE] = h_initialise, [KIT_START] = h_start,
+                                        [KIT_BLOCK] = NULL, [KIT_PAUSE] = h_pause, [KIT_RESUME] = h_resume,
+                                        [KIT_STOP] = h_stop, [KIT_RESET] = h_reset };
+    if (c == KIT_BLOCK)
+        return kit_leave(inst, c, kit_enter(inst, c) ? NARVAL_E_STATE : record("block"));
+    return kit_step(inst, c, hook_of[c]);
+}
+
+/* Every sequence a NARVAL host may make, each call accepted and reaching its hook. */
+START_TEST(instance_narval_sequences)
+{
+    unsigned e = 99;
+    write_conf("Threshold 5\n");
+    ck_assert_uint_eq(kit_config(&tspec, dir, &lib_conf), 0);
+    tinst *a = kit_register(sizeof(tinst), &e);
+    ck_assert_ptr_nonnull(a);
+    hooks[0] = '\0';
+    /* run, stop, reset, initialise again, run again */
+    static const kit_call cycles[] = { KIT_INITIALISE, KIT_START, KIT_BLOCK, KIT_BLOCK, KIT_STOP, KIT_RESET,
+                                       KIT_INITIALISE, KIT_START, KIT_BLOCK, KIT_PAUSE, KIT_RESUME, KIT_BLOCK,
+                                       KIT_STOP, KIT_RESET, KIT_INITIALISE };
+    for (size_t i = 0; i < KIT_COUNT(cycles); i++)
+        ck_assert_msg(call(a, cycles[i]) == 0, "call %zu of the cycles refused", i);
+    ck_assert_str_eq(hooks, "initialise start block block stop reset(stopped) initialise start block pause "
+                            "resume block stop reset(stopped) initialise");
+    ck_assert_int_eq(a->k.state, KIT_INITIALISED);
+    /* reset in a run, running or paused, with no stop; start straight after reset */
+    hooks[0] = '\0';
+    static const kit_call in_run[] = { KIT_START, KIT_BLOCK, KIT_RESET, KIT_START, KIT_PAUSE, KIT_RESET,
+                                       KIT_START, KIT_STOP, KIT_START, KIT_STOP, KIT_RESET, KIT_RESET,
+                                       KIT_INITIALISE, KIT_RESET, KIT_START };
+    for (size_t i = 0; i < KIT_COUNT(in_run); i++)
+        ck_assert_msg(call(a, in_run[i]) == 0, "call %zu of the resets in a run refused", i);
+    /* the second reset in a row has nothing to release: its hook is not called */
+    ck_assert_str_eq(hooks, "start block reset(running) start pause reset(paused) start stop start stop "
+                            "reset(stopped) initialise reset(initialised) start");
+    ck_assert_int_eq(a->k.state, KIT_RUNNING);
+    ck_assert_uint_eq(kit_unload(a, NULL), 0); /* unload in a run: no stop */
+}
+END_TEST
+
+/* Calls out of the sequence are NARVAL_E_STATE and reach no hook; the state stays. */
+START_TEST(instance_out_of_sequence)
+{
+    static const struct {
+        kit_call prepare[4];
+        size_t n;
+        kit_call refused[6];
+        size_t n_refused;
+    } cases[] = {
+        { { 0 }, 0, { KIT_START, KIT_BLOCK, KIT_PAUSE, KIT_RESUME, KIT_STOP, KIT_RESET }, 6 },
+        { { KIT_INITIALISE }, 1, { KIT_INITIALISE, KIT_BLOCK, KIT_PAUSE, KIT_RESUME, KIT_STOP }, 5 },
+        { { KIT_INITIALISE, KIT_START }, 2, { KIT_INITIALISE, KIT_START, KIT_RESUME }, 3 },
+        { { KIT_INITIALISE, KIT_START, KIT_PAUSE }, 3, { KIT_INITIALISE, KIT_START, KIT_BLOCK, KIT_PAUSE }, 4 },
+        { { KIT_INITIALISE, KIT_START, KIT_STOP }, 3,
+          { KIT_INITIALISE, KIT_BLOCK, KIT_PAUSE, KIT_RESUME, KIT_STOP }, 5 },
+        { { KIT_INITIALISE, KIT_RESET }, 2, { KIT_BLOCK, KIT_PAUSE, KIT_RESUME, KIT_STOP }, 4 },
+    };
+    unsigned e = 99;
+    char log[4096];
+    write_conf("Threshold 5\n");
+    ck_assert_uint_eq(kit_config(&tspec, dir, &lib_conf), 0);
+    for (size_t c = 0; c < KIT_COUNT(cases); c++) {
+        tinst *a = kit_register(sizeof(tinst), &e);
+        ck_assert_ptr_nonnull(a);
+        for (size_t i = 0; i < cases[c].n; i++)
+            ck_assert_uint_eq(call(a, cases[c].prepare[i]), 0);
+        kit_state before = a->k.state;
+        hooks[0] = '\0';
+        int saved = tk_capture_begin(tk_path(dir, "stderr.txt"));
+        for (size_t i = 0; i < cases[c].n_refused; i++)
+            ck_assert_msg(call(a, cases[c].refused[i]) == NARVAL_E_STATE, "case %zu: call %zu accepted", c, i);
+        tk_capture_end(saved, tk_path(dir, "stderr.txt"), log, sizeof log);
+        ck_assert_str_eq(hooks, "");
+        ck_assert_int_eq(a->k.state, before);
+        ck_assert_ptr_nonnull(strstr(log, "] error: process_"));
+        ck_assert_ptr_nonnull(strstr(log, " called while the instance is "));
+        ck_assert_uint_eq(kit_unload(a, NULL), 0);
+    }
+    tinst *a = kit_register(sizeof(tinst), &e);
+    ck_assert_uint_eq(call(a, KIT_INITIALISE), 0);
+    ck_assert_uint_eq(call(a, KIT_RESET), 0);
+    int saved = tk_capture_begin(tk_path(dir, "stderr.txt"));
+    ck_assert_uint_eq(call(a, KIT_STOP), NARVAL_E_STATE);
+    tk_capture_end(saved, tk_path(dir, "stderr.txt"), log, sizeof log);
+    ck_assert_str_eq(log, "[Test#7] error: process_stop called while the instance is reset (call out of sequence)\n");
+    ck_assert_uint_eq(kit_unload(a, NULL), 0);
+}
+END_TEST
+
+/* A failed hook changes no state, except a failed initialise: the instance is
+ * then registered again, since the hook may have freed what a run needs. */
+START_TEST(instance_failed_hooks)
+{
+    unsigned e = 99;
+    write_conf("Threshold 5\n");
+    ck_assert_uint_eq(kit_config(&tspec, dir, &lib_conf), 0);
+    tinst *a = kit_register(sizeof(tinst), &e);
+    ck_assert_uint_eq(kit_step(a, KIT_INITIALISE, h_fail), NARVAL_E_IO);
+    ck_assert_int_eq(a->k.state, KIT_REGISTERED);
+    ck_assert_uint_eq(call(a, KIT_INITIALISE), 0);
+    ck_assert_uint_eq(call(a, KIT_START), 0);
+    ck_assert_uint_eq(kit_step(a, KIT_PAUSE, h_fail), NARVAL_E_IO);
+    ck_assert_int_eq(a->k.state, KIT_RUNNING);
+    ck_assert_uint_eq(kit_step(a, KIT_RESET, h_fail), NARVAL_E_IO);
+    ck_assert_int_eq(a->k.state, KIT_RUNNING);
+    ck_assert_uint_eq(call(a, KIT_RESET), 0);
+    ck_assert_uint_eq(kit_step(a, KIT_INITIALISE, h_fail), NARVAL_E_IO);
+    ck_assert_int_eq(a->k.state, KIT_REGISTERED); /* not "reset": a start now would find half a set-up */
+    ck_assert_uint_eq(call(a, KIT_START), NARVAL_E_STATE);
+    ck_assert_uint_eq(call(a, KIT_INITIALISE), 0);
+    ck_assert_uint_eq(call(a, KIT_START), 0);
+    ck_assert_uint_eq(kit_unload(a, NULL), 0);
 }
 END_TEST
 
@@ -680,6 +834,9 @@ static Suite *kit_suite(void)
     tc = tcase_create("instances");
     tcase_add_checked_fixture(tc, make_dir, remove_dir);
     tcase_add_test(tc, instance_sequence);
+    tcase_add_test(tc, instance_narval_sequences);
+    tcase_add_test(tc, instance_out_of_sequence);
+    tcase_add_test(tc, instance_failed_hooks);
     tcase_add_test(tc, instance_config_error);
     suite_add_tcase(s, tc);
 

@@ -29,7 +29,10 @@
  *   void process_config(const char *dir, unsigned int *e) { *e = kit_config(&my_spec, dir, &conf); }
  *   const char *process_describe(void) { return kit_describe(&my_spec); }
  *   void *process_register(unsigned int *e) { return kit_register(sizeof(my_instance), e); }
- *   KIT_LIFECYCLE(my_initialise, my_start, my_stop, NULL, my_release)
+ *   KIT_LIFECYCLE(my_initialise, my_start, my_stop, my_reset, my_release)
+ *
+ * my_initialise runs again after every process_reset (see "instances" below
+ * for what each hook may rely on).
  */
 
 #define KIT_COUNT(array) (sizeof(array) / sizeof((array)[0]))
@@ -150,13 +153,47 @@ const char *kit_describe(const kit_spec *spec);
  * a null pointer, an instance of another library or a call out of the
  * sequence of narval.h is NARVAL_E_STATE, logged, and the actor's code is
  * not run.  The state only advances when the actor's code succeeds.
+ *
+ * The states and the calls each allows (the state after the call in brackets):
+ *
+ *   registered    initialise [initialised]
+ *   initialised   start [running], reset [reset]
+ *   running       block [running], pause [paused], stop [stopped], reset [reset]
+ *   paused        resume [running], stop [stopped], reset [reset]
+ *   stopped       start [running], reset [reset]
+ *   reset         initialise [initialised], start [running], reset [reset]
+ *
+ * Why each edge exists (NARVAL's host contract, narval.h):
+ * - NARVAL calls process_initialise "at first, and again after every
+ *   process_reset", so initialise is allowed after reset and runs the
+ *   actor's initialise hook again.  That hook must therefore be re-runnable:
+ *   it frees what a previous initialise of this instance set up (tables, the
+ *   GPU, files), then sets it up again.  The configuration is not re-read
+ *   (process_config is once per process).
+ * - A host may also start straight after reset without re-initialising:
+ *   the reset hook therefore releases only the run's state (held frames,
+ *   counters, an unpublished output) and leaves what initialise set up valid.
+ * - Reset may come in any state after initialise, a run included (an
+ *   operator's reset while running or paused, without stop).  The reset hook
+ *   then ends the run itself without publishing anything: during every hook,
+ *   the instance's `state` is still the state before the call, so the hook
+ *   can tell "reset after stop" from "reset in the middle of a run".  A reset
+ *   of an instance already reset succeeds without calling the hook.
+ * - Start is allowed after stop as well (several runs without a reset).
+ * - An initialise hook that fails leaves the instance registered (it may
+ *   have freed what a start needs half-way): only initialise or unload then.
+ * Pause and resume come between blocks; their hooks (KIT_LIFECYCLE_EX) may
+ * release and re-acquire a device.  Unload is allowed in every state and
+ * never calls the stop hook: after an error the host unloads without stop,
+ * so the release hook discards anything unpublished.
  */
 typedef enum kit_call {
     KIT_INITIALISE, KIT_START, KIT_BLOCK, KIT_PAUSE, KIT_RESUME, KIT_STOP, KIT_RESET
 } kit_call;
 
 typedef enum kit_state {
-    KIT_REGISTERED, KIT_INITIALISED, KIT_RUNNING, KIT_PAUSED, KIT_STOPPED
+    KIT_REGISTERED, KIT_INITIALISED, KIT_RUNNING, KIT_PAUSED, KIT_STOPPED,
+    KIT_AFTER_RESET /* process_reset succeeded: initialise or start next */
 } kit_state;
 
 typedef struct kit_instance {
@@ -184,8 +221,12 @@ const char *kit_name(const void *algo_data);
 /* Defines an actor's process_initialise, process_start, process_stop,
  * process_pause, process_resume, process_reset and process_unload from its
  * hooks (each may be NULL): the kit checks the sequence, the hooks do the
- * work.  Pause and resume only change the state. */
+ * work.  Pause and resume only change the state; KIT_LIFECYCLE_EX also takes
+ * their hooks. */
 #define KIT_LIFECYCLE(initialise, start, stop, reset, release)                                  \
+    KIT_LIFECYCLE_EX(initialise, start, stop, reset, release, NULL, NULL)
+
+#define KIT_LIFECYCLE_EX(initialise, start, stop, reset, release, pause, resume)                \
     void process_initialise(void *algo_data, unsigned int *error_code)                         \
     {                                                                                          \
         *error_code = kit_step(algo_data, KIT_INITIALISE, initialise);                         \
@@ -200,11 +241,11 @@ const char *kit_name(const void *algo_data);
     }                                                                                          \
     void process_pause(void *algo_data, unsigned int *error_code)                              \
     {                                                                                          \
-        *error_code = kit_step(algo_data, KIT_PAUSE, NULL);                                    \
+        *error_code = kit_step(algo_data, KIT_PAUSE, pause);                                   \
     }                                                                                          \
     void process_resume(void *algo_data, unsigned int *error_code)                             \
     {                                                                                          \
-        *error_code = kit_step(algo_data, KIT_RESUME, NULL);                                   \
+        *error_code = kit_step(algo_data, KIT_RESUME, resume);                                 \
     }                                                                                          \
     void process_reset(void *algo_data, unsigned int *error_code)                              \
     {                                                                                          \
@@ -223,7 +264,10 @@ const char *kit_name(const void *algo_data);
  * to the output unchanged (frames the actor does not handle), or a NARVAL_E_*
  * code that ends the block (logged by the kit with the frame's offset; the
  * function logs the detail).  ops->end, if set, runs after the last frame;
- * flush is true for the host's empty-input call at the end of the data.
+ * flush is true for an empty input: the emulator's end-of-data call, a
+ * Narwhal convenience that NARVAL never makes.  Under NARVAL the end of the
+ * data arrives in-band, as a meta:eof frame (ADF_ID_META_EOF) given to the
+ * frame function like any other: a filter that holds frames emits them there.
  *
  * When the output does not fit, the kit keeps calling the frame function to
  * learn the size the whole block needs, then returns NARVAL_E_OUTPUT_SIZE with

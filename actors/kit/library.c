@@ -23,22 +23,27 @@ static const char *const call_names[] = {
 static const char *const state_names[] = {
     [KIT_REGISTERED] = "registered", [KIT_INITIALISED] = "initialised",
     [KIT_RUNNING] = "running",       [KIT_PAUSED] = "paused",
-    [KIT_STOPPED] = "stopped",
+    [KIT_STOPPED] = "stopped",       [KIT_AFTER_RESET] = "reset",
 };
 
-/* Bit s set: the call is allowed in state s.  `to` is the state after it. */
+/* Bit s set: the call is allowed in state s.  `to` is the state after it.
+ * The table is narval.h's sequence; kit.h says why each edge exists. */
+#define IN(s) (1u << (s))
 static const struct {
     unsigned from;
     kit_state to;
 } transitions[] = {
-    [KIT_INITIALISE] = { 1u << KIT_REGISTERED, KIT_INITIALISED },
-    [KIT_START] = { 1u << KIT_INITIALISED | 1u << KIT_STOPPED, KIT_RUNNING },
-    [KIT_BLOCK] = { 1u << KIT_RUNNING, KIT_RUNNING },
-    [KIT_PAUSE] = { 1u << KIT_RUNNING, KIT_PAUSED },
-    [KIT_RESUME] = { 1u << KIT_PAUSED, KIT_RUNNING },
-    [KIT_STOP] = { 1u << KIT_RUNNING | 1u << KIT_PAUSED, KIT_STOPPED },
-    [KIT_RESET] = { 1u << KIT_INITIALISED | 1u << KIT_STOPPED, KIT_INITIALISED },
+    [KIT_INITIALISE] = { IN(KIT_REGISTERED) | IN(KIT_AFTER_RESET), KIT_INITIALISED },
+    [KIT_START] = { IN(KIT_INITIALISED) | IN(KIT_STOPPED) | IN(KIT_AFTER_RESET), KIT_RUNNING },
+    [KIT_BLOCK] = { IN(KIT_RUNNING), KIT_RUNNING },
+    [KIT_PAUSE] = { IN(KIT_RUNNING), KIT_PAUSED },
+    [KIT_RESUME] = { IN(KIT_PAUSED), KIT_RUNNING },
+    [KIT_STOP] = { IN(KIT_RUNNING) | IN(KIT_PAUSED), KIT_STOPPED },
+    [KIT_RESET] = { IN(KIT_INITIALISED) | IN(KIT_RUNNING) | IN(KIT_PAUSED) | IN(KIT_STOPPED) |
+                        IN(KIT_AFTER_RESET),
+                    KIT_AFTER_RESET },
 };
+#undef IN
 
 /* The configuration of a library lives until the library is unloaded (dlclose). */
 __attribute__((destructor)) static void free_configuration(void)
@@ -120,15 +125,23 @@ unsigned kit_enter(void *algo_data, kit_call call)
 unsigned kit_leave(void *algo_data, kit_call call, unsigned code)
 {
     kit_instance *inst = ours(algo_data);
-    if (code == 0 && inst && (unsigned)call < KIT_COUNT(transitions))
+    if (!inst || (unsigned)call >= KIT_COUNT(transitions))
+        return code;
+    if (code == 0)
         inst->state = transitions[call].to;
+    else if (call == KIT_INITIALISE)
+        inst->state = KIT_REGISTERED; /* a hook that failed half-way may have freed what a start needs */
     return code;
 }
 
 unsigned kit_step(void *algo_data, kit_call call, unsigned (*fn)(void *algo_data))
 {
     unsigned code = kit_enter(algo_data, call);
-    if (code == 0 && fn)
+    if (code)
+        return code;
+    /* A second reset finds no run state left to release. */
+    bool nothing_to_do = call == KIT_RESET && ((kit_instance *)algo_data)->state == KIT_AFTER_RESET;
+    if (fn && !nothing_to_do)
         code = fn(algo_data);
     return kit_leave(algo_data, call, code);
 }
