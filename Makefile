@@ -213,6 +213,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/tools/%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LINK_LIBS)
 
+# the NARVAL-like host of tests/narval_host/ is written against actors/narval.h alone: libdl and nothing of ours
+NARVAL_HOST := $(BUILD)/tests/narval_host
+$(NARVAL_HOST): $(call obj,$(wildcard tests/narval_host/*.c))
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $^ -ldl
+
 $(BUILD)/lib/narwhal.pc: Makefile
 	@mkdir -p $(@D)
 	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include/narwhal' \
@@ -261,7 +267,7 @@ check: all
 	@BUILD=$(BUILD) tests/run-checks.sh $(TESTS)
 
 .PHONY: build-tests
-build-tests: $(NARWHAL) $(ACTOR_SOS) $(TOOLS) $(TESTS) $(TEST_ACTORS) $(TEST_TOOLS)
+build-tests: $(NARWHAL) $(ACTOR_SOS) $(TOOLS) $(TESTS) $(TEST_ACTORS) $(TEST_TOOLS) $(NARVAL_HOST)
 
 memcheck: all
 	@$(MAKE) --no-print-directory build-tests
