@@ -1,4 +1,4 @@
-/* check_builder.c: builder.so through the NARVAL ABI: time window, out-of-order frames, one-crystal events, nothing dropped, counts, retries. */
+/* check_builder.c: builder.so through the NARVAL ABI: time window, out-of-order frames, one-crystal events, meta:eof, nothing dropped, counts, retries. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <dlfcn.h>
@@ -288,15 +288,203 @@ START_TEST(nothing_is_dropped_and_folds_add_up)
 }
 END_TEST
 
-START_TEST(other_frames_pass_and_eof_comes_last)
+/* Stops without the emulator's empty end-of-data call (as NARVAL does) and unloads; the stop's log into log. */
+static void stop_only(void *inst, char *log, size_t len)
+{
+    unsigned code;
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
+    builder.stop(inst, &code);
+    tk_capture_end(saved, path, log, len);
+    ck_assert_uint_eq(code, 0);
+    builder.unload(inst, &code);
+    ck_assert_uint_eq(code, 0);
+}
+
+static void put_eof(uint32_t frames)
+{
+    adf_eof eof = { frames, 100 };
+    ck_assert_int_eq(adf_eof_write(&w, 7, 7, &eof), ADF_OK);
+}
+
+/* The ids of the top-level frames of out, in order. */
+static int frame_ids(uint32_t *ids, int cap)
+{
+    adf_iter it;
+    adf_frame f;
+    int n = 0;
+    adf_iter_init(&it, out, out_used);
+    while (adf_iter_next(&it, &f) > 0 && n < cap)
+        ids[n++] = f.key.id;
+    return n;
+}
+
+/* meta:eof closes every event held, in the call that brought it, and goes out
+ * after them: no flush call is needed, nothing is held at stop. */
+START_TEST(eof_emits_every_event_held_then_passes_on)
+{
+    char log[4096];
+    uint32_t ids[16];
+    void *inst = begin("Window 20\nDelay 100000\n");
+    put_psa(1, 1000, 1);
+    put_psa(2, 1010, 2);
+    put_psa(1, 5000, 3);
+    feed(inst);
+    ck_assert_uint_eq(out_used, 0); /* the delay keeps all three */
+    put_psa(3, 9000, 4);
+    put_eof(4);
+    adf_tracked t = { 0 };
+    ck_assert_int_eq(adf_tracked_write(&w, 2, 2, &t), ADF_OK); /* after the eof: passes on after it */
+    feed(inst);
+    ck_assert_int_eq(frame_ids(ids, 16), 5);
+    ck_assert_uint_eq(ids[0], ADF_ID_EVENT_DATA_PSA);
+    ck_assert_uint_eq(ids[1], ADF_ID_EVENT_DATA_PSA);
+    ck_assert_uint_eq(ids[2], ADF_ID_EVENT_DATA_PSA);
+    ck_assert_uint_eq(ids[3], ADF_ID_META_EOF);
+    ck_assert_uint_eq(ids[4], ADF_ID_DATA_TRACKED);
+    uint32_t other[4];
+    int n_other;
+    ck_assert_int_eq(read_events(other, &n_other), 3);
+    ck_assert_int_eq(events[0].fold, 2);
+    ck_assert_float_eq(events[1].tag[0], 3);
+    ck_assert_float_eq(events[2].tag[0], 4);
+    /* the meta:eof passes on byte for byte */
+    size_t eof_at = out_used - (ADF_KEY_SIZE + ADF_EOF_PAYLOAD) - (ADF_KEY_SIZE + ADF_TRACKED_HEADER);
+    adf_iter it;
+    adf_frame f;
+    adf_eof e;
+    adf_iter_init(&it, out + eof_at, ADF_KEY_SIZE + ADF_EOF_PAYLOAD);
+    ck_assert_int_eq(adf_iter_next(&it, &f), 1);
+    ck_assert_int_eq(adf_eof_read(&f, &e), ADF_OK);
+    ck_assert_uint_eq(e.frames, 4);
+    ck_assert_uint_eq(f.key.event, 7);
+    stop_only(inst, log, sizeof log);
+    ck_assert_ptr_nonnull(strstr(log, "built 3 events from 4 data:psa frames"));
+    ck_assert_ptr_nonnull(strstr(log, "1 other frames passed on; 1 meta:eof passed on"));
+    ck_assert_ptr_null(strstr(log, "held at stop"));
+}
+END_TEST
+
+/* Frames after a meta:eof in the same block (another stream's) build on an empty builder. */
+START_TEST(frames_after_eof_in_a_block_wait_for_their_own)
+{
+    char log[4096];
+    uint32_t ids[16];
+    void *inst = begin("Window 20\nDelay 100000\n");
+    put_psa(1, 1000, 1);
+    put_eof(1);
+    put_psa(2, 990, 2); /* before the closed time: late, an event of its own */
+    put_psa(3, 2000, 3);
+    put_psa(4, 2010, 4);
+    feed(inst);
+    ck_assert_int_eq(frame_ids(ids, 16), 2);
+    ck_assert_uint_eq(ids[0], ADF_ID_EVENT_DATA_PSA);
+    ck_assert_uint_eq(ids[1], ADF_ID_META_EOF);
+    put_eof(3);
+    feed(inst);
+    ck_assert_int_eq(frame_ids(ids, 16), 5);
+    ck_assert_uint_eq(ids[4], ADF_ID_META_EOF);
+    ck_assert_int_eq(read_events(ids, &(int){ 0 }), 3);
+    ck_assert_int_eq(events[1].fold, 1);
+    ck_assert_float_eq(events[1].tag[0], 2);
+    ck_assert_int_eq(events[2].fold, 2);
+    stop_only(inst, log, sizeof log);
+    ck_assert_ptr_nonnull(strstr(log, "built 3 events from 4 data:psa frames"));
+    ck_assert_ptr_nonnull(strstr(log, "1 frames came after their time was closed"));
+    ck_assert_ptr_nonnull(strstr(log, "2 meta:eof passed on"));
+}
+END_TEST
+
+/* A run stopped without meta:eof (an operator's stop): the frames held are counted and named. */
+START_TEST(frames_held_at_stop_are_named)
+{
+    char log[4096];
+    void *inst = begin("Window 20\nDelay 100000\n");
+    put_psa(1, 1000, 1); /* event numbers are the timestamps */
+    put_psa(2, 1010, 2);
+    put_psa(1, 3000, 3);
+    feed(inst);
+    ck_assert_uint_eq(out_used, 0);
+    stop_only(inst, log, sizeof log);
+    ck_assert_msg(strstr(log, "[Builder] warning: 3 frames held at stop (events 1000..3000)") != NULL, "%s", log);
+    ck_assert_ptr_nonnull(strstr(log, "0 meta:eof passed on"));
+}
+END_TEST
+
+/* Reset in a run: the held frames are named and dropped; initialise after
+ * reset works and the next run starts from nothing. */
+START_TEST(reset_in_a_run_then_initialise_and_run_again)
+{
+    char log[4096];
+    unsigned code;
+    void *inst = begin("Window 20\nDelay 100000\n");
+    put_psa(1, 1000, 1);
+    put_psa(2, 4000, 2);
+    feed(inst);
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
+    builder.pause(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    builder.reset(inst, &code);
+    tk_capture_end(saved, path, log, sizeof log);
+    ck_assert_uint_eq(code, 0);
+    ck_assert_msg(strstr(log, "[Builder] warning: 2 frames held at reset (events 1000..4000)") != NULL, "%s", log);
+    builder.initialise(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    builder.start(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    put_psa(3, 7000, 3);
+    put_eof(1);
+    feed(inst);
+    ck_assert_int_eq(read_events((uint32_t[8]){ 0 }, &(int){ 0 }), 1);
+    ck_assert_float_eq(events[0].tag[0], 3);
+    stop_only(inst, log, sizeof log);
+    ck_assert_ptr_nonnull(strstr(log, "built 1 events from 1 data:psa frames"));
+    ck_assert_ptr_null(strstr(log, "held at"));
+}
+END_TEST
+
+/* A block with a meta:eof that does not fit: asking again with the size it
+ * named gives what a builder that never saw the small buffer gives. */
+START_TEST(eof_block_retried_after_output_size)
+{
+    char log[4096];
+    void *inst = begin("Window 10\nDelay 100000\n");
+    put_psa(1, 1000, 1);
+    put_psa(2, 1005, 2);
+    put_psa(3, 2000, 3);
+    put_eof(3);
+    put_psa(4, 3000, 4);
+    unsigned used = 0, code;
+    builder.filter(inst, in, (unsigned)w.used, out, 40, &used, &code);
+    ck_assert_uint_eq(code, NARVAL_E_OUTPUT_SIZE);
+    unsigned event2 = ADF_KEY_SIZE + 2 * (ADF_KEY_SIZE + ADF_PSA_GLOBAL + ADF_PSA_HIT);
+    unsigned event1 = ADF_KEY_SIZE + ADF_KEY_SIZE + ADF_PSA_GLOBAL + ADF_PSA_HIT;
+    ck_assert_uint_eq(used, event2 + event1 + ADF_KEY_SIZE + ADF_EOF_PAYLOAD);
+    unsigned need = used;
+    builder.filter(inst, in, (unsigned)w.used, out, need, &used, &code);
+    ck_assert_uint_eq(code, 0);
+    ck_assert_uint_eq(used, need);
+    out_used = used;
+    adf_writer_init(&w, in, sizeof in);
+    put_eof(1);
+    feed(inst);
+    ck_assert_int_eq(read_events((uint32_t[8]){ 0 }, &(int){ 0 }), 3);
+    ck_assert_float_eq(events[2].tag[0], 4);
+    stop_only(inst, log, sizeof log);
+    ck_assert_ptr_nonnull(strstr(log, "built 3 events from 4 data:psa frames"));
+    ck_assert_ptr_nonnull(strstr(log, "2 meta:eof passed on"));
+}
+END_TEST
+
+/* The emulator's empty end-of-data call still flushes (a convenience). */
+START_TEST(other_frames_pass_and_the_flush_call_still_works)
 {
     char log[4096];
     uint32_t ids[8];
     int n_other;
-    adf_eof eof = { 2, 100 };
     void *inst = begin("");
     put_psa(1, 1000, 1);
-    ck_assert_int_eq(adf_eof_write(&w, 1, 1, &eof), ADF_OK);
     adf_tracked t = { 0 };
     ck_assert_int_eq(adf_tracked_write(&w, 2, 2, &t), ADF_OK);
     feed(inst);
@@ -305,10 +493,9 @@ START_TEST(other_frames_pass_and_eof_comes_last)
     ck_assert_uint_eq(ids[0], ADF_ID_DATA_TRACKED);
     finish(inst, log, sizeof log);
     ck_assert_int_eq(read_events(ids, &n_other), 1);
-    ck_assert_int_eq(n_other, 2);
-    ck_assert_uint_eq(ids[1], ADF_ID_META_EOF);
-    ck_assert_uint_eq(adf_get_u32(out + out_used - ADF_KEY_SIZE - ADF_EOF_PAYLOAD + 4), ADF_ID_META_EOF);
+    ck_assert_int_eq(n_other, 1);
     ck_assert_ptr_nonnull(strstr(log, "1 other frames passed on"));
+    ck_assert_ptr_null(strstr(log, "held at stop"));
 }
 END_TEST
 
@@ -365,7 +552,12 @@ static Suite *builder_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("contract");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, other_frames_pass_and_eof_comes_last);
+    tcase_add_test(tc, eof_emits_every_event_held_then_passes_on);
+    tcase_add_test(tc, frames_after_eof_in_a_block_wait_for_their_own);
+    tcase_add_test(tc, frames_held_at_stop_are_named);
+    tcase_add_test(tc, reset_in_a_run_then_initialise_and_run_again);
+    tcase_add_test(tc, eof_block_retried_after_output_size);
+    tcase_add_test(tc, other_frames_pass_and_the_flush_call_still_works);
     tcase_add_test(tc, output_too_small_leaves_the_state_untouched);
     tcase_add_test(tc, short_psa_frame_is_refused);
     suite_add_tcase(s, tc);

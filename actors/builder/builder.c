@@ -28,50 +28,50 @@ static const kit_spec builder_kit = {
 
 static builder_conf conf;
 
-/* Bytes of frames kept for later: the stream's meta:eof frames, written after the last events. */
-typedef struct bytes {
-    uint8_t *data;
-    size_t n, cap;
-} bytes;
-
+/* A block builds on `base`: the committed state, or, after a meta:eof in
+ * the block, the state that flush leaves (`flushed`, which owns no memory).
+ * Nothing of the committed state changes before the block succeeds, since
+ * the host may call again with the same input after NARVAL_E_OUTPUT_SIZE. */
 typedef struct builder {
     kit_instance k;
     bld_state state;
+    bld_state flushed;
+    const bld_state *base;
     bld_pending pending;
     bld_frame *fresh;
     size_t n_fresh, cap_fresh;
-    bytes eof;             /* held meta:eof frames */
-    size_t eof_block;      /* bytes of eof added by this block (dropped again if it fails) */
-    uint64_t passed, passed_block;
+    uint64_t passed, passed_block; /* other frames passed on */
+    uint64_t eofs, eofs_block;     /* meta:eof frames passed on */
 } builder;
 
-static bool append(bytes *b, const void *data, size_t n)
+/* Builds what is due from base and the fresh frames into w; flush closes everything. */
+static unsigned build(builder *b, bool flush, adf_writer *w)
 {
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 256;
-        while (cap < b->n + n)
-            cap *= 2;
-        uint8_t *d = realloc(b->data, cap);
-        if (!d)
-            return false;
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->n, data, n);
-    b->n += n;
-    return true;
+    if (bld_block(b->base, b->fresh, b->n_fresh, flush, w, &b->pending) != 0)
+        return kit_fail(b->k.name, NARVAL_E_NOMEM, "no memory to sort %zu frames",
+                        b->base->n_held + b->n_fresh);
+    return 0;
+}
+
+/* The end of a stream: every event held goes out before the meta:eof, which
+ * the kit then copies on; the frames after it build on an empty state. */
+static unsigned on_eof(builder *b, adf_writer *out)
+{
+    unsigned code = build(b, true, out);
+    if (code)
+        return code;
+    bld_flushed(b->base, &b->pending, &b->flushed);
+    b->base = &b->flushed;
+    b->n_fresh = 0;
+    b->eofs_block++;
+    return KIT_PASS;
 }
 
 static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
 {
     builder *b = ctx;
-    (void)out;
-    if (f->key.id == ADF_ID_META_EOF) {
-        if (!append(&b->eof, f->data, f->key.length))
-            return kit_fail(b->k.name, NARVAL_E_NOMEM, "no memory to hold a meta:eof frame");
-        b->eof_block += f->key.length;
-        return 0;
-    }
+    if (f->key.id == ADF_ID_META_EOF)
+        return on_eof(b, out);
     if (f->key.id != ADF_ID_DATA_PSA) {
         b->passed_block++;
         return KIT_PASS;
@@ -91,20 +91,41 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     return 0;
 }
 
+/* flush: the emulator's empty end-of-data call, a convenience; meta:eof does the same in-band. */
 static unsigned on_end(void *ctx, bool flush, adf_writer *w)
 {
-    builder *b = ctx;
-    if (bld_block(&b->state, b->fresh, b->n_fresh, flush, w, &b->pending) != 0)
-        return kit_fail(b->k.name, NARVAL_E_NOMEM, "no memory to sort %zu frames",
-                        b->state.n_held + b->n_fresh);
-    if (flush && b->eof.n) {
-        adf_iter it;
-        adf_frame f;
-        adf_iter_init(&it, b->eof.data, b->eof.n);
-        while (adf_iter_next(&it, &f) > 0)
-            adf_put_frame(w, f.data, f.key.length);
+    return build(ctx, flush, w);
+}
+
+/* The block succeeded: its state becomes the builder's. */
+static unsigned commit(builder *b)
+{
+    bld_state *into = b->base == &b->flushed ? &b->flushed : &b->state;
+    if (bld_commit(into, &b->pending) != 0)
+        return kit_fail(b->k.name, NARVAL_E_NOMEM, "no memory to hold %zu frames",
+                        b->pending.n_all - b->pending.closed);
+    if (into == &b->flushed) {
+        bld_free(&b->state);
+        b->state = b->flushed;
     }
+    b->passed += b->passed_block;
+    b->eofs += b->eofs_block;
     return 0;
+}
+
+/* Frames still held when a run ends without meta:eof: never dropped without a word. */
+static void log_held(const builder *b, const char *when)
+{
+    const bld_state *s = &b->state;
+    if (s->n_held == 0)
+        return;
+    uint32_t first = s->held[0].event, last = first;
+    for (size_t i = 1; i < s->n_held; i++) {
+        first = s->held[i].event < first ? s->held[i].event : first;
+        last = s->held[i].event > last ? s->held[i].event : last;
+    }
+    kit_log(b->k.name, KIT_WARN, "%zu frames held at %s (events %u..%u): no meta:eof came to close their "
+            "events, so they are not built nor passed on", s->n_held, when, first, last);
 }
 
 static void log_folds(const builder *b)
@@ -125,34 +146,52 @@ static unsigned builder_stop(void *algo_data)
     const bld_counts *c = &b->state.counts;
     kit_log(b->k.name, KIT_INFO, "built %llu events from %llu data:psa frames (window %lld ticks, delay %lld "
             "ticks); %llu frames came after their time was closed, %llu events closed early by MaxHeld; "
-            "%llu other frames passed on",
+            "%llu other frames passed on; %llu meta:eof passed on",
             (unsigned long long)c->events, (unsigned long long)c->frames, (long long)conf.window,
             (long long)conf.delay, (unsigned long long)c->late, (unsigned long long)c->forced,
-            (unsigned long long)b->passed);
+            (unsigned long long)b->passed, (unsigned long long)b->eofs);
     log_folds(b);
-    if (b->state.n_held)
-        kit_log(b->k.name, KIT_WARN, "%zu frames still held at stop: the host did not flush", b->state.n_held);
+    log_held(b, "stop");
     return 0;
+}
+
+/* A run's state, fresh: what start sets up and reset and unload discard. */
+static void clear_run(builder *b)
+{
+    bld_conf c = { (uint64_t)conf.window, (uint64_t)conf.delay, (size_t)conf.max_held };
+    bld_free(&b->state);
+    bld_init(&b->state, &c);
+    b->passed = 0;
+    b->eofs = 0;
 }
 
 static unsigned builder_start(void *algo_data)
 {
+    clear_run(algo_data);
+    return 0;
+}
+
+static bool in_run(const builder *b) { return b->k.state == KIT_RUNNING || b->k.state == KIT_PAUSED; }
+
+/* A reset in the middle of a run ends it: what is held is named, then discarded
+ * (after a stop, the stop's log has named it already). */
+static unsigned builder_reset(void *algo_data)
+{
     builder *b = algo_data;
-    bld_conf c = { (uint64_t)conf.window, (uint64_t)conf.delay, (size_t)conf.max_held };
-    bld_free(&b->state);
-    bld_init(&b->state, &c);
-    b->eof.n = 0;
-    b->passed = 0;
+    if (in_run(b))
+        log_held(b, "reset");
+    clear_run(b);
     return 0;
 }
 
 static void builder_release(void *algo_data)
 {
     builder *b = algo_data;
+    if (in_run(b))
+        log_held(b, "unload");
     bld_free(&b->state);
     bld_pending_free(&b->pending);
     free(b->fresh);
-    free(b->eof.data);
 }
 
 void process_config(const char *directory_path, unsigned int *error_code)
@@ -173,25 +212,17 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     *used_size_of_output_buffer = 0;
     if ((*error_code = kit_enter(algo_data, KIT_BLOCK)) != 0)
         return;
+    b->base = &b->state;
     b->n_fresh = 0;
-    b->eof_block = 0;
     b->passed_block = 0;
-    bool flush = size_of_input_buffer == 0;
+    b->eofs_block = 0;
     unsigned code = kit_filter_block(b->k.name, &ops, b, input_buffer, size_of_input_buffer, output_buffer,
                                      size_of_output_buffer, used_size_of_output_buffer);
-    if (code == 0 && bld_commit(&b->state, &b->pending) != 0)
-        code = kit_fail(b->k.name, NARVAL_E_NOMEM, "no memory to hold %zu frames",
-                        b->pending.n_all - b->pending.closed);
-    if (code == 0) {
-        b->passed += b->passed_block;
-        if (flush)
-            b->eof.n = 0;
-    } else {
-        b->eof.n -= b->eof_block;
-        if (code != NARVAL_E_OUTPUT_SIZE)
-            *used_size_of_output_buffer = 0;
-    }
+    if (code == 0)
+        code = commit(b);
+    if (code != 0 && code != NARVAL_E_OUTPUT_SIZE)
+        *used_size_of_output_buffer = 0;
     *error_code = kit_leave(algo_data, KIT_BLOCK, code);
 }
 
-KIT_LIFECYCLE(NULL, builder_start, builder_stop, builder_start, builder_release)
+KIT_LIFECYCLE(NULL, builder_start, builder_stop, builder_reset, builder_release)

@@ -1,4 +1,5 @@
 /* builder_core.c: the event builder's buffer: merge by timestamp, close events whose window has passed, keep the rest for later blocks. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +127,29 @@ int bld_block(const bld_state *s, bld_frame *fresh, size_t n_fresh, bool flush, 
     return 0;
 }
 
+/* The clocks and counts of p onto s (what a commit and a flush both apply). */
+static void advance(bld_state *s, const bld_pending *p)
+{
+    s->next_seq += p->delta.frames;
+    s->latest = p->latest;
+    s->closed_any = p->closed_any;
+    s->closed_until = p->closed_until;
+    s->counts.frames += p->delta.frames;
+    s->counts.events += p->delta.events;
+    s->counts.late += p->delta.late;
+    s->counts.forced += p->delta.forced;
+    for (int b = 0; b < BLD_FOLD_BINS; b++)
+        s->counts.fold[b] += p->delta.fold[b];
+}
+
+void bld_flushed(const bld_state *s, const bld_pending *p, bld_state *out)
+{
+    assert(p->closed == p->n_all);
+    bld_state next = { .conf = s->conf, .next_seq = s->next_seq, .counts = s->counts };
+    advance(&next, p);
+    *out = next;
+}
+
 int bld_commit(bld_state *s, bld_pending *p)
 {
     size_t n = p->n_all - p->closed, bytes = 0;
@@ -156,15 +180,6 @@ int bld_commit(bld_state *s, bld_pending *p)
     s->arena_used = at;
     s->arena_cap = bytes;
     s->n_held = n;
-    s->next_seq += p->delta.frames;
-    s->latest = p->latest;
-    s->closed_any = p->closed_any;
-    s->closed_until = p->closed_until;
-    s->counts.frames += p->delta.frames;
-    s->counts.events += p->delta.events;
-    s->counts.late += p->delta.late;
-    s->counts.forced += p->delta.forced;
-    for (int b = 0; b < BLD_FOLD_BINS; b++)
-        s->counts.fold[b] += p->delta.fold[b];
+    advance(s, p);
     return 0;
 }

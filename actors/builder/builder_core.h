@@ -87,4 +87,11 @@ int bld_block(const bld_state *s, bld_frame *fresh, size_t n_fresh, bool flush, 
  * Returns 0, or -1 when out of memory (the state is then unchanged). */
 int bld_commit(bld_state *s, bld_pending *p);
 
+/* The state after p, when p flushed (closed every frame): nothing held, p's
+ * clocks and counts applied.  It owns no memory, so a filter can build the
+ * rest of a block on it (the frames after a meta:eof) and still leave s
+ * untouched until the block succeeds: bld_commit into *out, then *out
+ * replaces s.  out may be s only when s owns no memory either. */
+void bld_flushed(const bld_state *s, const bld_pending *p, bld_state *out);
+
 #endif
