@@ -154,11 +154,10 @@ static inline void *tk_sym(void *so, const char *file, const char *name)
     return p;
 }
 
-/* Opens $BUILD/actors/<file> and resolves all eleven process_* symbols (every actor exports them). */
-static inline void tk_load_actor(tk_actor *a, const char *file)
+/* Opens the actor library at path and resolves all eleven process_* symbols (every actor exports them). */
+static inline void tk_load_actor_at(tk_actor *a, const char *path)
 {
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/actors/%s", tk_build(), file);
+    const char *file = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     /* as the emulator does: libgomp's threads outlive an OpenMP actor, so never unmap it */
     a->so = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     ck_assert_msg(a->so != NULL, "dlopen %s: %s", path, dlerror());
@@ -175,6 +174,29 @@ static inline void tk_load_actor(tk_actor *a, const char *file)
     *(void **)&a->filter = tk_sym(a->so, file, "process_block");
     *(void **)&a->consume = tk_sym(a->so, file, "process_block");
     *(void **)&a->describe = tk_sym(a->so, file, "process_describe");
+}
+
+/* Opens $BUILD/actors/<file> (tk_load_actor_at). */
+static inline void tk_load_actor(tk_actor *a, const char *file)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/actors/%s", tk_build(), file);
+    tk_load_actor_at(a, path);
+}
+
+/* Copies $BUILD/actors/<file> into dir and opens the copy: a second copy of a
+ * library in the process, with its own configuration and state, as the
+ * emulator gives each actor that has its own configuration directory. */
+static inline void tk_load_actor_copy(tk_actor *a, const char *file, const char *dir)
+{
+    char from[PATH_MAX + 64], to[PATH_MAX + 64];
+    size_t n;
+    snprintf(from, sizeof from, "%s/actors/%s", tk_build(), file);
+    snprintf(to, sizeof to, "%s/%s", dir, file);
+    uint8_t *so = tk_read_file(from, &n);
+    tk_write_bytes(to, so, n);
+    free(so);
+    tk_load_actor_at(a, to);
 }
 
 /* Sends stderr to the file path until tk_capture_end; returns the descriptor to restore. */

@@ -1,14 +1,12 @@
-/* adf_writer.c: consumer that writes every frame it receives to an ADF file, complete only once the run stops. */
+/* adf_writer.c: consumer that writes every frame it receives to an ADF file, published under its name only when the run stops. */
 #define NARVAL_CONSUMER
-#include <errno.h>
-#include <libgen.h>
-#include <stdatomic.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "kit.h"
+#include "publish.h"
 
 typedef struct writer_conf {
     char *file;
@@ -16,7 +14,9 @@ typedef struct writer_conf {
 
 static const kit_key writer_keys[] = {
     { "File", KIT_STRING, offsetof(writer_conf, file), NULL,
-      .help = "output ADF file, written as FILE.part and renamed at the end of the run" },
+      .help = "output ADF file, published at the end of each run (until then a temporary "
+              "FILE.XXXXXX.part beside it); %d or %0Nd in the name numbers the runs 1, 2, ..., "
+              "else each run replaces the file" },
 };
 
 static const kit_spec writer_spec = {
@@ -26,26 +26,132 @@ static const kit_spec writer_spec = {
 
 static writer_conf conf;
 
-/* The instances share the configuration, hence the output path: one writes at a time. */
-static atomic_flag output_taken = ATOMIC_FLAG_INIT;
+/* What process_config found beside the settings: the file they came from (for
+ * messages) and where the run number goes in File. */
+static struct {
+    char *conf_path;
+    bool numbered;
+    bool zero;        /* %0Nd */
+    int width;        /* N */
+    size_t at, after; /* the conversion is conf.file[at, after) */
+} name;
+
+__attribute__((destructor)) static void free_name(void) { free(name.conf_path); }
 
 typedef struct writer {
     kit_instance k;
-    char *part;      /* conf.file + ".part": what the run writes until it stops */
-    adf_file *out;   /* open while running */
-    uint64_t frames, bytes;
+    kit_claim claim;  /* File, held from initialise to unload */
+    kit_output out;   /* the run's temporary, while running */
+    unsigned run;     /* runs started: numbers the files */
+    uint64_t frames, bytes, eofs;
+    bool ended;       /* the last frame written is a meta:eof */
 } writer;
 
-/* Counts the frames of a block, and refuses a malformed one before anything is written. */
-static unsigned count_frames(writer *w, const void *in, unsigned size, uint64_t *frames)
+/* Finds the run number's place in File: one %d or %0Nd (N from 1 to 9), no other '%'. */
+static unsigned parse_name(const char *file, char *msg, size_t len)
+{
+    name.numbered = false;
+    for (const char *p = strchr(file, '%'); p; p = strchr(p + 1, '%')) {
+        const char *q = p + 1;
+        bool zero = q[0] == '0' && q[1] >= '1' && q[1] <= '9' && q[2] == 'd';
+        if (name.numbered || (!zero && q[0] != 'd')) {
+            snprintf(msg, len, "%s: key 'File': value '%s': '%%' may only write the run number, "
+                     "once, as %%d or %%0Nd (N from 1 to 9)", name.conf_path, file);
+            return NARVAL_E_CONFIG;
+        }
+        name.numbered = true;
+        name.zero = zero;
+        name.width = zero ? q[1] - '0' : 0;
+        name.at = (size_t)(p - file);
+        name.after = (size_t)(q + (zero ? 3 : 1) - file);
+    }
+    return 0;
+}
+
+void process_config(const char *directory_path, unsigned int *error_code)
+{
+    char msg[1024];
+    if ((*error_code = kit_config(&writer_spec, directory_path, &conf)) != 0)
+        return;
+    free(name.conf_path);
+    if (!(name.conf_path = kit_conf_path(directory_path, writer_spec.actor)))
+        *error_code = kit_fail(writer_spec.actor, NARVAL_E_NOMEM, "out of memory");
+    else if ((*error_code = parse_name(conf.file, msg, sizeof msg)) != 0)
+        kit_fail(writer_spec.actor, *error_code, "%s", msg);
+}
+
+const char *process_describe(void) { return kit_describe(&writer_spec); }
+
+void *process_register(unsigned int *error_code)
+{
+    writer *w = kit_register(sizeof(writer), error_code);
+    if (w)
+        w->out.fd = w->claim.fd = -1;
+    return w;
+}
+
+/* The output of run `run`: File with its number written in (malloc'd). */
+static char *run_file(unsigned run)
+{
+    if (!name.numbered)
+        return strdup(conf.file);
+    const char *f = conf.file;
+    int n = snprintf(NULL, 0, "%.*s%0*u%s", (int)name.at, f, name.width, run, f + name.after);
+    char *s = malloc((size_t)n + 1);
+    if (s && name.zero)
+        snprintf(s, (size_t)n + 1, "%.*s%0*u%s", (int)name.at, f, name.width, run, f + name.after);
+    else if (s)
+        snprintf(s, (size_t)n + 1, "%.*s%u%s", (int)name.at, f, run, f + name.after);
+    return s;
+}
+
+/* Claims File (the name as configured, with its %d when numbered) so that no
+ * other live instance writes it; before any block, and once: a later
+ * initialise (after a reset) keeps the claim, since the configuration is the same. */
+static unsigned writer_initialise(void *algo_data)
+{
+    writer *w = algo_data;
+    char msg[PATH_MAX + 512];
+    if (w->claim.lock)
+        return 0;
+    unsigned code = kit_claim_output(&w->claim, conf.file, false, "File", name.conf_path, msg,
+                                     sizeof msg);
+    return code ? kit_fail(w->k.name, code, "%s", msg) : 0;
+}
+
+static unsigned writer_start(void *algo_data)
+{
+    writer *w = algo_data;
+    char msg[PATH_MAX + 512];
+    char *file = run_file(w->run + 1);
+    if (!file)
+        return kit_fail(w->k.name, NARVAL_E_NOMEM, "out of memory");
+    unsigned code = kit_output_open(&w->out, file, msg, sizeof msg);
+    free(file);
+    if (code)
+        return kit_fail(w->k.name, code, "%s", msg);
+    w->run++;
+    w->frames = w->bytes = w->eofs = 0;
+    w->ended = false;
+    kit_log(w->k.name, KIT_DEBUG, "run %u: writing %s", w->run, w->out.temp);
+    return 0;
+}
+
+/* Counts the frames of a block and notes a meta:eof at its end, and refuses a
+ * malformed block before anything of it is written. */
+static unsigned scan_block(writer *w, const void *in, unsigned size, uint64_t *frames,
+                           uint64_t *eofs, bool *ends)
 {
     adf_iter it;
     adf_frame f;
     int rc;
     adf_iter_init(&it, in, size);
-    *frames = 0;
-    while ((rc = adf_iter_next(&it, &f)) > 0)
+    *frames = *eofs = 0;
+    while ((rc = adf_iter_next(&it, &f)) > 0) {
         ++*frames;
+        *ends = f.key.id == ADF_ID_META_EOF;
+        *eofs += *ends;
+    }
     if (rc < 0) {
         char msg[256];
         adf_iter_describe(&it, msg, sizeof msg);
@@ -57,105 +163,64 @@ static unsigned count_frames(writer *w, const void *in, unsigned size, uint64_t 
 
 static unsigned write_block(writer *w, const void *in, unsigned size)
 {
-    uint64_t frames;
-    unsigned code = count_frames(w, in, size, &frames);
+    uint64_t frames, eofs;
+    bool ends = w->ended;
+    char msg[PATH_MAX + 256];
+    unsigned code = scan_block(w, in, size, &frames, &eofs, &ends);
     if (code || size == 0)
         return code;
-    int rc = adf_file_write(w->out, in, size);
-    if (rc != ADF_OK) {
-        char msg[512];
-        adf_file_describe(w->out, rc, msg, sizeof msg);
-        return kit_fail(w->k.name, kit_adf_code(rc), "%s", msg);
-    }
+    if ((code = kit_output_write(&w->out, in, size, msg, sizeof msg)) != 0)
+        return kit_fail(w->k.name, code, "%s", msg);
     w->frames += frames;
+    w->eofs += eofs;
     w->bytes += size;
+    w->ended = ends;
     return 0;
-}
-
-/* Fails at initialise, not at the end of a run, when the output directory is not writable. */
-static unsigned writer_initialise(void *algo_data)
-{
-    writer *w = algo_data;
-    size_t n = strlen(conf.file);
-    char *dir = strdup(conf.file);
-    w->part = malloc(n + sizeof ".part");
-    if (!dir || !w->part) {
-        free(dir);
-        return kit_fail(w->k.name, NARVAL_E_NOMEM, "no memory for the output path");
-    }
-    snprintf(w->part, n + sizeof ".part", "%s.part", conf.file);
-    unsigned code = 0;
-    const char *parent = dirname(dir);
-    if (access(parent, W_OK | X_OK) != 0)
-        code = kit_fail(w->k.name, NARVAL_E_IO, "cannot write '%s' into '%s': %s", conf.file,
-                        parent, strerror(errno));
-    free(dir);
-    return code;
-}
-
-static unsigned writer_start(void *algo_data)
-{
-    writer *w = algo_data;
-    if (atomic_flag_test_and_set(&output_taken))
-        return kit_fail(w->k.name, NARVAL_E_CONFIG, "another ADFWriter instance is writing '%s' "
-                        "(the instances of a library share its configuration)", conf.file);
-    if (adf_file_open_write(&w->out, w->part, 0) != ADF_OK) {
-        atomic_flag_clear(&output_taken);
-        return kit_fail(w->k.name, NARVAL_E_IO, "cannot create '%s': %s", w->part, strerror(errno));
-    }
-    w->frames = 0;
-    w->bytes = 0;
-    return 0;
-}
-
-/* Closes the .part file and gives the output back to the other instances. */
-static int close_output(writer *w)
-{
-    int rc = adf_file_close(w->out);
-    w->out = NULL;
-    atomic_flag_clear(&output_taken);
-    return rc;
 }
 
 static unsigned writer_stop(void *algo_data)
 {
     writer *w = algo_data;
-    if (close_output(w) != ADF_OK)
-        return kit_fail(w->k.name, NARVAL_E_IO, "writing '%s' failed when closing it: %s; the "
-                        "output is incomplete", w->part, strerror(errno));
-    if (rename(w->part, conf.file) != 0)
-        return kit_fail(w->k.name, NARVAL_E_IO, "cannot rename '%s' to '%s': %s", w->part,
-                        conf.file, strerror(errno));
-    kit_log(w->k.name, KIT_INFO, "wrote %llu frames (%llu bytes) to %s",
-            (unsigned long long)w->frames, (unsigned long long)w->bytes, conf.file);
+    char msg[PATH_MAX + 512], *file = strdup(w->out.path);
+    unsigned code = kit_output_publish(&w->out, true, msg, sizeof msg);
+    if (code) {
+        free(file);
+        return kit_fail(w->k.name, code, "%s; run %u is lost", msg, w->run);
+    }
+    kit_log(w->k.name, KIT_INFO, "run %u: wrote %llu frames (%llu bytes) to %s, %s%s", w->run,
+            (unsigned long long)w->frames, (unsigned long long)w->bytes, file ? file : conf.file,
+            w->ended ? "ending with meta:eof (the data is complete)"
+                     : "without meta:eof at the end (the run was stopped before the end of its data)",
+            !name.numbered && w->run > 1 ? "; it replaces the file of the previous run" : "");
+    free(file);
+    return 0;
+}
+
+/* A run that did not stop is not published: its temporary goes, and the log says what it held. */
+static void discard_run(writer *w, const char *why)
+{
+    if (!w->out.temp)
+        return;
+    kit_log(w->k.name, KIT_WARN, "%s: discarded %llu frames (%llu bytes) of an unfinished run: "
+            "%s was not written", why, (unsigned long long)w->frames,
+            (unsigned long long)w->bytes, w->out.path);
+    kit_output_discard(&w->out);
+}
+
+static unsigned writer_reset(void *algo_data)
+{
+    discard_run(algo_data, "reset before process_stop");
     return 0;
 }
 
 static void writer_release(void *algo_data)
 {
     writer *w = algo_data;
-    if (w->out) {
-        close_output(w);
-        kit_log(w->k.name, KIT_WARN, "unloaded without process_stop: %s holds %llu frames "
-                "(%llu bytes) and was not renamed to %s", w->part, (unsigned long long)w->frames,
-                (unsigned long long)w->bytes, conf.file);
-    }
-    free(w->part);
+    discard_run(w, "unloaded without process_stop");
+    kit_claim_release(&w->claim);
 }
 
-void process_config(const char *directory_path, unsigned int *error_code)
-{
-    *error_code = kit_config(&writer_spec, directory_path, &conf);
-}
-
-const char *process_describe(void) { return kit_describe(&writer_spec); }
-
-void *process_register(unsigned int *error_code)
-{
-    return kit_register(sizeof(writer), error_code);
-}
-
-KIT_LIFECYCLE(writer_initialise, writer_start, writer_stop, NULL, writer_release)
+KIT_LIFECYCLE(writer_initialise, writer_start, writer_stop, writer_reset, writer_release)
 
 void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,
                    unsigned int *error_code)
