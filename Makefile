@@ -96,7 +96,7 @@ generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_ru
 	actors/sim/source.c actors/sim/transport.c actors/sim/traces.c actors/sim/gammaevents.c
 psa_SRCS := actors/psa/psa.c actors/psa/psa_conf.c actors/psa/psa_block.c actors/psa/psa_event.c \
 	actors/psa/psa_engine.c actors/psa/psa_cpu.c actors/psa/psa_naive.c actors/psa/psa_layout.c \
-	actors/psa/psa_batch.c actors/psa/psa_pow.c actors/psa/psa_async.c
+	actors/psa/psa_batch.c actors/psa/psa_pow.c
 psa_CU := kernels/gridsearch.cu kernels/psa_block.cu
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 

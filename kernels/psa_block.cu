@@ -53,9 +53,9 @@ __device__ void align(const kp &a, uint32_t j, double t, unsigned lane, unsigned
     }
 }
 
-__global__ void __launch_bounds__(kThreads) align_events(const kp a)
+__global__ void __launch_bounds__(kThreads) align_events(const kp a, uint32_t first)
 {
-    const uint32_t j = blockIdx.x;
+    const uint32_t j = first + blockIdx.x;
     align(a, j, PT_DADD(a.ev[j].t0, a.ev[j].shift), threadIdx.x, kThreads);
 }
 
@@ -528,35 +528,48 @@ extern "C" void pb_host_free(void *p)
         cudaFreeHost(p);
 }
 
-extern "C" int pb_gpu_load(pb_gpu *p, const void *host, size_t bytes, const pb_event *ev, size_t n, char *msg,
-                           size_t len)
+extern "C" int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, char *msg, size_t len)
 {
     const size_t values = (size_t)PB_CHANNELS * p->a.w.length;
     CHECK(cudaSetDevice(p->device), "cudaSetDevice");
     CHECK(grow(&p->block, bytes), "cudaMalloc of the block");
-    CHECK(grow(&p->ev, n * sizeof *ev), "cudaMalloc of the events");
+    CHECK(grow(&p->ev, n * sizeof(pb_event)), "cudaMalloc of the events");
     CHECK(grow(&p->resid, n * values * sizeof(float)), "cudaMalloc of the aligned traces");
     CHECK(grow(&p->todo, n), "cudaMalloc of the refinement's marks");
     CHECK(grow(&p->err, 16), "cudaMalloc");
     CHECK(grow(&p->stats, 16), "cudaMalloc");
-    CHECK(grow(&p->h_ev, n * sizeof *ev), "cudaMallocHost of the events");
+    CHECK(grow(&p->h_ev, n * sizeof(pb_event)), "cudaMallocHost of the events");
     CHECK(grow(&p->h_err, 32), "cudaMallocHost");
-    memcpy(p->h_ev.p, ev, n * sizeof *ev);
     p->n_marks = 0;
     CHECK(mark(p, PB_LOAD), "cudaEventRecord");
-    CHECK(cudaMemcpyAsync(p->block.p, host, bytes, cudaMemcpyHostToDevice, p->st), "copying the block");
-    CHECK(cudaMemcpyAsync(p->ev.p, p->h_ev.p, n * sizeof *ev, cudaMemcpyHostToDevice, p->st),
-          "copying the events");
     CHECK(cudaMemsetAsync(p->err.p, 0, 16, p->st), "clearing the error flag");
     CHECK(cudaMemsetAsync(p->stats.p, 0, 16, p->st), "clearing the counts");
     p->n0 = 0;
     p->a.block = (const uint8_t *)p->block.p;
     p->a.ev = (pb_event *)p->ev.p;
     p->a.resid = (float *)p->resid.p;
-    p->a.n_ev = (uint32_t)n;
+    p->a.n_ev = 0;
+    return GS_GPU_OK;
+}
+
+extern "C" int pb_gpu_part(pb_gpu *p, const void *host, size_t at, size_t bytes, const pb_event *ev,
+                           size_t first, size_t n, char *msg, size_t len)
+{
+    pb_event *h_ev = (pb_event *)p->h_ev.p + first;
+    memcpy(h_ev, ev + first, n * sizeof *ev);
+    CHECK(cudaMemcpyAsync((uint8_t *)p->block.p + at, (const uint8_t *)host + at, bytes, cudaMemcpyHostToDevice,
+                          p->st), "copying the block");
+    CHECK(cudaMemcpyAsync((pb_event *)p->ev.p + first, h_ev, n * sizeof *ev, cudaMemcpyHostToDevice, p->st),
+          "copying the events");
     if (n)
-        align_events<<<(unsigned)n, kThreads, 0, p->st>>>(p->a);
+        align_events<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, (uint32_t)first);
     CHECK(cudaGetLastError(), "launching the alignment");
+    p->a.n_ev = (uint32_t)(first + n);
+    return GS_GPU_OK;
+}
+
+extern "C" int pb_gpu_loaded(pb_gpu *p, char *msg, size_t len)
+{
     CHECK(mark(p, PB_LOAD), "cudaEventRecord");
     return GS_GPU_OK;
 }

@@ -63,11 +63,18 @@ void pb_gpu_destroy(pb_gpu *p);
 void *pb_host_alloc(size_t bytes);
 void pb_host_free(void *p);
 
-/* The block (bytes at host, best in pb_host_alloc's memory, unchanged until
- * pb_gpu_results returned) and its n events go to the device; each event's
- * traces are aligned at t0 + shift. */
-int pb_gpu_load(pb_gpu *p, const void *host, size_t bytes, const pb_event *ev, size_t n, char *msg,
-                size_t len);
+/* A block goes to the device in parts, so that the host decodes the next
+ * part while the device copies and aligns the last.  pb_gpu_begin makes room
+ * for a block of `bytes` bytes and at most n events; pb_gpu_part sends bytes
+ * [at, at + bytes) of the block (host: the block's start, best in
+ * pb_host_alloc's memory, unchanged until pb_gpu_results returned) and
+ * events [first, first + n) of ev, whose traces lie in those bytes, and
+ * queues the alignment of their traces at t0 + shift, without waiting; the
+ * parts come in order.  pb_gpu_loaded closes the block's loading. */
+int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, char *msg, size_t len);
+int pb_gpu_part(pb_gpu *p, const void *host, size_t at, size_t bytes, const pb_event *ev, size_t first,
+                size_t n, char *msg, size_t len);
+int pb_gpu_loaded(pb_gpu *p, char *msg, size_t len);
 
 /* Round r: the n searches q (sorted by segment; q[i].meas: where its values
  * go) of events owner[i] are filled from their aligned traces, searched

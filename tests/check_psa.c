@@ -535,7 +535,7 @@ START_TEST(gpu_block_on_the_cpu)
 }
 END_TEST
 
-/* Two blocks through an actor that cuts each into three parts: every
+/* Two blocks through an actor that decodes each in three parts: every
  * block's frames leave in its own call, in order; a retry for a larger
  * output emits them once; an empty call emits nothing; the stop log counts
  * every frame once. */
@@ -573,11 +573,11 @@ static void parts_in_their_call(void *a)
     stop_target = a;
     const char *log = stderr_of(stop_it, NULL);
     ck_assert_msg(strstr(log, "30 data:crystal frames: 30 hits"), "%s", log);
-    ck_assert_msg(strstr(log, " 6 parts;"), "%s", strstr(log, "time in process_block") ? strstr(log, "time in process_block") : log);
+    ck_assert_msg(strstr(log, "(6 parts decoded)"), "%s", strstr(log, "time in process_block") ? strstr(log, "time in process_block") : log);
 }
 
-/* The parts' scheme on the CPU (BlockParts with Device cpu: the searches on
- * the worker thread), and its output equal to the whole block's. */
+/* Decoding in parts on the CPU (BlockParts with Device cpu), and its output
+ * equal to the whole block's. */
 START_TEST(parts_on_the_cpu)
 {
     static uint8_t whole[CAP];

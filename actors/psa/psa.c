@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "kit.h"
-#include "psa_async.h"
 #include "psa_block.h"
 #include "psa_conf.h"
 #include "psa_pow.h"
@@ -26,12 +25,10 @@ typedef struct psa_actor {
     psa_engine engine;
     psa_setup setup;
     psa_block block;
-    psa_async async;   /* GPUWork block: the block's parts, searched by the worker within the call */
-    bool parted;
+    bool gpu_block;    /* GPUWork block: whole blocks on the GPU */
     const psa_block *writing; /* the block whose frames the frame loop writes */
     size_t cursor;     /* its next event */
-    double wait_s;     /* parted: process_block's time waiting for the worker */
-    uint64_t parts;    /* parted: parts searched in the run */
+    uint64_t parts;    /* parts decoded in the run */
     FILE *search_log;
     uint64_t frames, hits, empty, searches, refined, fell_back, rejected[PSA_REJECTS];
     double seconds;    /* in process_block */
@@ -110,7 +107,6 @@ static void release(psa_actor *a)
 {
     if (a->search_log)
         fclose(a->search_log);
-    psa_async_close(&a->async);
     psa_block_free(&a->block);
     psa_engine_destroy(&a->engine);
     psa_layout_free(&a->layout);
@@ -119,9 +115,15 @@ static void release(psa_actor *a)
     memset((char *)a + sizeof a->k, 0, sizeof *a - sizeof a->k);
 }
 
-static int part_count(void)
+/* The parts a block's decoding is cut into: BlockParts, else one per 256
+ * data:crystal frames, 2 to 8, with the block on the GPU (1 on the CPU:
+ * there is nothing to overlap). */
+static size_t part_count(const psa_actor *a, size_t crystals)
 {
-    return (int)psa_set.block_parts;
+    size_t n = (size_t)psa_set.block_parts;
+    if (n == 0)
+        n = !a->gpu_block ? 1 : crystals / 256 < 2 ? 2 : crystals / 256 > 8 ? 8 : crystals / 256;
+    return n < crystals ? n : crystals ? crystals : 1;
 }
 
 /* At first and after every reset (NARVAL re-initialises there): what a
@@ -153,23 +155,11 @@ static unsigned psa_initialise(void *algo_data)
     if (wanted && !block)
         kit_log(a->k.name, KIT_WARN, "GPUWork block: %s; the blocks run round by round, the searches on the "
                 "GPU", msg);
-    if (!block && !part_count())
-        return 0;
-    if ((code = psa_async_open(&a->async, &a->setup)))
-        return kit_fail(a->k.name, code, "no worker thread for the block's parts");
-    a->parted = true;
-    char parts[64] = "one per 512 data:crystal frames, 2 to 8";
-    if (part_count())
-        snprintf(parts, sizeof parts, "%d", part_count());
+    a->gpu_block = block;
     if (block)
-        kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, each cut into parts (%s) that a "
-                "worker thread searches while this call decodes the next and writes the finished ones: every "
-                "block's frames leave in the call that brought it; %d OpenMP threads copy, decode and write; %s",
-                parts, a->setup.threads, msg);
-    else
-        kit_log(a->k.name, KIT_INFO, "BlockParts %d: each block cut into parts that a worker thread searches "
-                "on the %s while this call decodes and writes (the GPU block's scheme, run without it)",
-                part_count(), psa_engine_where(&a->engine));
+        kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, sent there in parts as the host "
+                "decodes them (BlockParts), searched once all are there, written in the call that brought "
+                "them; %d OpenMP threads copy, decode and write; %s", a->setup.threads, msg);
     return 0;
 }
 
@@ -178,9 +168,7 @@ static void clear_counts(psa_actor *a)
     a->frames = a->hits = a->empty = a->searches = a->refined = a->fell_back = 0;
     memset(a->rejected, 0, sizeof a->rejected);
     memset(a->block.phase_s, 0, sizeof a->block.phase_s);
-    for (int j = 0; j < PSA_MAX_PARTS; j++)
-        memset(a->async.part[j].phase_s, 0, sizeof a->async.part[j].phase_s);
-    a->seconds = a->wait_s = 0;
+    a->seconds = 0;
     a->parts = 0;
 }
 
@@ -286,116 +274,27 @@ static unsigned write_block(psa_actor *a, psa_block *w, const void *in, unsigned
     return code;
 }
 
-/* The whole block in this call's thread: decoded, searched (round by round,
- * or on the GPU in one piece), written. */
-static unsigned block_whole(psa_actor *a, psa_block *w, const void *in, unsigned size, void *out,
-                            unsigned out_size, unsigned *used)
+/* A block: decoded in parts (on the GPU, each part's traces are copied and
+ * aligned there while the host decodes the next), searched (on the GPU in
+ * one piece, or round by round), written; all within this call. */
+static unsigned run_block(psa_actor *a, const void *in, unsigned size, void *out, unsigned out_size,
+                          unsigned *used)
 {
+    psa_block *w = &a->block;
     bool bad;
-    unsigned code = psa_block_decode(w, &a->setup, in, size, &bad, NULL);
-    if (!code)
-        code = psa_block_search(w, &a->setup, in, size);
+    size_t n = 0;
+    unsigned code = psa_block_begin(w, &a->setup, in, size, &bad, a->gpu_block);
+    if (!code) {
+        n = part_count(a, w->n_ev);
+        for (size_t j = 1; j <= n; j++)
+            psa_block_decode_part(w, &a->setup, w->n_ev * j / n);
+        code = psa_block_search(w, &a->setup);
+    }
     if (code)
         return kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes", size);
-    return write_block(a, w, in, size, bad, out, out_size, used);
-}
-
-/* Part boundaries at data:crystal frames, about as many frames in each; 0
- * when the framing is bad (the whole-block path reports the bad frame) or
- * there is nothing to search. */
-static int split(psa_actor *a, const void *in, unsigned size)
-{
-    adf_iter it;
-    adf_frame f;
-    size_t crystals = 0;
-    int rc;
-    adf_iter_init(&it, in, size);
-    while ((rc = adf_iter_next(&it, &f)) > 0)
-        crystals += f.key.id == ADF_ID_DATA_CRYSTAL;
-    if (rc < 0 || crystals == 0)
-        return 0;
-    size_t n = part_count() ? (size_t)part_count() : crystals / 512;
-    n = part_count() ? n : n < 2 ? 2 : n > 8 ? 8 : n;
-    if (n > crystals)
-        n = crystals;
-    size_t *at = a->async.at, seen = 0, j = 1;
-    at[0] = 0;
-    adf_iter_init(&it, in, size);
-    while (j < n && adf_iter_next(&it, &f) > 0)
-        if (f.key.id == ADF_ID_DATA_CRYSTAL && seen++ == j * crystals / n)
-            at[j++] = f.offset;
-    at[n] = size;
-    return (int)n;
-}
-
-/* Stops the worker's parts after a failure of this call; nothing of the
- * block was emitted or counted. */
-static unsigned give_up(psa_actor *a, unsigned code)
-{
-    psa_async_cancel(&a->async);
+    if ((code = write_block(a, w, in, size, bad, out, out_size, used)) == 0 && w->n_ev)
+        a->parts += n;
     return code;
-}
-
-/* GPUWork block: the block's parts are decoded into the block's copy and
- * handed to the worker one after the other, then written as the worker
- * finishes them, all before the call returns: the host's decoding and
- * writing overlap the GPU's searches, and nothing is held for a later call.
- * The output's size is known once every part is decoded, before anything is
- * written, so NARVAL_E_OUTPUT_SIZE leaves no trace. */
-static unsigned block_parted(psa_actor *a, const void *in, unsigned size, void *out, unsigned out_size,
-                             unsigned *used)
-{
-    psa_async *q = &a->async;
-    const uint8_t *src = in;
-    int n = split(a, in, size);
-    if (n == 0)
-        return block_whole(a, &a->block, in, size, out, out_size, used);
-    unsigned char *copy = psa_async_begin(q, size, n);
-    if (!copy)
-        return kit_fail(a->k.name, NARVAL_E_NOMEM, "no memory for a copy of a block of %u bytes", size);
-    size_t need = 0;
-    for (int j = 0; j < n; j++) {
-        bool bad;
-        unsigned part = (unsigned)(q->at[j + 1] - q->at[j]);
-        if (psa_block_decode(&q->part[j], &a->setup, src + q->at[j], part, &bad, copy + q->at[j]))
-            return give_up(a, kit_fail(a->k.name, NARVAL_E_NOMEM, "no memory to decode a block of %u bytes",
-                                       size));
-        psa_async_submit(q);
-        need += psa_block_output_size(&q->part[j], part);
-    }
-    if (need > UINT_MAX)
-        return give_up(a, kit_fail(a->k.name, NARVAL_E_DATA, "the output of this block needs %zu bytes, more "
-                                   "than a NARVAL buffer can hold", need));
-    *used = (unsigned)need;
-    if (need > out_size)
-        return give_up(a, NARVAL_E_OUTPUT_SIZE);
-    size_t at = 0;
-    for (int j = 0; j < n; j++) {
-        double t = psa_now();
-        unsigned code = psa_async_wait(q, j);
-        a->wait_s += psa_now() - t;
-        if (code) {
-            *used = 0;
-            return give_up(a, kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes",
-                                       size));
-        }
-        t = psa_now();
-        size_t part_used;
-        unsigned part = (unsigned)(q->at[j + 1] - q->at[j]);
-        code = psa_block_emit(&q->part[j], &a->setup, src + q->at[j], part, (uint8_t *)out + at,
-                              out_size - (unsigned)at, &part_used);
-        q->part[j].phase_s[PSA_PHASE_WRITE] += psa_now() - t;
-        if (code) {
-            *used = 0;
-            return give_up(a, kit_fail(a->k.name, NARVAL_E_INTERNAL, "part %d of a block did not take its "
-                                       "computed output size", j));
-        }
-        at += part_used;
-    }
-    for (int j = 0; j < n; j++)
-        commit(a, &q->part[j], q->at[j]);
-    a->parts += (uint64_t)n;
-    return 0;
 }
 
 void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,
@@ -408,12 +307,8 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
         return;
     double t = psa_now();
     unsigned code;
-    if (a->parted)
-        code = block_parted(a, input_buffer, size_of_input_buffer, output_buffer, size_of_output_buffer,
-                            used_size_of_output_buffer);
-    else
-        code = block_whole(a, &a->block, input_buffer, size_of_input_buffer, output_buffer,
-                           size_of_output_buffer, used_size_of_output_buffer);
+    code = run_block(a, input_buffer, size_of_input_buffer, output_buffer, size_of_output_buffer,
+                     used_size_of_output_buffer);
     a->seconds += psa_now() - t;
     *error_code = kit_leave(algo_data, KIT_BLOCK, code);
 }
@@ -423,25 +318,19 @@ static void log_phases(const psa_actor *a)
 {
     char line[512], gpu[512] = "", device[320];
     size_t n = 0;
-    for (int p = 0; p < PSA_PHASES && n < sizeof line; p++) {
-        double sum = a->block.phase_s[p];
-        for (int j = 0; j < PSA_MAX_PARTS; j++)
-            sum += a->async.part[j].phase_s[p];
+    for (int p = 0; p < PSA_PHASES && n < sizeof line; p++)
         n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %.3f", p ? ", " : "", psa_phase_name((psa_phase)p),
-                              sum);
-    }
+                              a->block.phase_s[p]);
     psa_gpu_times g;
-    if (a->parted && psa_block_gpu_times(&a->setup, device, sizeof device))
-        snprintf(gpu, sizeof gpu, " (align to subtract: on the worker thread, beside decode and write); %llu "
-                 "parts; waiting for the worker %.3f s; the GPU block on the device %s",
-                 (unsigned long long)a->parts, a->wait_s, device);
-    else if (a->parted)
-        snprintf(gpu, sizeof gpu, " (align to subtract: on the worker thread%s); %llu parts; waiting for the "
-                 "worker %.3f s", a->engine.gpu ? "; the GPU block was given up" : "",
-                 (unsigned long long)a->parts, a->wait_s);
+    if (psa_block_gpu_times(&a->setup, device, sizeof device))
+        snprintf(gpu, sizeof gpu, " (%llu parts decoded); the GPU block on the device %s",
+                 (unsigned long long)a->parts, device);
     else if (psa_engine_gpu_times(&a->engine, &g))
-        snprintf(gpu, sizeof gpu, "; of the search: %llu GPU calls, %llu chunks, packing %.3f s, "
-                 "kernels %.3f s, waiting %.3f s", g.calls, g.chunks, g.pack_s, g.kernel_s, g.wait_s);
+        snprintf(gpu, sizeof gpu, " (%llu parts decoded); of the search: %llu GPU calls, %llu chunks, packing "
+                 "%.3f s, kernels %.3f s, waiting %.3f s", (unsigned long long)a->parts, g.calls, g.chunks,
+                 g.pack_s, g.kernel_s, g.wait_s);
+    else
+        snprintf(gpu, sizeof gpu, " (%llu parts decoded)", (unsigned long long)a->parts);
     kit_log(a->k.name, KIT_INFO, "time in process_block %.3f s: %s s%s", a->seconds, line, gpu);
 }
 

@@ -47,6 +47,20 @@ static int reserve(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+static void release_copy(psa_block *w)
+{
+#ifdef NARWHAL_HAVE_CUDA
+    if (w->pinned) {
+        pb_host_free(w->copy_buf);
+        w->copy_buf = NULL;
+    }
+#endif
+    free(w->copy_buf);
+    w->copy_buf = NULL;
+    w->copy_cap = 0;
+    w->pinned = false;
+}
+
 int psa_block_threads(const psa_setup *s)
 {
     int n = omp_get_max_threads();
@@ -84,6 +98,12 @@ static unsigned list_frames(psa_block *w, const void *in, unsigned size, bool *b
     return 0;
 }
 
+/* Where frame k ends in the block. */
+static size_t frame_end(const psa_block *w, size_t k)
+{
+    return w->frame[k].offset + w->frame[k].key.length;
+}
+
 /* Frame f of a block at `from` as it lies in the block's copy at `to`. */
 static adf_frame rebase(const adf_frame *f, const uint8_t *from, const uint8_t *to)
 {
@@ -93,33 +113,28 @@ static adf_frame rebase(const adf_frame *f, const uint8_t *from, const uint8_t *
     return g;
 }
 
-static unsigned decode_all(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad,
-                           uint8_t *copy)
+/* Decodes events [from, to) of the listed block; with copy, their bytes
+ * (and the other frames before them, the last one's to the block's end) are
+ * copied there on the way and the events read the copy. */
+static void decode_range(psa_block *w, const psa_setup *s, size_t from, size_t to)
 {
-    size_t window = (size_t)PSA_CHANNELS * s->layout->window;
-    unsigned code = list_frames(w, in, size, bad);
-    if (code || reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev) ||
-        reserve((void **)&w->resid, &w->cap_resid, w->n_ev * window + 1, sizeof *w->resid))
-        return NARVAL_E_NOMEM;
-    long n = (long)w->n_ev;
-    const uint8_t *src = in;
+    size_t window = (size_t)PSA_CHANNELS * s->layout->window, n = w->n_ev;
+    const uint8_t *src = w->in;
+    uint8_t *copy = w->copy;
     if (copy && n == 0)
-        memcpy(copy, src, size);
+        memcpy(copy, src, w->size);
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
-    for (long k = 0; k < n; k++) {
+    for (long k = (long)from; k < (long)to; k++) {
         psa_event *ev = &w->ev[k];
         if (copy) {
-            /* the frames before this one's end (other frames between included), the last one's to the block's end */
-            size_t from = k ? w->frame[k - 1].offset + w->frame[k - 1].key.length : 0;
-            size_t to = k + 1 < n ? w->frame[k].offset + w->frame[k].key.length : size;
-            memcpy(copy + from, src + from, to - from);
+            size_t lo = k ? frame_end(w, (size_t)k - 1) : 0, hi = (size_t)k + 1 < n ? frame_end(w, (size_t)k) : w->size;
+            memcpy(copy + lo, src + lo, hi - lo);
             w->frame[k] = rebase(&w->frame[k], src, copy);
         }
         psa_event_decode(&w->frame[k], ev, s->timing);
         ev->offset = w->frame[k].offset;
         ev->resid = w->resid + (size_t)k * window;
     }
-    return 0;
 }
 
 /* A batch of round r's searches for the events that have an r-th net-charge
@@ -295,17 +310,19 @@ static size_t device_round(psa_block *w, const psa_setup *s, size_t n_gev, int r
     return n;
 }
 
-/* The events with net-charge segments as the GPU takes them; their count. */
-static size_t device_events(psa_block *w, const void *in)
+/* Events [from, to) with net-charge segments, appended to those the GPU
+ * takes; the block's bytes they lie in go to the device with them. */
+static int device_part(psa_block *w, const psa_setup *s, size_t from, size_t to)
 {
-    size_t n = 0;
-    for (size_t k = 0; k < w->n_ev; k++) {
+    size_t first = w->n_gev, n = w->n_gev;
+    const uint8_t *base = w->copy ? w->copy : w->in;
+    for (size_t k = from; k < to; k++) {
         const psa_event *ev = &w->ev[k];
         if (ev->reject || ev->n_net == 0)
             continue;
         pb_event *g = &w->gev[n];
         memset(g, 0, sizeof *g);
-        g->trace = (uint64_t)(ev->trace - (const uint8_t *)in);
+        g->trace = (uint64_t)(ev->trace - base);
         g->t0 = ev->t0;
         g->shift = ev->shift;
         g->per_kev = ev->per_kev;
@@ -315,7 +332,25 @@ static size_t device_events(psa_block *w, const void *in)
         memcpy(g->e, ev->e, sizeof g->e);
         w->gidx[n++] = (uint32_t)k;
     }
-    return n;
+    w->n_gev = n;
+    size_t lo = from ? frame_end(w, from - 1) : 0, hi = to < w->n_ev ? frame_end(w, to - 1) : w->size;
+    return pb_gpu_part(s->engine->block, base, lo, hi - lo, w->gev, first, n - first, w->gpu_msg,
+                       sizeof w->gpu_msg);
+}
+
+/* The block goes to the GPU as it is decoded (psa_block_begin, then each
+ * part): room for it there.  0, or -1 without host memory. */
+static int device_begin(psa_block *w, const psa_setup *s)
+{
+    w->n_gev = 0;
+    w->gpu_rc = 0;
+    if (reserve((void **)&w->gev, &w->cap_gev, w->n_ev + 1, sizeof *w->gev) ||
+        reserve((void **)&w->gidx, &w->cap_gidx, w->n_ev + 1, sizeof *w->gidx) ||
+        reserve((void **)&w->gq, &w->cap_gq, w->n_ev + 1, sizeof *w->gq) ||
+        reserve((void **)&w->gowner, &w->cap_gowner, w->n_ev + 1, sizeof *w->gowner))
+        return -1;
+    w->gpu_rc = pb_gpu_begin(s->engine->block, w->size, w->n_ev, w->gpu_msg, sizeof w->gpu_msg);
+    return 0;
 }
 
 /* NARWHAL_PSA_GPU_FAULT=N, for tests: the engine's N-th whole block on the
@@ -329,21 +364,20 @@ static bool injected_fault(psa_engine *e)
 
 /* psa_block_search's rounds on the GPU (the same steps as below, the same
  * answers).  0; -1 without host memory; a gs_gpu_status with msg when the GPU failed. */
-static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned size, char *msg, size_t len)
+static int run_device(psa_block *w, const psa_setup *s, char *msg, size_t len)
 {
     pb_gpu *gpu = s->engine->block;
     const int adaptive = s->engine->p.mode == PSA_ADAPTIVE;
     double t = psa_now();
-    if (reserve((void **)&w->gev, &w->cap_gev, w->n_ev + 1, sizeof *w->gev) ||
-        reserve((void **)&w->gidx, &w->cap_gidx, w->n_ev + 1, sizeof *w->gidx) ||
-        reserve((void **)&w->gq, &w->cap_gq, w->n_ev + 1, sizeof *w->gq) ||
-        reserve((void **)&w->gowner, &w->cap_gowner, w->n_ev + 1, sizeof *w->gowner))
-        return -1;
-    size_t n = device_events(w, in);
+    size_t n = w->n_gev;
     int rc, rounds = 0;
+    if (w->gpu_rc) {
+        snprintf(msg, len, "%s", w->gpu_msg);
+        return w->gpu_rc;
+    }
     for (size_t j = 0; j < n; j++)
         rounds = (int)w->gev[j].n_net > rounds ? (int)w->gev[j].n_net : rounds;
-    if ((rc = pb_gpu_load(gpu, in, size, w->gev, n, msg, len)))
+    if ((rc = pb_gpu_loaded(gpu, msg, len)))
         return rc;
     s->engine->blocks++;
     lap(w, PSA_PHASE_ALIGN, &t);
@@ -387,12 +421,12 @@ static int run_device(psa_block *w, const psa_setup *s, const void *in, unsigned
 
 /* The block on the GPU when it is there: 0 done, 1 not done (no GPU block,
  * or it failed and was given up: the rounds below do the block), or NARVAL_E_NOMEM. */
-static unsigned try_device(psa_block *w, const psa_setup *s, const void *in, unsigned size)
+static unsigned try_device(psa_block *w, const psa_setup *s)
 {
     char msg[512];
-    if (!s->engine->block)
+    if (!s->engine->block || !w->on_gpu)
         return 1;
-    int rc = run_device(w, s, in, size, msg, sizeof msg);
+    int rc = run_device(w, s, msg, sizeof msg);
     if (rc == 0)
         return 0;
     if (rc < 0)
@@ -417,27 +451,85 @@ bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len)
     return false;
 }
 
-static unsigned try_device(psa_block *w, const psa_setup *s, const void *in, unsigned size)
+static unsigned try_device(psa_block *w, const psa_setup *s)
 {
     return 1;
 }
+
+static int device_begin(psa_block *w, const psa_setup *s)
+{
+    return 0;
+}
+
+static int device_part(psa_block *w, const psa_setup *s, size_t from, size_t to)
+{
+    return 0;
+}
 #endif
 
-unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad,
-                          void *copy)
+/* Room for a copy of a block of `size` bytes: pinned where possible. */
+static uint8_t *copy_room(psa_block *w, unsigned size)
+{
+    if (size <= w->copy_cap)
+        return w->copy_buf;
+    release_copy(w);
+    size_t want = (size_t)size + size / 4;
+#ifdef NARWHAL_HAVE_CUDA
+    w->copy_buf = pb_host_alloc(want);
+    w->pinned = w->copy_buf != NULL;
+#endif
+    if (!w->copy_buf && !(w->copy_buf = malloc(want)))
+        return NULL;
+    w->copy_cap = want;
+    return w->copy_buf;
+}
+
+unsigned psa_block_begin(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy)
 {
     double t = psa_now();
     w->searches = w->refined = w->fell_back = 0;
-    unsigned code = decode_all(w, s, in, size, bad, copy);
+    w->in = in;
+    w->copy = NULL;
+    if (copy && !(w->copy = copy_room(w, size)))
+        return NARVAL_E_NOMEM;
+    w->size = size;
+    w->decoded = 0;
+    size_t window = (size_t)PSA_CHANNELS * s->layout->window;
+    unsigned code = list_frames(w, in, size, bad);
+    if (code || reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev) ||
+        reserve((void **)&w->resid, &w->cap_resid, w->n_ev * window + 1, sizeof *w->resid))
+        return NARVAL_E_NOMEM;
+    w->on_gpu = s->engine->block != NULL;
+    if (w->on_gpu && device_begin(w, s))
+        return NARVAL_E_NOMEM;
     lap(w, PSA_PHASE_DECODE, &t);
+    return 0;
+}
+
+void psa_block_decode_part(psa_block *w, const psa_setup *s, size_t to)
+{
+    double t = psa_now();
+    to = to < w->n_ev ? to : w->n_ev;
+    decode_range(w, s, w->decoded, to);
+    if (w->on_gpu && !w->gpu_rc)
+        w->gpu_rc = device_part(w, s, w->decoded, to);
+    w->decoded = to;
+    lap(w, PSA_PHASE_DECODE, &t);
+}
+
+unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy)
+{
+    unsigned code = psa_block_begin(w, s, in, size, bad, copy);
+    if (!code)
+        psa_block_decode_part(w, s, w->n_ev);
     return code;
 }
 
-unsigned psa_block_search(psa_block *w, const psa_setup *s, const void *in, unsigned size)
+unsigned psa_block_search(psa_block *w, const psa_setup *s)
 {
     unsigned code;
     int rounds = 0;
-    if ((code = try_device(w, s, in, size)) != 1)
+    if ((code = try_device(w, s)) != 1)
         return code;
     double t = psa_now();
     long n = (long)w->n_ev;
@@ -495,12 +587,6 @@ void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out)
     adf_psa_write(out, ev->key.event, ev->key.timestamp, &p);
 }
 
-/* Where frame k ends in the block. */
-static size_t frame_end(const psa_block *w, size_t k)
-{
-    return w->frame[k].offset + w->frame[k].key.length;
-}
-
 static size_t psa_frame_size(const psa_event *ev)
 {
     return ev->reject ? 0 : ADF_KEY_SIZE + adf_psa_payload_size((unsigned)ev->n_net);
@@ -556,6 +642,7 @@ unsigned psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsign
 
 void psa_block_free(psa_block *w)
 {
+    release_copy(w);
     free(w->out_at);
     free(w->gev);
     free(w->gidx);

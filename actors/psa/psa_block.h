@@ -59,25 +59,41 @@ typedef struct psa_block {
     gs_query *gq;
     uint32_t *gowner;
     size_t cap_gq, cap_gowner;
+    /* the block being decoded (psa_block_begin): its bytes, its copy (NULL:
+     * none), the events decoded so far; on the GPU, the events sent there */
+    const uint8_t *in;
+    uint8_t *copy, *copy_buf;
+    size_t copy_cap;
+    bool pinned;
+    unsigned size;
+    size_t decoded, n_gev;
+    bool on_gpu;
+    int gpu_rc;        /* the first failure sending the block to the GPU, 0: none */
+    char gpu_msg[256];
 } psa_block;
 
-/* Decodes the data:crystal frames of in (collection stops at malformed
- * framing: *bad is then set, and the frame loop reports it).  With copy
- * (size bytes, unless the framing is bad), the block is copied there on the
- * way, frame by frame in parallel, and the events read the copy.
- * NARVAL_E_NOMEM, or 0. */
-unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad,
-                          void *copy);
+/* Decoding a block, in parts when its host work should overlap the GPU's:
+ * psa_block_begin lists the data:crystal frames of in (collection stops at
+ * malformed framing: *bad is then set, and the frame loop reports it) and
+ * makes room for their events; psa_block_decode_part decodes the events up
+ * to `to` (in order, part after part) and, with the whole block on the GPU,
+ * sends them there to be aligned while the host decodes the next part.
+ * With copy, the block is copied on the way into the block's own buffer
+ * (pinned where possible: the GPU's copies then run asynchronously), frame
+ * by frame in parallel, and the events read the copy.
+ * psa_block_decode is begin and one part.  NARVAL_E_NOMEM, or 0. */
+unsigned psa_block_begin(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy);
+void psa_block_decode_part(psa_block *w, const psa_setup *s, size_t to);
+unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy);
 
-/* Runs the decoded block's searches (in: the same bytes): round r searches
- * every event's r-th net-charge segment (highest energy first), the first
- * round refines each start time and searches again where it moved, and each
- * hit's signal is subtracted before the next round.  The whole block on the
- * GPU when psa_block_gpu_open put it there (its failure is logged, the GPU
- * given up and the block done again round by round), else round by round
- * (the engine's searches).  NARVAL_E_NOMEM, or 0. */
-unsigned psa_block_search(psa_block *w, const psa_setup *s, const void *in, unsigned size);
-
+/* Runs the decoded block's searches: round r searches every event's r-th
+ * net-charge segment (highest energy first), the first round refines each
+ * start time and searches again where it moved, and each hit's signal is
+ * subtracted before the next round.  The whole block on the GPU when
+ * psa_block_gpu_open put it there (its failure is logged, the GPU given up
+ * and the block done again round by round), else round by round (the
+ * engine's searches).  NARVAL_E_NOMEM, or 0. */
+unsigned psa_block_search(psa_block *w, const psa_setup *s);
 
 /* GPUWork block with the searches on the GPU: uploads what the blocks'
  * alignment, refinement and subtraction need (the engine keeps it), so that

@@ -19,10 +19,10 @@ static const kit_key keys[] = {
       .help = "block (on the GPU, the whole block: alignment, searches, refinement and "
               "subtraction; the host decodes and writes) or searches (only the searches, round by "
               "round; the rest on the host's cores)" },
-    { "BlockParts", KIT_INT, offsetof(psa_settings, block_parts), "0", KIT_RANGE(0, 16),
-      .help = "GPUWork block: the parts a block is cut into within its call, so that the host decodes "
-              "and writes some while the GPU searches others (0: one per 512 data:crystal frames, "
-              "2 to 8); set on the CPU, the same scheme with the searches on a worker thread (for tests)" },
+    { "BlockParts", KIT_INT, offsetof(psa_settings, block_parts), "0", KIT_RANGE(0, 64),
+      .help = "parts a block is decoded in: with the whole block on the GPU, each part's traces go "
+              "there and are aligned while the host decodes the next (0: one per 256 data:crystal "
+              "frames, 2 to 8, on the GPU; 1 on the CPU)" },
     { "Search", KIT_LIST, offsetof(psa_settings, search), "full",
       .help = "full (every point of the segment: the exact minimum) or adaptive (the coarse grid, "
               "then the points near its best)" },
