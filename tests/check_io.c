@@ -1,4 +1,4 @@
-/* check_io.c: adf_reader.so and adf_writer.so driven through the NARVAL ABI, and the replay topology end to end. */
+/* check_io.c: adf_reader.so driven through the NARVAL ABI, and the replay topology end to end (adf_writer.so: check_publish.c). */
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <dlfcn.h>
@@ -18,7 +18,7 @@
 
 static char tmp[PATH_MAX];     /* this test's directory: conf files, data, logs */
 static char conf_dir[PATH_MAX + 8];
-static tk_actor rd, wr;
+static tk_actor rd;
 
 /* ---- helpers: paths, files, actors ----------------------------------------- */
 
@@ -37,13 +37,11 @@ static void setup(void)
     snprintf(conf_dir, sizeof conf_dir, "%s/conf", tmp);
     ck_assert_int_eq(mkdir(conf_dir, 0700), 0);
     tk_load_actor(&rd, "adf_reader.so");
-    tk_load_actor(&wr, "adf_writer.so");
 }
 
 static void teardown(void)
 {
     dlclose(rd.so);
-    dlclose(wr.so);
     tk_remove_tree(tmp);
 }
 
@@ -473,169 +471,6 @@ START_TEST(reader_instances_interleaved)
 }
 END_TEST
 
-/* ---- writer ------------------------------------------------------------------ */
-
-START_TEST(writer_copies_byte_for_byte)
-{
-    size_t n;
-    uint8_t *a = make_file("in.adf", 500, 8, &n);
-    snprintf(logged, sizeof logged, "File %s\n", in_tmp("in.adf"));
-    conf("ADFReader", logged);
-    snprintf(logged, sizeof logged, "File %s\n", in_tmp("out.adf"));
-    conf("ADFWriter", logged);
-    configure(&rd);
-    configure(&wr);
-    void *r = new_instance(&rd), *w = new_instance(&wr);
-    ck_assert(tk_exists(in_tmp("out.adf.part")));
-    ck_assert(!tk_exists(in_tmp("out.adf")));
-    uint8_t block[5000];
-    unsigned used = 1, e = 0;
-    while (used) {
-        rd.produce(r, block, sizeof block, &used, &e);
-        ck_assert_uint_eq(e, 0);
-        wr.consume(w, block, used, &e);
-        ck_assert_uint_eq(e, 0);
-    }
-    end_instance(&rd, r);
-    int saved;
-    capture_begin(&saved);
-    wr.stop(w, &e);
-    capture_end(saved);
-    ck_assert_uint_eq(e, 0);
-    ck_assert(!tk_exists(in_tmp("out.adf.part")));
-    size_t m;
-    uint8_t *b = tk_slurp(in_tmp("out.adf"), &m);
-    ck_assert_ptr_nonnull(b);
-    ck_assert_uint_eq(m, n);
-    ck_assert_mem_eq(a, b, n);
-    char line[PATH_MAX + 100];
-    snprintf(line, sizeof line, "[ADFWriter] wrote 500 frames (%zu bytes) to %s\n", n,
-             in_tmp("out.adf"));
-    ck_assert_msg(strstr(logged, line), "log lacks '%s':\n%s", line, logged);
-    wr.unload(w, &e);
-    ck_assert_uint_eq(e, 0);
-    free(a);
-    free(b);
-}
-END_TEST
-
-START_TEST(writer_refuses_malformed_block)
-{
-    uint8_t good[2000], bad[2000];
-    size_t n = make_frames(good, sizeof good, 8, 9);
-    memcpy(bad, good, n);
-    adf_put_u32(bad + adf_get_u32(bad), 3); /* the second frame claims 3 bytes */
-    snprintf(logged, sizeof logged, "File %s\n", in_tmp("out.adf"));
-    conf("ADFWriter", logged);
-    configure(&wr);
-    void *w = new_instance(&wr);
-    unsigned e = 99;
-    wr.consume(w, good, (unsigned)n, &e);
-    ck_assert_uint_eq(e, 0);
-    int saved;
-    capture_begin(&saved);
-    wr.consume(w, bad, (unsigned)n, &e);
-    capture_end(saved);
-    ck_assert_uint_eq(e, NARVAL_E_INPUT);
-    char line[160];
-    snprintf(line, sizeof line, "[ADFWriter] error: input block of %zu bytes: frame at offset %u: "
-             "length 3 is below the 20-byte key; nothing of it written", n, adf_get_u32(good));
-    ck_assert_msg(strstr(logged, line), "log lacks '%s':\n%s", line, logged);
-    wr.consume(w, good, (unsigned)n - 1, &e); /* last frame runs past the block */
-    ck_assert_uint_eq(e, NARVAL_E_INPUT);
-    wr.consume(w, NULL, 0, &e);
-    ck_assert_uint_eq(e, 0);
-    wr.consume(w, good, (unsigned)n, &e);
-    ck_assert_uint_eq(e, 0);
-    end_instance(&wr, w);
-    size_t m;
-    uint8_t *out = tk_slurp(in_tmp("out.adf"), &m);
-    ck_assert_uint_eq(m, 2 * n); /* the two good blocks, nothing of the bad ones */
-    ck_assert_mem_eq(out, good, n);
-    ck_assert_mem_eq(out + n, good, n);
-    free(out);
-}
-END_TEST
-
-START_TEST(writer_unload_without_stop_keeps_part)
-{
-    uint8_t good[2000];
-    size_t n = make_frames(good, sizeof good, 5, 10);
-    snprintf(logged, sizeof logged, "File %s\n", in_tmp("out.adf"));
-    conf("ADFWriter", logged);
-    configure(&wr);
-    void *w = new_instance(&wr);
-    unsigned e = 99;
-    wr.consume(w, good, (unsigned)n, &e);
-    ck_assert_uint_eq(e, 0);
-    int saved;
-    capture_begin(&saved);
-    wr.unload(w, &e);
-    capture_end(saved);
-    ck_assert_uint_eq(e, 0);
-    ck_assert(!tk_exists(in_tmp("out.adf")));
-    size_t m;
-    uint8_t *part = tk_slurp(in_tmp("out.adf.part"), &m);
-    ck_assert_ptr_nonnull(part);
-    ck_assert_uint_eq(m, n);
-    ck_assert_mem_eq(part, good, n);
-    ck_assert_msg(strstr(logged, "[ADFWriter] warning: unloaded without process_stop"), "log: %s",
-                  logged);
-    free(part);
-}
-END_TEST
-
-START_TEST(writer_instances_take_turns)
-{
-    uint8_t good[2000];
-    size_t n = make_frames(good, sizeof good, 6, 11);
-    snprintf(logged, sizeof logged, "File %s\n", in_tmp("out.adf"));
-    conf("ADFWriter", logged);
-    configure(&wr);
-    void *w1 = new_instance(&wr);
-    unsigned e = 0;
-    void *w2 = wr.reg(&e);
-    wr.initialise(w2, &e);
-    ck_assert_uint_eq(e, 0);
-    wr.start(w2, &e); /* same path while w1 writes it */
-    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
-    wr.consume(w1, good, (unsigned)n, &e);
-    end_instance(&wr, w1);
-    wr.start(w2, &e);
-    ck_assert_uint_eq(e, 0);
-    wr.consume(w2, good, 40, &e);
-    wr.consume(w2, good + 40, (unsigned)n - 40, &e);
-    ck_assert_uint_eq(e, NARVAL_E_INPUT); /* blocks hold whole frames */
-    wr.consume(w2, good, (unsigned)n, &e);
-    wr.consume(w2, good, (unsigned)n, &e);
-    end_instance(&wr, w2);
-    size_t m;
-    uint8_t *out = tk_slurp(in_tmp("out.adf"), &m);
-    ck_assert_uint_eq(m, 2 * n);
-    free(out);
-}
-END_TEST
-
-START_TEST(writer_bad_configuration)
-{
-    unsigned e = 0;
-    wr.config(conf_dir, &e);
-    ck_assert_uint_eq(e, NARVAL_E_CONFIG); /* File is mandatory */
-    conf("ADFWriter", "File a.adf b.adf\n");
-    wr.config(conf_dir, &e);
-    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
-    snprintf(logged, sizeof logged, "File %s\n", in_tmp("no/such/dir/out.adf"));
-    conf("ADFWriter", logged);
-    configure(&wr);
-    void *w = wr.reg(&e);
-    wr.initialise(w, &e);
-    ck_assert_uint_eq(e, NARVAL_E_IO);
-    wr.unload(w, &e);
-    ck_assert_uint_eq(e, 0);
-    ck_assert_ptr_nonnull(strstr(wr.describe(), "ADFWriter (consumer)"));
-}
-END_TEST
-
 /* ---- the replay topology under the emulator ------------------------------------ */
 
 START_TEST(replay_topology_end_to_end)
@@ -724,15 +559,6 @@ static Suite *io_suite(void)
     tcase_add_test(tc, reader_bad_configuration);
     tcase_add_test(tc, reader_call_sequence);
     tcase_add_test(tc, reader_instances_interleaved);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("writer");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, writer_copies_byte_for_byte);
-    tcase_add_test(tc, writer_refuses_malformed_block);
-    tcase_add_test(tc, writer_unload_without_stop_keeps_part);
-    tcase_add_test(tc, writer_instances_take_turns);
-    tcase_add_test(tc, writer_bad_configuration);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("replay");
