@@ -157,6 +157,39 @@ static drained drain(void *inst, unsigned cap)
     return d;
 }
 
+enum { EOF_SIZE = ADF_KEY_SIZE + ADF_EOF_PAYLOAD };
+
+/* A producer's data ends with exactly one meta:eof, its last frame, whose
+ * payload counts the frames and bytes before it and whose key repeats the
+ * last data frame's event number and timestamp.  Checks that of the first
+ * `size` bytes of `bytes` and returns the bytes before the meta:eof. */
+static size_t data_before_eof(const uint8_t *bytes, size_t size, uint32_t frames)
+{
+    adf_iter it;
+    adf_frame f, last = { 0 }, eof = { 0 };
+    unsigned eofs = 0, n = 0;
+    adf_iter_init(&it, bytes, size);
+    while (adf_iter_next(&it, &f) > 0) {
+        if (f.key.id == ADF_ID_META_EOF) {
+            eofs++;
+            eof = f;
+        } else {
+            last = f;
+        }
+        n++;
+    }
+    ck_assert_uint_eq(eofs, 1);
+    ck_assert_uint_eq(eof.offset, size - EOF_SIZE);
+    ck_assert_uint_eq(n, frames + 1);
+    adf_eof e;
+    ck_assert_int_eq(adf_eof_read(&eof, &e), ADF_OK);
+    ck_assert_uint_eq(e.frames, frames);
+    ck_assert_uint_eq(e.bytes, size - EOF_SIZE);
+    ck_assert_uint_eq(eof.key.event, last.key.event);
+    ck_assert_uint_eq(eof.key.timestamp, last.key.timestamp);
+    return size - EOF_SIZE;
+}
+
 /* stderr goes to a file while `fn` runs, so a test can check the log lines. */
 static char logged[8192];
 
@@ -182,11 +215,11 @@ START_TEST(reader_whole_file_any_buffer)
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
         void *r = new_instance(&rd);
         drained d = drain(r, caps[i]);
-        ck_assert_uint_eq(d.size, size);
+        ck_assert_uint_eq(data_before_eof(d.bytes, d.size, 400), size);
         ck_assert_mem_eq(d.bytes, want, size);
-        ck_assert_uint_ge(d.blocks, (unsigned)((size + caps[i] - 1) / caps[i]));
-        if (caps[i] >= size)
-            ck_assert_uint_eq(d.blocks, 1);
+        ck_assert_uint_ge(d.blocks, (unsigned)((size + EOF_SIZE + caps[i] - 1) / caps[i]));
+        if (caps[i] >= size + EOF_SIZE)
+            ck_assert_uint_eq(d.blocks, 1); /* the meta:eof after the last frame, in its block */
         unsigned used = 7, e = 99;
         uint8_t block[64];
         rd.produce(r, block, sizeof block, &used, &e); /* after the end: still the end */
@@ -244,6 +277,17 @@ START_TEST(reader_buffer_smaller_than_a_frame)
     ck_assert_uint_eq(e, 0);
     ck_assert_uint_eq(used, 500);
     ck_assert_mem_eq(block, frames + 100, 500);
+    /* no room was left for the meta:eof: it comes alone, and asks for its size */
+    rd.produce(r, block, EOF_SIZE - 1, &used, &e);
+    ck_assert_uint_eq(e, NARVAL_E_OUTPUT_SIZE);
+    ck_assert_uint_eq(used, EOF_SIZE);
+    rd.produce(r, block, 500, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, EOF_SIZE);
+    uint8_t stream[600 + EOF_SIZE];
+    memcpy(stream, frames, 600);
+    memcpy(stream + 600, block, EOF_SIZE);
+    ck_assert_uint_eq(data_before_eof(stream, sizeof stream, 2), 600); /* it counts the run's frames */
     rd.produce(r, block, 500, &used, &e);
     ck_assert_uint_eq(e, 0);
     ck_assert_uint_eq(used, 0);
@@ -262,7 +306,7 @@ START_TEST(reader_files_in_order_repeated)
     configure(&rd);
     void *r = new_instance(&rd);
     drained d = drain(r, 4096);
-    ck_assert_uint_eq(d.size, 2 * (na + nb));
+    ck_assert_uint_eq(data_before_eof(d.bytes, d.size, 240), 2 * (na + nb));
     ck_assert_mem_eq(d.bytes, a, na);
     ck_assert_mem_eq(d.bytes + na, b, nb);
     ck_assert_mem_eq(d.bytes + na + nb, a, na);
@@ -276,7 +320,7 @@ START_TEST(reader_files_in_order_repeated)
     char line[PATH_MAX + 128];
     snprintf(line, sizeof line, "[ADFReader] %s: 100 frames, %zu bytes\n", in_tmp("a.adf"), 2 * na);
     ck_assert_msg(strstr(logged, line), "log lacks '%s':\n%s", line, logged);
-    snprintf(line, sizeof line, "[ADFReader] emitted 240 frames (%zu bytes)\n", 2 * (na + nb));
+    snprintf(line, sizeof line, "[ADFReader] emitted 240 frames (%zu bytes), then meta:eof\n", 2 * (na + nb));
     ck_assert_msg(strstr(logged, line), "log lacks '%s':\n%s", line, logged);
     rd.unload(r, &e);
     ck_assert_uint_eq(e, 0);
@@ -295,11 +339,9 @@ START_TEST(reader_max_frames)
     configure(&rd);
     void *r = new_instance(&rd);
     drained d = drain(r, 8192);
-    size_t frames, bad;
-    ck_assert_int_eq(adf_validate(d.bytes, d.size, &bad, &frames), ADF_OK);
-    ck_assert_uint_eq(frames, 137);
+    size_t data = data_before_eof(d.bytes, d.size, 137);
     ck_assert_mem_eq(d.bytes, a, n);
-    ck_assert_mem_eq(d.bytes + n, a, d.size - n);
+    ck_assert_mem_eq(d.bytes + n, a, data - n);
     end_instance(&rd, r);
     free(d.bytes);
     free(a);
@@ -421,13 +463,22 @@ START_TEST(reader_call_sequence)
     rd.resume(r, &e);
     rd.produce(r, block, sizeof block, &used, &e);
     ck_assert_uint_eq(e, 0);
-    ck_assert_uint_eq(used, n);
+    ck_assert_uint_eq(used, n + EOF_SIZE);
     rd.stop(r, &e);
     rd.reset(r, &e);
     ck_assert_uint_eq(e, 0);
-    rd.start(r, &e); /* a second run reads the data again */
+    rd.start(r, &e); /* a second run, straight after reset, reads the data again */
     rd.produce(r, block, sizeof block, &used, &e);
-    ck_assert_uint_eq(used, n);
+    ck_assert_uint_eq(used, n + EOF_SIZE);
+    rd.stop(r, &e);
+    rd.reset(r, &e);
+    rd.initialise(r, &e); /* as NARVAL does after a reset */
+    ck_assert_uint_eq(e, 0);
+    rd.start(r, &e);
+    ck_assert_uint_eq(e, 0);
+    rd.produce(r, block, sizeof block, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, n + EOF_SIZE);
     end_instance(&rd, r);
     ck_assert_ptr_nonnull(strstr(rd.describe(), "ADFReader (producer)"));
     ck_assert_ptr_nonnull(strstr(rd.describe(), "  File       list     (mandatory)"));
@@ -444,29 +495,145 @@ START_TEST(reader_instances_interleaved)
     conf("ADFReader", logged);
     configure(&rd);
     void *r1 = new_instance(&rd), *r2 = new_instance(&rd);
-    uint8_t *out1 = malloc(n), *out2 = malloc(n), block[3000];
+    uint8_t *out1 = malloc(n + EOF_SIZE), *out2 = malloc(n + EOF_SIZE), block[3000];
     size_t got1 = 0, got2 = 0;
     unsigned used1 = 1, used2 = 1, e;
     while (used1 || used2) {
         rd.produce(r1, block, sizeof block, &used1, &e);
         ck_assert_uint_eq(e, 0);
-        ck_assert_uint_le(got1 + used1, n);
+        ck_assert_uint_le(got1 + used1, n + EOF_SIZE);
         memcpy(out1 + got1, block, used1);
         got1 += used1;
         rd.produce(r2, block, 1500, &used2, &e);
         ck_assert_uint_eq(e, 0);
-        ck_assert_uint_le(got2 + used2, n);
+        ck_assert_uint_le(got2 + used2, n + EOF_SIZE);
         memcpy(out2 + got2, block, used2);
         got2 += used2;
     }
-    ck_assert_uint_eq(got1, n);
-    ck_assert_uint_eq(got2, n);
+    ck_assert_uint_eq(data_before_eof(out1, got1, 200), n);
+    ck_assert_uint_eq(data_before_eof(out2, got2, 200), n);
     ck_assert_mem_eq(out1, a, n);
     ck_assert_mem_eq(out2, a, n);
     end_instance(&rd, r1);
     end_instance(&rd, r2);
     free(out1);
     free(out2);
+    free(a);
+}
+END_TEST
+
+/* Each run ends with one meta:eof and the next run, after stop, reset and
+ * initialise, or after a reset in the middle of a run, reads the same frames. */
+START_TEST(reader_every_run_reads_the_files_again)
+{
+    size_t n;
+    uint8_t *a = make_file("a.adf", 300, 13, &n);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("a.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = new_instance(&rd);
+    drained first = drain(r, 5000);
+    ck_assert_uint_eq(data_before_eof(first.bytes, first.size, 300), n);
+    ck_assert_mem_eq(first.bytes, a, n);
+    unsigned e = 99, used = 0;
+    rd.stop(r, &e);
+    ck_assert_uint_eq(e, 0);
+    rd.reset(r, &e);
+    ck_assert_uint_eq(e, 0);
+    rd.initialise(r, &e);
+    ck_assert_uint_eq(e, 0);
+    rd.start(r, &e);
+    ck_assert_uint_eq(e, 0);
+    drained second = drain(r, 5000);
+    ck_assert_uint_eq(second.size, first.size);
+    ck_assert_mem_eq(second.bytes, first.bytes, first.size);
+    /* a reset in the middle of a run (paused, no stop): the next run starts from the first frame */
+    uint8_t block[5000];
+    rd.stop(r, &e);
+    rd.start(r, &e);
+    rd.produce(r, block, sizeof block, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_gt(used, 0);
+    rd.pause(r, &e);
+    rd.reset(r, &e);
+    ck_assert_uint_eq(e, 0);
+    rd.start(r, &e);
+    ck_assert_uint_eq(e, 0);
+    drained third = drain(r, 5000);
+    ck_assert_uint_eq(third.size, first.size);
+    ck_assert_mem_eq(third.bytes, first.bytes, first.size);
+    end_instance(&rd, r);
+    free(first.bytes);
+    free(second.bytes);
+    free(third.bytes);
+    free(a);
+}
+END_TEST
+
+/* A file that ends with a meta:eof (as the writer's do), read twice: its own
+ * meta:eof frames are left out, and the data ends with exactly one. */
+START_TEST(reader_leaves_out_the_files_meta_eof)
+{
+    uint8_t *data = malloc(600u * 40 + 64);
+    ck_assert_ptr_nonnull(data);
+    size_t n = make_frames(data, 600u * 40 + 64, 40, 14);
+    uint8_t file[600u * 40 + 64 + 2 * EOF_SIZE];
+    adf_writer w;
+    adf_eof mid = { 20, 0 }, end = { 40, n };
+    adf_writer_init(&w, file, sizeof file);
+    adf_iter it;
+    adf_frame f;
+    adf_iter_init(&it, data, n);
+    for (int i = 0; adf_iter_next(&it, &f) > 0; i++) {
+        if (i == 20)
+            ck_assert_int_eq(adf_eof_write(&w, 1, 1, &mid), ADF_OK); /* one in the middle, too */
+        ck_assert_int_eq(adf_put_frame(&w, f.data, f.key.length), ADF_OK);
+    }
+    ck_assert_int_eq(adf_eof_write(&w, 2, 2, &end), ADF_OK);
+    tk_write_bytes(in_tmp("eof.adf"), file, w.used);
+    snprintf(logged, sizeof logged, "File %s\nRepeat 2\n", in_tmp("eof.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = new_instance(&rd);
+    drained d = drain(r, 3000);
+    ck_assert_uint_eq(data_before_eof(d.bytes, d.size, 80), 2 * n);
+    ck_assert_mem_eq(d.bytes, data, n);
+    ck_assert_mem_eq(d.bytes + n, data, n);
+    int saved;
+    unsigned e = 99;
+    capture_begin(&saved);
+    rd.stop(r, &e);
+    capture_end(saved);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_ptr_nonnull(strstr(logged, "[ADFReader] 4 meta:eof frames of the files not passed on\n"));
+    rd.unload(r, &e);
+    free(d.bytes);
+    free(data);
+}
+END_TEST
+
+/* A run stopped before the end of the data: no meta:eof, and the log says so. */
+START_TEST(reader_stopped_early_sends_no_eof)
+{
+    size_t n;
+    uint8_t *a = make_file("a.adf", 300, 15, &n);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("a.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = new_instance(&rd);
+    uint8_t block[2000];
+    unsigned used = 0, e = 99;
+    rd.produce(r, block, sizeof block, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_lt(used, n);
+    ck_assert_mem_eq(block, a, used);
+    int saved;
+    capture_begin(&saved);
+    rd.stop(r, &e);
+    capture_end(saved);
+    ck_assert_ptr_nonnull(strstr(logged, ", no meta:eof: the run was stopped before the end of the data\n"));
+    rd.unload(r, &e);
+    ck_assert_uint_eq(e, 0);
     free(a);
 }
 END_TEST
@@ -492,7 +659,7 @@ START_TEST(replay_topology_end_to_end)
     size_t m;
     uint8_t *b = tk_slurp(in_tmp("replay-output.adf"), &m);
     ck_assert_msg(b != NULL, "narwhal wrote no replay-output.adf");
-    ck_assert_uint_eq(m, n);
+    ck_assert_uint_eq(data_before_eof(b, m, 3000), n); /* the reader's meta:eof is written like any frame */
     ck_assert_mem_eq(a, b, n);
     ck_assert(!tk_exists(in_tmp("replay-output.adf.part")));
     free(a);
@@ -528,7 +695,7 @@ START_TEST(topology_conf_overlay)
     ck_assert_int_eq(tk_run_command(by_default, tmp), 0);
     uint8_t *b = tk_slurp(in_tmp("own-out.adf"), &m);
     ck_assert_msg(b != NULL, "the topology's own ADFWriter.conf was not used");
-    ck_assert_uint_eq(m, n);
+    ck_assert_uint_eq(data_before_eof(b, m, 500), n);
     ck_assert_mem_eq(a, b, n);
     ck_assert(!tk_exists(in_tmp("shared-out.adf")));
     free(b);
@@ -559,6 +726,9 @@ static Suite *io_suite(void)
     tcase_add_test(tc, reader_bad_configuration);
     tcase_add_test(tc, reader_call_sequence);
     tcase_add_test(tc, reader_instances_interleaved);
+    tcase_add_test(tc, reader_every_run_reads_the_files_again);
+    tcase_add_test(tc, reader_leaves_out_the_files_meta_eof);
+    tcase_add_test(tc, reader_stopped_early_sends_no_eof);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("replay");

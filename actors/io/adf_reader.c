@@ -22,7 +22,10 @@ static const kit_key reader_keys[] = {
 };
 
 static const kit_spec reader_spec = {
-    "ADFReader", "producer", "reads ADF files and emits their frames, whole and in order",
+    "ADFReader", "producer",
+    "reads ADF files and emits their frames, whole and in order, then one meta:eof; every run (each "
+    "process_start) reads the files again from the beginning; the files' own meta:eof frames are not "
+    "passed on",
     reader_keys, KIT_COUNT(reader_keys), sizeof(reader_conf),
 };
 
@@ -38,8 +41,11 @@ typedef struct reader {
     adf_file *file;     /* the file being read; NULL between files */
     size_t current;     /* its index in conf.files */
     uint64_t opened;    /* files opened this run, counting every pass */
-    uint64_t frames;    /* frames emitted this run */
-    bool done;          /* end of data reached */
+    uint64_t frames, bytes; /* emitted this run, meta:eof not included */
+    uint64_t file_eofs; /* meta:eof frames of the files, left out */
+    adf_key last;       /* key of the last frame emitted: the meta:eof's event and timestamp */
+    bool done;          /* no data frame left this run */
+    bool eof_sent;      /* the run's meta:eof went out: the next call ends the run */
 } reader;
 
 static unsigned close_file(reader *r)
@@ -72,68 +78,107 @@ static unsigned open_next(reader *r)
     return 0;
 }
 
-/* The bytes of the first n frames of a buffer that adf_file_read filled (so already valid). */
-static size_t first_frames(const void *buf, size_t size, uint64_t n)
+/* Keeps the data frames of a block that adf_file_read filled (so already
+ * valid), moved to the front, and at most MaxFrames in the run: the files'
+ * own meta:eof frames are left out, because the reader ends the data with
+ * exactly one of its own.  Returns the bytes kept; *frames the frames kept. */
+static size_t keep_frames(reader *r, uint8_t *buf, size_t got, size_t *frames)
 {
-    adf_iter it;
-    adf_frame f;
-    size_t end = 0;
-    adf_iter_init(&it, buf, size);
-    while (n-- > 0 && adf_iter_next(&it, &f) > 0)
-        end = f.offset + f.key.length;
-    return end;
-}
-
-/* Keeps to MaxFrames: cuts the block and ends the data once the limit is reached. */
-static size_t apply_limit(reader *r, const void *buf, size_t got, size_t *frames)
-{
-    if (conf.max_frames == 0)
-        return got;
-    uint64_t left = (uint64_t)conf.max_frames - r->frames;
-    if (*frames >= left) {
-        got = first_frames(buf, got, left);
-        *frames = (size_t)left;
-        r->done = true;
+    uint64_t left = conf.max_frames ? (uint64_t)conf.max_frames - r->frames : UINT64_MAX;
+    size_t at = 0, last = 0;
+    *frames = 0;
+    for (size_t off = 0; off < got && *frames < left;) {
+        uint32_t length = adf_get_u32(buf + off), id = adf_get_u32(buf + off + 4);
+        if (id == ADF_ID_META_EOF) {
+            r->file_eofs++;
+        } else {
+            if (at != off)
+                memmove(buf + at, buf + off, length);
+            last = at;
+            at += length;
+            (*frames)++;
+        }
+        off += length;
     }
-    return got;
+    if (*frames == left)
+        r->done = true;
+    if (*frames)
+        adf_key_decode(buf + last, &r->last);
+    return at;
 }
 
-static unsigned read_block(reader *r, void *out, unsigned cap, unsigned *used)
+/* Appends to the block what the current file has that fits (opening the
+ * next file first when needed).  *full: nothing more fits, or a problem of
+ * the file waits for the next call (the frames before it go out first). */
+static unsigned read_frames(reader *r, uint8_t *out, unsigned cap, unsigned *used, bool *full)
 {
     char msg[512];
     unsigned code;
-    *used = 0;
-    while (!r->done) {
-        if (!r->file && ((code = open_next(r)) != 0 || r->done))
-            return code;
-        size_t got = 0, frames = 0;
-        int rc = adf_file_read(r->file, out, cap, &got, &frames);
-        if (rc == ADF_E_TOO_BIG) {
-            *used = (unsigned)adf_file_next_length(r->file);
-            kit_log(r->k.name, KIT_DEBUG, "next frame needs %u bytes, the buffer has %u", *used,
-                    cap);
-            return NARVAL_E_OUTPUT_SIZE;
-        }
-        if (rc != ADF_OK) {
-            adf_file_describe(r->file, rc, msg, sizeof msg);
-            return kit_fail(r->k.name, kit_adf_code(rc), "%s", msg);
-        }
-        if (got == 0) {
-            if ((code = close_file(r)) != 0)
-                return code;
-            continue;
-        }
-        got = apply_limit(r, out, got, &frames);
-        r->count[r->current].frames += frames;
-        r->count[r->current].bytes += got;
-        r->frames += frames;
-        *used = (unsigned)got;
-        return r->done ? close_file(r) : 0;
+    if (!r->file && ((code = open_next(r)) != 0 || r->done))
+        return code;
+    size_t got = 0, frames = 0;
+    int rc = adf_file_read(r->file, out + *used, cap - *used, &got, &frames);
+    if (rc != ADF_OK && *used > 0) {
+        *full = true;
+        return 0;
     }
-    return 0;
+    if (rc == ADF_E_TOO_BIG) {
+        *used = (unsigned)adf_file_next_length(r->file);
+        kit_log(r->k.name, KIT_DEBUG, "next frame needs %u bytes, the buffer has %u", *used, cap);
+        return NARVAL_E_OUTPUT_SIZE;
+    }
+    if (rc != ADF_OK) {
+        adf_file_describe(r->file, rc, msg, sizeof msg);
+        return kit_fail(r->k.name, kit_adf_code(rc), "%s", msg);
+    }
+    if (got == 0)
+        return close_file(r);
+    bool next_waits = adf_file_next_length(r->file) > 0; /* the file's next frame did not fit */
+    got = keep_frames(r, out + *used, got, &frames);
+    r->count[r->current].frames += frames;
+    r->count[r->current].bytes += got;
+    r->frames += frames;
+    r->bytes += got;
+    *used += (unsigned)got;
+    *full = next_waits && *used > 0; /* a block of meta:eof frames only reads on */
+    return r->done ? close_file(r) : 0;
 }
 
-/* Fails at initialise, not in the middle of a run, when a file cannot be opened. */
+/* The run's meta:eof, after the last data frame when it fits there, else
+ * alone in the next block; its payload counts what came before it. */
+static unsigned append_eof(reader *r, uint8_t *out, unsigned cap, unsigned *used)
+{
+    adf_writer w;
+    adf_eof e = { r->frames > UINT32_MAX ? UINT32_MAX : (uint32_t)r->frames, r->bytes };
+    adf_writer_init(&w, out + *used, cap - *used);
+    if (adf_eof_write(&w, r->last.event, r->last.timestamp, &e) == ADF_OK) {
+        *used += (unsigned)w.used;
+        r->eof_sent = true;
+        return 0;
+    }
+    if (*used > 0)
+        return 0;
+    *used = ADF_KEY_SIZE + ADF_EOF_PAYLOAD;
+    kit_log(r->k.name, KIT_DEBUG, "meta:eof needs %u bytes, the buffer has %u", *used, cap);
+    return NARVAL_E_OUTPUT_SIZE;
+}
+
+/* Fills the block across files, so that the meta:eof can follow the last
+ * data frame in the same block; after the meta:eof, *used = 0 ends the run. */
+static unsigned read_block(reader *r, uint8_t *out, unsigned cap, unsigned *used)
+{
+    unsigned code = 0;
+    bool full = false;
+    *used = 0;
+    while (code == 0 && !full && !r->done)
+        code = read_frames(r, out, cap, used, &full);
+    if (code || !r->done || r->eof_sent)
+        return code;
+    return append_eof(r, out, cap, used);
+}
+
+/* Fails at initialise, not in the middle of a run, when a file cannot be
+ * opened.  Runs again after every process_reset: the files are checked again. */
 static unsigned reader_initialise(void *algo_data)
 {
     reader *r = algo_data;
@@ -144,6 +189,7 @@ static unsigned reader_initialise(void *algo_data)
                             strerror(errno));
         adf_file_close(f);
     }
+    free(r->count);
     r->count = calloc(conf.files.n, sizeof *r->count);
     if (!r->count)
         return kit_fail(r->k.name, NARVAL_E_NOMEM, "no memory for %zu file counters",
@@ -151,30 +197,37 @@ static unsigned reader_initialise(void *algo_data)
     return 0;
 }
 
+/* Every run starts from the first frame of the first file. */
 static unsigned reader_start(void *algo_data)
 {
     reader *r = algo_data;
+    unsigned code = close_file(r);
     memset(r->count, 0, conf.files.n * sizeof *r->count);
     r->opened = 0;
-    r->frames = 0;
-    r->done = false;
-    return open_next(r);
+    r->frames = r->bytes = r->file_eofs = 0;
+    r->last = (adf_key){ 0 };
+    r->done = r->eof_sent = false;
+    return code ? code : open_next(r);
 }
 
 static unsigned reader_stop(void *algo_data)
 {
     reader *r = algo_data;
-    uint64_t bytes = 0;
     unsigned code = close_file(r);
-    for (size_t i = 0; i < conf.files.n; i++) {
+    for (size_t i = 0; i < conf.files.n; i++)
         kit_log(r->k.name, KIT_INFO, "%s: %llu frames, %llu bytes", conf.files.v[i],
                 (unsigned long long)r->count[i].frames, (unsigned long long)r->count[i].bytes);
-        bytes += r->count[i].bytes;
-    }
     kit_log(r->k.name, KIT_INFO, "emitted %llu frames (%llu bytes)%s", (unsigned long long)r->frames,
-            (unsigned long long)bytes, r->done ? "" : " before the run was stopped");
+            (unsigned long long)r->bytes,
+            r->eof_sent ? ", then meta:eof" : ", no meta:eof: the run was stopped before the end of the data");
+    if (r->file_eofs)
+        kit_log(r->k.name, KIT_INFO, "%llu meta:eof frames of the files not passed on",
+                (unsigned long long)r->file_eofs);
     return code;
 }
+
+/* A reset in the middle of a run leaves a file open. */
+static unsigned reader_reset(void *algo_data) { return close_file(algo_data); }
 
 static void reader_release(void *algo_data)
 {
@@ -195,7 +248,7 @@ void *process_register(unsigned int *error_code)
     return kit_register(sizeof(reader), error_code);
 }
 
-KIT_LIFECYCLE(reader_initialise, reader_start, reader_stop, NULL, reader_release)
+KIT_LIFECYCLE(reader_initialise, reader_start, reader_stop, reader_reset, reader_release)
 
 void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
                    unsigned int *used_size_of_output_buffer, unsigned int *error_code)
