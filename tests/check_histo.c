@@ -1,6 +1,7 @@
-/* check_histo.c: histo.so and histo_sink.so through the NARVAL ABI: exact counts, file bytes, configuration errors, GPU equal to CPU. */
+/* check_histo.c: histo.so and histo_sink.so through the NARVAL ABI: exact counts, file bytes, instances and aborts, configuration errors, GPU equal to CPU. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -49,15 +50,21 @@ static void teardown(void)
     tk_remove_tree(tmp);
 }
 
-/* Histo.conf = the common keys (output directory, no plots unless asked) + text. */
-static unsigned configure(tk_actor *a, const char *text)
+/* <cdir>/Histo.conf = OutputDir odir + text; process_config of a on cdir. */
+static unsigned configure_in(tk_actor *a, const char *cdir, const char *odir, const char *text)
 {
     char full[PATH_MAX + 4096];
     unsigned code;
-    snprintf(full, sizeof full, "OutputDir %s\n%s", out_dir, text);
-    tk_write_text(tk_path(conf_dir, "Histo.conf"), full);
-    a->config(conf_dir, &code);
+    snprintf(full, sizeof full, "OutputDir %s\n%s", odir, text);
+    tk_write_text(tk_path(cdir, "Histo.conf"), full);
+    a->config(cdir, &code);
     return code;
+}
+
+/* Histo.conf = the common keys (output directory, no plots unless asked) + text. */
+static unsigned configure(tk_actor *a, const char *text)
+{
+    return configure_in(a, conf_dir, out_dir, text);
 }
 
 /* process_config with stderr captured into log. */
@@ -177,6 +184,21 @@ static uint64_t csv_total(const csv *c)
     for (int i = 0; i < 256; i++)
         t += c->bins[i];
     return t;
+}
+
+/* The files under dir (not below) whose names end with ".part": unpublished temporaries. */
+static int count_temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    ck_assert_msg(d != NULL, "no directory %s", dir);
+    while ((e = readdir(d)) != NULL) {
+        size_t k = strlen(e->d_name);
+        n += k > 5 && strcmp(e->d_name + k - 5, ".part") == 0;
+    }
+    closedir(d);
+    return n;
 }
 
 /* ---- exact counts ------------------------------------------------------------ */
@@ -381,7 +403,7 @@ START_TEST(spe_bytes)
     ck_assert_mem_eq(got, want, sizeof want);
     free(got);
     ck_assert_int_eq(access(tk_path(out_dir, "spec4.csv"), F_OK), -1); /* Formats spe only */
-    ck_assert_int_eq(access(tk_path(out_dir, "spec4.spe.tmp"), F_OK), -1);
+    ck_assert_int_eq(count_temporaries(out_dir), 0);
 }
 END_TEST
 
@@ -488,8 +510,11 @@ START_TEST(sink_counts_like_the_filter)
 }
 END_TEST
 
+/* The snapshots of a run go to OutputDir/live/; OutputDir gets the run's files only at stop. */
 START_TEST(written_every_interval_and_plotted)
 {
+    char live[PATH_MAX + 16];
+    snprintf(live, sizeof live, "%s/live", out_dir);
     ck_assert_uint_eq(configure(&histo, "WriteEvery 0.3\nHistogram e tracked.e sum 64 0 64\n"
                                         "Plot e\n"),
                       0);
@@ -497,15 +522,23 @@ START_TEST(written_every_interval_and_plotted)
     const float e[] = { 10.5f, 11.5f, 11.5f, 40.5f };
     put_tracked(e, 4);
     ck_assert_uint_eq(feed(&histo, inst), 0);
-    ck_assert_int_eq(access(tk_path(out_dir, "e.spe"), F_OK), -1);
+    ck_assert_int_eq(access(tk_path(live, "e.spe"), F_OK), -1);
     struct timespec pause = { 0, 350 * 1000 * 1000 };
     nanosleep(&pause, NULL);
     put_tracked(e, 1);
     ck_assert_uint_eq(feed(&histo, inst), 0);
     csv c;
-    read_csv(tk_path(out_dir, "e.csv"), &c); /* written before stop */
+    read_csv(tk_path(live, "e.csv"), &c); /* a snapshot before stop */
     ck_assert_uint_eq(csv_total(&c), 5);
+    ck_assert_int_eq(access(tk_path(out_dir, "e.csv"), F_OK), -1);
+    ck_assert_int_eq(access(tk_path(out_dir, "e.spe"), F_OK), -1);
+    put_tracked(e, 3);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
     end(&histo, inst);
+    read_csv(tk_path(out_dir, "e.csv"), &c);
+    ck_assert_uint_eq(csv_total(&c), 8);
+    ck_assert_int_eq(count_temporaries(out_dir), 0);
+    ck_assert_int_eq(count_temporaries(live), 0);
     size_t n;
     uint8_t *png = tk_slurp(tk_path(out_dir, "e.png"), &n);
     if (access("/usr/bin/gnuplot", X_OK) != 0 && !png) {
@@ -535,7 +568,163 @@ START_TEST(missing_gnuplot_is_a_warning)
     free(path);
     ck_assert_int_eq(access(tk_path(out_dir, "e.spe"), F_OK), 0);
     ck_assert_int_eq(access(tk_path(out_dir, "e.png"), F_OK), -1);
-    ck_assert_int_eq(access(tk_path(out_dir, "e.png.tmp.gp"), F_OK), -1);
+    ck_assert_int_eq(count_temporaries(out_dir), 0);
+}
+END_TEST
+
+/* ---- instances, runs and aborts ------------------------------------------------ */
+
+/* Two copies of histo.so, as the emulator gives two actors with their own
+ * configuration directories: each writes its own OutputDir, at the same time. */
+START_TEST(copies_with_their_own_directories_both_write)
+{
+    char conf2[PATH_MAX + 8], out2[PATH_MAX + 8], copies[PATH_MAX + 8];
+    snprintf(conf2, sizeof conf2, "%s/conf2", tmp);
+    snprintf(out2, sizeof out2, "%s/out2", tmp);
+    snprintf(copies, sizeof copies, "%s/copy", tmp);
+    ck_assert_int_eq(mkdir(conf2, 0700), 0);
+    ck_assert_int_eq(mkdir(copies, 0700), 0);
+    tk_actor histo2;
+    tk_load_actor_copy(&histo2, "histo.so", copies);
+    ck_assert_uint_eq(configure(&histo, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
+    ck_assert_uint_eq(configure_in(&histo2, conf2, out2, "Histogram e tracked.e sum 8 0 8\n"
+                                                         "Plot none\n"),
+                      0);
+    void *one = begin(&histo), *two = begin(&histo2);
+    const float e[] = { 1.5f, 2.5f, 5.5f };
+    put_tracked(e, 1);
+    ck_assert_uint_eq(feed(&histo, one), 0);
+    put_tracked(e + 1, 2);
+    ck_assert_uint_eq(feed(&histo2, two), 0);
+    put_tracked(e, 1);
+    ck_assert_uint_eq(feed(&histo, one), 0);
+    end(&histo2, two);
+    end(&histo, one);
+    csv c;
+    read_csv(tk_path(out_dir, "e.csv"), &c);
+    ck_assert_uint_eq(c.bins[1], 2);
+    ck_assert_uint_eq(csv_total(&c), 2);
+    read_csv(tk_path(out2, "e.csv"), &c);
+    ck_assert_uint_eq(c.bins[2], 1);
+    ck_assert_uint_eq(c.bins[5], 1);
+    ck_assert_uint_eq(csv_total(&c), 2);
+    ck_assert_int_eq(access(tk_path(out_dir, ".narwhal.lock"), F_OK), -1); /* released at unload */
+    dlclose(histo2.so);
+}
+END_TEST
+
+/* A second live instance on one OutputDir fails at initialise, naming the
+ * directory and the key, in one library and across two copies. */
+START_TEST(one_directory_is_refused_to_a_second_instance)
+{
+    char copies[PATH_MAX + 8], log[4096], want[3 * PATH_MAX];
+    snprintf(copies, sizeof copies, "%s/copy", tmp);
+    ck_assert_int_eq(mkdir(copies, 0700), 0);
+    ck_assert_uint_eq(configure(&histo, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
+    void *one = begin(&histo);
+    unsigned code;
+    void *two = histo.reg(&code);
+    ck_assert_uint_eq(code, 0);
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
+    histo.initialise(two, &code);
+    tk_capture_end(saved, path, log, sizeof log);
+    ck_assert_uint_eq(code, NARVAL_E_CONFIG);
+    snprintf(want, sizeof want, "[Histo#2] error: output directory '%s' is already being written "
+             "by another live instance: change key 'OutputDir' in %s/Histo.conf", out_dir, conf_dir);
+    ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
+    histo.unload(two, &code);
+    ck_assert_uint_eq(code, 0);
+
+    tk_actor histo2;
+    tk_load_actor_copy(&histo2, "histo.so", copies);
+    ck_assert_uint_eq(configure(&histo2, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
+    two = histo2.reg(&code);
+    histo2.initialise(two, &code);
+    ck_assert_uint_eq(code, NARVAL_E_CONFIG);
+    histo2.unload(two, &code);
+    end(&histo, one);
+    two = begin(&histo2); /* free once the first is gone */
+    end(&histo2, two);
+    dlclose(histo2.so);
+}
+END_TEST
+
+/* The host's abort (unload without stop) publishes nothing and says what was lost. */
+START_TEST(abort_publishes_nothing)
+{
+    char log[4096], want[PATH_MAX + 200];
+    ck_assert_uint_eq(configure(&histo, "Histogram e tracked.e sum 8 0 8\nPlot e\n"), 0);
+    void *inst = begin(&histo);
+    const float e[] = { 1.5f, 2.5f, 3.5f };
+    put_tracked(e, 3);
+    put_tracked(e, 2);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
+    unsigned code;
+    histo.unload(inst, &code);
+    tk_capture_end(saved, path, log, sizeof log);
+    ck_assert_uint_eq(code, 0);
+    snprintf(want, sizeof want, "[Histo] warning: unloaded without process_stop: discarded 2 "
+             "frames (5 entries) of an unfinished run: its histograms were not written to %s/",
+             out_dir);
+    ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
+    DIR *d = opendir(out_dir);
+    struct dirent *ent;
+    ck_assert_ptr_nonnull(d);
+    while ((ent = readdir(d)) != NULL)
+        ck_assert_msg(strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0,
+                      "an aborted run left %s in %s", ent->d_name, out_dir);
+    closedir(d);
+}
+END_TEST
+
+/* Reset in a run discards it; initialise again (NARVAL's order) or start straight
+ * away; each run's files hold that run's counts; meta:eof passes through. */
+START_TEST(runs_after_reset_and_meta_eof_passes)
+{
+    char log[4096];
+    ck_assert_uint_eq(configure(&histo, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
+    void *inst = begin(&histo);
+    const float e[] = { 1.5f, 2.5f, 3.5f };
+    unsigned code;
+    put_tracked(e, 3);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    histo.reset(inst, &code); /* in the middle of the run */
+    ck_assert_uint_eq(code, 0);
+    ck_assert_int_eq(access(tk_path(out_dir, "e.csv"), F_OK), -1);
+    histo.initialise(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    histo.start(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    put_tracked(e + 2, 1);
+    adf_eof eof = { 1, 0 };
+    ck_assert_int_eq(adf_eof_write(&w, 9, 900, &eof), ADF_OK);
+    ck_assert_uint_eq(feed(&histo, inst), 0); /* the output equals the input, meta:eof included */
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
+    histo.stop(inst, &code);
+    tk_capture_end(saved, path, log, sizeof log);
+    ck_assert_uint_eq(code, 0);
+    ck_assert_msg(strstr(log, "[Histo] run 2: 2 frames: 0 data:crystal, 0 data:psa, 1 "
+                              "data:tracked, 1 others (not histogrammed); 1 entries counted; "
+                              "the data ended with meta:eof"), "%s", log);
+    csv c;
+    read_csv(tk_path(out_dir, "e.csv"), &c);
+    ck_assert_uint_eq(c.bins[3], 1);
+    ck_assert_uint_eq(csv_total(&c), 1);
+    histo.reset(inst, &code);
+    ck_assert_uint_eq(code, 0);
+    histo.start(inst, &code); /* a host that does not initialise again */
+    ck_assert_uint_eq(code, 0);
+    put_tracked(e, 2);
+    ck_assert_uint_eq(feed(&histo, inst), 0);
+    end(&histo, inst);
+    read_csv(tk_path(out_dir, "e.csv"), &c);
+    ck_assert_uint_eq(c.bins[1], 1);
+    ck_assert_uint_eq(c.bins[2], 1);
+    ck_assert_uint_eq(csv_total(&c), 2);
 }
 END_TEST
 
@@ -736,6 +925,15 @@ static Suite *histo_suite(void)
     tcase_add_test(tc, sink_counts_like_the_filter);
     tcase_add_test(tc, configuration_errors_name_file_and_line);
     tcase_add_test(tc, gpu_forced_without_gpu_fails_at_initialise);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("instances");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, copies_with_their_own_directories_both_write);
+    tcase_add_test(tc, one_directory_is_refused_to_a_second_instance);
+    tcase_add_test(tc, abort_publishes_nothing);
+    tcase_add_test(tc, runs_after_reset_and_meta_eof_passes);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("gpu");

@@ -1,5 +1,5 @@
-/* histo_actor.c: the Histo actor: reads Histo.conf, fills the declared histograms from every block, writes them at stop and every N seconds. */
-#include <stdatomic.h>
+/* histo_actor.c: the Histo actor: reads Histo.conf, fills the declared histograms from every block, publishes them at stop (snapshots every N seconds). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 #include "histo_output.h"
 #include "histo_spec.h"
 #include "kit.h"
+#include "publish.h"
 
 typedef struct histo_conf {
     kit_list histograms, plots, formats, device;
@@ -31,9 +32,10 @@ static const kit_key histo_keys[] = {
     { "Formats", KIT_LIST, offsetof(histo_conf, formats), "spe csv m4b",
       .help = "files written: spe (1D), m4b (4096x4096 matrices), csv (any), or none" },
     { "OutputDir", KIT_STRING, offsetof(histo_conf, output_dir), "histo",
-      .help = "directory of the histogram files and plots (created)" },
+      .help = "directory of the histogram files and plots (created), written at the end of "
+              "each run; one live instance per directory" },
     { "WriteEvery", KIT_REAL, offsetof(histo_conf, write_every), "0", KIT_MIN(0),
-      .help = "seconds between writes during the run; 0 writes only at stop" },
+      .help = "seconds between snapshots into OutputDir/live/ during the run; 0: none" },
     { "Device", KIT_LIST, offsetof(histo_conf, device), "auto",
       .help = "auto (the GPU when one is usable, else the CPU), gpu or cpu" },
     { "Crystals", KIT_INT, offsetof(histo_conf, crystals), "180", KIT_RANGE(1, 65536),
@@ -52,15 +54,17 @@ static const kit_spec histo_kit = {
 static histo_conf conf;
 static histo_spec spec;
 static histo_device device;
-
-/* The instances share the configuration, hence the output directory: one writes at a time. */
-static atomic_flag output_taken = ATOMIC_FLAG_INIT;
+static char *conf_path; /* the Histo.conf read, for messages */
 
 typedef struct histo_actor {
     kit_instance k;
     histo_engine *engine;
+    kit_claim claim;  /* OutputDir, held from initialise to unload */
+    bool running;     /* started and not stopped: the counts are an unfinished run's */
     bool pass;        /* this block's frames go to the output */
-    bool owns_output;
+    bool block_ends;  /* the block's last frame is a meta:eof */
+    bool ended;       /* the last frame of the run so far is a meta:eof */
+    unsigned run;     /* runs started */
     double last_write;
     uint64_t seen[HISTO_SEEN_KINDS], entries;
     histo_decoder dec;
@@ -109,12 +113,17 @@ static unsigned build_spec(const char *dir)
         histo_spec_free(&spec);
         spec = next;
     }
-    free(path);
+    free(conf_path);
+    conf_path = path;
     return code ? kit_fail(histo_kit.actor, code, "%s", msg) : 0;
 }
 
 /* The declarations belong to the library, like the kit's settings: freed when it is unloaded. */
-__attribute__((destructor)) static void free_spec(void) { histo_spec_free(&spec); }
+__attribute__((destructor)) static void free_spec(void)
+{
+    histo_spec_free(&spec);
+    free(conf_path);
+}
 
 void process_config(const char *directory_path, unsigned int *error_code)
 {
@@ -127,7 +136,10 @@ const char *process_describe(void) { return kit_describe(&histo_kit); }
 
 void *process_register(unsigned int *error_code)
 {
-    return kit_register(sizeof(histo_actor), error_code);
+    histo_actor *a = kit_register(sizeof(histo_actor), error_code);
+    if (a)
+        a->claim.fd = -1;
+    return a;
 }
 
 static void log_plans(histo_actor *a)
@@ -142,12 +154,22 @@ static void log_plans(histo_actor *a)
     }
 }
 
+/* Re-runnable (NARVAL initialises again after a reset): the engine of a
+ * previous initialise is replaced; the claim on OutputDir, the same directory
+ * since the configuration is not re-read, is kept.  The claim comes first, so
+ * that a directory taken by another live instance fails before the device is set up. */
 static unsigned histo_initialise(void *algo_data)
 {
     histo_actor *a = algo_data;
-    histo_group *groups = malloc((spec.n_decl + 1) * sizeof *groups);
-    char msg[512];
+    char msg[PATH_MAX + 512];
     unsigned code;
+    if ((code = histo_output_mkdir(conf.output_dir, msg, sizeof msg)) != 0 ||
+        (!a->claim.lock && (code = kit_claim_output(&a->claim, conf.output_dir, true, "OutputDir",
+                                                    conf_path, msg, sizeof msg)) != 0))
+        return kit_fail(a->k.name, code, "%s", msg);
+    histo_engine_destroy(a->engine);
+    a->engine = NULL;
+    histo_group *groups = malloc((spec.n_decl + 1) * sizeof *groups);
     if (!groups)
         return kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory");
     for (size_t i = 0; i < spec.n_decl; i++)
@@ -159,50 +181,45 @@ static unsigned histo_initialise(void *algo_data)
     kit_log(a->k.name, KIT_INFO, "counting on the %s", msg);
     log_plans(a);
     a->dec = (histo_decoder){ .spec = &spec, .engine = a->engine, .who = a->k.name };
-    if ((code = histo_output_mkdir(conf.output_dir, msg, sizeof msg)) != 0)
-        return kit_fail(a->k.name, code, "%s", msg);
     return 0;
-}
-
-static void release_output(histo_actor *a)
-{
-    if (a->owns_output)
-        atomic_flag_clear(&output_taken);
-    a->owns_output = false;
 }
 
 static unsigned histo_start(void *algo_data)
 {
     histo_actor *a = algo_data;
     char msg[512];
-    if (atomic_flag_test_and_set(&output_taken))
-        return kit_fail(a->k.name, NARVAL_E_CONFIG, "another Histo instance is writing into '%s' "
-                        "(the instances of a library share its configuration)", conf.output_dir);
-    a->owns_output = true;
     memset(a->seen, 0, sizeof a->seen);
     a->entries = 0;
+    a->ended = false;
     a->last_write = now();
     unsigned code = histo_engine_clear(a->engine, msg, sizeof msg);
     if (code)
-        release_output(a);
-    return code ? kit_fail(a->k.name, code, "%s", msg) : 0;
+        return kit_fail(a->k.name, code, "%s", msg);
+    a->running = true;
+    a->run++;
+    return 0;
 }
 
+/* Publishes every file of the counts so far: at stop into OutputDir, during
+ * the run (WriteEvery) into OutputDir/live/. */
 static unsigned write_all(histo_actor *a, bool final)
 {
     const uint64_t *counts;
     histo_written w = { 0 };
-    char msg[1024];
+    char msg[PATH_MAX + 1024], dir[PATH_MAX];
     unsigned code = histo_engine_counts(a->engine, &counts, msg, sizeof msg);
+    if (snprintf(dir, sizeof dir, "%s%s", conf.output_dir, final ? "" : "/live") >=
+        (int)sizeof dir)
+        return kit_fail(a->k.name, NARVAL_E_IO, "path too long: '%s/live'", conf.output_dir);
     if (!code)
-        code = histo_output_write(&spec, counts, conf.output_dir, a->k.name, &w, msg, sizeof msg);
+        code = histo_output_write(&spec, counts, dir, a->k.name, &w, msg, sizeof msg);
     if (code)
-        return kit_fail(a->k.name, code, "%s", msg);
+        return kit_fail(a->k.name, code, "%s; no file of this write was published", msg);
     a->last_write = now();
-    kit_log(a->k.name, final ? KIT_INFO : KIT_DEBUG, "wrote %zu histogram files and %zu plots "
-            "under %s/", w.files, w.plots, conf.output_dir);
+    kit_log(a->k.name, final ? KIT_INFO : KIT_DEBUG, "%s %u: wrote %zu histogram files and %zu "
+            "plots under %s/", final ? "run" : "snapshot of run", a->run, w.files, w.plots, dir);
     for (size_t i = 0; final && i < spec.n_plot && !w.plot_failed; i++)
-        kit_log(a->k.name, KIT_INFO, "plot: %s/%s.png", conf.output_dir, spec.plot[i].file);
+        kit_log(a->k.name, KIT_INFO, "plot: %s/%s.png", dir, spec.plot[i].file);
     return 0;
 }
 
@@ -210,6 +227,7 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
 {
     histo_actor *a = ctx;
     unsigned code = histo_decode(&a->dec, f);
+    a->block_ends = f->key.id == ADF_ID_META_EOF;
     return code ? code : a->pass ? KIT_PASS : 0;
 }
 
@@ -224,6 +242,7 @@ unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, vo
         return code;
     memset(a->dec.seen, 0, sizeof a->dec.seen);
     a->pass = pass;
+    a->block_ends = a->ended;
     code = kit_filter_block(a->k.name, &ops, a, in, in_size, pass ? out : NULL,
                             pass ? out_size : 0, used);
     if (code) {
@@ -231,6 +250,7 @@ unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, vo
         return kit_leave(algo_data, KIT_BLOCK, code);
     }
     a->entries += histo_engine_staged(a->engine);
+    a->ended = a->block_ends;
     for (int k = 0; k < HISTO_SEEN_KINDS; k++)
         a->seen[k] += a->dec.seen[k];
     if ((code = histo_engine_commit(a->engine, msg, sizeof msg)) != 0)
@@ -240,26 +260,47 @@ unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, vo
     return kit_leave(algo_data, KIT_BLOCK, code);
 }
 
+static uint64_t frames_seen(const histo_actor *a)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < HISTO_SEEN_KINDS; k++)
+        n += a->seen[k];
+    return n;
+}
+
 static unsigned histo_stop(void *algo_data)
 {
     histo_actor *a = algo_data;
-    kit_log(a->k.name, KIT_INFO, "%llu frames: %llu data:crystal, %llu data:psa, %llu "
-            "data:tracked, %llu others (not histogrammed); %llu entries counted",
-            (unsigned long long)(a->seen[0] + a->seen[1] + a->seen[2] + a->seen[3]),
-            (unsigned long long)a->seen[HISTO_SEEN_CRYSTAL],
+    kit_log(a->k.name, KIT_INFO, "run %u: %llu frames: %llu data:crystal, %llu data:psa, %llu "
+            "data:tracked, %llu others (not histogrammed); %llu entries counted; %s", a->run,
+            (unsigned long long)frames_seen(a), (unsigned long long)a->seen[HISTO_SEEN_CRYSTAL],
             (unsigned long long)a->seen[HISTO_SEEN_PSA],
             (unsigned long long)a->seen[HISTO_SEEN_TRACKED],
-            (unsigned long long)a->seen[HISTO_SEEN_OTHER], (unsigned long long)a->entries);
+            (unsigned long long)a->seen[HISTO_SEEN_OTHER], (unsigned long long)a->entries,
+            a->ended ? "the data ended with meta:eof"
+                     : "no meta:eof at the end (the run was stopped before the end of its data)");
     unsigned code = write_all(a, true);
-    release_output(a);
+    if (code == 0)
+        a->running = false;
     return code;
+}
+
+/* A run that did not stop publishes nothing: the log says what its counts held. */
+static void discard_run(histo_actor *a, const char *why)
+{
+    if (!a->running)
+        return;
+    kit_log(a->k.name, KIT_WARN, "%s: discarded %llu frames (%llu entries) of an unfinished "
+            "run: its histograms were not written to %s/", why,
+            (unsigned long long)frames_seen(a), (unsigned long long)a->entries, conf.output_dir);
+    a->running = false;
 }
 
 static unsigned histo_reset(void *algo_data)
 {
     histo_actor *a = algo_data;
     char msg[512];
-    release_output(a);
+    discard_run(a, "reset before process_stop");
     unsigned code = histo_engine_clear(a->engine, msg, sizeof msg);
     return code ? kit_fail(a->k.name, code, "%s", msg) : 0;
 }
@@ -267,8 +308,9 @@ static unsigned histo_reset(void *algo_data)
 static void histo_release(void *algo_data)
 {
     histo_actor *a = algo_data;
-    release_output(a);
+    discard_run(a, "unloaded without process_stop");
     histo_engine_destroy(a->engine);
+    kit_claim_release(&a->claim);
 }
 
 KIT_LIFECYCLE(histo_initialise, histo_start, histo_stop, histo_reset, histo_release)

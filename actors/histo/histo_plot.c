@@ -6,10 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "histo_output.h"
-#include "narval.h"
 
 extern char **environ;
 
@@ -54,16 +52,17 @@ static void unit_of(const char *label, char *out, size_t len)
         snprintf(out, len, "unit");
 }
 
-static void script(FILE *gp, const char *tmp, const char *title, const histo_axis *a,
-                   const char *label, const uint64_t *bins, const view *v)
+/* The script draws on gnuplot's standard output ("set output" without a name). */
+static void script(FILE *gp, const char *title, const histo_axis *a, const char *label,
+                   const uint64_t *bins, const view *v)
 {
     char unit[32];
     double width = ((double)a->hi - a->lo) / a->bins;
     unit_of(label, unit, sizeof unit);
     fprintf(gp, "set terminal pngcairo size 1000,600 noenhanced font 'sans,10'\n"
-                "set output '%s'\nset title \"%s\"\nset xlabel '%s'\n"
+                "set output\nset title \"%s\"\nset xlabel '%s'\n"
                 "set ylabel 'counts per %.4g %s'\nset grid\nset key off\n",
-            tmp, title, label, width, unit);
+            title, label, width, unit);
     fprintf(gp, "set xrange [%.9g:%.9g]\n", a->lo + v->first * width, a->lo + v->last * width);
     if (v->max >= 100)
         fprintf(gp, "set logscale y\nset yrange [0.8:%g]\n", v->max * 3.0);
@@ -86,52 +85,59 @@ static void script(FILE *gp, const char *tmp, const char *title, const histo_axi
             (unsigned long long)(v->last > v->first ? bins[v->last - 1] : 0));
 }
 
-/* Writes the script to a file and runs gnuplot on it: a pipe to a gnuplot
- * that is missing or dies would raise SIGPIPE in the host.  0, or -1 with
+/* Runs gnuplot with the script on its standard input, from an unnamed
+ * temporary file (a pipe to a gnuplot that is missing or dies would raise
+ * SIGPIPE in the host), and the PNG on its standard output, the descriptor of
+ * the plot's own temporary: gnuplot is given no path at all.  0, or -1 with
  * msg; *missing tells that gnuplot is not installed. */
-static int run_gnuplot(const char *tmp, const char *title, const histo_axis *a, const char *label,
+static int run_gnuplot(int png_fd, const char *title, const histo_axis *a, const char *label,
                        const uint64_t *bins, bool *missing, char *msg, size_t len)
 {
-    char gp[PATH_MAX + 16];
     view v = frame(bins, a->bins);
-    int status = 0, rc = -1;
+    int status = 0, rc = -1, err;
     pid_t pid;
-    snprintf(gp, sizeof gp, "%s.gp", tmp);
-    FILE *fp = fopen(gp, "w");
-    if (!fp) {
-        snprintf(msg, len, "cannot create '%s': %s", gp, strerror(errno));
+    posix_spawn_file_actions_t fa;
+    FILE *gp = tmpfile();
+    if (!gp) {
+        snprintf(msg, len, "cannot create the gnuplot script: %s", strerror(errno));
         return -1;
     }
-    script(fp, tmp, title, a, label, bins, &v);
-    if (fclose(fp) != 0) {
-        snprintf(msg, len, "cannot write '%s': %s", gp, strerror(errno));
-        goto done;
+    script(gp, title, a, label, bins, &v);
+    if (fflush(gp) != 0 || ferror(gp) || fseek(gp, 0, SEEK_SET) != 0) {
+        snprintf(msg, len, "cannot write the gnuplot script: %s", strerror(errno));
+        fclose(gp);
+        return -1;
     }
-    char *argv[] = { "gnuplot", gp, NULL };
-    int err = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+    char *argv[] = { "gnuplot", NULL };
+    if ((err = posix_spawn_file_actions_init(&fa)) == 0) {
+        if ((err = posix_spawn_file_actions_adddup2(&fa, fileno(gp), 0)) == 0 &&
+            (err = posix_spawn_file_actions_adddup2(&fa, png_fd, 1)) == 0)
+            err = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+    }
     *missing = err == ENOENT;
     if (err) {
         snprintf(msg, len, "%s", *missing ? "gnuplot is not installed (apt-get install gnuplot-nox)"
                                           : strerror(err));
-        goto done;
+        fclose(gp);
+        return -1;
     }
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        snprintf(msg, len, "gnuplot failed on '%s' (its message is above)", gp);
+        snprintf(msg, len, "gnuplot failed (its message is above)");
     else
         rc = 0;
-done:
-    unlink(gp);
+    fclose(gp);
     return rc;
 }
 
 int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *counts,
-                     const char *dir, bool *no_gnuplot, char *msg, size_t len)
+                     const char *dir, kit_output *o, bool *no_gnuplot, char *msg, size_t len)
 {
     const histo_decl *d = &s->decl[p->decl];
     const uint64_t n = d->g.slots;
-    char path[PATH_MAX], tmp[PATH_MAX + 8], title[256];
+    char path[PATH_MAX], title[256];
     int rc = -1;
     uint64_t *sum = calloc(n, sizeof *sum);
     *no_gnuplot = false;
@@ -144,31 +150,21 @@ int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *c
         for (uint64_t i = 0; i < n; i++)
             sum[i] += h[i];
     }
-    snprintf(path, sizeof path, "%s/%s.png", dir, p->file);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if (strchr(tmp, '\'') || strchr(tmp, '\\')) {
-        snprintf(msg, len, "cannot give gnuplot the path '%s' (it holds a quote or backslash)",
-                 path);
-        goto done;
-    }
     const uint64_t *extra = sum + d->g.ax[0].bins;
     snprintf(title, sizeof title, "%s: %s%s%s\\n%llu in range, underflow %llu, overflow %llu, "
              "NaN %llu", d->name, histo_quantities[d->q].name, p->what[0] ? ", " : "", p->what,
              (unsigned long long)frame(sum, d->g.ax[0].bins).total,
              (unsigned long long)extra[HISTO_UNDER], (unsigned long long)extra[HISTO_OVER],
              (unsigned long long)extra[HISTO_NAN]);
-    if (run_gnuplot(tmp, title, &d->g.ax[0], histo_quantities[d->q].label[0], sum, no_gnuplot,
-                    msg, len) != 0) {
-        unlink(tmp);
-        goto done;
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(msg, len, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-        unlink(tmp);
-        goto done;
-    }
-    rc = 0;
-done:
+    if (snprintf(path, sizeof path, "%s/%s.png", dir, p->file) >= (int)sizeof path)
+        snprintf(msg, len, "path too long: '%s/%s.png'", dir, p->file);
+    else if (kit_output_open(o, path, msg, len) == 0 &&
+             (rc = run_gnuplot(o->fd, title, &d->g.ax[0], histo_quantities[d->q].label[0], sum,
+                               no_gnuplot, msg, len)) == 0 &&
+             kit_output_close(o, false, msg, len) != 0)
+        rc = -1;
+    if (rc != 0)
+        kit_output_discard(o);
     free(sum);
     return rc;
 }

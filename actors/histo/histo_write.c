@@ -1,54 +1,40 @@
-/* histo_write.c: writes histograms as RadWare .spe and .m4b files and as CSV, through a temporary name and a rename. */
-#include <errno.h>
-#include <limits.h>
+/* histo_write.c: writes histograms as RadWare .spe and .m4b files and as CSV, each into a unique temporary that the caller publishes. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "adf.h"
 #include "histo_write.h"
 #include "narval.h"
 
 typedef struct out_file {
+    kit_output *o;
     FILE *fp;
-    const char *path;
-    char tmp[PATH_MAX];
 } out_file;
 
-static unsigned open_tmp(out_file *f, const char *path, char *msg, size_t len)
+static unsigned open_tmp(out_file *f, kit_output *o, const char *path, char *msg, size_t len)
 {
-    f->path = path;
-    f->fp = NULL;
-    if (snprintf(f->tmp, sizeof f->tmp, "%s.tmp", path) >= (int)sizeof f->tmp) {
-        snprintf(msg, len, "path too long: '%s'", path);
-        return NARVAL_E_IO;
+    unsigned code = kit_output_open(o, path, msg, len);
+    f->o = o;
+    if (!code && !(f->fp = kit_output_stream(o, msg, len))) {
+        kit_output_discard(o);
+        code = NARVAL_E_IO;
     }
-    if (!(f->fp = fopen(f->tmp, "wb"))) {
-        snprintf(msg, len, "cannot create '%s': %s", f->tmp, strerror(errno));
-        return NARVAL_E_IO;
-    }
-    return 0;
+    return code;
 }
 
-/* Closes the temporary file and renames it (ok) or removes it (!ok). */
+/* Closes the temporary file, kept to be published (ok) or removed (!ok, or a failed close). */
 static unsigned close_tmp(out_file *f, bool ok, char *msg, size_t len)
 {
-    int err = ferror(f->fp) ? errno : 0;
-    if (fclose(f->fp) != 0 && !err)
-        err = errno;
-    if (ok && err) {
-        snprintf(msg, len, "cannot write '%s': %s", f->tmp, strerror(err));
-        ok = false;
+    unsigned code = kit_output_close(f->o, false, msg, len);
+    if (!code && !ok) {
+        snprintf(msg, len, "cannot write '%s'", f->o->temp);
+        code = NARVAL_E_IO;
     }
-    if (ok && rename(f->tmp, f->path) != 0) {
-        snprintf(msg, len, "cannot rename '%s' to '%s': %s", f->tmp, f->path, strerror(errno));
-        ok = false;
-    }
-    if (!ok)
-        unlink(f->tmp);
-    return ok ? 0 : NARVAL_E_IO;
+    if (code)
+        kit_output_discard(f->o);
+    return code;
 }
 
 static bool put(out_file *f, const void *p, size_t n) { return fwrite(p, 1, n, f->fp) == n; }
@@ -60,8 +46,8 @@ static bool put_u32(out_file *f, uint32_t v)
     return put(f, b, 4);
 }
 
-unsigned histo_write_spe(const char *path, const char *name, const uint64_t *bins, uint32_t n,
-                         char *msg, size_t len)
+unsigned histo_write_spe(kit_output *o, const char *path, const char *name, const uint64_t *bins,
+                         uint32_t n, char *msg, size_t len)
 {
     out_file f;
     char title[8];
@@ -71,7 +57,7 @@ unsigned histo_write_spe(const char *path, const char *name, const uint64_t *bin
         snprintf(msg, len, "out of memory writing '%s'", path);
         return NARVAL_E_NOMEM;
     }
-    if ((code = open_tmp(&f, path, msg, len)) != 0) {
+    if ((code = open_tmp(&f, o, path, msg, len)) != 0) {
         free(rec);
         return code;
     }
@@ -87,11 +73,12 @@ unsigned histo_write_spe(const char *path, const char *name, const uint64_t *bin
     return close_tmp(&f, ok, msg, len);
 }
 
-unsigned histo_write_m4b(const char *path, const uint64_t *bins, char *msg, size_t len)
+unsigned histo_write_m4b(kit_output *o, const char *path, const uint64_t *bins, char *msg,
+                         size_t len)
 {
     out_file f;
     uint8_t row[4 * HISTO_M4B_SIDE];
-    unsigned code = open_tmp(&f, path, msg, len);
+    unsigned code = open_tmp(&f, o, path, msg, len);
     bool ok = true;
     if (code)
         return code;
@@ -143,11 +130,11 @@ static bool csv_2d(out_file *f, const histo_axis *ax, const histo_axis *ay, cons
     return ok && csv_extras(f, slots + (uint64_t)ax->bins * ay->bins, ",,,");
 }
 
-unsigned histo_write_csv(const char *path, const histo_group *g, const uint64_t *slots, char *msg,
-                         size_t len)
+unsigned histo_write_csv(kit_output *o, const char *path, const histo_group *g,
+                         const uint64_t *slots, char *msg, size_t len)
 {
     out_file f;
-    unsigned code = open_tmp(&f, path, msg, len);
+    unsigned code = open_tmp(&f, o, path, msg, len);
     if (code)
         return code;
     bool ok = g->dims == 1 ? csv_1d(&f, &g->ax[0], slots) : csv_2d(&f, &g->ax[0], &g->ax[1], slots);

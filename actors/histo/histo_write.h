@@ -1,4 +1,4 @@
-/* histo_write.h: histogram files: RadWare .spe and .m4b, CSV; each written under a temporary name and renamed. */
+/* histo_write.h: histogram files: RadWare .spe and .m4b, CSV; each written under a unique temporary name, to be published with the others. */
 #ifndef NARWHAL_HISTO_WRITE_H
 #define NARWHAL_HISTO_WRITE_H
 
@@ -6,11 +6,16 @@
 #include <stdint.h>
 
 #include "histogram_bin.h"
+#include "publish.h"
 
 /*
- * Every function writes PATH.tmp, flushes and closes it, then renames it to
- * PATH, so a reader never sees a partial file; on failure it removes the
- * temporary and returns NARVAL_E_IO with the path and the reason in msg.
+ * Every function writes the file PATH into a new temporary of PATH (the kit's
+ * kit_output_open: PATH.XXXXXX.part, created with O_EXCL, never following a
+ * link) and closes it; *o (zeroed on entry) then holds the temporary, which
+ * the caller publishes (renames to PATH) or discards together with the other
+ * files of the run, so that no file of an unfinished run ever has its final
+ * name.  On failure the temporary is removed, *o holds nothing, and the
+ * return is NARVAL_E_IO (NARVAL_E_NOMEM) with the path and the reason in msg.
  *
  * .spe (RadWare gf3), little-endian Fortran records of a spectrum of n bins:
  *   record 1: int32 24 | name, 8 characters padded with blanks | int32 n, 1, 1, 1 | int32 24
@@ -28,11 +33,12 @@
  */
 #define HISTO_M4B_SIDE 4096
 
-unsigned histo_write_spe(const char *path, const char *name, const uint64_t *bins, uint32_t n,
-                         char *msg, size_t len);
-unsigned histo_write_m4b(const char *path, const uint64_t *bins, char *msg, size_t len);
-/* slots: one histogram of group g (its bins then its three counters). */
-unsigned histo_write_csv(const char *path, const histo_group *g, const uint64_t *slots, char *msg,
+unsigned histo_write_spe(kit_output *o, const char *path, const char *name, const uint64_t *bins,
+                         uint32_t n, char *msg, size_t len);
+unsigned histo_write_m4b(kit_output *o, const char *path, const uint64_t *bins, char *msg,
                          size_t len);
+/* slots: one histogram of group g (its bins then its three counters). */
+unsigned histo_write_csv(kit_output *o, const char *path, const histo_group *g,
+                         const uint64_t *slots, char *msg, size_t len);
 
 #endif
