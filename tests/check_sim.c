@@ -64,12 +64,10 @@ typedef struct stream {
     size_t size;
 } stream;
 
-/* Configures, runs to the end of the data with blocks of `block` bytes, stops, unloads. */
-static stream run_blocks(const char *text, unsigned block)
+/* Configures, registers and initialises an instance. */
+static void *open_generator(const char *text)
 {
     unsigned e;
-    stream s = {NULL, 0};
-    size_t cap = 0;
     conf(text);
     gen.config(conf_dir, &e);
     ck_assert_msg(e == 0, "process_config: %u", e);
@@ -77,6 +75,56 @@ static stream run_blocks(const char *text, unsigned block)
     ck_assert_uint_eq(e, 0);
     gen.initialise(g, &e);
     ck_assert_msg(e == 0, "process_initialise: %u", e);
+    return g;
+}
+
+static void append(stream *s, size_t *cap, const uint8_t *data, size_t n)
+{
+    if (s->size + n > *cap) {
+        *cap = 2 * (s->size + n);
+        s->bytes = realloc(s->bytes, *cap);
+        ck_assert_ptr_nonnull(s->bytes);
+    }
+    memcpy(s->bytes + s->size, data, n);
+    s->size += n;
+}
+
+/* The data of a run ends with exactly one meta:eof, whose payload counts the
+ * frames and bytes before it and whose key is the last event's: checks it and
+ * takes it off the stream. */
+static void strip_eof(stream *s)
+{
+    adf_iter it;
+    adf_frame f, eof = {0};
+    adf_key last = {0};
+    unsigned frames = 0, eofs = 0;
+    adf_iter_init(&it, s->bytes, s->size);
+    while (adf_iter_next(&it, &f) == 1) {
+        if (f.key.id == ADF_ID_META_EOF) {
+            eof = f;
+            eofs++;
+            continue;
+        }
+        last = f.key;
+        frames++;
+    }
+    ck_assert_uint_eq(eofs, 1);
+    ck_assert_uint_eq(eof.offset, s->size - ADF_KEY_SIZE - ADF_EOF_PAYLOAD);
+    adf_eof e;
+    ck_assert_int_eq(adf_eof_read(&eof, &e), ADF_OK);
+    ck_assert_uint_eq(e.frames, frames);
+    ck_assert_uint_eq(e.bytes, eof.offset);
+    ck_assert_uint_eq(eof.key.event, last.event);
+    ck_assert_uint_eq(eof.key.timestamp, last.timestamp);
+    s->size = eof.offset;
+}
+
+/* One run: start, blocks of `block` bytes to the end of the data, stop; the data without its meta:eof. */
+static stream run_once(void *g, unsigned block)
+{
+    unsigned e;
+    stream s = {NULL, 0};
+    size_t cap = 0;
     gen.start(g, &e);
     ck_assert_uint_eq(e, 0);
     uint8_t *buf = malloc(block);
@@ -87,17 +135,21 @@ static stream run_blocks(const char *text, unsigned block)
         ck_assert_uint_le(used, block);
         if (used == 0)
             break;
-        if (s.size + used > cap) {
-            cap = 2 * (s.size + used);
-            s.bytes = realloc(s.bytes, cap);
-            ck_assert_ptr_nonnull(s.bytes);
-        }
-        memcpy(s.bytes + s.size, buf, used);
-        s.size += used;
+        append(&s, &cap, buf, used);
     }
     free(buf);
     gen.stop(g, &e);
     ck_assert_uint_eq(e, 0);
+    strip_eof(&s);
+    return s;
+}
+
+/* Configures, runs to the end of the data with blocks of `block` bytes, stops, unloads. */
+static stream run_blocks(const char *text, unsigned block)
+{
+    unsigned e;
+    void *g = open_generator(text);
+    stream s = run_once(g, block);
     gen.unload(g, &e);
     ck_assert_uint_eq(e, 0);
     return s;
@@ -809,6 +861,118 @@ START_TEST(test_gammaevents_foreign)
 }
 END_TEST
 
+/* ---- runs: NARVAL's cycles, the end of the data ------------------------------------------------ */
+
+/* The event number of the first or last truth frame of a stream. */
+static uint32_t truth_number(const stream *s, bool last)
+{
+    adf_iter it;
+    adf_frame f;
+    uint32_t n = UINT32_MAX;
+    adf_iter_init(&it, s->bytes, s->size);
+    while (adf_iter_next(&it, &f) == 1)
+        if (f.key.id == ADF_ID_NW_TRUTH && (last || n == UINT32_MAX))
+            n = f.key.event;
+    ck_assert_uint_ne(n, UINT32_MAX);
+    return n;
+}
+
+/* A second run (stop, reset, initialise, start: NARVAL's cycle) continues the
+ * first: its events are the next numbers, and the two runs together are the
+ * bytes of one run twice as long.  A reset in the middle of a run, then a
+ * start without initialise, continues after the last event emitted. */
+START_TEST(test_runs_continue_the_events)
+{
+    char text[TEXT_MAX];
+    unsigned e;
+    const char *common = "Output truth\nSource co60\nEvents %d\nArray %s/arrays/agata180.txt\n";
+    snprintf(text, sizeof text, common, 400, detector);
+    stream whole = run_blocks(text, 1u << 20);
+    snprintf(text, sizeof text, common, 200, detector);
+    void *g = open_generator(text);
+    stream first = run_once(g, 50000);
+    gen.reset(g, &e);
+    ck_assert_uint_eq(e, 0);
+    gen.initialise(g, &e);
+    ck_assert_uint_eq(e, 0);
+    stream second = run_once(g, 50000);
+    ck_assert_uint_eq(truth_number(&first, true), 199);
+    ck_assert_uint_eq(truth_number(&second, false), 200);
+    ck_assert_uint_eq(first.size + second.size, whole.size);
+    ck_assert_int_eq(memcmp(first.bytes, whole.bytes, first.size), 0);
+    ck_assert_int_eq(memcmp(second.bytes, whole.bytes + first.size, second.size), 0);
+
+    gen.reset(g, &e);
+    ck_assert_uint_eq(e, 0);
+    gen.start(g, &e); /* straight after reset */
+    ck_assert_uint_eq(e, 0);
+    stream part = {malloc(3000), 0};
+    unsigned used = 0;
+    gen.produce(g, part.bytes, 3000, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    part.size = used;
+    uint32_t last = truth_number(&part, true);
+    ck_assert_uint_gt(last, 400);
+    gen.pause(g, &e);
+    gen.reset(g, &e); /* paused, no stop */
+    ck_assert_uint_eq(e, 0);
+    stream third = run_once(g, 50000);
+    ck_assert_uint_eq(truth_number(&third, false), last + 1);
+    ck_assert_uint_eq(truth_number(&third, true), last + 200);
+    gen.unload(g, &e);
+    ck_assert_uint_eq(e, 0);
+    free(whole.bytes);
+    free(first.bytes);
+    free(second.bytes);
+    free(part.bytes);
+    free(third.bytes);
+}
+END_TEST
+
+/* No room after the last event: the meta:eof comes alone in the next block, which may ask for its size. */
+START_TEST(test_eof_alone_when_no_room)
+{
+    char text[TEXT_MAX];
+    unsigned e, used = 0;
+    snprintf(text, sizeof text, "Output truth\nEvents 1\nArray %s\nOrigin 15 0 0\nDirection 0 0 1\nLines 1000 1\n",
+             in_tmp("one.txt"));
+    void *g = open_generator(text);
+    gen.start(g, &e);
+    uint8_t buf[4096];
+    gen.produce(g, buf, ADF_KEY_SIZE, &used, &e);
+    ck_assert_uint_eq(e, NARVAL_E_OUTPUT_SIZE);
+    unsigned event = used;
+    gen.produce(g, buf, event, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, event);
+    ck_assert_uint_eq(adf_get_u32(buf + 4), ADF_ID_NW_TRUTH);
+    gen.produce(g, buf, ADF_KEY_SIZE + ADF_EOF_PAYLOAD - 1, &used, &e);
+    ck_assert_uint_eq(e, NARVAL_E_OUTPUT_SIZE);
+    ck_assert_uint_eq(used, ADF_KEY_SIZE + ADF_EOF_PAYLOAD);
+    gen.produce(g, buf, sizeof buf, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, ADF_KEY_SIZE + ADF_EOF_PAYLOAD);
+    adf_iter it;
+    adf_frame f;
+    adf_eof eof;
+    adf_iter_init(&it, buf, used);
+    ck_assert_int_eq(adf_iter_next(&it, &f), 1);
+    ck_assert_int_eq(adf_eof_read(&f, &eof), ADF_OK);
+    ck_assert_uint_eq(eof.frames, 1);
+    ck_assert_uint_eq(eof.bytes, event);
+    gen.produce(g, buf, sizeof buf, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used, 0);
+    char log[4096];
+    capture_begin();
+    gen.stop(g, &e);
+    capture_end(log, sizeof log);
+    ck_assert_ptr_nonnull(strstr(log, "emitted 1 events, 1 frames (0 data:crystal), "));
+    ck_assert_ptr_nonnull(strstr(log, " bytes, then meta:eof; simulated 1 events"));
+    gen.unload(g, &e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim");
@@ -839,5 +1003,11 @@ int main(void)
     tcase_add_test(config, test_bad_gammaevents_input);
     tcase_add_test(config, test_gammaevents_foreign);
     suite_add_tcase(s, config);
+    TCase *runs = tcase_create("runs");
+    tcase_add_checked_fixture(runs, setup, teardown);
+    tcase_set_timeout(runs, 60);
+    tcase_add_test(runs, test_runs_continue_the_events);
+    tcase_add_test(runs, test_eof_alone_when_no_room);
+    suite_add_tcase(s, runs);
     return tk_run_suite(s);
 }

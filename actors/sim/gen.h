@@ -71,8 +71,16 @@ typedef struct gen {
     gen_slot *slot;
     int batch;             /* slots allocated */
     int pending, next;     /* slots [next, pending) wait to be emitted */
-    uint32_t next_event;   /* number of the next event to simulate */
+    uint32_t first_number; /* number of the run's first event */
+    uint32_t next_event;   /* events simulated this run: the next is number first_number + next_event */
     uint64_t clock;        /* timestamp of the last simulated event */
+    /* The last event emitted, kept across runs (reset and initialise
+     * included): the next run continues the numbers, and with them the
+     * random streams and the clock, where this one stopped. */
+    uint32_t last_number;
+    uint64_t last_timestamp;
+    bool emitted_any;
+    bool eof_sent;         /* this run's meta:eof went out: the next call ends the run */
     gev_writer *gev;
     gev_reader *gev_in;    /* Source gammaevents */
     bool input_done;       /* its end was reached */
@@ -82,9 +90,13 @@ typedef struct gen {
     double seconds;        /* spent simulating */
 } gen;
 
+/* Sets up geometry, basis and workspaces; runs again after every process_reset
+ * (what a previous initialise set up is freed first). */
 unsigned gen_initialise(gen *g);
 unsigned gen_start(gen *g);
 unsigned gen_stop(gen *g);
+/* A reset in the middle of a run closes its files (after a stop, nothing). */
+unsigned gen_reset(gen *g);
 void gen_release(gen *g);
 /* The body of process_block. */
 unsigned gen_block(gen *g, uint8_t *out, unsigned cap, unsigned *used);

@@ -18,7 +18,7 @@ static const kit_key gen_keys[] = {
         .help = "signal basis file (detector/basis.h); read when Output has crystal"),
     KEY("Seed", KIT_INT, seed, "1", KIT_MIN(0), .help = "random seed: the same seed gives the same bytes"),
     KEY("Events", KIT_INT, events, "10000", KIT_RANGE(0, 4294967295.0),
-        .help = "events to simulate, then end of data (0: until the run is stopped)"),
+        .help = "events to simulate per run, then meta:eof and the end of data (0: until the run is stopped)"),
     KEY("Threads", KIT_INT, threads, "0", KIT_RANGE(0, 256), .help = "OpenMP threads (0: OpenMP's default)"),
     KEY("Source", KIT_LIST, source, "lines", .help = "lines, cascade, continuum, co60, cs137 or gammaevents"),
     KEY("GammaEventsInput", KIT_STRING, gammaevents_input, "none",
@@ -56,7 +56,10 @@ static const kit_key gen_keys[] = {
 };
 
 const kit_spec gen_spec = {
-    "Generator", "producer", "simulates γ rays in the array and emits crystal traces and the truth",
+    "Generator", "producer",
+    "simulates γ rays in the array and emits crystal traces and the truth, then one meta:eof; every run "
+    "continues the event numbers (and so the random streams and the clock) where the last one stopped, "
+    "reset and initialise included (Source gammaevents reads its file again from the start)",
     gen_keys, KIT_COUNT(gen_keys), sizeof(gen_conf),
 };
 

@@ -74,9 +74,28 @@ static unsigned allocate_work(gen *g)
     return 0;
 }
 
+/* What initialise sets up, freed (at unload, and before an initialise after reset). */
+static void teardown(gen *g)
+{
+    for (int t = 0; g->work && t < g->n_threads; t++) {
+        sim_event_free(g->work[t].event);
+        free(g->work[t].crystal);
+        free(g->work[t].scratch);
+    }
+    free(g->work);
+    g->work = NULL;
+    free(g->gev_truth);
+    g->gev_truth = NULL;
+    sim_traces_close(g->traces);
+    g->traces = NULL;
+    sim_world_free(&g->world);
+    det_array_free(&g->array);
+}
+
 unsigned gen_initialise(gen *g)
 {
     char msg[768];
+    teardown(g);
     unsigned code = load_geometry(g);
     if (code)
         return code;
@@ -92,12 +111,16 @@ unsigned gen_initialise(gen *g)
     return 0;
 }
 
+/* A run starts after the last event the previous runs emitted (events
+ * simulated but not emitted when a run stopped are simulated again). */
 unsigned gen_start(gen *g)
 {
     char msg[1024], text[256];
     g->pending = g->next = 0;
+    g->first_number = g->emitted_any ? g->last_number + 1 : 0;
     g->next_event = 0;
-    g->clock = 0;
+    g->clock = g->last_timestamp;
+    g->eof_sent = false;
     g->events = g->frames = g->crystals = g->bytes = g->fired = 0;
     g->seconds = 0;
     g->input_done = false;
@@ -253,7 +276,7 @@ static unsigned simulate_batch(gen *g)
     for (int i = 0; i < n; i++) {
         gen_slot *s = &g->slot[i];
         if (!gen_resolved.from_file)
-            s->number = g->next_event + (uint32_t)i;
+            s->number = g->first_number + g->next_event + (uint32_t)i;
         s->timestamp = g->clock += sim_event_gap(g->physics.seed, s->number, gen_settings.rate);
     }
     double t0 = omp_get_wtime();
@@ -301,6 +324,27 @@ static bool all_simulated(const gen *g)
     return g->input_done || (gen_settings.events && g->next_event >= (uint64_t)gen_settings.events);
 }
 
+/* The run's meta:eof after its last event when it fits there, else alone in
+ * the next block; then *used = 0.  Its payload counts what came before it. */
+static unsigned end_data(gen *g, uint8_t *out, unsigned cap, unsigned *used)
+{
+    if (g->eof_sent)
+        return 0;
+    adf_writer w;
+    adf_eof e = { g->frames > UINT32_MAX ? UINT32_MAX : (uint32_t)g->frames, g->bytes };
+    adf_writer_init(&w, out + *used, cap - *used);
+    if (adf_eof_write(&w, g->last_number, g->last_timestamp, &e) == ADF_OK) {
+        *used += (unsigned)w.used;
+        g->eof_sent = true;
+        return 0;
+    }
+    if (*used > 0)
+        return 0;
+    *used = ADF_KEY_SIZE + ADF_EOF_PAYLOAD;
+    kit_log(g->k.name, KIT_DEBUG, "meta:eof needs %u bytes, the buffer has %u", *used, cap);
+    return NARVAL_E_OUTPUT_SIZE;
+}
+
 unsigned gen_block(gen *g, uint8_t *out, unsigned cap, unsigned *used)
 {
     unsigned code;
@@ -324,9 +368,12 @@ unsigned gen_block(gen *g, uint8_t *out, unsigned cap, unsigned *used)
             g->crystals += (uint64_t)s->n_crystals;
             g->frames += (uint64_t)s->n_crystals + (gen_resolved.emit_truth ? 1 : 0);
             g->bytes += n;
+            g->last_number = s->number;
+            g->last_timestamp = s->timestamp;
+            g->emitted_any = true;
         }
         if (all_simulated(g))
-            return 0;
+            return end_data(g, out, cap, used);
         if ((code = simulate_batch(g)) != 0)
             return code;
     }
@@ -338,11 +385,26 @@ unsigned gen_stop(gen *g)
     double rate = g->seconds > 0 ? (double)g->next_event / g->seconds : 0;
     double crystal_rate = g->seconds > 0 ? (double)g->fired / g->seconds : 0;
     kit_log(g->k.name, KIT_INFO,
-            "emitted %llu events, %llu frames (%llu data:crystal), %llu bytes; simulated %u events in %.3f s: "
+            "emitted %llu events, %llu frames (%llu data:crystal), %llu bytes%s; simulated %u events in %.3f s: "
             "%.0f events/s, %.0f fired crystals/s on %d thread%s",
             (unsigned long long)g->events, (unsigned long long)g->frames, (unsigned long long)g->crystals,
-            (unsigned long long)g->bytes, g->next_event, g->seconds, rate, crystal_rate, g->n_threads,
-            g->n_threads > 1 ? "s" : "");
+            (unsigned long long)g->bytes, g->eof_sent ? ", then meta:eof" : " (no meta:eof: stopped before the end)",
+            g->next_event, g->seconds, rate, crystal_rate, g->n_threads, g->n_threads > 1 ? "s" : "");
+    int rc = gev_close(g->gev, msg, sizeof msg);
+    g->gev = NULL;
+    gev_close_reader(g->gev_in);
+    g->gev_in = NULL;
+    return rc ? kit_fail(g->k.name, NARVAL_E_IO, "%s", msg) : 0;
+}
+
+unsigned gen_reset(gen *g)
+{
+    char msg[512];
+    if (g->k.state != KIT_RUNNING && g->k.state != KIT_PAUSED)
+        return 0;
+    if (g->gev)
+        kit_log(g->k.name, KIT_WARN, "run reset before its end: %s holds its first %llu events only",
+                gen_settings.gammaevents, (unsigned long long)g->events);
     int rc = gev_close(g->gev, msg, sizeof msg);
     g->gev = NULL;
     gev_close_reader(g->gev_in);
@@ -355,19 +417,10 @@ void gen_release(gen *g)
     char msg[512];
     gev_close(g->gev, msg, sizeof msg);
     gev_close_reader(g->gev_in);
-    for (int t = 0; g->work && t < g->n_threads; t++) {
-        sim_event_free(g->work[t].event);
-        free(g->work[t].crystal);
-        free(g->work[t].scratch);
-    }
+    teardown(g);
     for (int i = 0; g->slot && i < g->batch; i++) {
         free(g->slot[i].bytes);
         free(g->slot[i].input);
     }
-    free(g->work);
     free(g->slot);
-    free(g->gev_truth);
-    sim_traces_close(g->traces);
-    sim_world_free(&g->world);
-    det_array_free(&g->array);
 }

@@ -5,6 +5,7 @@
 static unsigned initialise(void *algo_data) { return gen_initialise(algo_data); }
 static unsigned start(void *algo_data) { return gen_start(algo_data); }
 static unsigned stop(void *algo_data) { return gen_stop(algo_data); }
+static unsigned reset(void *algo_data) { return gen_reset(algo_data); }
 static void release(void *algo_data) { gen_release(algo_data); }
 
 void process_config(const char *directory_path, unsigned int *error_code)
@@ -18,7 +19,7 @@ const char *process_describe(void) { return kit_describe(&gen_spec); }
 
 void *process_register(unsigned int *error_code) { return kit_register(sizeof(gen), error_code); }
 
-KIT_LIFECYCLE(initialise, start, stop, NULL, release)
+KIT_LIFECYCLE(initialise, start, stop, reset, release)
 
 void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
                    unsigned int *used_size_of_output_buffer, unsigned int *error_code)
