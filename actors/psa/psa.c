@@ -115,14 +115,13 @@ static void release(psa_actor *a)
     memset((char *)a + sizeof a->k, 0, sizeof *a - sizeof a->k);
 }
 
-/* The parts a block's decoding is cut into: BlockParts, else one per 256
- * data:crystal frames, 2 to 8, with the block on the GPU (1 on the CPU:
- * there is nothing to overlap). */
-static size_t part_count(const psa_actor *a, size_t crystals)
+/* The parts a block's decoding is cut into: BlockParts, else one (on the
+ * H200 the replay chain ran at 342,481 crystal-events/s with one part and
+ * 325,347 with four: the host's decoding is a tenth of the GPU's time, so
+ * sending the block in parts hides little; docs/PERF.md). */
+static size_t part_count(size_t crystals)
 {
-    size_t n = (size_t)psa_set.block_parts;
-    if (n == 0)
-        n = !a->gpu_block ? 1 : crystals / 256 < 2 ? 2 : crystals / 256 > 8 ? 8 : crystals / 256;
+    size_t n = psa_set.block_parts ? (size_t)psa_set.block_parts : 1;
     return n < crystals ? n : crystals ? crystals : 1;
 }
 
@@ -285,7 +284,7 @@ static unsigned run_block(psa_actor *a, const void *in, unsigned size, void *out
     size_t n = 0;
     unsigned code = psa_block_begin(w, &a->setup, in, size, &bad, a->gpu_block);
     if (!code) {
-        n = part_count(a, w->n_ev);
+        n = part_count(w->n_ev);
         for (size_t j = 1; j <= n; j++)
             psa_block_decode_part(w, &a->setup, w->n_ev * j / n);
         code = psa_block_search(w, &a->setup);
