@@ -107,7 +107,7 @@ typedef struct tracker {
 
 /* ---- configuration ------------------------------------------------------------ */
 
-static unsigned pick(const kit_list *l, const char *key, const char *const *names, int n, const char *dir,
+static unsigned pick(const kit_list *l, const char *key, const char *const *names, int n, const char *path,
                      int *out)
 {
     if (l->n == 1)
@@ -120,12 +120,12 @@ static unsigned pick(const kit_list *l, const char *key, const char *const *name
     for (int i = 0; i < n; i++)
         snprintf(choices + strlen(choices), sizeof choices - strlen(choices), "%s%s", i ? " or " : "",
                  names[i]);
-    return kit_fail(tracker_kit.actor, NARVAL_E_CONFIG, "%s/Tracker.conf:%u: key '%s': %s%s is not %s", dir,
+    return kit_fail(tracker_kit.actor, NARVAL_E_CONFIG, "%s:%u: key '%s': %s%s is not %s", path,
                     l->n ? l->line[0] : 0, key, l->n == 1 ? "value " : "takes one value, not ",
                     l->n == 1 ? l->v[0] : "several", choices);
 }
 
-static unsigned parse_beam(const char *dir)
+static unsigned parse_beam(const char *path)
 {
     double v[3], norm = 0;
     const kit_list *l = &conf.beam;
@@ -140,32 +140,33 @@ static unsigned parse_beam(const char *dir)
             break;
     }
     if (!l || l->n != 3 || norm == 0)
-        return kit_fail(tracker_kit.actor, NARVAL_E_CONFIG, "%s/Tracker.conf:%u: key 'BeamDirection': "
-                        "needs three numbers x y z, not all zero", dir, conf.beam.n ? conf.beam.line[0] : 0);
+        return kit_fail(tracker_kit.actor, NARVAL_E_CONFIG, "%s:%u: key 'BeamDirection': "
+                        "needs three numbers x y z, not all zero", path, conf.beam.n ? conf.beam.line[0] : 0);
     for (int i = 0; i < 3; i++)
         derived.doppler.beam[i] = v[i] / sqrt(norm);
     return 0;
 }
 
-static unsigned derive(const char *dir)
+/* path: the Tracker.conf that was read (or would have been), for the messages. */
+static unsigned derive(const char *path)
 {
     static const char *const devices[] = { "auto", "cpu", "gpu" }, *const sides[] = { "cpu", "gpu" },
                              *const paths[] = { "array", "shell" }, *const inputs[] = { "psa", "truth" };
-    int device, side, path, input;
+    int device, side, path_model, input;
     unsigned code;
-    if ((code = pick(&conf.device, "Device", devices, 3, dir, &device)) ||
-        (code = pick(&conf.clustering, "Clustering", sides, 2, dir, &side)) ||
-        (code = pick(&conf.path_model, "PathModel", paths, 2, dir, &path)) ||
-        (code = pick(&conf.input, "Input", inputs, 2, dir, &input)) || (code = parse_beam(dir)))
+    if ((code = pick(&conf.device, "Device", devices, 3, path, &device)) ||
+        (code = pick(&conf.clustering, "Clustering", sides, 2, path, &side)) ||
+        (code = pick(&conf.path_model, "PathModel", paths, 2, path, &path_model)) ||
+        (code = pick(&conf.input, "Input", inputs, 2, path, &input)) || (code = parse_beam(path)))
         return code;
-    if (path == TR_PATH_SHELL && conf.shell_outer <= conf.shell_inner)
-        return kit_fail(tracker_kit.actor, NARVAL_E_CONFIG, "%s/Tracker.conf: ShellOuter (%g mm) must "
-                        "exceed ShellInner (%g mm)", dir, conf.shell_outer, conf.shell_inner);
+    if (path_model == TR_PATH_SHELL && conf.shell_outer <= conf.shell_inner)
+        return kit_fail(tracker_kit.actor, NARVAL_E_CONFIG, "%s: ShellOuter (%g mm) must "
+                        "exceed ShellInner (%g mm)", path, conf.shell_outer, conf.shell_inner);
     derived.device = (tracker_device)device;
     derived.cluster_on_gpu = side == 1;
     derived.truth = input == 1;
     derived.model = (tracker_model_conf){ conf.pos_a, conf.pos_b, conf.energy_sigma, conf.theta_scale,
-                                          conf.min_cluster, conf.min_single, path, conf.shell_inner,
+                                          conf.min_cluster, conf.min_single, path_model, conf.shell_inner,
                                           conf.shell_outer };
     derived.doppler.beta = conf.beta;
     derived.smear = (tracker_smear){ conf.smear_a, conf.smear_b, (uint64_t)conf.seed };
@@ -175,8 +176,11 @@ static unsigned derive(const char *dir)
 void process_config(const char *directory_path, unsigned int *error_code)
 {
     *error_code = kit_config(&tracker_kit, directory_path, &conf);
-    if (*error_code == 0)
-        *error_code = derive(directory_path && *directory_path ? directory_path : ".");
+    if (*error_code)
+        return;
+    char *path = kit_conf_path(directory_path, tracker_kit.actor);
+    *error_code = path ? derive(path) : kit_fail(tracker_kit.actor, NARVAL_E_NOMEM, "out of memory");
+    free(path);
 }
 
 const char *process_describe(void) { return kit_describe(&tracker_kit); }
@@ -206,11 +210,27 @@ static void pin_openmp(void)
     dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
+/* What initialise sets up, freed: at unload, and before an initialise after reset sets it up again. */
+static void tracker_teardown(tracker *t)
+{
+    tracker_engine_destroy(t->engine);
+    t->engine = NULL;
+    tracker_lookup_free(&t->lookup);
+    det_array_free(&t->array);
+    free(t->model);
+    free(t->psa);
+    free(t->truth);
+    t->model = NULL;
+    t->psa = NULL;
+    t->truth = NULL;
+}
+
 static unsigned tracker_initialise(void *algo_data)
 {
     tracker *t = algo_data;
     char msg[512];
     pin_openmp();
+    tracker_teardown(t);
     unsigned code = load_model(t);
     if (code)
         return code;
@@ -229,6 +249,9 @@ static unsigned tracker_initialise(void *algo_data)
     return 0;
 }
 
+/* A run's state is its counters only: the tracker emits every block's frames
+ * in the call that brought them (meta:eof among them, passed on in place),
+ * so a reset, even in the middle of a run, has nothing held to release. */
 static unsigned tracker_start(void *algo_data)
 {
     tracker *t = algo_data;
@@ -275,14 +298,9 @@ static unsigned tracker_stop(void *algo_data)
 static void tracker_release(void *algo_data)
 {
     tracker *t = algo_data;
-    tracker_engine_destroy(t->engine);
+    tracker_teardown(t);
     tracker_events_free(&t->ev);
-    tracker_lookup_free(&t->lookup);
-    det_array_free(&t->array);
-    free(t->model);
     free(t->items);
-    free(t->psa);
-    free(t->truth);
 }
 
 /* ---- blocks -------------------------------------------------------------------- */
