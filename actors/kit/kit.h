@@ -129,7 +129,10 @@ typedef struct kit_spec {
  * parse, NARVAL_E_NOMEM).  *settings must start zeroed. */
 unsigned kit_config_load(const kit_spec *spec, const char *dir, void *settings, char *msg,
                          size_t len);
-/* The path of <actor>.conf for dir as kit_config_load finds it (malloc'd; NULL when out of memory). */
+/* The path of <actor>.conf for dir as kit_config_load finds it: in the first
+ * directory of a ':'-list that holds one (the first directory when none
+ * does).  An actor's own configuration messages name this path, never dir
+ * (which may be a list).  malloc'd; NULL when out of memory. */
 char *kit_conf_path(const char *dir, const char *actor);
 /* A bound or value as the key's type shows it: "-3" for KIT_INT, "%g" for KIT_REAL. */
 void kit_format_number(const kit_key *k, double v, char *out, size_t len);
