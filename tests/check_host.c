@@ -173,7 +173,7 @@ static void conf_text(int i, const char *out, char *text, size_t cap)
     case 3: snprintf(text, cap, "KeepInput true\nDevice cpu\n"); break;
     case 4:
         snprintf(text, cap,
-                 "OutputDir %s/histo\nDevice cpu\nFormats csv\nPlot none\n"
+                 "OutputDir %s/spectra\nDevice cpu\nFormats csv\nPlot none\n"
                  "Histogram gamma tracked.e sum 2048 0 2048\nHistogram hit psa.e sum 2048 0 2048\n",
                  out);
         break;
@@ -207,7 +207,7 @@ typedef struct side {
 typedef struct report {
     side s[CYCLES + 1][N_STAGES][2]; /* [cycle][stage][0 in, 1 out] */
     uint64_t inst[CYCLES + 1][N_STAGES][MAX_K];
-    int violations[CYCLES + 1], cycles;
+    int violations[CYCLES + 1], cycles, aborted; /* aborted: the cycle an actor's error ended, or 0 */
     int status;
     char log[NW_OUTPUT_MAX], table[NW_OUTPUT_MAX];
 } report;
@@ -241,7 +241,9 @@ static void parse_line(report *r, char *line)
         ck_assert(c >= 1 && c <= CYCLES);
         r->violations[c] = n;
         r->cycles = c;
-    } else
+    } else if (sscanf(line, "aborted\t%d", &c) == 1)
+        r->aborted = c;
+    else
         ck_assert_msg(line[0] == '#', "not a line of the host's report: %s", line);
 }
 
@@ -276,8 +278,8 @@ static void run_host(report *r, const char *run, int k, const unsigned sizes[N_S
         argv[n++] = opts[i];
     snprintf(args[0], sizeof args[0], "%s/report.tsv", dir);
     snprintf(args[1], sizeof args[1], "%s/out.adf", dir);
-    snprintf(args[2], sizeof args[2], "%s/histo/gamma.csv", dir);
-    snprintf(args[3], sizeof args[3], "%s/histo/hit.csv", dir);
+    snprintf(args[2], sizeof args[2], "%s/spectra/gamma.csv", dir);
+    snprintf(args[3], sizeof args[3], "%s/spectra/hit.csv", dir);
     argv[n++] = "--report";
     argv[n++] = args[0];
     for (int i = 1; i < (keep_histo ? 4 : 2); i++) {
@@ -484,10 +486,10 @@ START_TEST(one_instance_writes_what_narwhal_run_writes)
     for (int c = 1; c <= CYCLES; c++) {
         snprintf(mine, sizeof mine, "%s.cycle%d", at("k1-ref/out.adf"), c);
         assert_same_file(mine, at("ref/out.adf"));
-        snprintf(mine, sizeof mine, "%s.cycle%d", at("k1-ref/histo/gamma.csv"), c);
-        assert_same_file(mine, at("ref/histo/gamma.csv"));
-        snprintf(mine, sizeof mine, "%s.cycle%d", at("k1-ref/histo/hit.csv"), c);
-        assert_same_file(mine, at("ref/histo/hit.csv"));
+        snprintf(mine, sizeof mine, "%s.cycle%d", at("k1-ref/spectra/gamma.csv"), c);
+        assert_same_file(mine, at("ref/spectra/gamma.csv"));
+        snprintf(mine, sizeof mine, "%s.cycle%d", at("k1-ref/spectra/hit.csv"), c);
+        assert_same_file(mine, at("ref/spectra/hit.csv"));
     }
 }
 END_TEST
@@ -554,6 +556,12 @@ START_TEST(an_actor_error_aborts_and_nothing_is_published)
     ck_assert_msg(r.status == 2, "narval_host exited %d, not 2:\n%s", r.status, r.log);
     ck_assert_msg(strstr(r.log, "host: tracker#1: process_block: error 4") != NULL, "%s", r.log);
     ck_assert_msg(strstr(r.log, "unloaded without process_stop") != NULL, "%s", r.log);
+    read_report(&r, at("abort/report.tsv"));
+    ck_assert_int_eq(r.aborted, 1);
+    /* the tracker's output fitted until the block that failed, so the writer held frames when it was unloaded */
+    ck_assert_uint_gt(r.s[1][3][1].blocks, 0);
+    ck_assert_uint_eq(r.s[1][3][1].blocks, r.s[1][3][0].blocks - 1);
+    ck_assert_uint_gt(r.s[1][5][0].frames, 0);
     DIR *d = opendir(at("abort"));
     ck_assert_ptr_nonnull(d);
     for (struct dirent *e; (e = readdir(d));)

@@ -79,6 +79,8 @@ typedef struct host {
     int violations;   /* contract breaches seen (not error codes: those abort) */
     int eof_blocks;   /* producer blocks holding meta:eof this cycle */
     bool after_eof;   /* the producer emitted meta:eof this cycle */
+    bool started;     /* this cycle's counts exist (it got to process_start) */
+    bool aborted;     /* an actor's error ended this cycle */
 } host;
 
 /* ---- host_load.c */

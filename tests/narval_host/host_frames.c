@@ -141,7 +141,7 @@ static void tsv_cycle(const host *h, FILE *f)
         for (int k = 0; k < HK_COUNT; k++)
             fprintf(f, " %s", kind_names[k]);
         fprintf(f, " data:psa(any depth) data:psa-digest\n# instance CYCLE STAGE INSTANCE BLOCKS-IN\n"
-                   "# violations CYCLE N\n");
+                   "# violations CYCLE N\n# aborted CYCLE (an actor's error ended it: the counts up to there)\n");
     }
     for (int i = 0; i < h->n_stages; i++) {
         const host_stage *s = &h->st[i];
@@ -151,13 +151,16 @@ static void tsv_cycle(const host *h, FILE *f)
             fprintf(f, "instance\t%d\t%s\t%d\t%" PRIu64 "\n", h->cycle, s->name, j + 1, s->inst_blocks[j]);
     }
     fprintf(f, "violations\t%d\t%d\n", h->cycle, h->violations);
+    if (h->aborted)
+        fprintf(f, "aborted\t%d\n", h->cycle);
     fflush(f);
 }
 
 static void table_cycle(const host *h, FILE *f)
 {
     char in[256], out[256];
-    fprintf(f, "cycle %d of %d, %d instance%s of each filter%s\n", h->cycle, h->cycles, h->instances,
+    fprintf(f, "cycle %d of %d%s, %d instance%s of each filter%s\n", h->cycle, h->cycles,
+            h->aborted ? " (ABORTED by an actor's error: the counts up to there)" : "", h->instances,
             h->instances > 1 ? "s" : "", h->pause_every ? "" : ", no pauses");
     fprintf(f, "| stage | instances | blocks in | frames in | blocks out | frames out |\n|---|---|---|---|---|---|\n");
     for (int i = 0; i < h->n_stages; i++) {

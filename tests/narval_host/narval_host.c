@@ -255,6 +255,7 @@ static int cycle(host *h)
     int rc;
     const host_stage *last = &h->st[h->n_stages - 1];
     clear_counts(h);
+    h->started = true;
     if ((rc = (int)EACH(h, start, -1)) != 0 || (rc = blocks(h)) != 0)
         return rc;
     if (!h->after_eof)
@@ -278,8 +279,12 @@ static int run(host *h)
         if ((rc = cycle(h)) != 0 || h->cycle == h->cycles)
             break;
     }
-    if (rc != 0)
+    if (rc != 0) {
         fprintf(stderr, "host: aborted in cycle %d: every instance unloaded without process_stop\n", h->cycle);
+        h->aborted = true;
+        if (h->started)
+            host_report_cycle(h, h->report, stdout);
+    }
     int unload_errors = unload_all(h);
     return rc || unload_errors ? 2 : h->violations ? 1 : 0;
 }
