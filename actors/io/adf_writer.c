@@ -31,8 +31,7 @@ static writer_conf conf;
 static struct {
     char *conf_path;
     bool numbered;
-    bool zero;        /* %0Nd */
-    int width;        /* N */
+    int width;        /* N of %0Nd; 0 for %d */
     size_t at, after; /* the conversion is conf.file[at, after) */
 } name;
 
@@ -43,7 +42,7 @@ typedef struct writer {
     kit_claim claim;  /* File, held from initialise to unload */
     kit_output out;   /* the run's temporary, while running */
     unsigned run;     /* runs started: numbers the files */
-    uint64_t frames, bytes, eofs;
+    uint64_t frames, bytes;
     bool ended;       /* the last frame written is a meta:eof */
 } writer;
 
@@ -60,7 +59,6 @@ static unsigned parse_name(const char *file, char *msg, size_t len)
             return NARVAL_E_CONFIG;
         }
         name.numbered = true;
-        name.zero = zero;
         name.width = zero ? q[1] - '0' : 0;
         name.at = (size_t)(p - file);
         name.after = (size_t)(q + (zero ? 3 : 1) - file);
@@ -98,10 +96,8 @@ static char *run_file(unsigned run)
     const char *f = conf.file;
     int n = snprintf(NULL, 0, "%.*s%0*u%s", (int)name.at, f, name.width, run, f + name.after);
     char *s = malloc((size_t)n + 1);
-    if (s && name.zero)
+    if (s)
         snprintf(s, (size_t)n + 1, "%.*s%0*u%s", (int)name.at, f, name.width, run, f + name.after);
-    else if (s)
-        snprintf(s, (size_t)n + 1, "%.*s%u%s", (int)name.at, f, run, f + name.after);
     return s;
 }
 
@@ -131,7 +127,7 @@ static unsigned writer_start(void *algo_data)
     if (code)
         return kit_fail(w->k.name, code, "%s", msg);
     w->run++;
-    w->frames = w->bytes = w->eofs = 0;
+    w->frames = w->bytes = 0;
     w->ended = false;
     kit_log(w->k.name, KIT_DEBUG, "run %u: writing %s", w->run, w->out.temp);
     return 0;
@@ -140,17 +136,16 @@ static unsigned writer_start(void *algo_data)
 /* Counts the frames of a block and notes a meta:eof at its end, and refuses a
  * malformed block before anything of it is written. */
 static unsigned scan_block(writer *w, const void *in, unsigned size, uint64_t *frames,
-                           uint64_t *eofs, bool *ends)
+                           bool *ends)
 {
     adf_iter it;
     adf_frame f;
     int rc;
     adf_iter_init(&it, in, size);
-    *frames = *eofs = 0;
+    *frames = 0;
     while ((rc = adf_iter_next(&it, &f)) > 0) {
         ++*frames;
         *ends = f.key.id == ADF_ID_META_EOF;
-        *eofs += *ends;
     }
     if (rc < 0) {
         char msg[256];
@@ -163,16 +158,15 @@ static unsigned scan_block(writer *w, const void *in, unsigned size, uint64_t *f
 
 static unsigned write_block(writer *w, const void *in, unsigned size)
 {
-    uint64_t frames, eofs;
+    uint64_t frames;
     bool ends = w->ended;
     char msg[PATH_MAX + 256];
-    unsigned code = scan_block(w, in, size, &frames, &eofs, &ends);
+    unsigned code = scan_block(w, in, size, &frames, &ends);
     if (code || size == 0)
         return code;
     if ((code = kit_output_write(&w->out, in, size, msg, sizeof msg)) != 0)
         return kit_fail(w->k.name, code, "%s", msg);
     w->frames += frames;
-    w->eofs += eofs;
     w->bytes += size;
     w->ended = ends;
     return 0;
