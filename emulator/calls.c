@@ -73,19 +73,17 @@ static void trace(const emu_calls *s, size_t k, const char *call)
         fprintf(s->o->trace, "narwhal: %s: %s\n", spec_of(s, k)->name, call);
 }
 
-int emu_configure(const emu_chain *c, const char *conf_dir, emu_run_result *res, FILE *trace_to, char *err,
-                  size_t errlen)
+int emu_configure(const emu_chain *c, emu_run_result *res, FILE *trace_to, char *err, size_t errlen)
 {
     for (size_t lib = 0; lib < c->n_libraries; lib++) {
-        size_t k = 0;
-        while (c->library_of[k] != lib)
-            k++;
+        size_t k = emu_chain_first_actor(c, lib);
         const emu_actor_spec *a = &c->topology->actors[k];
+        const char *dir = c->libraries[lib].conf_dir;
         if (trace_to)
-            fprintf(trace_to, "narwhal: %s: process_config %s\n", a->name, conf_dir);
+            fprintf(trace_to, "narwhal: %s: process_config %s\n", a->name, dir);
         unsigned code = 0;
         double t0 = emu_now();
-        c->libraries[lib].config(conf_dir, &code);
+        c->libraries[lib].config(dir, &code);
         res->actors[k].seconds += emu_now() - t0;
         if (code)
             return actor_message(err, errlen, a, "process_config", code);

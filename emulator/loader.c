@@ -134,65 +134,114 @@ void emu_library_close(emu_library *lib)
     memset(lib, 0, sizeof *lib);
 }
 
-/* The library already loaded for another actor, or -1. */
-static long find_loaded(const emu_chain *c, const char *path)
+size_t emu_chain_first_actor(const emu_chain *c, size_t lib)
 {
-    char real[PATH_MAX];
-    const char *identity = realpath(path, real) ? real : path;
-    for (size_t i = 0; i < c->n_libraries; i++)
-        if (strcmp(c->libraries[i].identity, identity) == 0)
-            return (long)i;
-    return -1;
+    size_t k = 0;
+    while (c->library_of[k] != lib)
+        k++;
+    return k;
 }
 
-/* A library has one process_block, so it serves one role. */
-static int check_same_role(const emu_chain *c, size_t actor, size_t lib, char *err, size_t errlen)
+/* A library has one process_block, so every actor naming one file (copies
+ * included) has one role. */
+static int check_same_role(const emu_chain *c, size_t actor, char *err, size_t errlen)
 {
     const emu_topology *t = c->topology;
+    const emu_actor_spec *a = &t->actors[actor];
+    const char *identity = c->libraries[c->library_of[actor]].identity;
     for (size_t i = 0; i < actor; i++)
-        if (c->library_of[i] == lib && t->actors[i].role != t->actors[actor].role)
-            return emu_fail_at(err, errlen, t->path, t->actors[actor].library_line,
-                             "library '%s' serves %s '%s' and %s '%s': its process_block has one role's signature",
-                             t->actors[actor].library, emu_role_name(t->actors[i].role), t->actors[i].name,
-                             emu_role_name(t->actors[actor].role), t->actors[actor].name);
+        if (strcmp(c->libraries[c->library_of[i]].identity, identity) == 0 && t->actors[i].role != a->role)
+            return emu_fail_at(err, errlen, a->library_file, a->library_line,
+                               "library '%s' serves %s '%s' and %s '%s': its process_block has one role's signature",
+                               a->library, emu_role_name(t->actors[i].role), t->actors[i].name,
+                               emu_role_name(a->role), a->name);
     return EMU_OK;
 }
 
-static int load_new(emu_chain *c, const emu_actor_spec *a, const char *path, char *err, size_t errlen)
+/* Opens path (the library, or its copy) as the chain's next library, for actor k. */
+static int load_new(emu_chain *c, size_t k, const char *path, const char *identity, char *err, size_t errlen)
 {
+    const emu_actor_spec *a = &c->topology->actors[k];
     char why[1024];
     emu_library *lib = &c->libraries[c->n_libraries];
     if (emu_library_open(path, lib, why, sizeof why) != EMU_OK)
-        return emu_fail_at(err, errlen, c->topology->path, a->library_line, "%s", why);
+        return emu_fail_at(err, errlen, a->library_file, a->library_line, "%s", why);
     const char *missing = emu_library_missing(lib);
-    if (missing) {
+    char *own = strdup(identity);
+    if (missing || !own) {
         emu_library_close(lib);
-        return emu_fail_at(err, errlen, c->topology->path, a->library_line,
-                         "library %s of '%s' lacks %s, which every actor must export", path, a->name, missing);
+        free(own);
+        if (!own)
+            return emu_fail(err, errlen, EMU_E_TOPOLOGY, "out of memory");
+        return emu_fail_at(err, errlen, a->library_file, a->library_line,
+                           "library %s of '%s' lacks %s, which every actor must export", path, a->name, missing);
     }
+    free(lib->identity);
+    lib->identity = own;
     c->n_libraries++;
+    return EMU_OK;
+}
+
+/* The library loaded for an earlier actor that k may share (same file, same
+ * configuration files), or -1; *same_file tells whether the file is loaded
+ * already, for another configuration. */
+static long find_shared(const emu_chain *c, size_t k, const char *identity, int *same_file)
+{
+    *same_file = 0;
+    for (size_t lib = 0; lib < c->n_libraries; lib++) {
+        if (strcmp(c->libraries[lib].identity, identity) != 0)
+            continue;
+        *same_file = 1;
+        if (emu_confs_same(c->confs, emu_chain_first_actor(c, lib), k))
+            return (long)lib;
+    }
+    return -1;
+}
+
+/* Loads the library of actor k, or a private copy of it when the file is
+ * loaded already for actors that see other configuration files. */
+static int load_library(emu_chain *c, size_t k, const char *path, const char *identity, char *err, size_t errlen)
+{
+    const emu_actor_spec *a = &c->topology->actors[k];
+    int same_file;
+    long shared = find_shared(c, k, identity, &same_file);
+    if (shared >= 0) {
+        c->library_of[k] = (size_t)shared;
+        return EMU_OK;
+    }
+    char *copy = NULL, why[1024];
+    if (same_file && emu_confs_copy(c->confs, k, path, &copy, why, sizeof why) != EMU_OK)
+        return emu_fail_at(err, errlen, a->library_file, a->library_line, "%s '%s': %s", emu_role_name(a->role),
+                           a->name, why);
+    int rc = load_new(c, k, copy ? copy : path, identity, err, errlen);
+    free(copy);
+    if (rc != EMU_OK)
+        return rc;
+    c->library_of[k] = c->n_libraries - 1;
+    c->libraries[c->n_libraries - 1].private_copy = same_file;
+    if (emu_confs_dir(c->confs, c->topology, k, why, sizeof why) != EMU_OK)
+        return emu_fail(err, errlen, EMU_E_TOPOLOGY, "%s '%s': %s", emu_role_name(a->role), a->name, why);
+    c->libraries[c->n_libraries - 1].conf_dir = c->confs->actors[k].dir;
     return EMU_OK;
 }
 
 static int load_actor(emu_chain *c, size_t actor, const char *const *dirs, size_t n_dirs, char *err, size_t errlen)
 {
-    const emu_actor_spec *a = &c->topology->actors[actor];
-    char why[1024];
+    const emu_topology *t = c->topology;
+    const emu_actor_spec *a = &t->actors[actor];
+    char why[1024], real[PATH_MAX];
     char *path = NULL;
-    if (emu_library_locate(a->library, c->topology->dir, dirs, n_dirs, &path, why, sizeof why) != EMU_OK)
-        return emu_fail_at(err, errlen, c->topology->path, a->library_line, "%s '%s': %s", emu_role_name(a->role), a->name,
-                         why);
-    long found = find_loaded(c, path);
-    int rc = EMU_OK;
-    if (found < 0) {
-        found = (long)c->n_libraries;
-        rc = load_new(c, a, path, err, errlen);
-    }
+    if (!a->library)
+        return emu_fail_at(err, errlen, t->path, a->line,
+                           "%s '%s' has no <library>: name its shared object there, or in a main configuration file "
+                           "(set library LIB INSTANCE %s) given with --main",
+                           emu_role_name(a->role), a->name, a->name);
+    if (emu_library_locate(a->library, a->library_dir, dirs, n_dirs, &path, why, sizeof why) != EMU_OK)
+        return emu_fail_at(err, errlen, a->library_file, a->library_line, "%s '%s': %s", emu_role_name(a->role),
+                           a->name, why);
+    int rc = load_library(c, actor, path, realpath(path, real) ? real : path, err, errlen);
     free(path);
-    if (rc != EMU_OK)
-        return rc;
-    c->library_of[actor] = (size_t)found;
-    return check_same_role(c, actor, (size_t)found, err, errlen);
+    return rc == EMU_OK ? check_same_role(c, actor, err, errlen) : rc;
 }
 
 int emu_chain_load(const emu_topology *t, const char *const *dirs, size_t n_dirs, emu_chain **out, char *err,
@@ -210,6 +259,7 @@ int emu_chain_load(const emu_topology *t, const char *const *dirs, size_t n_dirs
         rc = emu_fail(err, errlen, EMU_E_TOPOLOGY, "out of memory");
         goto fail;
     }
+    rc = emu_confs_resolve(t, &c->confs, err, errlen);
     for (size_t i = 0; i < t->n_actors && rc == EMU_OK; i++)
         rc = load_actor(c, i, dirs, n_dirs, err, errlen);
     if (rc != EMU_OK)
@@ -221,12 +271,58 @@ fail:
     return rc;
 }
 
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static void print_files(FILE *out, const char *actor, const emu_conf *conf)
+{
+    for (size_t i = 0; i < conf->n_files; i++)
+        fprintf(out, "narwhal: %s:   %s <- %s\n", actor, conf->files[i].name, conf->files[i].source);
+    if (conf->n_files)
+        return;
+    fprintf(out, "narwhal: %s:   no configuration file in", actor);
+    for (size_t i = 0; i < conf->n_search; i++)
+        fprintf(out, "%s %s", i ? "," : "", conf->search[i]);
+    fputc('\n', out);
+}
+
+void emu_chain_print_conf(FILE *out, const emu_chain *c)
+{
+    for (size_t k = 0; k < c->topology->n_actors; k++) {
+        const char *name = c->topology->actors[k].name;
+        size_t lib = c->library_of[k], first = emu_chain_first_actor(c, lib);
+        const emu_library *l = &c->libraries[lib];
+        if (first != k) {
+            fprintf(out, "narwhal: %s: shares the library and the configuration of '%s'\n", name,
+                    c->topology->actors[first].name);
+            continue;
+        }
+        size_t like = 0;
+        while (like < k && !emu_confs_same(c->confs, like, k))
+            like++;
+        fprintf(out, "narwhal: %s: process_config gets %s%s", name, l->conf_dir,
+                c->confs->actors[k].is_private ? " (links made for it)" : "");
+        if (like < k)
+            fprintf(out, ": the files '%s' sees", c->topology->actors[like].name);
+        fputc('\n', out);
+        if (l->private_copy)
+            fprintf(out, "narwhal: %s: its own copy of %s (other actors use the library with other files): %s\n", name,
+                    base_name(l->identity), l->path);
+        if (like == k)
+            print_files(out, name, &c->confs->actors[k]);
+    }
+}
+
 void emu_chain_free(emu_chain *c)
 {
     if (!c)
         return;
     for (size_t i = 0; i < c->n_libraries; i++)
         emu_library_close(&c->libraries[i]);
+    emu_confs_free(c->confs);
     free(c->libraries);
     free(c->library_of);
     free(c);

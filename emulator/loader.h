@@ -3,14 +3,18 @@
 #define NARWHAL_LOADER_H
 
 #include <stddef.h>
+#include <stdio.h>
 
+#include "confdir.h"
 #include "narval.h"
 #include "topology.h"
 
 /* One loaded actor library.  Optional symbols it lacks are NULL. */
 typedef struct emu_library {
-    char *path;     /* the file dlopen was given */
-    char *identity; /* its real path: two actors naming one file share one library */
+    char *path;     /* the file dlopen was given: the library, or a private copy of it */
+    char *identity; /* the library's real path (a copy's original) */
+    const char *conf_dir; /* what its process_config gets (owned by the chain's emu_confs) */
+    int private_copy;     /* path is a copy made for actors whose configuration differs */
     void *handle;
     narval_config_fn *config;
     narval_register_fn *register_instance;
@@ -49,18 +53,37 @@ int emu_library_has(const emu_library *lib, size_t i);
 const char *emu_library_missing(const emu_library *lib);
 void emu_library_close(emu_library *lib);
 
-/* A topology with its libraries loaded; nothing called yet. */
+/* A topology with its libraries loaded; nothing called yet.  In NARVAL
+ * every actor is its own process: a library's process-wide state (what
+ * process_config read, its counters) is never shared between actors that
+ * see different configuration files.  Actors naming one library share one
+ * load only when they see the same files (emu_confs_same); the first load
+ * is of the library itself, each further configuration gets a private copy
+ * of the file (docs/HOSTING.md tells why not dlmopen). */
 typedef struct emu_chain {
     const emu_topology *topology;
     emu_library *libraries;
     size_t n_libraries;
     size_t *library_of; /* per actor, in chain order: its index in libraries */
+    emu_confs *confs;   /* every actor's configuration; its private tree goes with the chain */
 } emu_chain;
 
-/* Locates, loads and checks the library of every actor.  Every failure is
- * EMU_E_TOPOLOGY with "FILE:LINE: message" naming the <library> element. */
+/* Resolves every actor's configuration (confdir.h), then locates, loads and
+ * checks the library of every actor: the library named by <library> or by
+ * the main configuration file, looked for in dirs.  Every failure is
+ * EMU_E_TOPOLOGY with "FILE:LINE: message" naming the element or the line
+ * at fault; an actor without a library is one. */
 int emu_chain_load(const emu_topology *t, const char *const *dirs, size_t n_dirs, emu_chain **out, char *err,
                    size_t errlen);
+/* The first actor of library lib, in chain order: the one whose name the
+ * library's process_config is reported under. */
+size_t emu_chain_first_actor(const emu_chain *c, size_t lib);
+/* Per actor: the directory its process_config gets and where each file it
+ * sees there comes from, or the actor whose library and configuration it
+ * shares; one "narwhal: " line each (validate, and run with -v). */
+void emu_chain_print_conf(FILE *out, const emu_chain *c);
+/* Unloads nothing (RTLD_NODELETE) but closes the handles, frees the chain and
+ * removes its private directories. */
 void emu_chain_free(emu_chain *c);
 
 #endif

@@ -3,6 +3,7 @@
 #include "emu.h"
 #include "inspect.h"
 #include "loader.h"
+#include "mainconf.h"
 #include "report.h"
 #include "run.h"
 #include "summary.h"
@@ -23,7 +24,8 @@
 static const char usage[] =
     "usage: narwhal COMMAND ...\n"
     "\n"
-    "  narwhal run TOPOLOGY.xml [--actors DIR] [--conf DIR] [--blocks N] [--pipeline [--ring N]]\n"
+    "  narwhal run TOPOLOGY.xml | --main FILE [--actors DIR] [--conf DIR] [--blocks N]\n"
+    "              [--pipeline [--ring N]]\n"
     "              [--report FILE] [-v]\n"
     "      Loads every actor of the topology and runs the chain: the producer fills a buffer,\n"
     "      each intermediary turns it into the next, the consumer takes the last, until the\n"
@@ -46,9 +48,11 @@ static const char usage[] =
     "      it needs, at least twice the old size, at most 1 GiB) and the same call again.\n"
     "      --report FILE also writes the table, and the frames each actor emitted by key id,\n"
     "      to FILE (tab-separated records, emulator/report.h) for `narwhal summary`.\n"
-    "  narwhal validate TOPOLOGY.xml [--actors DIR] [--conf DIR] [-v]\n"
+    "  narwhal validate TOPOLOGY.xml | --main FILE [--actors DIR] [--conf DIR] [-v]\n"
     "      Every check of `run` (XML, chain, libraries, symbols) and each library's\n"
-    "      process_config; registers nothing.  Prints \"FILE: ok (N actors: a -> b -> c)\".\n"
+    "      process_config; registers nothing.  Then prints, per actor, the directory its\n"
+    "      process_config got and the file each configuration file there comes from, and\n"
+    "      \"FILE: ok (N actors: a -> b -> c)\" (with -v the directories come first, on stderr).\n"
     "  narwhal inspect ACTOR.so [--actors DIR]\n"
     "      The process_* symbols the library exports and its process_describe() text.\n"
     "  narwhal dump FILE.adf [--max N]\n"
@@ -71,9 +75,17 @@ static const char usage[] =
     "                ../actors and ../lib/narwhal/actors beside the narwhal program (the build\n"
     "                tree, an installed tree), then the topology's directory.\n"
     "                A <library> with a '/' is relative to the topology's directory.\n"
-    "  --conf DIR    the directory handed to process_config, or several separated by ':', most\n"
-    "                specific first (each actor's file comes from the first that has it);\n"
-    "                default: conf/NAME:conf beside the topology NAME.xml (conf/NAME if it exists).\n"
+    "  --conf DIR    where each actor's configuration files are looked for: DIR/<actor>/, then\n"
+    "                DIR; several DIRs separated by ':', most specific first.  Default, beside\n"
+    "                the topology NAME.xml: conf/NAME/<actor>/, conf/<actor>/, conf/NAME/, conf/.\n"
+    "                The actor sees the first file of each name along that list: process_config\n"
+    "                gets the one of those directories that exists when only one does, else a\n"
+    "                private directory of links to those files (removed at exit).  Actors of one\n"
+    "                library that see different files each get their own copy of the library\n"
+    "                (docs/HOSTING.md).\n"
+    "  --main FILE   NARVAL's main configuration file instead of TOPOLOGY.xml: a script naming\n"
+    "                the instance (launch), the topology (set configuration_file), each actor's\n"
+    "                library (set library) and directory (set directory_path); README.md.\n"
     "  --blocks N    stop after N producer blocks.\n"
     "  --pipeline    one thread per actor, rings of buffers between them.\n"
     "  --ring N      buffers per ring with --pipeline (1 to 1024; default 4).  An actor holds\n"
@@ -92,6 +104,7 @@ typedef struct options {
     const char *dirs[MAX_ACTOR_DIRS];
     size_t n_dirs;
     const char *conf_dir;
+    const char *main_file; /* --main: NARVAL's main configuration file, naming the topology */
     unsigned long long blocks;
     unsigned long long max_frames;
     unsigned long long ring;
@@ -177,6 +190,10 @@ static int parse_option(int argc, char **argv, int *i, options *o)
         o->conf_dir = value;
         return EMU_OK;
     }
+    if (is_option(arg, "--main") && (value = option_value(argc, argv, i, "--main"))) {
+        o->main_file = value;
+        return EMU_OK;
+    }
     if (is_option(arg, "--blocks") && (value = option_value(argc, argv, i, "--blocks")))
         return parse_count(value, "--blocks", &o->blocks);
     if (is_option(arg, "--max") && (value = option_value(argc, argv, i, "--max")))
@@ -197,7 +214,8 @@ static int parse_option(int argc, char **argv, int *i, options *o)
     }
     if (is_option(arg, "--window") && (value = option_value(argc, argv, i, "--window")))
         return parse_window(value, &o->window);
-    if (is_option(arg, "--actors") || is_option(arg, "--conf") || is_option(arg, "--blocks") ||
+    if (is_option(arg, "--actors") || is_option(arg, "--conf") || is_option(arg, "--main") ||
+        is_option(arg, "--blocks") ||
         is_option(arg, "--max") || is_option(arg, "--ring") || is_option(arg, "--report") ||
         is_option(arg, "--plots") || is_option(arg, "--histo") || is_option(arg, "--window"))
         return usage_error("%s needs a value", arg);
@@ -207,7 +225,7 @@ static int parse_option(int argc, char **argv, int *i, options *o)
 /* Which options each command takes. */
 enum {
     TAKES_ACTORS = 1,
-    TAKES_CONF = 2,
+    TAKES_CONF = 2, /* --conf, --main */
     TAKES_BLOCKS = 4,
     TAKES_MAX = 8,
     TAKES_PIPELINE = 16,
@@ -221,6 +239,8 @@ static int check_allowed(const options *o, unsigned takes)
         return usage_error("'%s' takes no --actors", o->command);
     if (o->conf_dir && !(takes & TAKES_CONF))
         return usage_error("'%s' takes no --conf", o->command);
+    if (o->main_file && !(takes & TAKES_CONF))
+        return usage_error("'%s' takes no --main", o->command);
     if (o->blocks && !(takes & TAKES_BLOCKS))
         return usage_error("'%s' takes no --blocks", o->command);
     if (o->max_frames && !(takes & TAKES_MAX))
@@ -252,7 +272,9 @@ static int parse_args(int argc, char **argv, options *o)
             o->target = argv[i];
         }
     }
-    if (!o->target)
+    if (o->target && o->main_file)
+        return usage_error("--main %s names the topology: give no '%s'", o->main_file, o->target);
+    if (!o->target && !o->main_file)
         return usage_error("'%s' needs a file", o->command);
     return EMU_OK;
 }
@@ -260,7 +282,6 @@ static int parse_args(int argc, char **argv, options *o)
 typedef struct session {
     options o;
     char *own_dirs[2]; /* the default actor directories, freed at the end */
-    char *own_conf; /* the default conf dir, freed at the end */
     emu_topology *t;
     emu_chain *c;
     emu_run_result res;
@@ -316,39 +337,22 @@ static int check_conf_dirs(const char *list)
     }
 }
 
-/* The default: conf/<topology name>/ (when it exists) before conf/, both
- * beside the topology, so that topologies share files they agree on. */
-static int default_conf_dirs(session *s)
-{
-    const char *base = strrchr(s->t->path, '/');
-    base = base ? base + 1 : s->t->path;
-    size_t stem = strcspn(base, ".");
-    size_t n = 2 * strlen(s->t->dir) + stem + sizeof "/conf/:/conf";
-    s->own_conf = malloc(n);
-    if (!s->own_conf)
-        return usage_error("%s", "out of memory");
-    snprintf(s->own_conf, n, "%s/conf/%.*s", s->t->dir, (int)stem, base);
-    if (is_dir(s->own_conf))
-        snprintf(s->own_conf, n, "%s/conf/%.*s:%s/conf", s->t->dir, (int)stem, base, s->t->dir);
-    else
-        snprintf(s->own_conf, n, "%s/conf", s->t->dir);
-    s->o.conf_dir = s->own_conf;
-    return EMU_OK;
-}
-
 static int prepare_dirs(session *s)
 {
     if (s->o.n_dirs == 0) {
         default_actor_dirs(s);
         s->o.dirs[s->o.n_dirs++] = s->t->dir;
     }
-    return s->o.conf_dir ? check_conf_dirs(s->o.conf_dir) : default_conf_dirs(s);
+    s->t->conf_list = s->o.conf_dir;
+    return s->o.conf_dir ? check_conf_dirs(s->o.conf_dir) : EMU_OK;
 }
 
 /* Everything up to the first process_* call: topology, libraries, symbols. */
 static int load(session *s)
 {
-    int rc = emu_topology_read(s->o.target, s->o.verbose ? stderr : NULL, &s->t, s->err, sizeof s->err);
+    FILE *notes = s->o.verbose ? stderr : NULL;
+    int rc = s->o.main_file ? emu_main_read(s->o.main_file, notes, &s->t, s->err, sizeof s->err)
+                            : emu_topology_read(s->o.target, notes, &s->t, s->err, sizeof s->err);
     if (rc == EMU_OK)
         rc = prepare_dirs(s);
     if (rc == EMU_OK)
@@ -363,12 +367,15 @@ static int command_validate(session *s)
     int rc = load(s);
     if (rc != EMU_OK)
         return rc;
-    rc = emu_configure(s->c, s->o.conf_dir, &s->res, s->o.verbose ? stderr : NULL, s->err, sizeof s->err);
+    if (s->o.verbose)
+        emu_chain_print_conf(stderr, s->c);
+    rc = emu_configure(s->c, &s->res, s->o.verbose ? stderr : NULL, s->err, sizeof s->err);
     if (rc != EMU_OK) {
         fprintf(stderr, "narwhal: %s\n", s->err);
         s->err[0] = '\0';
         return rc;
     }
+    emu_chain_print_conf(stdout, s->c);
     printf("%s: ok (%zu actors: ", s->t->path, s->t->n_actors);
     emu_report_chain(stdout, s->t);
     printf(")\n");
@@ -393,8 +400,9 @@ static int command_run(session *s)
     int rc = load(s);
     if (rc != EMU_OK)
         return rc;
-    emu_run_options ro = {.conf_dir = s->o.conf_dir,
-                          .max_blocks = s->o.blocks,
+    if (s->o.verbose)
+        emu_chain_print_conf(stderr, s->c);
+    emu_run_options ro = {.max_blocks = s->o.blocks,
                           .log = stderr,
                           .trace = s->o.verbose ? stderr : NULL,
                           .ring_depth = s->o.pipeline ? (s->o.ring ? (unsigned)s->o.ring : 4) : 0};
@@ -462,7 +470,6 @@ int main(int argc, char **argv)
     emu_topology_free(s.t);
     free(s.own_dirs[0]);
     free(s.own_dirs[1]);
-    free(s.own_conf);
     xmlCleanupParser();
     return rc;
 }

@@ -104,7 +104,7 @@ int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, c
         rc = emu_calls_fail(&s, "a ring of %u buffers is deeper than the limit of %u", o->ring_depth, EMU_MAX_RING);
     if (rc == EMU_OK) {
         char why[1024];
-        rc = emu_configure(c, o->conf_dir, res, o->trace, why, sizeof why);
+        rc = emu_configure(c, res, o->trace, why, sizeof why);
         if (rc != EMU_OK)
             emu_calls_fail(&s, "%s", why);
     }

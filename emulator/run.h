@@ -43,7 +43,6 @@ enum emu_end {
 };
 
 typedef struct emu_run_options {
-    const char *conf_dir;         /* handed to process_config */
     unsigned long long max_blocks; /* producer blocks to run; 0: until the end of the data */
     FILE *log;                    /* actor failures, one line each, as they happen; NULL: none */
     FILE *trace;                  /* -v: lifecycle calls and buffer growth; NULL: none */
@@ -65,10 +64,10 @@ typedef struct emu_run_result {
     int signal;                   /* the signal that stopped the run, with EMU_END_SIGNAL */
 } emu_run_result;
 
-/* Calls process_config of every library of the chain, once each, with
- * conf_dir.  A non-zero code is EMU_E_RUN; err names actor, call and code. */
-int emu_configure(const emu_chain *c, const char *conf_dir, emu_run_result *res, FILE *trace, char *err,
-                  size_t errlen);
+/* Calls process_config of every library of the chain, once each, with its
+ * own directory (emu_library.conf_dir).  A non-zero code is EMU_E_RUN; err
+ * names actor, call and code. */
+int emu_configure(const emu_chain *c, emu_run_result *res, FILE *trace, char *err, size_t errlen);
 
 /* The whole run: config, register and initialise per actor, start, blocks
  * until the end, the flush of every filter, stop, unload.  The blocks and

@@ -230,6 +230,8 @@ static int read_library(reader *r, const xmlNode *c, emu_actor_spec *a)
     if (a->library)
         return fail_at(r, c, "%s '%s' has a second <library>", emu_role_name(a->role), a->name);
     a->library_line = xmlGetLineNo(c);
+    a->library_file = r->t->path;
+    a->library_dir = r->t->dir;
     return element_text(r, c, &a->library);
 }
 
@@ -285,9 +287,6 @@ static int read_source(reader *r, const xmlNode *c, emu_actor_spec *a)
 static int check_complete(reader *r, const xmlNode *el, const emu_actor_spec *a)
 {
     const char *role = emu_role_name(a->role);
-    if (!a->library)
-        return fail_at(r, el, "%s '%s' has no <library>: the emulator needs the shared object with its process_* code",
-                       role, a->name);
     if (a->role != EMU_CONSUMER && !a->output)
         return fail_at(r, el, "%s '%s' has no <output_buffer_name>", role, a->name);
     if (a->role != EMU_PRODUCER && !a->source)
@@ -361,7 +360,7 @@ static int read_configuration(reader *r, const xmlNode *root)
     return rc;
 }
 
-static char *directory_of(const char *path)
+char *emu_directory_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
@@ -377,7 +376,7 @@ static emu_topology *new_topology(const char *path)
     if (!t)
         return NULL;
     t->path = strdup(path);
-    t->dir = directory_of(path);
+    t->dir = emu_directory_of(path);
     if (!t->path || !t->dir) {
         emu_topology_free(t);
         return NULL;
@@ -540,9 +539,12 @@ void emu_topology_free(emu_topology *t)
         free(a->size_buffer);
         free(a->source);
         free(a->source_buffer);
+        free(a->conf_dir);
     }
     free(t->actors);
     free(t->path);
     free(t->dir);
+    free(t->main_path);
+    free(t->main_dir);
     free(t);
 }

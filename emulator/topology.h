@@ -14,8 +14,13 @@ typedef struct emu_actor_spec {
     char *name;
     enum emu_role role;
     long line;            /* the <producer>/<intermediary>/<consumer> element */
-    char *library;        /* <library> as written */
+    char *library;        /* <library> as written, or the main file's `set library`; NULL: neither gave one */
+    const char *library_file; /* the file that named it (the topology or the main file), for messages */
+    const char *library_dir;  /* the directory a library path with a '/' is relative to: that file's */
     long library_line;
+    char *conf_dir;       /* the main file's `set directory_path`, relative to the working directory;
+                             NULL: the configuration layout beside the topology (confdir.h) */
+    long conf_line;
     char *output;         /* <output_buffer_name>; NULL for a consumer */
     long output_line;
     unsigned output_size; /* <size output_buffer="..."> in bytes */
@@ -28,10 +33,15 @@ typedef struct emu_actor_spec {
 
 /* A topology that passed every check: actors[0] is the producer,
  * actors[n_actors - 1] the consumer, and each actor reads the output of the
- * one before it. */
+ * one before it.  What the command line and a main configuration file add
+ * to the XML (libraries, configuration directories) is kept here too. */
 typedef struct emu_topology {
     char *path;           /* as given, used in messages */
     char *dir;            /* the directory holding it */
+    char *main_path;      /* the main configuration file that named it (mainconf.h); NULL: none */
+    char *main_dir;       /* the directory holding that file */
+    const char *conf_list; /* --conf: directories separated by ':', most specific first (not owned);
+                              NULL: the layout beside the topology (confdir.h) */
     long root_line;
     emu_actor_spec *actors;
     size_t n_actors;
@@ -39,7 +49,9 @@ typedef struct emu_topology {
 
 /* Reads and checks a topology file.  On failure returns EMU_E_TOPOLOGY with
  * one line "FILE:LINE: message" in err and sets *out to NULL.  notes, when
- * not NULL, receives one line per element the emulator ignores. */
+ * not NULL, receives one line per element the emulator ignores.  An actor
+ * without <library> is accepted here (NARVAL's own topologies have none: its
+ * main configuration file names the libraries); loading refuses it. */
 int emu_topology_read(const char *path, FILE *notes, emu_topology **out, char *err, size_t errlen);
 
 /* The same from memory; path only names the text in messages.  Loads
@@ -48,6 +60,9 @@ int emu_topology_parse(const char *path, const char *xml, size_t len, FILE *note
                        emu_topology **out, char *err, size_t errlen);
 
 void emu_topology_free(emu_topology *t);
+
+/* The directory part of path ("." when it has none; malloc'd, NULL when out of memory). */
+char *emu_directory_of(const char *path);
 
 /* "producer", "intermediary" or "consumer", as the topology spells them. */
 const char *emu_role_name(enum emu_role role);

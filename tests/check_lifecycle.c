@@ -371,7 +371,7 @@ START_TEST(emu_run_reports_growth_and_counts)
     ck_assert_int_eq(emu_chain_load(t, dirs, 1, &c, err, sizeof err), EMU_OK);
     ck_assert_uint_eq(c->n_libraries, 3);
     ck_assert_int_eq(emu_run_result_init(&res, t->n_actors), EMU_OK);
-    emu_run_options o = {.conf_dir = "tests/topologies/good/conf", .max_blocks = 2};
+    emu_run_options o = {.max_blocks = 2};
     ck_assert_int_eq(emu_run(c, &o, &res, err, sizeof err), EMU_OK);
     ck_assert_int_eq(res.end, EMU_END_LIMIT);
     ck_assert_uint_eq(res.blocks, 2);

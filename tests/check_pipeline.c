@@ -661,7 +661,7 @@ static void run_grow(unsigned ring, emu_run_result *res)
     ck_assert_int_eq(emu_topology_read(GROW, NULL, &t, err, sizeof err), EMU_OK);
     ck_assert_int_eq(emu_chain_load(t, dirs, 1, &c, err, sizeof err), EMU_OK);
     ck_assert_int_eq(emu_run_result_init(res, t->n_actors), EMU_OK);
-    emu_run_options o = {.conf_dir = "tests/topologies/good/conf", .ring_depth = ring};
+    emu_run_options o = {.ring_depth = ring};
     ck_assert_int_eq(emu_run(c, &o, res, err, sizeof err), EMU_OK);
     emu_chain_free(c);
     emu_topology_free(t);

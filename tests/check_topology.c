@@ -19,15 +19,17 @@ typedef struct good_case {
     const char *file;
     const char *chain[6];
     unsigned sizes[6]; /* output buffer sizes, 0 for the consumer */
+    size_t sharer;     /* the actor that shares the library of the one before it; 0: none */
 } good_case;
 
 static const good_case goods[] = {
-    {"chain4.xml", {"source", "first", "second", "sink"}, {4096, 4096, 4096, 0}},
-    {"direct.xml", {"source", "sink"}, {1000, 0}},
-    {"grow.xml", {"source", "pass", "sink"}, {10, 30, 0}},
+    {"chain4.xml", {"source", "first", "second", "sink"}, {4096, 4096, 4096, 0}, 2},
+    {"direct.xml", {"source", "sink"}, {1000, 0}, 0},
+    {"grow.xml", {"source", "pass", "sink"}, {10, 30, 0}, 0},
     {"listing1.xml",
      {"crystal_producer", "preprocessing_filter", "psa_filter", "psa_writer"},
-     {10000000, 10000000, 1000000, 0}},
+     {10000000, 10000000, 1000000, 0},
+     2},
 };
 #define N_GOODS (int)(sizeof goods / sizeof goods[0])
 
@@ -66,7 +68,7 @@ END_TEST
 START_TEST(validate_accepts_good_topologies_and_configures_each_library_once)
 {
     const good_case *g = &goods[_i];
-    char path[256], log[] = "/tmp/narwhal-validate-XXXXXX", env_log[300], expected[512], text[4096] = "";
+    char path[256], log[] = "/tmp/narwhal-validate-XXXXXX", env_log[300], expected[8192], text[4096] = "";
     int fd = mkstemp(log);
     ck_assert_int_ge(fd, 0);
     close(fd);
@@ -77,7 +79,25 @@ START_TEST(validate_accepts_good_topologies_and_configures_each_library_once)
     nw_result r;
     ck_assert_int_eq(nw_run(&r, args, env), 0);
     ck_assert_msg(r.status == 0, "%s: exit %d, stderr: %s", path, r.status, r.err);
-    size_t n = chain_length(g), len = (size_t)snprintf(expected, sizeof expected, "%s: ok (%zu actors: ", path, n);
+    /* Each actor's directory: conf/ beside them, the only one of the layout
+     * that exists, given as it is; its files listed for the first actor. */
+    char readme[4096];
+    size_t n = chain_length(g), len = 0;
+    ck_assert_ptr_nonnull(realpath(GOOD "conf/README", readme));
+    for (size_t k = 0; k < n; k++)
+        if (k == g->sharer && k > 0)
+            len += (size_t)snprintf(expected + len, sizeof expected - len,
+                                    "narwhal: %s: shares the library and the configuration of '%s'\n", g->chain[k],
+                                    g->chain[k - 1]);
+        else if (k == 0)
+            len += (size_t)snprintf(expected + len, sizeof expected - len,
+                                    "narwhal: %s: process_config gets " GOOD "conf\nnarwhal: %s:   README <- %s\n",
+                                    g->chain[k], g->chain[k], readme);
+        else
+            len += (size_t)snprintf(expected + len, sizeof expected - len,
+                                    "narwhal: %s: process_config gets " GOOD "conf: the files '%s' sees\n", g->chain[k],
+                                    g->chain[0]);
+    len += (size_t)snprintf(expected + len, sizeof expected - len, "%s: ok (%zu actors: ", path, n);
     for (size_t k = 0; k < n; k++)
         len += (size_t)snprintf(expected + len, sizeof expected - len, "%s%s", k ? " -> " : "", g->chain[k]);
     snprintf(expected + len, sizeof expected - len, ")\n");
@@ -132,8 +152,10 @@ static const bad_case bads[] = {
     {"size_huge.xml", 8, "buffer size 2_000_000_000 exceeds the emulator's limit of 1073741824 bytes (1 GiB)"},
     {"size_wrong_buffer.xml", 8, "<size> names buffer 'date' but the output of 'source' is 'data'"},
     {"no_size.xml", 4, "producer 'source' gives no <size output_buffer=\"data\"> for its output buffer"},
+    /* Found when the libraries are loaded: a main configuration file may name it. */
     {"no_library.xml", 10,
-     "consumer 'sink' has no <library>: the emulator needs the shared object with its process_* code"},
+     "consumer 'sink' has no <library>: name its shared object there, or in a main configuration file (set library "
+     "LIB INSTANCE sink) given with --main"},
     {"no_producer.xml", 3, "no <producer>: a chain needs one"},
     {"no_consumer.xml", 3, "no <consumer>: a chain needs one"},
     {"two_producers.xml", 10,
@@ -328,6 +350,29 @@ START_TEST(unknown_elements_are_ignored_with_a_note_each)
 }
 END_TEST
 
+/* NARVAL's own topologies have no <library>: its main configuration file names the code. */
+START_TEST(a_topology_without_libraries_is_read_for_a_main_file_to_complete)
+{
+    static const char xml[] = "<configuration>\n"
+                              "<producer><name>p</name><output_buffer_name>b</output_buffer_name>"
+                              "<size output_buffer='b'>64</size></producer>\n"
+                              "<consumer><name>c</name><library>c.so</library><data_source source_buffer='b'>p"
+                              "</data_source></consumer>\n"
+                              "</configuration>\n";
+    char err[512];
+    emu_topology *t = NULL;
+    ck_assert_int_eq(parse(xml, &t, err, sizeof err), EMU_OK);
+    ck_assert_ptr_null(t->actors[0].library);
+    ck_assert_str_eq(t->actors[1].library, "c.so");
+    ck_assert_str_eq(t->actors[1].library_file, "mem.xml");
+    ck_assert_str_eq(t->actors[1].library_dir, ".");
+    ck_assert_int_eq(t->actors[1].library_line, 3);
+    ck_assert_ptr_null(t->actors[1].conf_dir);
+    ck_assert_ptr_null(t->main_path);
+    emu_topology_free(t);
+}
+END_TEST
+
 START_TEST(malformed_memory_input_never_yields_a_topology)
 {
     static const char *const inputs[] = {
@@ -429,9 +474,15 @@ START_TEST(inspect_lists_symbols_and_the_description)
     ck_assert_int_eq(nw_run(&r, args, NULL), 0);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "  process_block        mandatory          present\n"));
-    ck_assert_ptr_nonnull(strstr(r.out, "  process_pause        optional           absent\n"));
     ck_assert_ptr_nonnull(strstr(r.out, "  process_describe     narwhal extension  present\n"));
     ck_assert_ptr_nonnull(strstr(r.out, "\nlifecycle_producer (producer): test actor; logs every call to $LIFECYCLE_LOG\n"));
+    /* The foreign filter has NARVAL's calls but pause, resume and reset, and none of ours. */
+    snprintf(lib, sizeof lib, "%s", nw_build_path("/tests/actors/foreign_filter.so"));
+    ck_assert_int_eq(nw_run(&r, args, NULL), 0);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "  process_stop         optional           present\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  process_pause        optional           absent\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  process_describe     narwhal extension  absent\n"));
 }
 END_TEST
 
@@ -472,6 +523,7 @@ static Suite *topology_suite(void)
     tcase_add_test(tc, unknown_elements_are_ignored_with_a_note_each);
     tcase_add_test(tc, a_chain_may_hold_up_to_1024_actors);
     tcase_add_test(tc, malformed_memory_input_never_yields_a_topology);
+    tcase_add_test(tc, a_topology_without_libraries_is_read_for_a_main_file_to_complete);
     suite_add_tcase(s, tc);
     tc = tcase_create("command");
     tcase_add_test(tc, a_missing_topology_file_is_status_2);
