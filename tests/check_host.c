@@ -570,6 +570,92 @@ START_TEST(an_actor_error_aborts_and_nothing_is_published)
 }
 END_TEST
 
+/* ---- the host itself: NARVAL's calls, and no other ------------------------------------------ */
+
+/* One cycle of the lifecycle test actors under the host: 10 frames in blocks of 4, the third
+ * with the meta:eof; 3 filter instances (F1 holds its frames until the meta:eof), a pause/resume
+ * pair after every second producer block; "who call [seq=frames]", one per line. */
+#define LC_CYCLE                                                                                                   \
+    "C process_start\nF0 process_start\nF1 process_start\nF2 process_start\nP process_start\n"                   \
+    "P process_block\nF0 process_block seq=0-3\nC process_block seq=0-3\n"                                         \
+    "P process_block\nF1 process_block seq=4-7\n"                                                                  \
+    "P process_pause\nF0 process_pause\nF1 process_pause\nF2 process_pause\nC process_pause\n"                   \
+    "C process_resume\nF0 process_resume\nF1 process_resume\nF2 process_resume\nP process_resume\n"              \
+    "P process_block\nF2 process_block seq=8-9\nC process_block seq=8-9\n"                                         \
+    "F0 process_block seq=eof\nF1 process_block seq=eof\nC process_block seq=4-7\n"                                \
+    "F2 process_block seq=eof\nC process_block seq=eof\n"                                                          \
+    "P process_block\n"                                                                                            \
+    "P process_stop\nF0 process_stop\nF1 process_stop\nF2 process_stop\nC process_stop\n"
+
+static const char expected_calls[] =
+    "P process_config\nP process_register\nF process_config\nF0 process_register\nF1 process_register\n"
+    "F2 process_register\nC process_config\nC process_register\n"
+    "P process_initialise\nF0 process_initialise\nF1 process_initialise\nF2 process_initialise\n"
+    "C process_initialise\n" LC_CYCLE
+    "P process_reset\nF0 process_reset\nF1 process_reset\nF2 process_reset\nC process_reset\n"
+    "P process_initialise\nF0 process_initialise\nF1 process_initialise\nF2 process_initialise\n"
+    "C process_initialise\n" LC_CYCLE
+    "P process_unload\nF0 process_unload\nF1 process_unload\nF2 process_unload\nC process_unload\n";
+
+/* The log's lines cut to "who call [seq=...]" (the rest, sizes and paths, is the actors' detail);
+ * a call the test actors found out of NARVAL's sequence fails the test. */
+static void calls_of(char *log, char *out, size_t cap)
+{
+    char who[16], call[32], *save;
+    size_t n = 0;
+    for (char *line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        const char *seq = strstr(line, " seq=");
+        ck_assert_msg(strstr(line, "out of sequence") == NULL, "%s", line);
+        ck_assert_int_eq(sscanf(line, "%15s %31s", who, call), 2);
+        n += (size_t)snprintf(out + n, cap - n, "%s %s", who, call);
+        if (seq)
+            n += (size_t)snprintf(out + n, cap - n, " seq=%.*s", (int)strcspn(seq + 5, " "), seq + 5);
+        n += (size_t)snprintf(out + n, cap - n, "\n");
+        ck_assert_uint_lt(n, cap);
+    }
+}
+
+START_TEST(host_makes_narvals_calls_and_no_other)
+{
+    char dir[PATH_MAX], spec[3][3 * PATH_MAX], log[PATH_MAX + 16];
+    char *text, calls[8192];
+    static nw_result child;
+    snprintf(dir, sizeof dir, "%s", at("calls"));
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(log, sizeof log, "%s/calls.log", dir);
+    const char *who[3] = {"P", "F", "C"}, *lib[3] = {"producer", "filter", "consumer"};
+    for (int i = 0; i < 3; i++)
+        snprintf(spec[i], sizeof spec[i], "%s=%s/tests/actors/lifecycle_%s.so,%s%s", who[i], tk_build(), lib[i], dir,
+                 i < 2 ? ",4096" : "");
+    const char *argv[] = {nw_build_path("/tests/narval_host"), "--instances", "3", "--pause-every", "2",
+                          spec[0], spec[1], spec[2], NULL};
+    int out = nw_tempfile(), err = nw_tempfile();
+    ck_assert(out >= 0 && err >= 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        setenv("LIFECYCLE_LOG", log, 1);
+        setenv("LIFECYCLE_FRAMES", "10", 1);
+        setenv("LIFECYCLE_PER_BLOCK", "4", 1);
+        setenv("LIFECYCLE_EOF", "1", 1);
+        setenv("LIFECYCLE_HOLD", "F1", 1);
+        dup2(out, 1);
+        dup2(err, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    ck_assert_int_eq(nw_wait(&child, pid, 60, 0, 0), 0);
+    nw_slurp(out, child.out, sizeof child.out);
+    nw_slurp(err, child.err, sizeof child.err);
+    ck_assert_msg(child.status == 0, "narval_host exited %d:\n%s\n%s", child.status, child.out, child.err);
+    text = (char *)tk_read_file(log, NULL);
+    calls_of(text, calls, sizeof calls);
+    ck_assert_str_eq(calls, expected_calls);
+    free(text);
+}
+END_TEST
+
 static Suite *host_suite(void)
 {
     Suite *s = suite_create("host");
@@ -582,6 +668,7 @@ static Suite *host_suite(void)
     tcase_add_test(tc, three_instances_two_cycles_account_for_every_frame);
     tcase_add_test(tc, three_instances_write_the_hits_narwhal_run_writes);
     tcase_add_test(tc, an_actor_error_aborts_and_nothing_is_published);
+    tcase_add_test(tc, host_makes_narvals_calls_and_no_other);
     suite_add_tcase(s, tc);
     return s;
 }
