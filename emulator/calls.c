@@ -9,11 +9,23 @@
 #include <string.h>
 #include <time.h>
 
-/* Set by SIGINT/SIGTERM on whichever thread takes the signal, read by the
- * producer's: a lock-free atomic is both async-signal-safe and race-free. */
-static atomic_int stop_signal;
+/* Set by the signal handlers on whichever thread takes the signal, read by
+ * the producer's: lock-free atomics are both async-signal-safe and
+ * race-free.  SIGCONT is counted rather than flagged, and SIGTSTP notes the
+ * count it came at, so that a SIGCONT sent before the pause began still
+ * ends it. */
+static atomic_int stop_signal, pause_signal;
+static atomic_uint continued, continued_at_pause;
 
 static void on_signal(int sig) { atomic_store(&stop_signal, sig); }
+
+static void on_pause_signal(int sig)
+{
+    atomic_store(&continued_at_pause, atomic_load(&continued));
+    atomic_store(&pause_signal, sig);
+}
+
+static void on_continue_signal(int sig) { atomic_fetch_add(&continued, 1u); }
 
 double emu_now(void)
 {
@@ -73,6 +85,20 @@ static void trace(const emu_calls *s, size_t k, const char *call)
         fprintf(s->o->trace, "narwhal: %s: %s\n", spec_of(s, k)->name, call);
 }
 
+/* -v: a process_block with what it is handed; the consumer has no output. */
+static void trace_block(const emu_calls *s, size_t k, unsigned in_size, const char *note)
+{
+    if (!s->o->trace)
+        return;
+    const char *name = spec_of(s, k)->name;
+    if (k == 0)
+        fprintf(s->o->trace, "narwhal: %s: process_block out=%u\n", name, s->size[k]);
+    else if (k + 1 < s->n)
+        fprintf(s->o->trace, "narwhal: %s: process_block in=%u out=%u%s\n", name, in_size, s->size[k], note);
+    else
+        fprintf(s->o->trace, "narwhal: %s: process_block in=%u\n", name, in_size);
+}
+
 int emu_configure(const emu_chain *c, emu_run_result *res, FILE *trace_to, char *err, size_t errlen)
 {
     for (size_t lib = 0; lib < c->n_libraries; lib++) {
@@ -103,10 +129,10 @@ int emu_calls_init(emu_calls *s, const emu_chain *c, const emu_run_options *o, e
     s->errlen = errlen;
     pthread_mutex_init(&s->lock, NULL);
     s->instance = calloc(s->n, sizeof *s->instance);
-    s->phase = calloc(s->n, sizeof *s->phase);
+    s->registered = calloc(s->n, 1);
     s->size = calloc(s->n, sizeof *s->size);
     s->warned = calloc(s->n, 1);
-    if (!s->instance || !s->phase || !s->size || !s->warned)
+    if (!s->instance || !s->registered || !s->size || !s->warned)
         return emu_calls_fail(s, "out of memory");
     for (size_t k = 0; k + 1 < s->n; k++)
         s->size[k] = spec_of(s, k)->output_size;
@@ -118,7 +144,7 @@ void emu_calls_free(emu_calls *s)
     for (size_t k = 0; s->size && k < s->n; k++)
         s->res->actors[k].buffer_size = s->size[k];
     free(s->instance);
-    free(s->phase);
+    free(s->registered);
     free(s->size);
     free(s->warned);
     pthread_mutex_destroy(&s->lock);
@@ -147,35 +173,54 @@ static int register_actor(emu_calls *s, size_t k)
     s->res->actors[k].seconds += emu_now() - t0;
     if (code)
         return actor_error(s, k, "process_register", code);
-    s->phase[k] = EMU_PHASE_REGISTERED;
+    s->registered[k] = 1;
     return lifecycle(s, k, lib->initialise, "process_initialise");
 }
 
-int emu_calls_bring_up(emu_calls *s)
+int emu_calls_register(emu_calls *s)
 {
     for (size_t k = 0; k < s->n; k++)
         if (register_actor(s, k) != EMU_OK)
             return EMU_E_RUN;
-    for (size_t k = 0; k < s->n; k++) {
-        if (lifecycle(s, k, library_of(s->c, k)->start, "process_start") != EMU_OK)
-            return EMU_E_RUN;
-        s->phase[k] = EMU_PHASE_STARTED;
-    }
     return EMU_OK;
 }
 
-void emu_calls_wind_down(emu_calls *s)
+static const char *const call_names[] = {
+    [EMU_CALL_INITIALISE] = "process_initialise", [EMU_CALL_START] = "process_start",
+    [EMU_CALL_PAUSE] = "process_pause",           [EMU_CALL_RESUME] = "process_resume",
+    [EMU_CALL_STOP] = "process_stop",             [EMU_CALL_RESET] = "process_reset",
+    [EMU_CALL_UNLOAD] = "process_unload",
+};
+
+static narval_lifecycle_fn *function_of(const emu_library *lib, enum emu_call call)
 {
-    if (!s->phase)
-        return;
-    for (size_t k = 0; k < s->n; k++)
-        if (s->phase[k] == EMU_PHASE_STARTED)
-            lifecycle(s, k, library_of(s->c, k)->stop, "process_stop");
-    for (size_t k = 0; k < s->n; k++)
-        if (s->phase[k] != EMU_PHASE_NONE) {
-            lifecycle(s, k, library_of(s->c, k)->unload, "process_unload");
-            s->phase[k] = EMU_PHASE_NONE;
+    switch (call) {
+    case EMU_CALL_INITIALISE: return lib->initialise;
+    case EMU_CALL_START: return lib->start;
+    case EMU_CALL_PAUSE: return lib->pause;
+    case EMU_CALL_RESUME: return lib->resume;
+    case EMU_CALL_STOP: return lib->stop;
+    case EMU_CALL_RESET: return lib->reset;
+    case EMU_CALL_UNLOAD: break;
+    }
+    return lib->unload;
+}
+
+int emu_calls_every(emu_calls *s, enum emu_call call)
+{
+    int rc = EMU_OK;
+    for (size_t k = 0; k < s->n; k++) {
+        if (call == EMU_CALL_UNLOAD && !s->registered[k])
+            continue;
+        if (lifecycle(s, k, function_of(library_of(s->c, k), call), call_names[call]) != EMU_OK) {
+            rc = EMU_E_RUN;
+            if (call != EMU_CALL_STOP && call != EMU_CALL_UNLOAD)
+                return rc;
         }
+        if (call == EMU_CALL_UNLOAD)
+            s->registered[k] = 0;
+    }
+    return rc;
 }
 
 static void count_kind(emu_actor_stats *st, uint32_t id, int inside)
@@ -250,8 +295,20 @@ static int fit(emu_calls *s, size_t k, emu_buffer *out)
     return EMU_OK;
 }
 
+/* --strict: NARVAL gives an actor the topology's size and nothing more. */
+static int strict_size_error(emu_calls *s, size_t k, unsigned needed)
+{
+    const emu_actor_spec *a = spec_of(s, k);
+    return emu_calls_fail(s, "actor '%s' (%s): process_block needs an output buffer of %u bytes, more than the %u "
+                             "of its <size output_buffer=\"%s\"> (%s:%ld); --strict keeps the topology's sizes: "
+                             "raise that <size> to at least %u",
+                          a->name, a->library, needed, s->size[k], a->size_buffer ? a->size_buffer : a->output,
+                          s->c->topology->path, a->size_line, needed);
+}
+
 /* After NARVAL_E_OUTPUT_SIZE: actor k's size becomes what it needs, at
- * least twice the old one (few retries), at most EMU_MAX_BUFFER. */
+ * least twice the old one (few retries), at most EMU_MAX_BUFFER; with
+ * --strict the run stops. */
 static int grow(emu_calls *s, size_t k, unsigned needed, emu_buffer *out)
 {
     const emu_actor_spec *a = spec_of(s, k);
@@ -260,6 +317,8 @@ static int grow(emu_calls *s, size_t k, unsigned needed, emu_buffer *out)
         return emu_calls_fail(s, "actor '%s' (%s): process_block asked for a larger output buffer but needs %u bytes, "
                                  "no more than the %u it has",
                               a->name, a->library, needed, old);
+    if (s->o->strict)
+        return strict_size_error(s, k, needed);
     if (needed > EMU_MAX_BUFFER)
         return emu_calls_fail(s, "actor '%s' (%s): process_block needs an output buffer of %u bytes, more than the "
                                  "emulator's limit of %u (1 GiB)",
@@ -306,14 +365,22 @@ static void add_time(emu_calls *s, size_t k, double t0)
     s->res->actors[k].block_seconds += dt;
 }
 
-int emu_calls_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames,
-                    emu_buffer *out, unsigned *used, unsigned long long *out_frames)
+/* A non-empty producer block, in the session's count and the run's. */
+static void count_producer_block(emu_calls *s)
+{
+    s->res->blocks++;
+    s->cycle->blocks++;
+}
+
+static int call_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames,
+                      emu_buffer *out, unsigned *used, unsigned long long *out_frames, const char *note)
 {
     if (fit(s, k, out) != EMU_OK)
         return EMU_E_RUN;
     for (;;) {
         unsigned code = 0;
         *used = 0;
+        trace_block(s, k, in_size, note);
         double t0 = emu_now();
         call_producer_or_filter(s, k, in, in_size, out, used, &code);
         add_time(s, k, t0);
@@ -330,8 +397,16 @@ int emu_calls_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsig
                                   spec_of(s, k)->name, spec_of(s, k)->library, *used, s->size[k]);
         *out_frames = count_frames(s, k, out->data, *used);
         account(s, k, in_size, in_frames, *used, *out_frames);
+        if (k == 0 && *used > 0)
+            count_producer_block(s);
         return EMU_OK;
     }
+}
+
+int emu_calls_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames,
+                    emu_buffer *out, unsigned *used, unsigned long long *out_frames)
+{
+    return call_block(s, k, in, in_size, in_frames, out, used, out_frames, "");
 }
 
 int emu_calls_flush(emu_calls *s, size_t k, emu_buffer *out, unsigned *used, unsigned long long *out_frames)
@@ -339,8 +414,7 @@ int emu_calls_flush(emu_calls *s, size_t k, emu_buffer *out, unsigned *used, uns
     /* A valid pointer, as some actors may not expect NULL even with size 0;
      * the input is read-only for them, so one byte serves every thread. */
     static uint8_t no_input[1];
-    trace(s, k, "process_block (flush: empty input)");
-    return emu_calls_block(s, k, no_input, 0, 0, out, used, out_frames);
+    return call_block(s, k, no_input, 0, 0, out, used, out_frames, " (flush: empty input)");
 }
 
 int emu_calls_consume(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames)
@@ -349,6 +423,7 @@ int emu_calls_consume(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, uns
     void *block = library_of(s->c, k)->block;
     unsigned code = 0;
     memcpy(&fn, &block, sizeof fn);
+    trace_block(s, k, in_size, "");
     double t0 = emu_now();
     fn(s->instance[k], in, in_size, &code);
     add_time(s, k, t0);
@@ -358,35 +433,89 @@ int emu_calls_consume(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, uns
     return EMU_OK;
 }
 
-void emu_calls_catch_signals(struct sigaction old[2])
+static void catch(int sig, void (*handler)(int), int flags, struct sigaction *old)
 {
     struct sigaction act;
     memset(&act, 0, sizeof act);
-    act.sa_handler = on_signal;
+    act.sa_handler = handler;
     sigemptyset(&act.sa_mask);
-    act.sa_flags = SA_RESTART | SA_RESETHAND;
-    atomic_store(&stop_signal, 0);
-    sigaction(SIGINT, &act, &old[0]);
-    sigaction(SIGTERM, &act, &old[1]);
+    act.sa_flags = SA_RESTART | flags;
+    sigaction(sig, &act, old);
 }
 
-void emu_calls_restore_signals(const struct sigaction old[2])
+void emu_calls_catch_signals(emu_saved_signals *saved)
 {
-    sigaction(SIGINT, &old[0], NULL);
-    sigaction(SIGTERM, &old[1], NULL);
+    atomic_store(&stop_signal, 0);
+    atomic_store(&pause_signal, 0);
+    catch(SIGINT, on_signal, SA_RESETHAND, &saved->old[0]);
+    catch(SIGTERM, on_signal, SA_RESETHAND, &saved->old[1]);
+    catch(SIGTSTP, on_pause_signal, 0, &saved->old[2]);
+    catch(SIGCONT, on_continue_signal, 0, &saved->old[3]);
+}
+
+void emu_calls_restore_signals(const emu_saved_signals *saved)
+{
+    sigaction(SIGINT, &saved->old[0], NULL);
+    sigaction(SIGTERM, &saved->old[1], NULL);
+    sigaction(SIGTSTP, &saved->old[2], NULL);
+    sigaction(SIGCONT, &saved->old[3], NULL);
+}
+
+int emu_calls_signalled(emu_calls *s)
+{
+    int sig = atomic_load(&stop_signal);
+    if (!sig)
+        return 0;
+    s->res->signal = sig;
+    emu_calls_end(s, EMU_END_SIGNAL);
+    return 1;
 }
 
 int emu_calls_producer_done(emu_calls *s)
 {
-    int sig = atomic_load(&stop_signal);
-    if (sig) {
-        s->res->signal = sig;
-        emu_calls_end(s, EMU_END_SIGNAL);
+    if (emu_calls_signalled(s))
         return 1;
-    }
-    if (s->o->max_blocks && s->res->blocks >= s->o->max_blocks) {
+    if (s->o->max_blocks && s->cycle->blocks >= s->o->max_blocks) {
         emu_calls_end(s, EMU_END_LIMIT);
         return 1;
     }
     return 0;
+}
+
+int emu_calls_pause_due(emu_calls *s, int *wait)
+{
+    *wait = atomic_exchange(&pause_signal, 0) != 0;
+    return *wait || (s->o->pause_every && s->cycle->blocks % s->o->pause_every == 0);
+}
+
+/* Until a SIGCONT that came after the SIGTSTP: stopped by SIGSTOP (the
+ * shell sees the job stop, `fg` continues it), then polling, as the
+ * SIGCONT handler may run on another thread a little later. */
+static void wait_for_continue(emu_calls *s)
+{
+    unsigned at = atomic_load(&continued_at_pause);
+    const struct timespec poll = {.tv_nsec = 10 * 1000 * 1000};
+    if (atomic_load(&continued) != at)
+        return;
+    if (s->o->log) {
+        fprintf(s->o->log, "narwhal: paused at SIGTSTP after %llu producer blocks of run %u; SIGCONT resumes\n",
+                s->cycle->blocks, s->res->runs);
+        fflush(s->o->log);
+    }
+    raise(SIGSTOP);
+    while (atomic_load(&continued) == at)
+        nanosleep(&poll, NULL);
+}
+
+int emu_calls_pause(emu_calls *s, int wait)
+{
+    if (emu_calls_every(s, EMU_CALL_PAUSE) != EMU_OK)
+        return EMU_E_RUN;
+    if (wait)
+        wait_for_continue(s);
+    if (emu_calls_every(s, EMU_CALL_RESUME) != EMU_OK)
+        return EMU_E_RUN;
+    s->res->pauses++;
+    s->cycle->pauses++;
+    return EMU_OK;
 }

@@ -16,25 +16,36 @@ typedef struct emu_buffer {
     unsigned cap; /* bytes allocated */
 } emu_buffer;
 
-enum emu_phase { EMU_PHASE_NONE, EMU_PHASE_REGISTERED, EMU_PHASE_STARTED };
-
-/* One run's actors.  In the pipelined loop every actor's thread touches only
- * its own entries of the per-actor arrays and of res->actors; the failure
- * fields and res->end are shared and go through lock. */
+/* One session's actors.  In the pipelined loop every actor's thread touches
+ * only its own entries of the per-actor arrays and of res->actors (the
+ * producer's thread all of them while the others wait, drained, for a
+ * pause); the failure fields and res->end are shared and go through lock. */
 typedef struct emu_calls {
     const emu_chain *c;
     const emu_run_options *o;
     emu_run_result *res;
     size_t n;
     void **instance;
-    enum emu_phase *phase;
-    unsigned *size; /* per actor but the consumer: the output size it is handed */
-    char *warned;   /* a malformed-output warning was printed for this actor */
+    char *registered; /* process_register succeeded: process_unload is owed */
+    unsigned *size;   /* per actor but the consumer: the output size it is handed */
+    char *warned;     /* a malformed-output warning was printed for this actor */
+    emu_cycle_stats *cycle; /* the run in hand: res->cycle[res->runs - 1] */
     pthread_mutex_t lock;
     int failed;
     char *err;
     size_t errlen;
 } emu_calls;
+
+/* The lifecycle calls a host makes on every actor at once, in chain order. */
+enum emu_call {
+    EMU_CALL_INITIALISE,
+    EMU_CALL_START,
+    EMU_CALL_PAUSE,
+    EMU_CALL_RESUME,
+    EMU_CALL_STOP,
+    EMU_CALL_RESET,
+    EMU_CALL_UNLOAD,
+};
 
 /* Seconds on a monotonic clock. */
 double emu_now(void);
@@ -52,28 +63,51 @@ int emu_calls_fail(emu_calls *s, const char *fmt, ...) __attribute__((format(pri
 /* How the run ended, unless a failure already said so. */
 void emu_calls_end(emu_calls *s, enum emu_end end);
 
-/* Register and initialise every actor, then start every actor, in chain order. */
-int emu_calls_bring_up(emu_calls *s);
-/* Stop what was started, then unload what was registered, in chain order;
- * a failure is reported and the others still get their calls. */
-void emu_calls_wind_down(emu_calls *s);
+/* Register and initialise each actor in turn, in chain order; stops at the
+ * first failure (those registered are owed their unload). */
+int emu_calls_register(emu_calls *s);
+/* One lifecycle call on every actor, in chain order.  The first failure
+ * ends it, but for EMU_CALL_STOP (the run was ending normally: the others
+ * still stop) and EMU_CALL_UNLOAD, which goes to every registered actor
+ * and leaves none registered. */
+int emu_calls_every(emu_calls *s, enum emu_call call);
 
 /* One process_block of the producer (k == 0, no input) or of filter k into
  * out, called again with a larger buffer for as long as the actor asks for
- * one, so that no frame is lost or emitted twice. */
+ * one, so that no frame is lost or emitted twice; with o->strict the
+ * request stops the run instead, naming the topology's <size> to raise.
+ * A non-empty producer block is counted in res and in the run in hand. */
 int emu_calls_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames,
                     emu_buffer *out, unsigned *used, unsigned long long *out_frames);
-/* Filter k's flush: the same with an empty input. */
+/* Filter k's flush: the same with an empty input (never with o->strict). */
 int emu_calls_flush(emu_calls *s, size_t k, emu_buffer *out, unsigned *used, unsigned long long *out_frames);
 /* One process_block of the consumer k. */
 int emu_calls_consume(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames);
 
-/* SIGINT and SIGTERM ask the producer to stop before its next block; a
- * second one while the chain winds down ends the process. */
-void emu_calls_catch_signals(struct sigaction old[2]);
-void emu_calls_restore_signals(const struct sigaction old[2]);
+/* The signal dispositions the session replaced. */
+typedef struct emu_saved_signals {
+    struct sigaction old[4];
+} emu_saved_signals;
+
+/* SIGINT and SIGTERM ask the producer to stop before its next block (a
+ * second one while the chain winds down ends the process); SIGTSTP asks
+ * for a pause at the next block boundary, SIGCONT ends it. */
+void emu_calls_catch_signals(emu_saved_signals *saved);
+void emu_calls_restore_signals(const emu_saved_signals *saved);
+/* Whether SIGINT or SIGTERM came; then it also records how the run ended. */
+int emu_calls_signalled(emu_calls *s);
 /* Whether the producer is to stop before its next block: a signal came or
- * o->max_blocks blocks were run; then it also records how the run ended. */
+ * o->max_blocks blocks of this run were run; then it also records how. */
 int emu_calls_producer_done(emu_calls *s);
+
+/* Whether a pause is due now, between two blocks: SIGTSTP came (*wait set:
+ * the pause lasts until SIGCONT) or the run's producer blocks reached a
+ * multiple of o->pause_every. */
+int emu_calls_pause_due(emu_calls *s, int *wait);
+/* The pause: process_pause on every actor in chain order; with wait, the
+ * process stops itself (SIGSTOP, as a shell's Ctrl-Z expects) until a
+ * SIGCONT; then process_resume on every actor.  Every actor must be
+ * between blocks. */
+int emu_calls_pause(emu_calls *s, int wait);
 
 #endif

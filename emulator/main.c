@@ -26,26 +26,40 @@ static const char usage[] =
     "\n"
     "  narwhal run TOPOLOGY.xml | --main FILE [--actors DIR] [--conf DIR] [--blocks N]\n"
     "              [--pipeline [--ring N]]\n"
-    "              [--report FILE] [-v]\n"
-    "      Loads every actor of the topology and runs the chain: the producer fills a buffer,\n"
-    "      each intermediary turns it into the next, the consumer takes the last, until the\n"
-    "      producer's data end, N producer blocks were run (--blocks), or SIGINT or SIGTERM\n"
-    "      arrives (the blocks in hand are finished).  Then every intermediary gets one call\n"
-    "      with an empty input (its flush; what it emits goes down the chain), and every actor\n"
-    "      is stopped and unloaded.  By default every call is made on one thread, in data-flow\n"
-    "      order (gdb, valgrind); with --pipeline each actor's blocks run on its own thread,\n"
-    "      with a ring of N buffers (--ring, default 4) between neighbours: same blocks, same\n"
-    "      order, same output, the actors working at the same time.  After an actor's error no\n"
-    "      flush is made; pipelined, every thread stops after its call in hand and the blocks\n"
-    "      still in the rings are dropped.\n"
-    "      Prints a table per actor: blocks (successful process_block calls, end-of-data and\n"
-    "      flush calls included), top-level ADF frames and bytes in and out, seconds in its\n"
-    "      calls and their share of the wall time; with --pipeline also the seconds its thread\n"
-    "      waited for input and for room in its output ring.  Then the wall time, the\n"
-    "      producer's frames per second while blocks ran, and the actor that spent the most\n"
-    "      time in process_block.\n"
+    "              [--strict] [--cycles N] [--pause-every K] [--report FILE] [-v]\n"
+    "      Loads every actor of the topology and drives it as NARVAL does, every lifecycle\n"
+    "      call going to the actors in data-flow order: process_config, then process_register\n"
+    "      and process_initialise per actor, then a run: process_start, the blocks (the\n"
+    "      producer fills a buffer, each intermediary turns it into the next, the consumer\n"
+    "      takes the last) until the producer's data end, N producer blocks of the run were\n"
+    "      run (--blocks), or SIGINT or SIGTERM arrives (the blocks in hand are finished);\n"
+    "      then every intermediary gets one call with an empty input (its flush: what it\n"
+    "      emits goes down the chain; not with --strict), and process_stop.  With --cycles N,\n"
+    "      N runs, each after the first preceded by process_reset and process_initialise, as\n"
+    "      NARVAL's GUI makes them; a signal ends the session after the run in hand.\n"
+    "      process_unload last.  Between two blocks a run pauses (process_pause, then\n"
+    "      process_resume) at SIGTSTP (Ctrl-Z: the process then stops itself until SIGCONT,\n"
+    "      as `fg` sends) and with --pause-every K after every K producer blocks of a run.\n"
+    "      An actor's error aborts: no flush, no process_stop, no further run, only\n"
+    "      process_unload of every registered actor (a failed process_stop still lets the\n"
+    "      others stop: the run was ending).  By default every call is made on one thread\n"
+    "      (gdb, valgrind); with --pipeline each actor's blocks run on its own thread, with a\n"
+    "      ring of N buffers (--ring, default 4) between neighbours: same blocks, same order,\n"
+    "      same output, the actors working at the same time; a pause first drains the chain\n"
+    "      (every block before it reaches the consumer), then the producer's thread makes\n"
+    "      every pause and resume call while the others wait; after an error every thread\n"
+    "      stops after its call in hand and the blocks still in the rings are dropped.\n"
+    "      Prints a table per actor, summed over the runs: blocks (successful process_block\n"
+    "      calls, end-of-data and flush calls included), top-level ADF frames and bytes in and\n"
+    "      out, seconds in its calls and their share of the wall time; with --pipeline also\n"
+    "      the seconds its thread waited for input and for room in its output ring.  Then the\n"
+    "      producer's frames per second while blocks ran, the actor that spent the most time\n"
+    "      in process_block, with --cycles a line per run, and the wall time.\n"
     "      An actor that answers NARVAL_E_OUTPUT_SIZE gets its output buffer enlarged (to what\n"
     "      it needs, at least twice the old size, at most 1 GiB) and the same call again.\n"
+    "      --strict gives NARVAL's behaviour exactly: the topology's sizes, no flush call, and\n"
+    "      NARVAL_E_OUTPUT_SIZE aborts the run, naming the <size> to raise (end of data\n"
+    "      travels in-band, as a meta:eof frame).\n"
     "      --report FILE also writes the table, and the frames each actor emitted by key id,\n"
     "      to FILE (tab-separated records, emulator/report.h) for `narwhal summary`.\n"
     "  narwhal validate TOPOLOGY.xml | --main FILE [--actors DIR] [--conf DIR] [-v]\n"
@@ -86,13 +100,19 @@ static const char usage[] =
     "  --main FILE   NARVAL's main configuration file instead of TOPOLOGY.xml: a script naming\n"
     "                the instance (launch), the topology (set configuration_file), each actor's\n"
     "                library (set library) and directory (set directory_path); README.md.\n"
-    "  --blocks N    stop after N producer blocks.\n"
+    "  --blocks N    end each run after N producer blocks.\n"
     "  --pipeline    one thread per actor, rings of buffers between them.\n"
     "  --ring N      buffers per ring with --pipeline (1 to 1024; default 4).  An actor holds\n"
     "                its input buffer while it works on it: with 1 its neighbours wait for it,\n"
     "                from 2 on they overlap.\n"
+    "  --strict      NARVAL's host exactly: fixed buffers, no flush call, no retry.\n"
+    "  --cycles N    N runs (at most 100000; default 1): start, blocks, stop; then reset and\n"
+    "                initialise before the next.\n"
+    "  --pause-every K  a pause/resume pair on every actor after every K producer blocks of a\n"
+    "                run (for tests of pause and resume).\n"
     "  --max N       dump at most N top-level frames.\n"
-    "  -v            notes on ignored topology elements, each lifecycle call, buffer growth.\n"
+    "  -v            notes on ignored topology elements, every call (process_block with its\n"
+    "                sizes), buffer growth.\n"
     "\n"
     "exit status: 0 success; 1 an actor failed (run, validate's process_config) or a frame is\n"
     "bad (dump); 2 bad usage, topology, library or missing file: nothing was started, and the\n"
@@ -108,6 +128,9 @@ typedef struct options {
     unsigned long long blocks;
     unsigned long long max_frames;
     unsigned long long ring;
+    unsigned long long cycles;
+    unsigned long long pause_every;
+    int strict;
     int pipeline;
     int verbose;
     const char *report;
@@ -180,6 +203,14 @@ static int parse_option(int argc, char **argv, int *i, options *o)
         o->pipeline = 1;
         return EMU_OK;
     }
+    if (strcmp(arg, "--strict") == 0) {
+        o->strict = 1;
+        return EMU_OK;
+    }
+    if (is_option(arg, "--cycles") && (value = option_value(argc, argv, i, "--cycles")))
+        return parse_count(value, "--cycles", &o->cycles);
+    if (is_option(arg, "--pause-every") && (value = option_value(argc, argv, i, "--pause-every")))
+        return parse_count(value, "--pause-every", &o->pause_every);
     if (is_option(arg, "--actors") && (value = option_value(argc, argv, i, "--actors"))) {
         if (o->n_dirs == MAX_ACTOR_DIRS)
             return usage_error("at most %d --actors directories", MAX_ACTOR_DIRS);
@@ -217,7 +248,8 @@ static int parse_option(int argc, char **argv, int *i, options *o)
     if (is_option(arg, "--actors") || is_option(arg, "--conf") || is_option(arg, "--main") ||
         is_option(arg, "--blocks") ||
         is_option(arg, "--max") || is_option(arg, "--ring") || is_option(arg, "--report") ||
-        is_option(arg, "--plots") || is_option(arg, "--histo") || is_option(arg, "--window"))
+        is_option(arg, "--plots") || is_option(arg, "--histo") || is_option(arg, "--window") ||
+        is_option(arg, "--cycles") || is_option(arg, "--pause-every"))
         return usage_error("%s needs a value", arg);
     return usage_error("unknown option '%s'", arg);
 }
@@ -231,6 +263,7 @@ enum {
     TAKES_PIPELINE = 16,
     TAKES_REPORT = 32,
     TAKES_SUMMARY = 64, /* --plots, --histo, --window */
+    TAKES_RUN_CONTROL = 128, /* --strict, --cycles, --pause-every */
 };
 
 static int check_allowed(const options *o, unsigned takes)
@@ -255,6 +288,11 @@ static int check_allowed(const options *o, unsigned takes)
         return usage_error("--ring sets the depth of --pipeline's rings; add --pipeline");
     if (o->ring > EMU_MAX_RING)
         return usage_error("--ring %llu is deeper than the limit of %u", o->ring, EMU_MAX_RING);
+    if ((o->strict || o->cycles || o->pause_every) && !(takes & TAKES_RUN_CONTROL))
+        return usage_error("'%s' takes no --%s", o->command,
+                           o->strict ? "strict" : o->cycles ? "cycles" : "pause-every");
+    if (o->cycles > EMU_MAX_CYCLES)
+        return usage_error("--cycles %llu is more than the limit of %u", o->cycles, EMU_MAX_CYCLES);
     return EMU_OK;
 }
 
@@ -403,6 +441,9 @@ static int command_run(session *s)
     if (s->o.verbose)
         emu_chain_print_conf(stderr, s->c);
     emu_run_options ro = {.max_blocks = s->o.blocks,
+                          .cycles = (unsigned)s->o.cycles,
+                          .pause_every = s->o.pause_every,
+                          .strict = s->o.strict,
                           .log = stderr,
                           .trace = s->o.verbose ? stderr : NULL,
                           .ring_depth = s->o.pipeline ? (s->o.ring ? (unsigned)s->o.ring : 4) : 0};
@@ -428,7 +469,8 @@ static int run_command(session *s, int argc, char **argv)
         return EMU_E_TOPOLOGY;
     const char *cmd = s->o.command;
     if (strcmp(cmd, "run") == 0)
-        return check_allowed(&s->o, TAKES_ACTORS | TAKES_CONF | TAKES_BLOCKS | TAKES_PIPELINE | TAKES_REPORT)
+        return check_allowed(&s->o, TAKES_ACTORS | TAKES_CONF | TAKES_BLOCKS | TAKES_PIPELINE | TAKES_REPORT |
+                                        TAKES_RUN_CONTROL)
                    ? EMU_E_TOPOLOGY
                    : command_run(s);
     if (strcmp(cmd, "validate") == 0)

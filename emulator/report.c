@@ -25,13 +25,30 @@ static int column_width(const emu_chain *c, int library, int minimum)
     return width;
 }
 
-static void print_end(FILE *out, const emu_run_result *r)
+static void print_end(FILE *out, enum emu_end end, int signal)
 {
-    switch (r->end) {
+    switch (end) {
     case EMU_END_DATA: fputs("ended at the end of the data", out); break;
     case EMU_END_LIMIT: fputs("ended after the requested number of blocks", out); break;
-    case EMU_END_SIGNAL: fprintf(out, "stopped by %s", r->signal == SIGTERM ? "SIGTERM" : "SIGINT"); break;
+    case EMU_END_SIGNAL: fprintf(out, "stopped by %s", signal == SIGTERM ? "SIGTERM" : "SIGINT"); break;
     case EMU_END_ERROR: fputs("stopped by an error", out); break;
+    }
+}
+
+/* With --cycles, one line per run: what went in at the top and came out at
+ * the bottom of the chain (the table sums the runs). */
+static void print_runs(FILE *out, const emu_run_result *r)
+{
+    if (r->cycles < 2)
+        return;
+    for (unsigned i = 0; i < r->runs; i++) {
+        const emu_cycle_stats *c = &r->cycle[i];
+        fprintf(out, "run %u: %llu producer blocks, %llu frames produced, %llu consumed, ", i + 1, c->blocks,
+                c->produced, c->consumed);
+        if (c->pauses)
+            fprintf(out, "%llu pause(s), ", c->pauses);
+        print_end(out, c->end, r->signal);
+        fputc('\n', out);
     }
 }
 
@@ -79,6 +96,8 @@ static void print_throughput(FILE *out, const emu_chain *c, const emu_run_result
                 r->ring_depth);
     else
         fprintf(out, "blocks ran %.3f s sequentially", r->block_seconds);
+    if (r->strict)
+        fputs(" under --strict", out);
     fprintf(out, ": %llu producer frames, %.1f frames/s\n", frames, (double)frames / r->block_seconds);
     size_t busiest = 0;
     for (size_t k = 1; k < c->topology->n_actors; k++)
@@ -98,8 +117,13 @@ void emu_report_print(FILE *out, const emu_chain *c, const emu_run_result *r)
                     c->topology->actors[k].name, r->actors[k].grown, r->actors[k].buffer_size,
                     c->topology->actors[k].output_size);
     print_throughput(out, c, r);
+    print_runs(out, r);
     fprintf(out, "wall time %.3f s, %llu producer blocks, ", r->wall_seconds, r->blocks);
-    print_end(out, r);
+    if (r->cycles > 1)
+        fprintf(out, "%u of %u runs, ", r->runs, r->cycles);
+    if (r->pauses)
+        fprintf(out, "%llu pause(s), ", r->pauses);
+    print_end(out, r->end, r->signal);
     fputc('\n', out);
 }
 
@@ -179,8 +203,9 @@ int emu_report_write(FILE *out, const emu_chain *c, const emu_run_result *r)
     fputs("narwhal-report\t1\ntopology", out);
     put_field(out, c->topology->path);
     fputc('\n', out);
-    fprintf(out, "run\t%s\t%u\t%.6f\t%.6f\t%s\t%llu\n", r->ring_depth ? "pipelined" : "sequential", r->ring_depth,
-            r->wall_seconds, r->block_seconds, end_name(r->end), r->blocks);
+    fprintf(out, "run\t%s\t%u\t%.6f\t%.6f\t%s\t%llu\t%u\t%llu\t%d\n", r->ring_depth ? "pipelined" : "sequential",
+            r->ring_depth, r->wall_seconds, r->block_seconds, end_name(r->end), r->blocks, r->runs, r->pauses,
+            r->strict);
     for (size_t k = 0; k < c->topology->n_actors; k++)
         write_actor(out, c, r, k);
     if (write_table(out, c, r) != 0)

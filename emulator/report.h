@@ -13,13 +13,17 @@ void emu_report_print(FILE *out, const emu_chain *c, const emu_run_result *r);
  * records, one per line, the first field naming the record:
  *   narwhal-report  1                        (format version)
  *   topology        PATH
- *   run             sequential|pipelined  RING  WALL_S  BLOCK_S  END  PRODUCER_BLOCKS
+ *   run             sequential|pipelined  RING  WALL_S  BLOCK_S  END  PRODUCER_BLOCKS  RUNS  PAUSES
+ *                   STRICT(0|1)
  *   actor           NAME  LIBRARY  BLOCKS  FRAMES_IN  FRAMES_OUT  BYTES_IN  BYTES_OUT  SECONDS
  *                   BLOCK_SECONDS  WAIT_IN  WAIT_OUT
  *   kind            NAME  ID(0x%08x)  ID_NAME(or ?)  FRAMES  INSIDE   what actor NAME emitted
  *   other           NAME  FRAMES                     frames of ids past EMU_MAX_KINDS
  *   table           LINE                             the table emu_report_print prints
- * END is data, limit, signal or error.  Returns 0, or -1 when writing failed. */
+ * END is data, limit, signal or error (how the last run ended); RUNS the
+ * runs started (--cycles), PAUSES the pause/resume pairs.  With several runs
+ * every count is the sum over them, and the table has a line per run.
+ * Returns 0, or -1 when writing failed. */
 int emu_report_write(FILE *out, const emu_chain *c, const emu_run_result *r);
 
 /* "a -> b -> c": the chain's actor names in data-flow order, for messages. */

@@ -6,13 +6,19 @@
 
 #include "calls.h"
 
-/* One block in flight: the frames an actor emitted, or the end mark it
- * sends after its last block (and its flush). */
+/* What a slot carries besides frames. */
+enum emu_mark {
+    EMU_MARK_NONE,  /* a block: the frames an actor emitted */
+    EMU_MARK_END,   /* sent after an actor's last block (and its flush) */
+    EMU_MARK_PAUSE, /* passed down the chain before a pause: every block before it has been through */
+};
+
+/* One block in flight, or a mark (used == 0). */
 typedef struct emu_slot {
     emu_buffer buf;
     unsigned used;
     unsigned long long frames;
-    int end;
+    enum emu_mark mark;
 } emu_slot;
 
 /* One writer thread and one reader thread.  The writer fills the slot

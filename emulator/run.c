@@ -32,20 +32,24 @@ static int pass_down(sequential *q, size_t k, uint8_t *data, unsigned size, unsi
     return emu_calls_consume(s, s->n - 1, data, size, frames);
 }
 
+/* The producer's blocks, each down the whole chain before the next, so that
+ * between two of them (where a pause goes) every actor is idle. */
 static int run_blocks(sequential *q)
 {
     emu_calls *s = q->s;
     while (!emu_calls_producer_done(s)) {
         unsigned used;
         unsigned long long frames;
+        int wait;
         if (emu_calls_block(s, 0, NULL, 0, 0, &q->out[0], &used, &frames) != EMU_OK)
             return EMU_E_RUN;
         if (used == 0) {
             emu_calls_end(s, EMU_END_DATA);
             return EMU_OK;
         }
-        s->res->blocks++;
         if (pass_down(q, 1, q->out[0].data, used, frames) != EMU_OK)
+            return EMU_E_RUN;
+        if (emu_calls_pause_due(s, &wait) && emu_calls_pause(s, wait) != EMU_OK)
             return EMU_E_RUN;
     }
     return EMU_OK;
@@ -74,7 +78,7 @@ static int run_sequential(emu_calls *s)
     if (!q.out)
         return emu_calls_fail(s, "out of memory");
     int rc = run_blocks(&q);
-    if (rc == EMU_OK)
+    if (rc == EMU_OK && !s->o->strict)
         rc = flush(&q);
     for (size_t k = 0; k < s->n; k++)
         free(q.out[k].data);
@@ -82,15 +86,44 @@ static int run_sequential(emu_calls *s)
     return rc;
 }
 
-static int run_with_signals(emu_calls *s)
+/* One run: (after the first, reset and initialise), start, the blocks,
+ * stop.  What it moved is kept in res->cycle, however it ended. */
+static int one_run(emu_calls *s, unsigned run)
 {
-    struct sigaction old[2];
-    emu_calls_catch_signals(old);
-    double t0 = emu_now();
-    int rc = s->o->ring_depth ? emu_pipeline_run(s, s->o->ring_depth) : run_sequential(s);
-    s->res->block_seconds = emu_now() - t0;
-    emu_calls_restore_signals(old);
+    if (run > 0 && (emu_calls_every(s, EMU_CALL_RESET) != EMU_OK || emu_calls_every(s, EMU_CALL_INITIALISE) != EMU_OK))
+        return EMU_E_RUN;
+    emu_run_result *res = s->res;
+    emu_actor_stats *producer = &res->actors[0], *consumer = &res->actors[s->n - 1];
+    unsigned long long produced = producer->frames_out, consumed = consumer->frames_in;
+    s->cycle = &res->cycle[res->runs++];
+    emu_calls_end(s, EMU_END_DATA);
+    int rc = emu_calls_every(s, EMU_CALL_START);
+    if (rc == EMU_OK) {
+        double t0 = emu_now();
+        rc = s->o->ring_depth ? emu_pipeline_run(s, s->o->ring_depth) : run_sequential(s);
+        res->block_seconds += emu_now() - t0;
+    }
+    if (rc == EMU_OK)
+        rc = emu_calls_every(s, EMU_CALL_STOP);
+    s->cycle->produced = producer->frames_out - produced;
+    s->cycle->consumed = consumer->frames_in - consumed;
+    s->cycle->end = res->end;
     return rc;
+}
+
+/* The runs, then every registered actor's unload; a signal ends the
+ * session after the run in hand (or before the next one starts), an error
+ * at once (abort: no stop). */
+static void run_cycles(emu_calls *s)
+{
+    emu_saved_signals saved;
+    emu_calls_catch_signals(&saved);
+    if (emu_calls_register(s) == EMU_OK)
+        for (unsigned run = 0; run < s->res->cycles && !emu_calls_signalled(s); run++)
+            if (one_run(s, run) != EMU_OK)
+                break;
+    emu_calls_every(s, EMU_CALL_UNLOAD);
+    emu_calls_restore_signals(&saved);
 }
 
 int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, char *err, size_t errlen)
@@ -99,9 +132,15 @@ int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, c
     double t0 = emu_now();
     res->end = EMU_END_DATA;
     res->ring_depth = o->ring_depth;
+    res->strict = o->strict;
+    res->cycles = o->cycles ? o->cycles : 1;
     int rc = emu_calls_init(&s, c, o, res, err, errlen);
     if (rc == EMU_OK && o->ring_depth > EMU_MAX_RING)
         rc = emu_calls_fail(&s, "a ring of %u buffers is deeper than the limit of %u", o->ring_depth, EMU_MAX_RING);
+    if (rc == EMU_OK && res->cycles > EMU_MAX_CYCLES)
+        rc = emu_calls_fail(&s, "%u runs are more than the limit of %u", res->cycles, EMU_MAX_CYCLES);
+    if (rc == EMU_OK && !(res->cycle = calloc(res->cycles, sizeof *res->cycle)))
+        rc = emu_calls_fail(&s, "out of memory");
     if (rc == EMU_OK) {
         char why[1024];
         rc = emu_configure(c, res, o->trace, why, sizeof why);
@@ -109,10 +148,7 @@ int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, c
             emu_calls_fail(&s, "%s", why);
     }
     if (rc == EMU_OK)
-        rc = emu_calls_bring_up(&s);
-    if (rc == EMU_OK)
-        rc = run_with_signals(&s);
-    emu_calls_wind_down(&s);
+        run_cycles(&s);
     res->wall_seconds = emu_now() - t0;
     /* A failure while stopping or unloading fails the run too. */
     rc = s.failed ? EMU_E_RUN : rc;
@@ -131,5 +167,6 @@ int emu_run_result_init(emu_run_result *res, size_t n_actors)
 void emu_run_result_free(emu_run_result *res)
 {
     free(res->actors);
+    free(res->cycle);
     memset(res, 0, sizeof *res);
 }

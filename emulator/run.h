@@ -43,24 +43,49 @@ enum emu_end {
 };
 
 typedef struct emu_run_options {
-    unsigned long long max_blocks; /* producer blocks to run; 0: until the end of the data */
+    unsigned long long max_blocks; /* producer blocks per run; 0: until the end of the data */
+    unsigned cycles;              /* runs (--cycles): start, blocks, stop, then reset and initialise
+                                     before the next; 0 counts as 1 */
+    unsigned long long pause_every; /* a process_pause/process_resume pair on every actor after every
+                                       this many producer blocks of a run; 0: none */
+    int strict;                   /* NARVAL's behaviour exactly: the topology's sizes, no flush call,
+                                     NARVAL_E_OUTPUT_SIZE stops the run */
     FILE *log;                    /* actor failures, one line each, as they happen; NULL: none */
-    FILE *trace;                  /* -v: lifecycle calls and buffer growth; NULL: none */
+    FILE *trace;                  /* -v: every call (process_block with its sizes) and buffer growth;
+                                     NULL: none */
     unsigned ring_depth;          /* 0: sequential, on the calling thread; N: pipelined, one thread per
                                      actor, N buffers between neighbours (at most EMU_MAX_RING) */
 } emu_run_options;
+
+/* The most runs of one `narwhal run --cycles N`. */
+#define EMU_MAX_CYCLES 100000u
+
+/* What one run (one start-to-stop cycle) moved. */
+typedef struct emu_cycle_stats {
+    unsigned long long blocks;   /* non-empty producer blocks */
+    unsigned long long produced; /* top-level frames the producer emitted */
+    unsigned long long consumed; /* top-level frames handed to the consumer */
+    unsigned long long pauses;   /* pause/resume pairs */
+    enum emu_end end;
+} emu_cycle_stats;
 
 /* The deepest ring: each slot may hold a buffer of the topology's size. */
 #define EMU_MAX_RING 1024u
 
 typedef struct emu_run_result {
-    emu_actor_stats *actors;      /* n_actors entries, chain order; freed by emu_run_result_free */
+    emu_actor_stats *actors;      /* n_actors entries, chain order, summed over the runs; freed by
+                                     emu_run_result_free */
     size_t n_actors;
-    unsigned long long blocks;    /* non-empty producer blocks */
+    unsigned long long blocks;    /* non-empty producer blocks, every run */
+    unsigned long long pauses;    /* pause/resume pairs, every run */
+    emu_cycle_stats *cycle;       /* one per run started, in order; freed by emu_run_result_free */
+    unsigned runs;                /* runs started (process_start called on every actor) */
+    unsigned cycles;              /* runs asked for (emu_run_options.cycles, at least 1) */
+    int strict;                   /* the run's emu_run_options.strict */
     double wall_seconds;          /* from the first process_config to the last process_unload */
-    double block_seconds;         /* from the first process_block to the end of the flushes */
+    double block_seconds;         /* from the first process_block to the end of the flushes, every run */
     unsigned ring_depth;          /* the run's emu_run_options.ring_depth */
-    enum emu_end end;
+    enum emu_end end;             /* how the last run ended */
     int signal;                   /* the signal that stopped the run, with EMU_END_SIGNAL */
 } emu_run_result;
 
@@ -69,14 +94,23 @@ typedef struct emu_run_result {
  * names actor, call and code. */
 int emu_configure(const emu_chain *c, emu_run_result *res, FILE *trace, char *err, size_t errlen);
 
-/* The whole run: config, register and initialise per actor, start, blocks
- * until the end, the flush of every filter, stop, unload.  The blocks and
- * flushes run on this thread, or pipelined on one thread per actor; every
- * other call is made on this thread, in chain order.  After a failure
- * every started actor is still stopped and every registered one unloaded.
- * Returns EMU_OK or EMU_E_RUN (err holds the first failure).  res comes
- * from emu_run_result_init with the chain's actor count; it is filled in
- * either case and freed by the caller. */
+/* The whole session, as NARVAL's GUI drives it: config, register and
+ * initialise per actor; then o->cycles runs, each: start, blocks until the
+ * end (of the data, of o->max_blocks, or a signal), the flush of every
+ * filter (not with o->strict), stop; between two runs reset and initialise;
+ * unload after the last.  A signal ends the run in hand and the session.
+ * Between two blocks a run may pause: every actor's process_pause, in
+ * chain order, then process_resume on each (after every o->pause_every
+ * producer blocks, or at SIGTSTP, resumed at SIGCONT).  The blocks and
+ * flushes run on this thread, or pipelined on one thread per actor (the
+ * pipeline drains before a pause; its producer's thread makes the pause and
+ * resume calls); every other call is made on this thread, in chain order.
+ * An actor's error aborts: no further call but process_unload on every
+ * registered instance, without process_stop (a failed process_stop still
+ * lets the other actors stop: the run was ending normally).  Returns
+ * EMU_OK or EMU_E_RUN (err holds the first failure).  res comes from
+ * emu_run_result_init with the chain's actor count; it is filled in either
+ * case and freed by the caller. */
 int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, char *err, size_t errlen);
 
 int emu_run_result_init(emu_run_result *res, size_t n_actors);

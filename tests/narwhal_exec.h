@@ -68,7 +68,8 @@ static inline pid_t nw_spawn(const char *const *args, const char *const *env, in
     if (pid == 0) {
         static const char *const cleared[] = {"LIFECYCLE_LOG",    "LIFECYCLE_FRAMES", "LIFECYCLE_PER_BLOCK",
                                               "LIFECYCLE_FAIL",   "LIFECYCLE_HOLD",   "LIFECYCLE_OVERCLAIM",
-                                              "LIFECYCLE_SIGNAL", "LIFECYCLE_NEED",   "LIFECYCLE_SLOW"};
+                                              "LIFECYCLE_SIGNAL", "LIFECYCLE_NEED",   "LIFECYCLE_SLOW",
+                                              "LIFECYCLE_EOF"};
         for (size_t i = 0; i < sizeof cleared / sizeof cleared[0]; i++)
             unsetenv(cleared[i]);
         for (size_t i = 0; env && env[i]; i++)

@@ -13,7 +13,10 @@ void *process_register(unsigned int *error_code) { return lc_register("C", &inst
 
 void process_initialise(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_INITIALISE, error_code); }
 void process_start(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_START, error_code); }
+void process_pause(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_PAUSE, error_code); }
+void process_resume(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_RESUME, error_code); }
 void process_stop(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_STOP, error_code); }
+void process_reset(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_RESET, error_code); }
 void process_unload(void *algo_data, unsigned int *error_code) { lc_unload(algo_data, error_code); }
 
 void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer, unsigned int *error_code)

@@ -15,7 +15,10 @@ void *process_register(unsigned int *error_code) { return lc_register("P", &inst
 
 void process_initialise(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_INITIALISE, error_code); }
 void process_start(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_START, error_code); }
+void process_pause(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_PAUSE, error_code); }
+void process_resume(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_RESUME, error_code); }
 void process_stop(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_STOP, error_code); }
+void process_reset(void *algo_data, unsigned int *error_code) { lc_lifecycle(algo_data, LC_RESET, error_code); }
 void process_unload(void *algo_data, unsigned int *error_code) { lc_unload(algo_data, error_code); }
 
 const char *process_describe(void)
@@ -39,6 +42,16 @@ static int write_frames(lc_instance *in, adf_writer *w, unsigned count, unsigned
     return ADF_OK;
 }
 
+/* LIFECYCLE_EOF: once the run's frames are all out, a meta:eof after them
+ * in this block if it fits (it then counts the frames and bytes before it). */
+static void write_eof(lc_instance *in, adf_writer *w, unsigned total)
+{
+    adf_eof e = {.frames = total, .bytes = (uint64_t)total * LC_FRAME_SIZE};
+    if (in->eof_sent || in->next_seq < total || lc_env_unsigned("LIFECYCLE_EOF", 0) == 0)
+        return;
+    in->eof_sent = adf_eof_write(w, total, 1000ull * total, &e) == ADF_OK;
+}
+
 void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
                    unsigned int *used_size_of_output_buffer, unsigned int *error_code)
 {
@@ -55,12 +68,15 @@ void process_block(void *algo_data, void *output_buffer, unsigned int size_of_ou
         raise(strstr(spec, ":TERM") ? SIGTERM : SIGINT);
     }
     adf_writer_init(&w, output_buffer, size_of_output_buffer);
-    if (write_frames(in, &w, count, &emitted) != ADF_OK && emitted == 0) {
+    int rc = write_frames(in, &w, count, &emitted);
+    in->next_seq += emitted;
+    if (rc == ADF_OK)
+        write_eof(in, &w, total);
+    if (w.used == 0 && (count > 0 || (lc_env_unsigned("LIFECYCLE_EOF", 0) && !in->eof_sent))) {
         /* Not even one frame fits: say how much one block takes. */
-        *used_size_of_output_buffer = (unsigned)(count * LC_FRAME_SIZE);
+        *used_size_of_output_buffer = count ? count * LC_FRAME_SIZE : ADF_KEY_SIZE + ADF_EOF_PAYLOAD;
         *error_code = NARVAL_E_OUTPUT_SIZE;
         return;
     }
-    in->next_seq += emitted;
     *used_size_of_output_buffer = (unsigned)w.used;
 }
