@@ -1,6 +1,7 @@
 /* check_sim.c: generator.so through the NARVAL ABI: attenuation, Klein-Nishina, energy conservation, traces against the basis, determinism, GammaEvents, configuration errors. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -973,6 +974,74 @@ START_TEST(test_eof_alone_when_no_room)
 }
 END_TEST
 
+/* The number of entries of tmp whose name starts with prefix and ends with suffix. */
+static int count_files(const char *prefix, const char *suffix)
+{
+    int n = 0;
+    DIR *d = opendir(tmp);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name), sl = strlen(suffix);
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0 && len >= sl && strcmp(e->d_name + len - sl, suffix) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+/* GammaEvents is published only at stop: a run reset in its middle leaves
+ * neither the file nor its temporary; a second live instance may not write it. */
+START_TEST(test_gammaevents_published_at_stop_only)
+{
+    char text[TEXT_MAX], log[4096];
+    unsigned e, used = 0;
+    snprintf(text, sizeof text, "Output truth\nEvents 300\nSource co60\nGammaEvents %s\nArray %s/arrays/agata180.txt\n",
+             in_tmp("out.ge"), detector);
+    void *g = open_generator(text);
+    void *other = gen.reg(&e);
+    ck_assert_uint_eq(e, 0);
+    capture_begin();
+    gen.initialise(other, &e);
+    capture_end(log, sizeof log);
+    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
+    ck_assert_msg(strstr(log, "is already being written by another live instance: change key 'GammaEvents' in ") != NULL,
+                  "%s", log);
+    gen.unload(other, &e);
+    gen.start(g, &e);
+    ck_assert_uint_eq(e, 0);
+    uint8_t buf[2000];
+    gen.produce(g, buf, sizeof buf, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_gt(used, 0);
+    ck_assert(!tk_exists(in_tmp("out.ge")));
+    ck_assert_int_eq(count_files("out.ge.", ".part"), 1);
+    capture_begin();
+    gen.reset(g, &e); /* in the middle of the run */
+    capture_end(log, sizeof log);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_ptr_nonnull(strstr(log, "reset before the end of the run: "));
+    ck_assert_ptr_nonnull(strstr(log, "out.ge not written (its "));
+    ck_assert(!tk_exists(in_tmp("out.ge")));
+    ck_assert_int_eq(count_files("out.ge.", ".part"), 0);
+    stream s = run_once(g, 1u << 20);
+    ck_assert(tk_exists(in_tmp("out.ge")));
+    ck_assert_int_eq(count_files("out.ge.", ".part"), 0);
+    gen.start(g, &e); /* unloaded in a run: an abort, nothing published over the last file */
+    gen.produce(g, buf, sizeof buf, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    size_t before, after;
+    free(tk_read_file(in_tmp("out.ge"), &before));
+    capture_begin();
+    gen.unload(g, &e);
+    capture_end(log, sizeof log);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_ptr_nonnull(strstr(log, "unloaded before the end of the run: "));
+    free(tk_read_file(in_tmp("out.ge"), &after));
+    ck_assert_uint_eq(after, before);
+    ck_assert_int_eq(count_files("out.ge.", ".part"), 0);
+    free(s.bytes);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim");
@@ -1008,6 +1077,7 @@ int main(void)
     tcase_set_timeout(runs, 60);
     tcase_add_test(runs, test_runs_continue_the_events);
     tcase_add_test(runs, test_eof_alone_when_no_room);
+    tcase_add_test(runs, test_gammaevents_published_at_stop_only);
     suite_add_tcase(s, runs);
     return tk_run_suite(s);
 }

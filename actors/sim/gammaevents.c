@@ -59,19 +59,16 @@ static int write_failed(gev_writer *w, char *msg, size_t len)
     return -1;
 }
 
-int gev_create(gev_writer **out, const char *path, const gev_summary *s, const char *generator, char *msg,
-               size_t len)
+int gev_create(gev_writer **out, FILE *fp, const char *name, const gev_summary *s, const char *generator,
+               char *msg, size_t len)
 {
     gev_writer *w = calloc(1, sizeof *w);
     *out = NULL;
-    if (!w || !(w->path = strdup(path))) {
-        snprintf(msg, len, "%s: out of memory", path);
+    if (!w || !(w->path = strdup(name))) {
+        snprintf(msg, len, "%s: out of memory", name);
         goto fail;
     }
-    if (!(w->fp = fopen(path, "w"))) {
-        snprintf(msg, len, "%s: cannot create: %s", path, strerror(errno));
-        goto fail;
-    }
+    w->fp = fp;
     fprintf(w->fp, "NARWHAL GammaEvents 1\nGENERATOR %s\n", generator);
     fprintf(w->fp, "SUMMARY %.3f %.3f %d %d %d\n$\n", s->r_inner, s->r_outer, s->n_crystals,
             s->max_crystal_id, s->n_segments);
@@ -82,8 +79,6 @@ int gev_create(gev_writer **out, const char *path, const gev_summary *s, const c
     *out = w;
     return 0;
 fail:
-    if (w && w->fp)
-        fclose(w->fp);
     if (w)
         free(w->path);
     free(w);
@@ -106,15 +101,11 @@ int gev_write(gev_writer *w, uint32_t event, const adf_truth *t, char *msg, size
     return ferror(w->fp) ? write_failed(w, msg, len) : 0;
 }
 
-int gev_close(gev_writer *w, char *msg, size_t len)
+int gev_finish(gev_writer *w, char *msg, size_t len)
 {
     if (!w)
         return 0;
-    int rc = 0;
-    if (ferror(w->fp) || fflush(w->fp))
-        rc = write_failed(w, msg, len);
-    if (fclose(w->fp) && rc == 0)
-        rc = write_failed(w, msg, len);
+    int rc = ferror(w->fp) || fflush(w->fp) ? write_failed(w, msg, len) : 0;
     free(w->path);
     free(w);
     return rc;

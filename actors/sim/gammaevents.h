@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "adf.h"
 #include "array.h"
@@ -54,14 +55,17 @@ void gev_summary_of(const det_array *a, const det_crystal *c, gev_summary *s);
 
 typedef struct gev_writer gev_writer;
 
-/* Creates path and writes the header; generator is one line of free text
- * (the source, the seed).  0, or -1 with a message naming the file. */
-int gev_create(gev_writer **w, const char *path, const gev_summary *s, const char *generator, char *msg,
-               size_t len);
+/* Writes the header on fp, a stream the caller opened and closes (the
+ * generator's is the temporary of a published file); name is the file the
+ * messages name.  generator is one line of free text (the source, the seed).
+ * 0, or -1 with a message naming the file. */
+int gev_create(gev_writer **w, FILE *fp, const char *name, const gev_summary *s, const char *generator,
+               char *msg, size_t len);
 /* Appends event `event`: every γ of t and its interactions, in t's order. */
 int gev_write(gev_writer *w, uint32_t event, const adf_truth *t, char *msg, size_t len);
-/* Flushes and closes (w is freed in every case); 0 or -1 with a message. */
-int gev_close(gev_writer *w, char *msg, size_t len);
+/* Flushes the stream, which stays open (w is freed in every case, NULL is
+ * nothing); 0 or -1 with a message. */
+int gev_finish(gev_writer *w, char *msg, size_t len);
 
 typedef struct gev_reader gev_reader;
 

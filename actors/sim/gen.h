@@ -8,6 +8,7 @@
 #include "event.h"
 #include "gammaevents.h"
 #include "kit.h"
+#include "publish.h"
 #include "traces.h"
 
 /* Generator.conf as the kit reads it (keys and defaults in gen_conf.c). */
@@ -27,6 +28,7 @@ typedef struct gen_plan {
     bool emit_truth, emit_crystals;
     bool from_file;          /* the events are read from GammaEventsInput */
     sim_trace_params trace;
+    char conf_file[1024];    /* the Generator.conf read, for messages */
 } gen_plan;
 
 extern const kit_spec gen_spec;
@@ -81,6 +83,8 @@ typedef struct gen {
     uint64_t last_timestamp;
     bool emitted_any;
     bool eof_sent;         /* this run's meta:eof went out: the next call ends the run */
+    kit_claim gev_claim;   /* GammaEvents, claimed at initialise */
+    kit_output gev_out;    /* its temporary during a run, published at stop */
     gev_writer *gev;
     gev_reader *gev_in;    /* Source gammaevents */
     bool input_done;       /* its end was reached */
@@ -95,7 +99,8 @@ typedef struct gen {
 unsigned gen_initialise(gen *g);
 unsigned gen_start(gen *g);
 unsigned gen_stop(gen *g);
-/* A reset in the middle of a run closes its files (after a stop, nothing). */
+/* A reset in the middle of a run closes its input and discards its
+ * unpublished GammaEvents output (after a stop, nothing). */
 unsigned gen_reset(gen *g);
 void gen_release(gen *g);
 /* The body of process_block. */

@@ -52,7 +52,8 @@ static const kit_key gen_keys[] = {
     KEY("SubSample", KIT_BOOL, sub_sample, "true",
         .help = "random sub-sample start of each event's signals; false: on a sample edge"),
     KEY("GammaEvents", KIT_STRING, gammaevents, "none",
-        .help = "also write the events as a GammaEvents text file (none: no)"),
+        .help = "also write the events as a GammaEvents text file (none: no), published at each run's stop; "
+                "one live instance per file"),
 };
 
 const kit_spec gen_spec = {
@@ -269,6 +270,7 @@ unsigned gen_resolve(const char *directory_path)
     if (!path)
         return kit_fail(gen_spec.actor, NARVAL_E_NOMEM, "out of memory");
     snprintf(w.path, sizeof w.path, "%s", path);
+    snprintf(p.conf_file, sizeof p.conf_file, "%s", path);
     free(path);
     unsigned code = read_kind(&w, &p);
     if (!code)

@@ -92,6 +92,51 @@ static void teardown(gen *g)
     det_array_free(&g->array);
 }
 
+/* No two live instances write one GammaEvents file (kept across re-initialisations). */
+static unsigned claim_gammaevents(gen *g)
+{
+    char msg[1536];
+    if (!writes_gammaevents() || g->gev_claim.lock)
+        return 0;
+    unsigned code = kit_claim_output(&g->gev_claim, gen_settings.gammaevents, false, "GammaEvents",
+                                     gen_resolved.conf_file, msg, sizeof msg);
+    return code ? kit_fail(g->k.name, code, "%s", msg) : 0;
+}
+
+/* A run's GammaEvents, written into a temporary that only gen_stop publishes. */
+static unsigned open_gammaevents(gen *g)
+{
+    char msg[1536], text[256];
+    unsigned code = kit_output_open(&g->gev_out, gen_settings.gammaevents, msg, sizeof msg);
+    FILE *fp = code ? NULL : kit_output_stream(&g->gev_out, msg, sizeof msg);
+    if (!fp) {
+        kit_output_discard(&g->gev_out);
+        return kit_fail(g->k.name, code ? code : NARVAL_E_IO, "%s", msg);
+    }
+    gev_summary s;
+    gev_summary_of(&g->array, &g->shape, &s);
+    snprintf(text, sizeof text, "narwhal generator, seed %lld, array %s", (long long)gen_settings.seed,
+             gen_settings.array);
+    if (gev_create(&g->gev, fp, gen_settings.gammaevents, &s, text, msg, sizeof msg)) {
+        kit_output_discard(&g->gev_out);
+        return kit_fail(g->k.name, NARVAL_E_IO, "%s", msg);
+    }
+    return 0;
+}
+
+/* A run that ends without stop publishes nothing. */
+static void discard_gammaevents(gen *g, const char *when)
+{
+    char msg[512];
+    if (!g->gev)
+        return;
+    gev_finish(g->gev, msg, sizeof msg);
+    g->gev = NULL;
+    kit_output_discard(&g->gev_out);
+    kit_log(g->k.name, KIT_WARN, "%s before the end of the run: %s not written (its %llu events discarded)", when,
+            gen_settings.gammaevents, (unsigned long long)g->events);
+}
+
 unsigned gen_initialise(gen *g)
 {
     char msg[768];
@@ -104,7 +149,7 @@ unsigned gen_initialise(gen *g)
                         sizeof msg))
         return kit_fail(g->k.name, NARVAL_E_IO, "basis: %s (basisgen -o %s makes one; Output truth needs none)", msg,
                         gen_settings.basis);
-    if ((code = allocate_work(g)) != 0)
+    if ((code = allocate_work(g)) != 0 || (code = claim_gammaevents(g)) != 0)
         return code;
     kit_log(g->k.name, KIT_INFO, "%d crystals from %s; %s; %d thread%s", g->world.n, gen_settings.array,
             g->traces ? "traces from the basis" : "no traces", g->n_threads, g->n_threads > 1 ? "s" : "");
@@ -115,7 +160,7 @@ unsigned gen_initialise(gen *g)
  * simulated but not emitted when a run stopped are simulated again). */
 unsigned gen_start(gen *g)
 {
-    char msg[1024], text[256];
+    char msg[1024];
     g->pending = g->next = 0;
     g->first_number = g->emitted_any ? g->last_number + 1 : 0;
     g->next_event = 0;
@@ -126,15 +171,7 @@ unsigned gen_start(gen *g)
     g->input_done = false;
     if (gen_resolved.from_file && gev_open(&g->gev_in, gen_settings.gammaevents_input, &g->array, msg, sizeof msg))
         return kit_fail(g->k.name, NARVAL_E_IO, "%s", msg);
-    if (!writes_gammaevents())
-        return 0;
-    gev_summary s;
-    gev_summary_of(&g->array, &g->shape, &s);
-    snprintf(text, sizeof text, "narwhal generator, seed %lld, array %s", (long long)gen_settings.seed,
-             gen_settings.array);
-    if (gev_create(&g->gev, gen_settings.gammaevents, &s, text, msg, sizeof msg))
-        return kit_fail(g->k.name, NARVAL_E_IO, "%s", msg);
-    return 0;
+    return writes_gammaevents() ? open_gammaevents(g) : 0;
 }
 
 /* ---- one event */
@@ -390,33 +427,35 @@ unsigned gen_stop(gen *g)
             (unsigned long long)g->events, (unsigned long long)g->frames, (unsigned long long)g->crystals,
             (unsigned long long)g->bytes, g->eof_sent ? ", then meta:eof" : " (no meta:eof: stopped before the end)",
             g->next_event, g->seconds, rate, crystal_rate, g->n_threads, g->n_threads > 1 ? "s" : "");
-    int rc = gev_close(g->gev, msg, sizeof msg);
-    g->gev = NULL;
     gev_close_reader(g->gev_in);
     g->gev_in = NULL;
-    return rc ? kit_fail(g->k.name, NARVAL_E_IO, "%s", msg) : 0;
+    if (!g->gev)
+        return 0;
+    int rc = gev_finish(g->gev, msg, sizeof msg);
+    g->gev = NULL;
+    if (rc) {
+        kit_output_discard(&g->gev_out);
+        return kit_fail(g->k.name, NARVAL_E_IO, "%s", msg);
+    }
+    unsigned code = kit_output_publish(&g->gev_out, true, msg, sizeof msg);
+    return code ? kit_fail(g->k.name, code, "%s", msg) : 0;
 }
 
 unsigned gen_reset(gen *g)
 {
-    char msg[512];
     if (g->k.state != KIT_RUNNING && g->k.state != KIT_PAUSED)
         return 0;
-    if (g->gev)
-        kit_log(g->k.name, KIT_WARN, "run reset before its end: %s holds its first %llu events only",
-                gen_settings.gammaevents, (unsigned long long)g->events);
-    int rc = gev_close(g->gev, msg, sizeof msg);
-    g->gev = NULL;
+    discard_gammaevents(g, "reset");
     gev_close_reader(g->gev_in);
     g->gev_in = NULL;
-    return rc ? kit_fail(g->k.name, NARVAL_E_IO, "%s", msg) : 0;
+    return 0;
 }
 
 void gen_release(gen *g)
 {
-    char msg[512];
-    gev_close(g->gev, msg, sizeof msg);
+    discard_gammaevents(g, "unloaded");
     gev_close_reader(g->gev_in);
+    kit_claim_release(&g->gev_claim);
     teardown(g);
     for (int i = 0; g->slot && i < g->batch; i++) {
         free(g->slot[i].bytes);
