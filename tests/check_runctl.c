@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "adf.h"
 #include "narwhal_exec.h"
 #include "testkit.h"
 
@@ -611,6 +612,120 @@ START_TEST(a_stop_error_still_stops_the_others)
 }
 END_TEST
 
+/* ---- the shipped reader and writer under run control ---- */
+
+static char dir[128];
+
+static const char *in_dir(const char *name) { return tk_path(dir, name); }
+
+/* reader -> [filter ->] writer in a scratch directory with its conf/;
+ * the input is mkadf's (frames, then a meta:eof the reader replaces by its own). */
+static void make_replay(int with_filter, const char *writer_file)
+{
+    char command[1024];
+    tk_make_tmpdir(dir, sizeof dir, "narwhal-runctl");
+    ck_assert_int_eq(mkdir(in_dir("conf"), 0700), 0);
+    snprintf(command, sizeof command, "'%s' '%s' 200 >/dev/null", nw_build_path("/tests/mkadf"), in_dir("in.adf"));
+    ck_assert_int_eq(system(command), 0);
+    tk_write_textf(in_dir("conf/ADFReader.conf"), "File \"%s\"\n", in_dir("in.adf"));
+    tk_write_textf(in_dir("conf/ADFWriter.conf"), "File \"%s\"\n", in_dir(writer_file));
+    tk_write_textf(in_dir("replay.xml"),
+                   "<configuration>\n"
+                   "  <producer><name>reader</name><library>adf_reader.so</library>\n"
+                   "    <output_buffer_name>read</output_buffer_name><size output_buffer=\"read\">65536</size>"
+                   "</producer>\n"
+                   "%s"
+                   "  <consumer><name>writer</name><library>adf_writer.so</library>\n"
+                   "    <data_source source_buffer=\"%s\">%s</data_source></consumer>\n"
+                   "</configuration>\n",
+                   with_filter ? "  <intermediary><name>pass</name><library>lifecycle_filter.so</library>\n"
+                                 "    <data_source source_buffer=\"read\">reader</data_source>\n"
+                                 "    <output_buffer_name>passed</output_buffer_name>"
+                                 "<size output_buffer=\"passed\">65536</size></intermediary>\n"
+                               : "",
+                   with_filter ? "passed" : "read", with_filter ? "pass" : "reader");
+}
+
+/* `narwhal run` on the scratch chain with both actor directories. */
+static void run_replay(nw_result *r, const char *const *extra, const char *const *env, unsigned ring)
+{
+    const char *args[32];
+    char depth[16];
+    size_t n = 0;
+    args[n++] = "run";
+    args[n++] = in_dir("replay.xml");
+    args[n++] = "--actors";
+    args[n++] = nw_build_path("/actors");
+    args[n++] = "--actors";
+    args[n++] = nw_build_path("/tests/actors");
+    args[n++] = "--conf";
+    args[n++] = in_dir("conf");
+    for (size_t i = 0; extra && extra[i]; i++)
+        args[n++] = extra[i];
+    if (ring) {
+        snprintf(depth, sizeof depth, "%u", ring);
+        args[n++] = "--pipeline";
+        args[n++] = "--ring";
+        args[n++] = depth;
+    }
+    args[n] = NULL;
+    ck_assert_int_eq(nw_run_timed(r, args, env, TIMEOUT, 0, 0), 0);
+    ck_assert(!r->timed_out);
+}
+
+/* A written file holds the input's frames, byte for byte, then one meta:eof. */
+static void expect_replayed(const char *name)
+{
+    size_t n_in, n_out;
+    uint8_t *in = tk_read_file(in_dir("in.adf"), &n_in), *out = tk_read_file(in_dir(name), &n_out);
+    size_t eof = ADF_KEY_SIZE + ADF_EOF_PAYLOAD, data = n_in - eof; /* mkadf ends with its own meta:eof */
+    adf_iter it;
+    adf_frame f, last = {0};
+    ck_assert_uint_eq(n_out, n_in);
+    ck_assert_int_eq(memcmp(in, out, data), 0);
+    adf_iter_init(&it, out, n_out);
+    while (adf_iter_next(&it, &f) > 0)
+        last = f;
+    ck_assert_uint_eq(last.key.id, ADF_ID_META_EOF);
+    free(in);
+    free(out);
+}
+
+START_TEST(the_reader_reads_its_file_again_each_run_under_strict)
+{
+    const char *extra[] = {"--cycles", "2", "--strict", "--pause-every", "5", NULL};
+    nw_result r;
+    for (size_t m = 0; m < N_MODES; m++) {
+        make_replay(0, "run%d.adf");
+        run_replay(&r, extra, NULL, modes[m]);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        expect_replayed("run1.adf");
+        expect_replayed("run2.adf");
+        ck_assert_ptr_nonnull(strstr(r.out, " producer blocks, 2 of 2 runs, "));
+        ck_assert_int_eq(tk_remove_tree(dir), 0);
+    }
+}
+END_TEST
+
+START_TEST(an_aborted_run_publishes_no_file)
+{
+    const char *env[] = {"LIFECYCLE_FAIL=F0:process_block:3:8", NULL};
+    nw_result r;
+    for (size_t m = 0; m < N_MODES; m++) {
+        make_replay(1, "out.adf");
+        run_replay(&r, NULL, env, modes[m]);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "process_block returned error code 8"));
+        ck_assert_msg(!tk_exists(in_dir("out.adf")), "an aborted run published out.adf");
+        /* Nor is a temporary left: the directory holds what the test put there. */
+        char command[512];
+        snprintf(command, sizeof command, "test \"$(ls '%s')\" = \"$(printf 'conf\\nin.adf\\nreplay.xml')\"", dir);
+        ck_assert_msg(system(command) == 0, "files left in %s", dir);
+        ck_assert_int_eq(tk_remove_tree(dir), 0);
+    }
+}
+END_TEST
+
 /* ---- the report file and the options ---- */
 
 START_TEST(the_report_file_counts_runs_pauses_and_strictness)
@@ -765,6 +880,11 @@ static Suite *runctl_suite(void)
     tcase_add_test(tc, an_actor_error_unloads_every_actor_without_stop);
     tcase_add_test(tc, a_start_error_unloads_every_actor_without_stop);
     tcase_add_test(tc, a_stop_error_still_stops_the_others);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("shipped actors");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, the_reader_reads_its_file_again_each_run_under_strict);
+    tcase_add_test(tc, an_aborted_run_publishes_no_file);
     suite_add_tcase(s, tc);
     tc = tcase_create("options");
     tcase_set_timeout(tc, 60);
