@@ -15,7 +15,7 @@
 
 #include "narval.h"
 
-enum { HOST_MAX_STAGES = 16, HOST_MAX_INSTANCES = 16, HOST_MAX_KEEP = 16 };
+enum { HOST_MAX_STAGES = 16, HOST_MAX_INSTANCES = 16, HOST_MAX_KEEP = 16 }; /* instances: a bit each in eof_from */
 
 /* The frame kinds counted apart; everything else is "other". */
 enum host_kind { HK_CRYSTAL, HK_PSA, HK_EVENT_PSA, HK_TRACKED, HK_EOF, HK_OTHER, HK_COUNT };
@@ -61,7 +61,7 @@ typedef struct host_stage {
     uint8_t *buffer;                /* the output buffer every instance of the stage writes into */
     unsigned next;                  /* round robin: blocks given so far (the next goes to next % n) */
     /* the link from the previous stage, this cycle */
-    int eofs;                       /* meta:eof frames the previous stage emitted */
+    uint32_t eof_from;              /* the instances of the previous stage that emitted their meta:eof */
     uint8_t eof[256];               /* the last of them, passed on once all have come */
     unsigned eof_len;
     host_count in, out;
@@ -93,14 +93,15 @@ int host_count_block(host_count *c, const uint8_t *buf, unsigned size, const cha
 /* Removes the meta:eof frames of a (valid) block in place, the last copied to eof (cap bytes);
  * returns the bytes left, the number removed in *n. */
 unsigned host_strip_eof(uint8_t *buf, unsigned size, uint8_t *eof, unsigned cap, unsigned *eof_len, int *n);
-/* True when the block holds a meta:eof frame at the top level. */
-bool host_has_eof(const uint8_t *buf, unsigned size);
+/* The meta:eof frames at the top level of a (valid) block. */
+int host_eofs(const uint8_t *buf, unsigned size);
 /* The report's rows and the human table of one cycle. */
 void host_report_cycle(const host *h, FILE *tsv, FILE *table);
 
 /* ---- host_flow.c */
-/* Gives the producer's block (or any stage's output) to the next stage; 0, or the error code that aborts. */
-int host_pass(host *h, int from, uint8_t *buf, unsigned size);
+/* Gives the output of instance i of stage `from` (the producer's block too) to the next stage;
+ * 0, or the error code that aborts. */
+int host_pass(host *h, int from, int i, uint8_t *buf, unsigned size);
 /* Calls fn on instance i of stage s, checking the code; 0 or the code (logged). A NULL fn succeeds. */
 unsigned host_call(host *h, host_stage *s, int i, narval_lifecycle_fn *fn, const char *what);
 /* 0, or the code of `what` on instance i (0-based) of s, logged with the stage and the instance. */

@@ -34,33 +34,40 @@ unsigned host_call(host *h, host_stage *s, int i, narval_lifecycle_fn *fn, const
 
 static int deliver(host *h, int d, int i, uint8_t *buf, unsigned size);
 
-/* The output of stage `from` goes on.  A stream that is neither split nor merged passes as the
- * actor produced it (NARVAL's case).  Where it is split over several instances, or several
- * instances' streams merge, each instance's stream must still end in-band: the host holds back
- * the meta:eof frames it finds and, once every instance of `from` has sent its own, gives one
- * to every instance of the next stage (so a filter that holds frames, an event builder, flushes
- * in every instance, and one meta:eof reaches the consumer). */
-int host_pass(host *h, int from, uint8_t *buf, unsigned size)
+/* Notes that instance i of stage `from` emitted n meta:eof frames; true when that completes the set. */
+static bool eof_seen(host *h, const host_stage *up, host_stage *down, int i, int n)
+{
+    uint32_t bit = 1u << i, all = (1u << up->n) - 1u;
+    bool was_complete = down->eof_from == all;
+    if (n == 0)
+        return false;
+    if (n > 1 || (down->eof_from & bit))
+        host_violation(h, "%s#%d emitted more than one meta:eof", up->name, i + 1);
+    down->eof_from |= bit;
+    return !was_complete && down->eof_from == all;
+}
+
+/* The output of instance i of stage `from` goes on.  A stream that is neither split nor merged
+ * passes as the actor produced it (NARVAL's case).  Where it is split over several instances, or
+ * several instances' streams merge, each instance's stream must still end in-band: the host holds
+ * back the meta:eof frames it finds and, once every instance of `from` has sent its own, gives one
+ * to every instance of the next stage (so a filter that holds frames, an event builder, flushes in
+ * every instance, and one meta:eof reaches the consumer). */
+int host_pass(host *h, int from, int i, uint8_t *buf, unsigned size)
 {
     host_stage *up = &h->st[from], *down = &h->st[from + 1];
+    int n, rc = 0;
     if (up->n == 1 && down->n == 1) {
-        if (host_has_eof(buf, size) && ++down->eofs > 1)
-            host_violation(h, "%s emitted a second meta:eof", up->name);
+        eof_seen(h, up, down, i, host_eofs(buf, size));
         return deliver(h, from + 1, (int)(down->next++ % (unsigned)down->n), buf, size);
     }
-    int n, rc = 0;
     unsigned left = host_strip_eof(buf, size, down->eof, sizeof down->eof, &down->eof_len, &n);
-    if (n > 1 || (n == 1 && down->eof_len == 0))
-        host_violation(h, "a block of %s held %d meta:eof frames (or one over %zu bytes)", up->name, n,
-                       sizeof down->eof);
+    if (n > 0 && down->eof_len == 0)
+        host_violation(h, "a meta:eof of %s#%d is over %zu bytes", up->name, i + 1, sizeof down->eof);
     if (left > 0 && (rc = deliver(h, from + 1, (int)(down->next++ % (unsigned)down->n), buf, left)) != 0)
         return rc;
-    if (n == 0)
-        return 0;
-    down->eofs += n;
-    if (down->eofs > up->n)
-        host_violation(h, "%s's %d instances emitted %d meta:eof frames", up->name, up->n, down->eofs);
-    for (int j = 0; down->eofs == up->n && j < down->n && rc == 0; j++)
+    bool complete = eof_seen(h, up, down, i, n);
+    for (int j = 0; complete && down->eof_len > 0 && j < down->n && rc == 0; j++)
         rc = deliver(h, from + 1, j, down->eof, down->eof_len);
     return rc;
 }
@@ -88,5 +95,5 @@ static int deliver(host *h, int d, int i, uint8_t *buf, unsigned size)
         return 0;
     if (host_count_block(&s->out, s->buffer, used, s->name) != 0)
         return NARVAL_E_INTERNAL;
-    return host_pass(h, d, s->buffer, used);
+    return host_pass(h, d, i, s->buffer, used);
 }

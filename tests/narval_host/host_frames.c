@@ -83,12 +83,12 @@ int host_count_block(host_count *c, const uint8_t *buf, unsigned size, const cha
     return 0;
 }
 
-bool host_has_eof(const uint8_t *buf, unsigned size)
+int host_eofs(const uint8_t *buf, unsigned size)
 {
+    int n = 0;
     for (size_t pos = 0; pos < size; pos += le32(buf + pos))
-        if (le32(buf + pos + 4) == HOST_ID_META_EOF)
-            return true;
-    return false;
+        n += le32(buf + pos + 4) == HOST_ID_META_EOF;
+    return n;
 }
 
 unsigned host_strip_eof(uint8_t *buf, unsigned size, uint8_t *eof, unsigned cap, unsigned *eof_len, int *n)

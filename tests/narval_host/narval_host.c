@@ -186,7 +186,7 @@ static void clear_counts(host *h)
         memset(&s->out, 0, sizeof s->out);
         memset(s->inst_blocks, 0, sizeof s->inst_blocks);
         s->next = 0;
-        s->eofs = 0;
+        s->eof_from = 0;
     }
     h->eof_blocks = 0;
     h->after_eof = false;
@@ -211,8 +211,8 @@ static int produce(host *h, unsigned *used)
         return NARVAL_E_INTERNAL;
     if (h->after_eof)
         host_violation(h, "%s emitted data after its meta:eof", p->name);
-    h->after_eof = h->after_eof || host_has_eof(p->buffer, *used);
-    return host_pass(h, 0, p->buffer, *used);
+    h->after_eof = h->after_eof || host_eofs(p->buffer, *used) > 0;
+    return host_pass(h, 0, 0, p->buffer, *used);
 }
 
 static int blocks(host *h)
