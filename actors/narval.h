@@ -170,8 +170,10 @@ typedef void narval_lifecycle_fn(void *algo_data, unsigned int *error_code);
  *
  * Producer: fills output_buffer with whole frames and sets
  *   *used_size_of_output_buffer.  It ends each run's data with exactly one
- *   meta:eof frame (ADF_ID_META_EOF; its payload counts the frames and bytes
- *   before it), after the last data frame in the same block when it fits,
+ *   meta:eof frame (ADF_ID_META_EOF; its payload counts the run's frames and
+ *   bytes before it; Narwhal's producers give it the event number after the
+ *   last frame's and that frame's timestamp), after the last data frame in
+ *   the same block when it fits,
  *   else alone in the next block.  The call after that sets *used to 0 with
  *   error code 0: "no more data", and the host ends the run (process_stop).
  *   A producer never writes past size_of_output_buffer; if a single frame

@@ -160,8 +160,8 @@ static drained drain(void *inst, unsigned cap)
 enum { EOF_SIZE = ADF_KEY_SIZE + ADF_EOF_PAYLOAD };
 
 /* A producer's data ends with exactly one meta:eof, its last frame, whose
- * payload counts the frames and bytes before it and whose key repeats the
- * last data frame's event number and timestamp.  Checks that of the first
+ * payload counts the frames and bytes before it and whose key holds the
+ * event number after the last data frame's and that frame's timestamp.  Checks that of the first
  * `size` bytes of `bytes` and returns the bytes before the meta:eof. */
 static size_t data_before_eof(const uint8_t *bytes, size_t size, uint32_t frames)
 {
@@ -185,7 +185,7 @@ static size_t data_before_eof(const uint8_t *bytes, size_t size, uint32_t frames
     ck_assert_int_eq(adf_eof_read(&eof, &e), ADF_OK);
     ck_assert_uint_eq(e.frames, frames);
     ck_assert_uint_eq(e.bytes, size - EOF_SIZE);
-    ck_assert_uint_eq(eof.key.event, last.key.event);
+    ck_assert_uint_eq(eof.key.event, last.key.event + 1);
     ck_assert_uint_eq(eof.key.timestamp, last.key.timestamp);
     return size - EOF_SIZE;
 }
@@ -612,6 +612,30 @@ START_TEST(reader_leaves_out_the_files_meta_eof)
 }
 END_TEST
 
+/* A recorded stream that ends with its meta:eof (tests/mkadf's, as the
+ * writer records a chain's) comes out byte for byte: the file's meta:eof is
+ * left out and the reader's own, made the same way, takes its place. */
+START_TEST(reader_replays_a_recorded_stream_byte_for_byte)
+{
+    char mkadf[PATH_MAX + 16];
+    snprintf(mkadf, sizeof mkadf, "%s/tests/mkadf", tk_build());
+    char *argv[] = { mkadf, (char *)in_tmp("rec.adf"), "250", NULL };
+    ck_assert_int_eq(tk_run_command(argv, tmp), 0);
+    size_t n;
+    uint8_t *rec = tk_read_file(in_tmp("rec.adf"), &n);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("rec.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = new_instance(&rd);
+    drained d = drain(r, 1u << 18);
+    ck_assert_uint_eq(d.size, n);
+    ck_assert_mem_eq(d.bytes, rec, n);
+    end_instance(&rd, r);
+    free(d.bytes);
+    free(rec);
+}
+END_TEST
+
 /* A run stopped before the end of the data: no meta:eof, and the log says so. */
 START_TEST(reader_stopped_early_sends_no_eof)
 {
@@ -729,6 +753,7 @@ static Suite *io_suite(void)
     tcase_add_test(tc, reader_every_run_reads_the_files_again);
     tcase_add_test(tc, reader_leaves_out_the_files_meta_eof);
     tcase_add_test(tc, reader_stopped_early_sends_no_eof);
+    tcase_add_test(tc, reader_replays_a_recorded_stream_byte_for_byte);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("replay");

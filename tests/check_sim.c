@@ -91,7 +91,7 @@ static void append(stream *s, size_t *cap, const uint8_t *data, size_t n)
 }
 
 /* The data of a run ends with exactly one meta:eof, whose payload counts the
- * frames and bytes before it and whose key is the last event's: checks it and
+ * frames and bytes before it and whose key follows the last event's: checks it and
  * takes it off the stream. */
 static void strip_eof(stream *s)
 {
@@ -115,7 +115,7 @@ static void strip_eof(stream *s)
     ck_assert_int_eq(adf_eof_read(&eof, &e), ADF_OK);
     ck_assert_uint_eq(e.frames, frames);
     ck_assert_uint_eq(e.bytes, eof.offset);
-    ck_assert_uint_eq(eof.key.event, last.event);
+    ck_assert_uint_eq(eof.key.event, last.event + 1);
     ck_assert_uint_eq(eof.key.timestamp, last.timestamp);
     s->size = eof.offset;
 }

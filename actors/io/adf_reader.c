@@ -43,7 +43,7 @@ typedef struct reader {
     uint64_t opened;    /* files opened this run, counting every pass */
     uint64_t frames, bytes; /* emitted this run, meta:eof not included */
     uint64_t file_eofs; /* meta:eof frames of the files, left out */
-    adf_key last;       /* key of the last frame emitted: the meta:eof's event and timestamp */
+    adf_key last;       /* key of the last frame emitted: the meta:eof's comes from it */
     bool done;          /* no data frame left this run */
     bool eof_sent;      /* the run's meta:eof went out: the next call ends the run */
 } reader;
@@ -145,13 +145,15 @@ static unsigned read_frames(reader *r, uint8_t *out, unsigned cap, unsigned *use
 }
 
 /* The run's meta:eof, after the last data frame when it fits there, else
- * alone in the next block; its payload counts what came before it. */
+ * alone in the next block; its payload counts what came before it, its key
+ * holds the event number after the last frame's and that frame's timestamp
+ * (mkadf's convention, so that a recorded stream replays byte for byte). */
 static unsigned append_eof(reader *r, uint8_t *out, unsigned cap, unsigned *used)
 {
     adf_writer w;
     adf_eof e = { r->frames > UINT32_MAX ? UINT32_MAX : (uint32_t)r->frames, r->bytes };
     adf_writer_init(&w, out + *used, cap - *used);
-    if (adf_eof_write(&w, r->last.event, r->last.timestamp, &e) == ADF_OK) {
+    if (adf_eof_write(&w, r->frames ? r->last.event + 1 : 0, r->last.timestamp, &e) == ADF_OK) {
         *used += (unsigned)w.used;
         r->eof_sent = true;
         return 0;

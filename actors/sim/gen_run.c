@@ -362,7 +362,8 @@ static bool all_simulated(const gen *g)
 }
 
 /* The run's meta:eof after its last event when it fits there, else alone in
- * the next block; then *used = 0.  Its payload counts what came before it. */
+ * the next block; then *used = 0.  Its payload counts what came before it;
+ * its key holds the number after the last event's and that event's timestamp. */
 static unsigned end_data(gen *g, uint8_t *out, unsigned cap, unsigned *used)
 {
     if (g->eof_sent)
@@ -370,7 +371,7 @@ static unsigned end_data(gen *g, uint8_t *out, unsigned cap, unsigned *used)
     adf_writer w;
     adf_eof e = { g->frames > UINT32_MAX ? UINT32_MAX : (uint32_t)g->frames, g->bytes };
     adf_writer_init(&w, out + *used, cap - *used);
-    if (adf_eof_write(&w, g->last_number, g->last_timestamp, &e) == ADF_OK) {
+    if (adf_eof_write(&w, g->emitted_any ? g->last_number + 1 : 0, g->last_timestamp, &e) == ADF_OK) {
         *used += (unsigned)w.used;
         g->eof_sent = true;
         return 0;
