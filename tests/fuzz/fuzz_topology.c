@@ -26,7 +26,8 @@ static void check_chain(const emu_topology *t)
         abort();
     for (size_t k = 0; k < n; k++) {
         const emu_actor_spec *a = &t->actors[k];
-        if (!a->name || !a->name[0] || !a->library || !a->library[0])
+        /* No <library> is accepted: a main configuration file may name it. */
+        if (!a->name || !a->name[0] || (a->library && !a->library[0]))
             abort();
         if (k > 0 && k + 1 < n && a->role != EMU_FILTER)
             abort();
