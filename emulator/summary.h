@@ -42,6 +42,8 @@ typedef struct emu_summary {
     unsigned long long tracked_status[3]; /* by status: 0 good, 1 too many points, 2 gammas left out */
     unsigned long long gammas;         /* tracked γ rays */
     unsigned long long unpaired;       /* data:tracked not right after the event it tracks (KeepInput) */
+    unsigned long long eof;            /* meta:eof: the producer's end of data, passed down the chain */
+    int ends_with_eof;                 /* the file's last frame is a meta:eof */
     unsigned long long other;          /* frames of other ids */
     /* the generator's events, by the truth */
     unsigned long long events, gammas_emitted, ev_tracked, ev_not_tracked, ev_untracked, ev_no_psa,

@@ -206,8 +206,10 @@ static int on_frame(sum_data *d, const adf_frame *f, uint64_t base)
     case ADF_ID_DATA_PSA: rc = on_built(d, f, base); break;
     case ADF_ID_DATA_TRACKED: rc = on_tracked(d, f, base); break;
     case ADF_ID_DATA_CRYSTAL: d->s->crystal++; break;
+    case ADF_ID_META_EOF: d->s->eof++; break;
     default: d->s->other++; break;
     }
+    d->s->ends_with_eof = f->key.id == ADF_ID_META_EOF;
     /* A data:tracked pairs with the built event only when it comes right after it. */
     if (d->last_built == built_before)
         d->last_built = -1;

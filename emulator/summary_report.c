@@ -205,4 +205,9 @@ void sum_check_balance(emu_summary *s, const sum_report *r)
     if (s->produced_crystal)
         check_crystals(s, r);
     check_events(s, r);
+    unsigned long long produced_eof = sum_emitted(producer, ADF_ID_META_EOF);
+    check(s, s->eof == produced_eof && (produced_eof == 0 || s->ends_with_eof),
+          "meta:eof: %llu produced by '%s', %llu in the file%s", produced_eof, producer->name, s->eof,
+          produced_eof == 0 ? " (the run was stopped before the end of its data)"
+          : s->ends_with_eof ? ", last: the data is complete" : ", not last: frames came after the end of the data");
 }

@@ -115,12 +115,14 @@ START_TEST(every_produced_frame_is_written_or_rejected)
     ck_assert_uint_gt(s.produced_crystal, EVENTS / 2);
     ck_assert_uint_le(s.psa, s.produced_crystal);
     ck_assert_uint_eq(s.writer_frames, s.frames);
-    ck_assert_uint_eq(s.frames, s.truth + s.built + s.tracked);
+    ck_assert_uint_eq(s.eof, 1);
+    ck_assert_int_eq(s.ends_with_eof, 1);
+    ck_assert_uint_eq(s.frames, s.truth + s.built + s.tracked + s.eof);
     ck_assert_uint_eq(s.built, s.tracked);
     ck_assert_uint_eq(s.unpaired, 0);
     ck_assert_uint_eq(s.crystal, 0);
     ck_assert_uint_eq(s.other, 0);
-    ck_assert_int_eq(s.n_checks, 4);
+    ck_assert_int_eq(s.n_checks, 5);
     for (int i = 0; i < s.n_checks; i++)
         ck_assert_msg(s.check[i].ok, "check %d failed: %s", i, s.check[i].text);
     ck_assert_int_eq(s.balanced, 1);
@@ -212,8 +214,8 @@ START_TEST(a_missing_frame_breaks_the_balance)
         return;
     emu_summary whole;
     summarise(&whole, at("out.adf"), at("report.tsv"));
-    /* the last frame is a data:tracked; one near the start is a truth frame */
-    unsigned long long drops[2] = {whole.frames - 1, 0};
+    /* the last frame is the meta:eof, the one before it a data:tracked; one near the start is a truth frame */
+    unsigned long long drops[2] = {whole.frames - 2, 0};
     emu_summary_free(&whole);
     for (int i = 0; i < 2; i++) {
         uint32_t id = 0;
