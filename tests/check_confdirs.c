@@ -266,7 +266,7 @@ START_TEST(the_default_layout_is_searched_most_specific_first)
     static const char *const filters[] = {"filter", NULL};
     static const char *const dirs[] = {"conf/chain", "conf/chain/filter", "conf/filter", NULL};
     static const char *const levels[] = {"conf/chain/filter", "conf/filter", "conf/chain", "conf"};
-    char err[1024], path[PATH_MAX];
+    char err[1024], path[128]; /* relative to tmp */
     emu_topology *t = NULL;
     make_dirs(dirs);
     write_chain(filters);
