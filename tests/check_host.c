@@ -109,7 +109,8 @@ static void read_contents(contents *c, const char *path)
     ck_assert_msg(rc == 0, "%s is not a valid ADF file", path);
     adf_iter_init(&it, c->bytes, c->size);
     collect_psa(c, &it);
-    qsort(c->psa, c->n_psa, sizeof *c->psa, by_bytes);
+    if (c->n_psa)
+        qsort(c->psa, c->n_psa, sizeof *c->psa, by_bytes);
 }
 
 static void free_contents(contents *c)
