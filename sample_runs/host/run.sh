@@ -4,7 +4,8 @@
 # tests/check_host.c's run with the actors on their default Device (the GPU when one is usable;
 # DEVICE=cpu forces the CPU) and more events.  Results in sample_runs/host/LABEL/: host.txt (the
 # tables, each host's verdict, the K=1 output against `narwhal run --strict`'s on the same input and
-# configuration), and each run's log and report.  Work files: build/host-run/.
+# configuration), and each run's log and report.  Work files: build/host-run/.  TREE names the tree
+# in host.txt where git cannot (a copy of a working tree whose .git is another commit's).
 set -eu
 label=${1:?usage: run.sh LABEL [EVENTS]}
 events=${2:-2000}
@@ -71,7 +72,7 @@ host() {
         --keep "$dir/out.adf" "$@" > "$dir/table.txt" 2> "$dir/log.txt" || status=$?
     echo "$status" > "$dir/status"
     cp "$dir/log.txt" "$keep/host-$name.log"
-    if [ -f "$dir/report.tsv" ]; then cp "$dir/report.tsv" "$keep/report-$name.tsv"; fi
+    if [ -s "$dir/report.tsv" ]; then cp "$dir/report.tsv" "$keep/report-$name.tsv"; fi
 }
 
 # the same chain under narwhal run --strict, one configuration directory, in build/host-run/ref
@@ -106,7 +107,8 @@ reference
 same() { if [ -f "$1" ] && [ -f "$2" ] && cmp -s "$1" "$2"; then echo "equal"; else echo "DIFFERENT (or missing)"; fi; }
 verdict() { case $1 in 0) echo "0 (ok)" ;; 1) echo "1 (contract breached)" ;; 2) echo "2 (an actor's error: aborted)" ;; *) echo "$1" ;; esac; }
 {
-    echo "# narval_host: $label, $(date -u '+%Y-%m-%d %H:%M UTC'), tree $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo '+changes')"
+    tree=${TREE:-$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo '+changes')}
+    echo "# narval_host: $label, $(date -u '+%Y-%m-%d %H:%M UTC'), tree $tree"
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || true)
     echo "machine: ${gpu:-no GPU}, $(nproc) cores"
     echo "input: $(cat "$work/input.txt") (mkadf, $events events, data:crystal only)"
