@@ -293,6 +293,29 @@ START_TEST(config_directory_list)
 }
 END_TEST
 
+/* A host's private directory of links (the emulator's): the messages name
+ * the file the link points to, the one the user edits. */
+START_TEST(config_link_named_by_its_file)
+{
+    tconf c = { 0 };
+    char links[64], link[160];
+    snprintf(links, sizeof links, "/tmp/check_kit_links.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(links));
+    snprintf(link, sizeof link, "%s/Test.conf", links);
+    write_conf("Threshold 3\nCuont 2\n");
+    ck_assert_int_eq(symlink(path, link), 0);
+    ck_assert_uint_eq(kit_config_load(&tspec, links, &c, msg, sizeof msg), NARVAL_E_CONFIG);
+    snprintf(expect, sizeof expect, "%s:2: key 'Cuont': unknown key (Test takes: Count, Gain, Name, Fast, File, "
+             "Threshold)", path);
+    ck_assert_str_eq(msg, expect);
+    char *found = kit_conf_path(links, "Test");
+    ck_assert_str_eq(found, path);
+    free(found);
+    unlink(link);
+    rmdir(links);
+}
+END_TEST
+
 START_TEST(config_failure_keeps_previous)
 {
     tconf c;
@@ -823,6 +846,7 @@ static Suite *kit_suite(void)
     tcase_add_test(tc, config_error_nul_byte);
     tcase_add_test(tc, config_directory_forms);
     tcase_add_test(tc, config_directory_list);
+    tcase_add_test(tc, config_link_named_by_its_file);
     tcase_add_test(tc, config_failure_keeps_previous);
     tcase_add_test(tc, config_bad_default_is_internal);
     tcase_add_test(tc, describe_text);

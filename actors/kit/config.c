@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -353,6 +354,21 @@ static char *path_in(const char *dir, size_t n, const char *actor)
 
 /* dir may list several directories separated by ':', most specific first:
  * the file is taken from the first that has it (the first names it if none). */
+/* The file a link in a host's private configuration directory stands for
+ * (the emulator gives each actor a directory of links), so that messages
+ * name the file the user edits; other paths as they are. */
+static char *named_as_read(char *path)
+{
+    struct stat st;
+    if (!path || lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return path;
+    char *real = realpath(path, NULL);
+    if (!real)
+        return path;
+    free(path);
+    return real;
+}
+
 char *kit_conf_path(const char *dir, const char *actor)
 {
     char *first = NULL;
@@ -361,7 +377,7 @@ char *kit_conf_path(const char *dir, const char *actor)
         char *path = path_in(d, n, actor);
         if (!path || access(path, F_OK) == 0) {
             free(first);
-            return path;
+            return named_as_read(path);
         }
         if (!first)
             first = path;

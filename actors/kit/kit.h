@@ -132,7 +132,9 @@ unsigned kit_config_load(const kit_spec *spec, const char *dir, void *settings, 
 /* The path of <actor>.conf for dir as kit_config_load finds it: in the first
  * directory of a ':'-list that holds one (the first directory when none
  * does).  An actor's own configuration messages name this path, never dir
- * (which may be a list).  malloc'd; NULL when out of memory. */
+ * (which may be a list).  A symbolic link (the emulator gives each actor a
+ * private directory of links) is named by the file it points to, the one
+ * the user edits.  malloc'd; NULL when out of memory. */
 char *kit_conf_path(const char *dir, const char *actor);
 /* A bound or value as the key's type shows it: "-3" for KIT_INT, "%g" for KIT_REAL. */
 void kit_format_number(const kit_key *k, double v, char *out, size_t len);
