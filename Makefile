@@ -4,10 +4,12 @@
 #   adf/*.c               -> build/lib/libadf.{a,so}
 #   actors/kit/*.c        -> build/lib/libkit.a (linked into every actor)
 #   detector/*.c          -> build/lib/libdetector.a
+#   sim/*.c               -> build/lib/libsim.a (the γ-ray Monte Carlo: the generator and the tools link it)
 #   detector/tools/*.c    -> build/bin/<name>   (one program per file)
 #   emulator/*.c          -> build/bin/narwhal  (emulator/main.c holds main)
 #   kernels/*.cu          -> compiled when nvcc is found, linked into the actors
 #   actors listed in ACTORS below -> build/actors/<name>.so
+#   tools/ (benchmarks, studies, converters) listed in PROGRAMS below -> build/bin/<name>
 #   tests/check_*.c       -> build/tests/check_*  (Check suites)
 #   tests/actors/*.c      -> build/tests/actors/<name>.so (actors used by tests)
 #   tests/tools/*.c       -> build/tests/<name>  (test-data generators)
@@ -30,6 +32,7 @@ CFLAGS ?= $(OPT) -g
 WARN := -Wall -Wextra -Wshadow -Wno-unused-parameter
 BASEFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -fPIC -fvisibility=hidden -fopenmp -MMD -MP \
 	-iquote adf -iquote actors -iquote actors/kit -iquote detector -iquote kernels -iquote emulator $(WARN) $(SANFLAGS)
+BASEFLAGS += -iquote sim
 LDFLAGS_ALL := -fopenmp $(SANFLAGS)
 
 # pkg-config is asked once, when a recipe first needs the answer (after `deps` ran).
@@ -62,6 +65,7 @@ cuobj = $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/obj/%.o,$(1)))
 ADF_SRCS := $(wildcard adf/*.c)
 KIT_SRCS := $(wildcard actors/kit/*.c)
 DET_SRCS := $(wildcard detector/*.c)
+SIM_SRCS := $(wildcard sim/*.c)
 EMU_SRCS := $(filter-out emulator/main.c,$(wildcard emulator/*.c))
 TOOL_SRCS := $(wildcard detector/tools/*.c)
 TEST_SRCS := $(wildcard tests/check_*.c)
@@ -74,10 +78,12 @@ LIBADF_A := $(BUILD)/lib/libadf.a
 LIBADF_SO := $(BUILD)/lib/libadf.so
 LIBKIT := $(BUILD)/lib/libkit.a
 LIBDET := $(BUILD)/lib/libdetector.a
+LIBSIM := $(BUILD)/lib/libsim.a
 LIBEMU := $(BUILD)/lib/libemu.a
 NARWHAL := $(BUILD)/bin/narwhal
 
-# ---- actors: name, its C sources and its CUDA sources (kit, libdetector and libadf are added)
+# ---- actors: name, its C sources, its CUDA sources and the libraries of ours it needs beyond
+# the kit, libdetector and libadf (which every actor gets)
 ACTORS := adf_reader adf_writer histo histo_sink tracker builder generator psa
 adf_reader_SRCS := actors/io/adf_reader.c
 adf_writer_SRCS := actors/io/adf_writer.c
@@ -92,24 +98,25 @@ tracker_SRCS := actors/tracker/tracker.c actors/tracker/tracker_engine.c actors/
 	actors/tracker/tracker_output.c
 tracker_CU := kernels/tracker.cu
 builder_SRCS := actors/builder/builder.c actors/builder/builder_core.c
-generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_run.c actors/sim/event.c \
-	actors/sim/source.c actors/sim/transport.c actors/sim/traces.c actors/sim/gammaevents.c
+generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_run.c actors/sim/gammaevents.c
+generator_LIBS := $(LIBSIM)
 psa_SRCS := actors/psa/psa.c actors/psa/psa_conf.c actors/psa/psa_block.c actors/psa/psa_event.c \
 	actors/psa/psa_engine.c actors/psa/psa_cpu.c actors/psa/psa_naive.c actors/psa/psa_layout.c \
 	actors/psa/psa_batch.c actors/psa/psa_pow.c
 psa_CU := kernels/gridsearch.cu kernels/psa_block.cu
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
-# ---- benchmarks and other programs outside detector/tools: name, C sources, CUDA sources
+# ---- tools/: benchmarks, studies and converters: name, C sources, CUDA sources, libraries as for actors
 PROGRAMS := bench-histo sim-validate bench-tracker ge2adf bench-psa
-bench-histo_SRCS := actors/histo/bench_histo.c actors/histo/histo_cpu.c
+bench-histo_SRCS := tools/bench_histo.c actors/histo/histo_cpu.c
 bench-histo_CU := kernels/histogram.cu kernels/histogram_cub.cu
-sim-validate_SRCS := actors/sim/sim_validate.c actors/sim/event.c actors/sim/source.c actors/sim/transport.c
-bench-tracker_SRCS := actors/tracker/bench_tracker.c actors/tracker/tracker_study.c \
-	$(filter-out actors/tracker/tracker.c,$(tracker_SRCS)) actors/sim/event.c actors/sim/source.c actors/sim/transport.c
+sim-validate_SRCS := tools/sim_validate.c
+sim-validate_LIBS := $(LIBSIM)
+bench-tracker_SRCS := tools/bench_tracker.c tools/tracker_study.c $(filter-out actors/tracker/tracker.c,$(tracker_SRCS))
 bench-tracker_CU := kernels/tracker.cu
-ge2adf_SRCS := actors/tracker/ge2adf.c actors/tracker/tracker_truth.c actors/sim/gammaevents.c
-bench-psa_SRCS := actors/psa/bench_psa.c actors/psa/psa_engine.c actors/psa/psa_cpu.c \
+bench-tracker_LIBS := $(LIBSIM)
+ge2adf_SRCS := tools/ge2adf.c actors/tracker/tracker_truth.c actors/sim/gammaevents.c
+bench-psa_SRCS := tools/bench_psa.c actors/psa/psa_engine.c actors/psa/psa_cpu.c \
 	actors/psa/psa_naive.c actors/psa/psa_layout.c actors/psa/psa_batch.c actors/psa/psa_pow.c
 bench-psa_CU := kernels/gridsearch.cu kernels/psa_block.cu
 PROGRAM_BINS := $(PROGRAMS:%=$(BUILD)/bin/%)
@@ -172,6 +179,9 @@ $(LIBKIT): $(call obj,$(KIT_SRCS))
 $(LIBDET): $(call obj,$(DET_SRCS))
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
+$(LIBSIM): $(call obj,$(SIM_SRCS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
 $(LIBEMU): $(call obj,$(EMU_SRCS))
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
@@ -188,14 +198,14 @@ $(BUILD)/bin/%: $(BUILD)/obj/detector/tools/%.o $(LIBDET) $(LIBADF_A)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LINK_LIBS)
 
 define actor_rule
-$(BUILD)/actors/$(1).so: $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $(LIBKIT) $(LIBDET) $(LIBADF_A)
+$(BUILD)/actors/$(1).so: $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $($(1)_LIBS) $(LIBKIT) $(LIBDET) $(LIBADF_A)
 	@mkdir -p $$(@D)
 	$$(CC) -shared $$(LDFLAGS_ALL) -Wl,--no-undefined -Wl,--exclude-libs,ALL -o $$@ $$^ $$(LINK_LIBS)
 endef
 $(foreach a,$(ACTORS),$(eval $(call actor_rule,$(a))))
 
 define program_rule
-$(BUILD)/bin/$(1): $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $(LIBKIT) $(LIBDET) $(LIBADF_A)
+$(BUILD)/bin/$(1): $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $($(1)_LIBS) $(LIBKIT) $(LIBDET) $(LIBADF_A)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $$(LINK_LIBS)
 endef

@@ -18,7 +18,7 @@
 #include "geometry.h"
 #include "narval.h"
 #include "testkit.h"
-#include "sim/xs_ge.h"
+#include "xs_ge.h"
 
 enum { TEXT_MAX = 4 * PATH_MAX }; /* a configuration text naming up to three paths */
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "adf.h"
-#include "sim/rng.h"
+#include "rng.h"
 
 /*
  * sigma(e) = a + b sqrt(100 keV / e) mm, drawn independently on each axis of

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/event.h"
-#include "tracker_cpu.h"
-#include "tracker_events.h"
-#include "tracker_model.h"
+#include "event.h"
+#include "tracker/tracker_cpu.h"
+#include "tracker/tracker_events.h"
+#include "tracker/tracker_model.h"
 #include "tracker_study.h"
 #ifdef NARWHAL_HAVE_CUDA
 #include "tracker_gpu.h"

@@ -7,9 +7,9 @@
 
 #include "array.h"
 #include "geometry.h"
-#include "sim/transport.h"
-#include "tracker_events.h"
-#include "tracker_model.h"
+#include "tracker/tracker_events.h"
+#include "tracker/tracker_model.h"
+#include "transport.h"
 
 #define TRACKER_STUDY_KEV 1332.492 /* the 60Co line */
 

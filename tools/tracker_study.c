@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sim/event.h"
-#include "tracker_engine.h"
+#include "event.h"
+#include "tracker/tracker_engine.h"
 #include "tracker_study.h"
 
 enum { BINS = 2048, WINDOW_KEV = 3 };

@@ -6,7 +6,7 @@
 
 #include "array.h"
 #include "sim/gammaevents.h"
-#include "tracker_truth.h"
+#include "tracker/tracker_truth.h"
 
 /*
  * Usage: ge2adf [--array FILE] [--smear A B] [--seed S] [--truth] [--unbuilt] [--spacing TICKS] IN OUT.adf

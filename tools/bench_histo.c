@@ -10,7 +10,7 @@
 
 #include <omp.h>
 
-#include "histo_cpu.h"
+#include "histo/histo_cpu.h"
 #ifdef NARWHAL_HAVE_CUDA
 #include <cuda_runtime_api.h>
 

@@ -11,9 +11,9 @@
 #include <time.h>
 
 #include "adf.h"
-#include "psa_engine.h"
-#include "psa_naive.h"
-#include "psa_pow.h"
+#include "psa/psa_engine.h"
+#include "psa/psa_naive.h"
+#include "psa/psa_pow.h"
 #ifdef NARWHAL_HAVE_CUDA
 #include "gridsearch_gpu.h"
 #endif
