@@ -23,6 +23,32 @@
 
 #include "narval.h"
 
+/* A test that cannot run here (no GPU, no MPI, a tool missing) says why on
+ * one line and returns; tests/run-checks.sh counts these lines as skipped,
+ * not passed (Check itself has no skip state):
+ *   if (!gpu) TK_SKIP("no usable GPU: %s", why);
+ * Only in the test's own function (it returns from it); a helper that finds
+ * the test cannot run reports it to the test, which skips. */
+#define TK_SKIP(...)                                                                               \
+    do {                                                                                           \
+        tk_skip_line(__func__, __VA_ARGS__);                                                       \
+        return;                                                                                    \
+    } while (0)
+
+static inline void tk_skip_line(const char *fn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void tk_skip_line(const char *fn, const char *fmt, ...)
+{
+    char why[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(fn);
+    int name = n > 3 && strcmp(fn + n - 3, "_fn") == 0 ? (int)(n - 3) : (int)n; /* START_TEST's suffix */
+    fprintf(stderr, "SKIP %.*s: %s\n", name, fn, why);
+    fflush(stderr);
+}
+
 /* An actor library and every process_* entry point, typed as narval.h declares them. */
 typedef struct tk_actor {
     void *so;
