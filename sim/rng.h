@@ -1,4 +1,4 @@
-/* rng.h: the generator's deterministic random numbers: xoshiro256** streams seeded through splitmix64. */
+/* rng.h: the simulation's deterministic random numbers (libsim; the tracker's smearing uses them too): xoshiro256** streams seeded through splitmix64. */
 #ifndef NARWHAL_SIM_RNG_H
 #define NARWHAL_SIM_RNG_H
 

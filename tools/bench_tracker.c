@@ -20,7 +20,7 @@
  *                      [--shell] [--min-cluster F] [--min-single F] [--angular A]
  *                      [--energy-sigma KEV] [--study DIR]
  *
- * Events come from the physics producer's transport (actors/sim), 1332.492 keV
+ * Events come from libsim's transport (sim/), 1332.492 keV
  * γ rays from the target, M per event, deposits packed per segment; every
  * interaction's position is smeared by sigma(e) = 2.7 mm + 6.2 mm sqrt(100 keV/e).
  * The straightforward path (one thread, every ordering of every cluster, the

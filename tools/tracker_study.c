@@ -1,4 +1,4 @@
-/* tracker_study.c: simulates 1332 keV events with the physics producer's transport, smears them, and measures efficiency and peak-to-total with and without tracking. */
+/* tracker_study.c: simulates 1332 keV events with libsim's transport, smears them, and measures efficiency and peak-to-total with and without tracking. */
 #include <errno.h>
 #include <math.h>
 #include <omp.h>

@@ -1,4 +1,4 @@
-/* tracker_study.h: simulated samples for the tracker (physics producer + smearing) and the efficiency / peak-to-total study with and without tracking. */
+/* tracker_study.h: simulated samples for the tracker (libsim's transport + smearing) and the efficiency / peak-to-total study with and without tracking. */
 #ifndef NARWHAL_TRACKER_STUDY_H
 #define NARWHAL_TRACKER_STUDY_H
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpu-run.sh: on the GPU machine, builds the PSA targets, makes the default basis, runs check_psa (GPU equal to CPU), compute-sanitizer, bench-psa and a sample chain; logs go to $OUT.
-#   device command:  . ./.gpudeps/env.sh; sh actors/psa/gpu-run.sh LABEL [STEPS]
+#   device command:  . ./.gpudeps/env.sh; sh sample_runs/psa/gpu-run.sh LABEL [STEPS]
 #   STEPS: any of check sanitize bench sample (default: all four)
 set -u
 label=${1:-gpu}

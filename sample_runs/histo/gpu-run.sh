@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpu-run.sh: on the GPU machine, builds histo's targets, runs its tests (GPU equal to CPU, under compute-sanitizer too), bench-histo and a sample chain; logs go to $OUT.
-#   device command:  . ./.gpudeps/env.sh; sh actors/histo/gpu-run.sh LABEL
+#   device command:  . ./.gpudeps/env.sh; sh sample_runs/histo/gpu-run.sh LABEL
 set -u
 label=${1:-gpu}
 out=${OUT:-build/gpu-run}

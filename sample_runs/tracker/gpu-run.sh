@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpu-run.sh: on the GPU machine, builds the tracker's targets, runs its Check suite (GPU equal to CPU), bench-tracker and the study; logs go to $OUT.
-#   device command:  . ./.gpudeps/env.sh; sh actors/tracker/gpu-run.sh
+#   device command:  . ./.gpudeps/env.sh; sh sample_runs/tracker/gpu-run.sh
 set -u
 out=${OUT:-build/gpu-run-tracker}
 mkdir -p "$out"
