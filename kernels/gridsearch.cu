@@ -405,7 +405,9 @@ int sort_queries(const gs_gpu *g, const gs_query *q, size_t n, order *o)
 /* Tiles of sorted searches [from, to) (whole segments' parts), with the
  * columns split so that a small chunk (a round of the PSA's block: a few
  * hundred searches) still fills every multiprocessor's resident blocks
- * twice: shorter blocks, a shorter tail. */
+ * four times: shorter blocks, a shorter tail (on the H200 the replay
+ * chain's searches took 0.145 s with twice, 0.123 s with four and 0.122 s
+ * with eight times; docs/PERF.md). */
 size_t make_tiles(const gs_gpu *g, const gs_query *q, const order *o, size_t from, size_t to,
                   bool coarse, tile *out)
 {
@@ -416,7 +418,7 @@ size_t make_tiles(const gs_gpu *g, const gs_query *q, const order *o, size_t fro
         base += (end - i + kTileQ - 1) / kTileQ;
         i = end;
     }
-    size_t want = 2 * (size_t)g->resident * (size_t)g->sms;
+    size_t want = 4 * (size_t)g->resident * (size_t)g->sms;
     for (size_t i = from; i < to;) {
         uint32_t s = q[o->idx[i]].segment;
         size_t end = o->first[s + 1] < to ? o->first[s + 1] : to;
