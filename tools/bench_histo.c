@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <omp.h>
 
 #include "histo/histo_cpu.h"
+#include "tool.h"
 #ifdef NARWHAL_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -54,22 +54,9 @@ typedef struct bench {
     table t;
 } bench;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, tool_by_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -196,13 +183,13 @@ static void run_cpu(bench *b, const char *name, const histo_group *g, const hist
     memset(scratch, 0, slots * sizeof *scratch); /* page faults out of the timed runs */
     for (int r = -1; r < b->reps_cpu; r++) {
         uint64_t *dst = r < 0 ? ref : scratch;
-        double t0 = now();
+        double t0 = tool_seconds();
         if (bytes)
             histo_cpu_fill_u8(g, 0, bytes, n, dst);
         else
             histo_cpu_fill(g, e, dst);
         if (r >= 0)
-            t[r] = now() - t0;
+            t[r] = tool_seconds() - t0;
     }
     char note[96];
     snprintf(note, sizeof note, "%d threads", omp_get_max_threads());
@@ -251,11 +238,11 @@ static double copy_bandwidth(int reps)
     CU(cudaMemset(a, 1, size));
     for (int r = -1; r < reps; r++) {
         CU(cudaDeviceSynchronize());
-        double t0 = now();
+        double t0 = tool_seconds();
         CU(cudaMemcpy(c, a, size, cudaMemcpyDeviceToDevice));
         CU(cudaDeviceSynchronize());
         if (r >= 0)
-            t[r] = now() - t0;
+            t[r] = tool_seconds() - t0;
     }
     cudaFree(a);
     cudaFree(c);
@@ -287,14 +274,14 @@ static void run_gpu(bench *b, const char *name, const histo_group *g, const gpu_
         if (r == -1)
             check(histo_gpu_clear(gpu, msg, sizeof msg));
         check(histo_gpu_sync(gpu, msg, sizeof msg));
-        double t0 = now();
+        double t0 = tool_seconds();
         if (in->dev_bytes)
             check(histo_gpu_fill_u8_device(gpu, g, 0, in->dev_bytes, n, msg, sizeof msg));
         else
             check(histo_gpu_fill_device(gpu, g, in->dev, msg, sizeof msg));
         check(histo_gpu_sync(gpu, msg, sizeof msg));
         if (r >= 0)
-            t[r] = now() - t0;
+            t[r] = tool_seconds() - t0;
         if (r == -1) {
             check(histo_gpu_download(gpu, got, msg, sizeof msg));
             for (uint64_t s = 0; s < slots; s++)
@@ -312,11 +299,11 @@ static void run_gpu(bench *b, const char *name, const histo_group *g, const gpu_
     if (in->host) {
         for (int r = -1; r < b->reps_gpu; r++) {
             check(histo_gpu_sync(gpu, msg, sizeof msg));
-            double t0 = now();
+            double t0 = tool_seconds();
             check(histo_gpu_fill_host(gpu, g, in->host, 1, msg, sizeof msg));
             check(histo_gpu_sync(gpu, msg, sizeof msg));
             if (r >= 0)
-                t[r] = now() - t0;
+                t[r] = tool_seconds() - t0;
         }
         snprintf(label, sizeof label, "%s+H2D", name);
         add_row(&b->t, label, median(t, b->reps_gpu), (double)n, in_bytes,
@@ -353,11 +340,11 @@ static void cub_u8(bench *b, histo_cub *c, const uint8_t *dev, size_t n, const h
     CU(cudaMalloc((void **)&d_hist, sizeof hist));
     for (int r = -1; r < b->reps_cpu; r++) {
         check(histo_cub_sync(msg, sizeof msg));
-        double t0 = now();
+        double t0 = tool_seconds();
         check(histo_cub_u8(c, dev, n, d_hist, msg, sizeof msg));
         check(histo_cub_sync(msg, sizeof msg));
         if (r >= 0)
-            t[r] = now() - t0;
+            t[r] = tool_seconds() - t0;
     }
     CU(cudaMemcpy(hist, d_hist, sizeof hist, cudaMemcpyDeviceToHost));
     cudaFree(d_hist);
@@ -389,12 +376,12 @@ static void cub_each(bench *b, histo_cub *c, const char *name, const uint32_t *k
     CU(cudaMalloc((void **)&d_hist, k * a->bins * sizeof *d_hist));
     for (int r = -1; r < b->reps_cpu; r++) {
         check(histo_cub_sync(msg, sizeof msg));
-        double t0 = now();
+        double t0 = tool_seconds();
         check(histo_cub_f32_each(c, d_samples, start, k, a->bins, a->lo, a->hi, d_hist, msg,
                                  sizeof msg));
         check(histo_cub_sync(msg, sizeof msg));
         if (r >= 0)
-            t[r] = now() - t0;
+            t[r] = tool_seconds() - t0;
     }
     CU(cudaMemcpy(hist, d_hist, k * a->bins * sizeof *hist, cudaMemcpyDeviceToHost));
     char how[64];
@@ -446,11 +433,11 @@ static void cub_combined(bench *b, histo_cub *c, const char *name, const uint32_
     CU(cudaMalloc((void **)&d_hist, bins * sizeof *d_hist));
     for (int r = -1; r < b->reps_cpu; r++) {
         check(histo_cub_sync(msg, sizeof msg));
-        double t0 = now();
+        double t0 = tool_seconds();
         check(histo_cub_combined(c, d_idx, n, bins, d_hist, msg, sizeof msg));
         check(histo_cub_sync(msg, sizeof msg));
         if (r >= 0)
-            t[r] = now() - t0;
+            t[r] = tool_seconds() - t0;
     }
     CU(cudaMemcpy(hist, d_hist, bins * sizeof *hist, cudaMemcpyDeviceToHost));
     char label[64];

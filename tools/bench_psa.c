@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "adf.h"
 #include "psa/psa_engine.h"
 #include "psa/psa_naive.h"
 #include "psa/psa_pow.h"
+#include "tool.h"
 #ifdef NARWHAL_HAVE_CUDA
 #include "gridsearch_gpu.h"
 #endif
@@ -60,13 +60,6 @@ typedef struct bench {
     int n;
     int failures;
 } bench;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 /* ---- random numbers (splitmix64) */
 
@@ -176,12 +169,6 @@ static psa_batch first(const events *ev, size_t n)
     return b;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static result *add_result(bench *B, const char *path, psa_data data, psa_mode mode, size_t n)
 {
     if (B->n == (int)(sizeof B->r / sizeof B->r[0])) {
@@ -203,9 +190,9 @@ static void run_naive(bench *B)
     if (!b.q)
         return;
     result *r = add_result(B, "naive reference, 1 thread", PSA_F32, PSA_FULL, b.n);
-    double t = now();
+    double t = tool_seconds();
     psa_naive_search(&B->basis, &B->layout, B->pw.p, &b);
-    r->rate = b.n / (now() - t);
+    r->rate = b.n / (tool_seconds() - t);
     r->q = b.q;
 }
 
@@ -224,7 +211,7 @@ static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data,
     e->cpu.data = e->p.data = data;
     for (int k = 0; k <= reps; k++) { /* run 0 warms up */
         memcpy(b.q, B->ev.batch.q, b.n * sizeof *b.q);
-        double t = now();
+        double t = tool_seconds();
         if (psa_engine_run(e, &b, &fell_back, msg, sizeof msg) || fell_back) {
             printf("bench-psa: %s: %s\n", path, fell_back ? msg : "out of memory");
             B->failures++;
@@ -232,15 +219,15 @@ static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data,
             free(b.q);
             return;
         }
-        rates[k] = b.n / (now() - t);
+        rates[k] = b.n / (tool_seconds() - t);
         kernel[k] = 0;
 #ifdef NARWHAL_HAVE_CUDA
         if (e->gpu && gs_gpu_kernel_ms(e->gpu) > 0)
             kernel[k] = b.n / (gs_gpu_kernel_ms(e->gpu) * 1e-3);
 #endif
     }
-    qsort(rates + 1, (size_t)reps, sizeof *rates, cmp_double);
-    qsort(kernel + 1, (size_t)reps, sizeof *kernel, cmp_double);
+    qsort(rates + 1, (size_t)reps, sizeof *rates, tool_by_double);
+    qsort(kernel + 1, (size_t)reps, sizeof *kernel, tool_by_double);
     r->rate = rates[1 + reps / 2];
     r->kernel_rate = kernel[1 + reps / 2];
     r->q = b.q;

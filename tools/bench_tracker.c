@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "event.h"
 #include "tracker/tracker_cpu.h"
 #include "tracker/tracker_events.h"
 #include "tracker/tracker_model.h"
+#include "tool.h"
 #include "tracker_study.h"
 #ifdef NARWHAL_HAVE_CUDA
 #include "tracker_gpu.h"
@@ -44,13 +44,6 @@ typedef struct options {
 } options;
 
 static const int mults[2] = { 1, 30 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int usage(void)
 {
@@ -179,20 +172,20 @@ static int bench_cpu(tracker_cpu *cpu, const tr_model *m, const tr_batch *b, uin
     if (alloc_out(&slow, b) != 0)
         return -1;
     tr_batch h = head(b, naive);
-    double t0 = now();
+    double t0 = tool_seconds();
     tracker_cpu_track(cpu, m, &h, &slow, false);
-    double t1 = now();
+    double t1 = tool_seconds();
     tracker_cpu_track(cpu, m, b, ref, true);
-    double t2 = now();
+    double t2 = tool_seconds();
     note(&rows[0], mi, naive, b->first[naive], t1 - t0);
     note(&rows[1], mi, b->n_events, b->first[b->n_events], t2 - t1);
     int bad = check_same("straightforward CPU:", b, naive, ref, &slow);
     /* clustering alone on the CPU, to compare with the GPU's clustering kernel */
     tr_cand *cands = malloc((b->first[b->n_events] + 1) * sizeof *cands);
     if (cands) {
-        double c0 = now();
+        double c0 = tool_seconds();
         tracker_cpu_cluster(cpu, m, b, cands, slow.info);
-        printf("  clustering alone, CPU (%d threads): %.2f ms\n", omp_get_max_threads(), 1e3 * (now() - c0));
+        printf("  clustering alone, CPU (%d threads): %.2f ms\n", omp_get_max_threads(), 1e3 * (tool_seconds() - c0));
     }
     free(cands);
     free_out(&slow);
@@ -213,13 +206,13 @@ static int bench_gpu(tracker_cpu *cpu, tr_gpu *g, const tr_model *m, const tr_ba
     int bad = 0, rc = tr_gpu_track(g, b, NULL, NULL, &o, NULL, msg, sizeof msg); /* warm-up: buffers grow */
     for (int side = 0; side < 2 && rc == TR_GPU_OK; side++) {
         int reps = 3;
-        double t0 = now();
+        double t0 = tool_seconds();
         for (int r = 0; r < reps && rc == TR_GPU_OK; r++) {
             if (side == 1)
                 tracker_cpu_cluster(cpu, m, b, cands, o.info);
             rc = tr_gpu_track(g, b, side ? cands : NULL, side ? o.info : NULL, &o, NULL, msg, sizeof msg);
         }
-        double t = (now() - t0) / reps;
+        double t = (tool_seconds() - t0) / reps;
         if (rc == TR_GPU_OK) {
             note(&rows[2 + side], mi, b->n_events, b->first[b->n_events], t);
             bad |= check_same(side ? "GPU, clustering on the CPU:" : "GPU, clustering on the GPU:", b,
@@ -287,7 +280,7 @@ static int run_bench(const options *o, const tracker_study *st)
     printf("CPU: %d OpenMP threads\n", omp_get_max_threads());
     for (int mi = 0; mi < 2 && !status; mi++) {
         tracker_sample s;
-        double t0 = now();
+        double t0 = tool_seconds();
         if (tracker_study_sample(st, mults[mi], o->events[mi], o->seed, &s, msg, sizeof msg) != 0) {
             fprintf(stderr, "bench-tracker: %s\n", msg);
             status = 1;
@@ -296,7 +289,7 @@ static int run_bench(const options *o, const tracker_study *st)
         tr_batch b = tracker_events_batch(&s.ev);
         points[mi] = b.first[b.n_events];
         printf("M=%d: %u events, %u points (simulated and smeared in %.1f s)\n", mults[mi], b.n_events,
-               points[mi], now() - t0);
+               points[mi], tool_seconds() - t0);
         tr_out ref;
         if (alloc_out(&ref, &b) != 0 || bench_cpu(cpu, st->model, &b, o->naive[mi], mi, rows, &ref) != 0)
             status = 1;

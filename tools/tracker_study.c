@@ -9,16 +9,11 @@
 
 #include "event.h"
 #include "tracker/tracker_engine.h"
+#include "tool.h"
 #include "tracker_study.h"
 
 enum { BINS = 2048, WINDOW_KEV = 3 };
 #define CRYSTAL_THRESHOLD_KEV 10.0
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Crystals are neighbours for add-back when their front faces are closer than
  * 1.3 times the median distance from a crystal to its nearest one. */
@@ -41,7 +36,7 @@ static int build_neighbours(tracker_study *st)
                 nearest[i] = sqrt(d);
         }
     }
-    qsort(nearest, (size_t)n, sizeof *nearest, by_value);
+    qsort(nearest, (size_t)n, sizeof *nearest, tool_by_double);
     st->neighbour_mm = n > 1 ? 1.3 * nearest[n / 2] : 0;
     free(nearest);
     for (int i = 0; i < n; i++)
