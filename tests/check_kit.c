@@ -457,6 +457,8 @@ START_TEST(instance_sequence)
     ck_assert_ptr_nonnull(b);
     ck_assert_str_eq(kit_name(a), "Test");
     ck_assert_str_eq(kit_name(b), "Test#2");
+    ck_assert_uint_eq(a->k.number, 1);
+    ck_assert_uint_eq(b->k.number, 2);
     ck_assert_uint_eq(kit_config(&tspec, dir, &lib_conf), NARVAL_E_STATE); /* instances live */
 
     ck_assert_uint_eq(kit_step(a, KIT_START, t_start), NARVAL_E_STATE); /* not initialised */
@@ -490,6 +492,14 @@ START_TEST(instance_sequence)
     ck_assert_uint_eq(kit_unload(foreign, NULL), NARVAL_E_STATE);
     ck_assert_uint_eq(kit_unload(a, NULL), 0);
     ck_assert_uint_eq(kit_config(&tspec, dir, &lib_conf), NARVAL_E_STATE);
+    /* the smallest number no live instance has: a's 1, then 3 */
+    tinst *c = kit_register(sizeof(tinst), &e), *d = kit_register(sizeof(tinst), &e);
+    ck_assert_uint_eq(c->k.number, 1);
+    ck_assert_str_eq(kit_name(c), "Test");
+    ck_assert_uint_eq(d->k.number, 3);
+    ck_assert_str_eq(kit_name(d), "Test#3");
+    ck_assert_uint_eq(kit_unload(c, NULL), 0);
+    ck_assert_uint_eq(kit_unload(d, NULL), 0);
     ck_assert_uint_eq(kit_unload(b, NULL), 0);
     write_conf("Threshold 6\n");
     ck_assert_uint_eq(kit_config(&tspec, dir, &lib_conf), 0); /* no instance left */
@@ -599,6 +609,7 @@ START_TEST(instance_out_of_sequence)
     for (size_t c = 0; c < KIT_COUNT(cases); c++) {
         tinst *a = kit_register(sizeof(tinst), &e);
         ck_assert_ptr_nonnull(a);
+        ck_assert_uint_eq(a->k.number, 1); /* the previous case's instance gave its number back */
         for (size_t i = 0; i < cases[c].n; i++)
             ck_assert_uint_eq(call(a, cases[c].prepare[i]), 0);
         kit_state before = a->k.state;
@@ -619,7 +630,7 @@ START_TEST(instance_out_of_sequence)
     int saved = tk_capture_begin(tk_path(dir, "stderr.txt"));
     ck_assert_uint_eq(call(a, KIT_STOP), NARVAL_E_STATE);
     tk_capture_end(saved, tk_path(dir, "stderr.txt"), log, sizeof log);
-    ck_assert_str_eq(log, "[Test#7] error: process_stop called while the instance is reset (call out of sequence)\n");
+    ck_assert_str_eq(log, "[Test] error: process_stop called while the instance is reset (call out of sequence)\n");
     ck_assert_uint_eq(kit_unload(a, NULL), 0);
 }
 END_TEST

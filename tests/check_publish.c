@@ -385,6 +385,40 @@ START_TEST(claim_errors_name_the_output)
 }
 END_TEST
 
+/* ---- the kit: instance outputs ------------------------------------------------------ */
+
+static void assert_instance_output(const char *configured, bool directory, unsigned number,
+                                   const char *want)
+{
+    char note[PATH_MAX * 3];
+    char *got = kit_instance_output(configured, directory, number, "Key", note, sizeof note);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got, want);
+    if (number == 1)
+        ck_assert_str_eq(note, "");
+    else
+        ck_assert_msg(strstr(note, want) && strstr(note, configured) && strstr(note, "'Key'"),
+                      "note: %s", note);
+    free(got);
+}
+
+START_TEST(instance_outputs_are_derived_from_the_configured_one)
+{
+    assert_instance_output("out.adf", false, 1, "out.adf");
+    assert_instance_output("out.adf", false, 2, "out.2.adf");
+    assert_instance_output("data/run%03d.adf", false, 12, "data/run%03d.12.adf");
+    assert_instance_output("a.b/c.tar.gz", false, 3, "a.b/c.tar.3.gz");
+    assert_instance_output("a.b/log", false, 2, "a.b/log.2");
+    assert_instance_output(".hidden", false, 2, ".hidden.2");
+    assert_instance_output("d/.hidden", false, 2, "d/.hidden.2");
+    assert_instance_output("spectra", true, 1, "spectra");
+    assert_instance_output("spectra", true, 2, "spectra/instance-2");
+    assert_instance_output("out/spectra//", true, 3, "out/spectra/instance-3");
+    assert_instance_output(".", true, 2, "./instance-2");
+    assert_instance_output("/", true, 2, "/instance-2");
+}
+END_TEST
+
 /* ---- adf_writer.so ----------------------------------------------------------------- */
 
 START_TEST(writer_publishes_only_at_stop)
@@ -561,40 +595,77 @@ START_TEST(writer_never_follows_planted_links)
 }
 END_TEST
 
-START_TEST(writer_second_instance_on_one_file_is_refused)
+/* One configuration, several instances (a NARVAL host registers K instances of a
+ * library it configured once): instance 1 writes File, instance k File with .k
+ * before its extension, each its own frames, the log saying so; a number given
+ * back at unload is taken again, so a lone instance writes File.  (Before, the
+ * second instance was refused File: the same library, the same configuration.) */
+START_TEST(writer_instances_of_one_configuration_write_their_own_files)
 {
-    uint8_t data[20000];
-    size_t n = make_frames(data, sizeof data, 9, 9, true);
-    const char *path = in_tmp("out.adf");
-    char line[PATH_MAX * 2];
-    configure_file(&wr, conf_dir, path);
+    uint8_t a[20000], b[20000], c[20000];
+    size_t na = make_frames(a, sizeof a, 9, 9, true), nb = make_frames(b, sizeof b, 7, 21, true),
+           nc = make_frames(c, sizeof c, 5, 33, true);
+    char line[PATH_MAX * 3];
+    configure_file(&wr, conf_dir, in_tmp("out.adf"));
     void *w1 = started(&wr), *w2 = registered(&wr);
     int saved = capture_begin();
-    call(wr.initialise, w2, NARVAL_E_CONFIG);
+    call(wr.initialise, w2, 0);
     capture_end(saved);
-    snprintf(line, sizeof line, "[ADFWriter#2] error: output '%s' is already being written by "
-             "another live instance: change key 'File' in %s/ADFWriter.conf (configuration error)",
-             path, conf_dir);
+    snprintf(line, sizeof line, "[ADFWriter#2] instance 2 of this configuration writes '%s' (key "
+             "'File' names '%s', which instance 1 writes)\n", in_tmp("out.2.adf"), in_tmp("out.adf"));
     assert_logged(line);
-    consume(&wr, w1, data, n, 0);
-    call(wr.stop, w1, 0);
-    call(wr.unload, w1, 0);
-    call(wr.initialise, w2, 0); /* free again once the first is gone */
+    ck_assert(tk_exists(in_tmp(".out.2.adf.lock")));
     call(wr.start, w2, 0);
-    consume(&wr, w2, data, n, 0);
-    consume(&wr, w2, data, n, 0);
+    consume(&wr, w2, b, nb, 0);
+    consume(&wr, w1, a, na, 0);
+    call(wr.stop, w1, 0);
     call(wr.stop, w2, 0);
+    assert_file(in_tmp("out.adf"), a, na);
+    assert_file(in_tmp("out.2.adf"), b, nb);
+    call(wr.unload, w1, 0);
+    void *w3 = started(&wr); /* number 1 again: the configured file */
+    consume(&wr, w3, c, nc, 0);
+    call(wr.stop, w3, 0);
+    assert_file(in_tmp("out.adf"), c, nc);
+    assert_file(in_tmp("out.2.adf"), b, nb);
+    call(wr.unload, w3, 0);
     call(wr.unload, w2, 0);
-    size_t m;
-    uint8_t *out = tk_read_file(path, &m);
-    ck_assert_uint_eq(m, 2 * n);
-    free(out);
+    ck_assert_int_eq(count_ending(tmp, ".part", NULL, 0), 0);
+    ck_assert_int_eq(count_ending(tmp, ".lock", NULL, 0), 0);
+}
+END_TEST
+
+/* With run numbers in File, instance k's .k goes before the extension, after the number. */
+START_TEST(writer_numbered_instances_keep_the_run_number)
+{
+    uint8_t a[20000], b[20000];
+    size_t na = make_frames(a, sizeof a, 4, 5, true), nb = make_frames(b, sizeof b, 6, 6, true);
+    configure_file(&wr, conf_dir, in_tmp("run%03d.adf"));
+    void *w1 = started(&wr), *w2 = started(&wr);
+    for (int run = 1; run <= 2; run++) {
+        if (run == 2) {
+            call(wr.start, w1, 0);
+            call(wr.start, w2, 0);
+        }
+        consume(&wr, w1, a, na, 0);
+        consume(&wr, w2, b, nb, 0);
+        call(wr.stop, w2, 0);
+        call(wr.stop, w1, 0);
+    }
+    assert_file(in_tmp("run001.adf"), a, na);
+    assert_file(in_tmp("run002.adf"), a, na);
+    assert_file(in_tmp("run001.2.adf"), b, nb);
+    assert_file(in_tmp("run002.2.adf"), b, nb);
+    ck_assert_int_eq(count_ending(tmp, ".adf", NULL, 0), 4);
+    call(wr.unload, w2, 0);
+    call(wr.unload, w1, 0);
 }
 END_TEST
 
 /* Two copies of the library, as the emulator gives two actors with their own
  * configuration directories: different files are both published; one file
- * is refused to the second, across the copies. */
+ * (configured, or an instance's derived from it) is refused to the second,
+ * across the copies. */
 START_TEST(writer_copies_with_their_own_files_both_publish)
 {
     uint8_t a[20000], b[20000];
@@ -623,10 +694,27 @@ START_TEST(writer_copies_with_their_own_files_both_publish)
     int saved = capture_begin();
     call(wr2.initialise, w2, NARVAL_E_CONFIG);
     capture_end(saved);
-    assert_logged("is already being written by another live instance: change key 'File' in");
-    assert_logged("conf2/ADFWriter.conf");
+    char line[PATH_MAX * 3];
+    snprintf(line, sizeof line, "[ADFWriter] error: output '%s' is already being written by another "
+             "live instance: change key 'File' in %s/ADFWriter.conf (configuration error)\n",
+             in_tmp("a.adf"), conf2);
+    assert_logged(line);
     call(wr2.unload, w2, 0);
+
+    /* the second instance of the first copy writes a.2.adf: another configuration naming it is refused */
+    void *w1b = started(&wr);
+    configure_file(&wr2, conf2, in_tmp("a.2.adf"));
+    w2 = registered(&wr2);
+    saved = capture_begin();
+    call(wr2.initialise, w2, NARVAL_E_CONFIG);
+    capture_end(saved);
+    snprintf(line, sizeof line, "[ADFWriter] error: output '%s' is already being written by another "
+             "live instance: change key 'File' in %s/ADFWriter.conf", in_tmp("a.2.adf"), conf2);
+    assert_logged(line);
+    call(wr2.unload, w2, 0);
+    call(wr.unload, w1b, 0);
     call(wr.unload, w1, 0);
+    ck_assert(!tk_exists(in_tmp("a.2.adf")));
     dlclose(wr2.so);
 }
 END_TEST
@@ -703,6 +791,7 @@ static Suite *publish_suite(void)
     tcase_add_test(tc, directory_claims_find_one_lock_for_every_spelling);
     tcase_add_test(tc, a_lock_file_left_by_a_dead_process_blocks_nothing);
     tcase_add_test(tc, claim_errors_name_the_output);
+    tcase_add_test(tc, instance_outputs_are_derived_from_the_configured_one);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("writer");
@@ -713,7 +802,8 @@ static Suite *publish_suite(void)
     tcase_add_test(tc, writer_reset_in_a_run_discards_it_and_runs_again);
     tcase_add_test(tc, writer_runs_replace_the_file_or_are_numbered);
     tcase_add_test(tc, writer_never_follows_planted_links);
-    tcase_add_test(tc, writer_second_instance_on_one_file_is_refused);
+    tcase_add_test(tc, writer_instances_of_one_configuration_write_their_own_files);
+    tcase_add_test(tc, writer_numbered_instances_keep_the_run_number);
     tcase_add_test(tc, writer_copies_with_their_own_files_both_publish);
     tcase_add_test(tc, writer_refuses_malformed_block);
     tcase_add_test(tc, writer_bad_configuration);

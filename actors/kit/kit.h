@@ -201,10 +201,19 @@ typedef enum kit_state {
     KIT_AFTER_RESET /* process_reset succeeded: initialise or start next */
 } kit_state;
 
+/* Instance numbers: a library numbers its live instances 1, 2, ...; a new
+ * instance takes the smallest number no live instance of this library has (an
+ * instance unloaded gives its number back), so that the numbers a host's
+ * instances get depend only on its own register and unload calls, the same in
+ * every run.  The number names the instance in the log and, for an actor that
+ * writes files, which output it writes: instances of one library share one
+ * configuration, instance 1 writes the output it names, instance k > 1 one
+ * derived from it (kit_instance_output in publish.h). */
 typedef struct kit_instance {
     const void *library; /* this library's kit state: tells our instances from others */
     kit_state state;
-    char name[48];       /* "ADFReader", then "ADFReader#2", ... for later instances */
+    char name[48];       /* "ADFReader" for number 1, "ADFReader#2" for number 2, ... */
+    unsigned number;     /* 1, 2, ...: see above */
 } kit_instance;
 
 /* The body of process_register: a zeroed instance of `size` bytes (>= sizeof

@@ -1,4 +1,5 @@
 /* library.c: what the kit keeps per actor library: its configuration, its instances and their call sequence. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +11,10 @@ static struct {
     void *settings;
     bool configured;        /* the last kit_config succeeded */
     atomic_uint live;       /* instances registered and not yet unloaded */
-    atomic_uint registered; /* instances ever registered: numbers their log names */
-} lib;
+    pthread_mutex_t numbering;
+    bool *taken;            /* taken[n - 1]: a live instance has number n */
+    unsigned n_taken;
+} lib = { .numbering = PTHREAD_MUTEX_INITIALIZER };
 
 static const char *const call_names[] = {
     [KIT_INITIALISE] = "process_initialise", [KIT_START] = "process_start",
@@ -50,6 +53,7 @@ __attribute__((destructor)) static void free_configuration(void)
 {
     if (lib.spec)
         kit_config_free(lib.spec, lib.settings);
+    free(lib.taken);
 }
 
 static const char *actor_name(void) { return lib.spec ? lib.spec->actor : "actor"; }
@@ -71,6 +75,40 @@ unsigned kit_config(const kit_spec *spec, const char *dir, void *settings)
     return 0;
 }
 
+/* The smallest number no live instance has (kit.h: why not a count of
+ * registrations); 0 when out of memory. */
+static unsigned take_number(void)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&lib.numbering);
+    while (n < lib.n_taken && lib.taken[n])
+        n++;
+    if (n == lib.n_taken) {
+        unsigned cap = lib.n_taken ? 2 * lib.n_taken : 8;
+        bool *taken = realloc(lib.taken, cap * sizeof *taken);
+        if (taken) {
+            for (unsigned i = lib.n_taken; i < cap; i++)
+                taken[i] = false;
+            lib.taken = taken;
+            lib.n_taken = cap;
+        }
+    }
+    if (n < lib.n_taken)
+        lib.taken[n++] = true;
+    else
+        n = 0;
+    pthread_mutex_unlock(&lib.numbering);
+    return n;
+}
+
+static void give_number(unsigned n)
+{
+    pthread_mutex_lock(&lib.numbering);
+    if (n >= 1 && n <= lib.n_taken)
+        lib.taken[n - 1] = false;
+    pthread_mutex_unlock(&lib.numbering);
+}
+
 void *kit_register(size_t size, unsigned *error_code)
 {
     if (!lib.configured) {
@@ -79,12 +117,14 @@ void *kit_register(size_t size, unsigned *error_code)
         return NULL;
     }
     kit_instance *inst = size >= sizeof *inst ? calloc(1, size) : NULL;
-    if (!inst) {
+    unsigned number = inst ? take_number() : 0;
+    if (!number) {
+        free(inst);
         *error_code = kit_fail(actor_name(), size >= sizeof *inst ? NARVAL_E_NOMEM : NARVAL_E_INTERNAL,
                                "cannot allocate an instance of %zu bytes", size);
         return NULL;
     }
-    unsigned number = atomic_fetch_add(&lib.registered, 1) + 1;
+    inst->number = number;
     if (number == 1)
         snprintf(inst->name, sizeof inst->name, "%s", actor_name());
     else
@@ -155,6 +195,7 @@ unsigned kit_unload(void *algo_data, void (*release)(void *algo_data))
     if (release)
         release(inst);
     inst->library = NULL;
+    give_number(inst->number);
     free(inst);
     atomic_fetch_sub(&lib.live, 1);
     return 0;

@@ -125,6 +125,32 @@ void kit_claim_release(kit_claim *c)
     c->fd = -1;
 }
 
+char *kit_instance_output(const char *configured, bool directory, unsigned number, const char *key,
+                          char *note, size_t len)
+{
+    if (len)
+        note[0] = '\0';
+    if (number <= 1)
+        return strdup(configured);
+    char *out;
+    if (directory) {
+        size_t n = strlen(configured);
+        while (n > 1 && configured[n - 1] == '/')
+            n--;
+        bool root = n == 1 && configured[0] == '/';
+        out = dup_printf("%.*s/instance-%u", root ? 0 : (int)n, configured, number);
+    } else {
+        const char *slash = strrchr(configured, '/'), *base = slash ? slash + 1 : configured;
+        const char *dot = strrchr(base, '.');
+        size_t at = dot && dot != base ? (size_t)(dot - configured) : strlen(configured);
+        out = dup_printf("%.*s.%u%s", (int)at, configured, number, configured + at);
+    }
+    if (out)
+        snprintf(note, len, "instance %u of this configuration writes '%s' (key '%s' names '%s', "
+                 "which instance 1 writes)", number, out, key, configured);
+    return out;
+}
+
 /* Replaces the six X before ".part" at the end of temp with random letters and digits. */
 static int draw_name(char *temp)
 {

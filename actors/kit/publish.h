@@ -15,15 +15,23 @@
  *    temporary and logs what it held.
  *  - No two live instances write one output, whether they are instances of
  *    one library, of two copies of a library in one process, or of two
- *    processes.  An instance claims its output at process_initialise (or
- *    process_start, before any block); a second claimant gets NARVAL_E_CONFIG
- *    and a message naming the output and the configuration key to change.
+ *    processes.  Instances of one library, which share one configuration,
+ *    each write their own output, derived from the configured one by the
+ *    instance's number (kit_instance_output).  An instance claims its output
+ *    at process_initialise (or process_start, before any block); a second
+ *    claimant (another actor's configuration naming the same output) gets
+ *    NARVAL_E_CONFIG and a message naming the output and the key to change.
  *
  * An actor's use, in its lifecycle hooks:
  *
- *   initialise: if (!inst->claim.lock) code = kit_claim_output(&inst->claim, conf.file, false,
- *                                                              "File", conf_path, msg, len);
- *   start:      code = kit_output_open(&inst->out, conf.file, msg, len);
+ *   initialise: if (!inst->claim.lock) {
+ *                   inst->file = kit_instance_output(conf.file, false, inst->k.number, "File",
+ *                                                    note, sizeof note);
+ *                   if (note[0]) kit_log(inst->k.name, KIT_INFO, "%s", note);
+ *                   code = kit_claim_output(&inst->claim, inst->file, false, "File", conf_path,
+ *                                           msg, len);
+ *               }
+ *   start:      code = kit_output_open(&inst->out, inst->file, msg, len);
  *   block:      code = kit_output_write(&inst->out, buf, n, msg, len);
  *   stop:       code = kit_output_publish(&inst->out, true, msg, len);
  *   reset/unload while running: kit_output_discard(&inst->out), and a log line;
@@ -61,6 +69,32 @@ unsigned kit_claim_output(kit_claim *c, const char *path, bool directory, const 
                           const char *conf_file, char *msg, size_t len);
 /* Removes the lock file and drops the lock; nothing when c holds no claim. */
 void kit_claim_release(kit_claim *c);
+
+/* ---- one configuration, several instances --------------------------------------
+ * A NARVAL host calls process_config once per library and may then register
+ * several instances of it (one filter split over K instances, fed round robin):
+ * they share one configuration, so one configured output.  Each instance
+ * writes its own, chosen by its number (kit_instance.number, kit.h):
+ *   instance 1:             the output as configured;
+ *   a file, instance k > 1: ".k" inserted before the extension of the file's
+ *                           name (from its last '.', a leading '.' excepted), or
+ *                           appended when it has none: out.adf -> out.2.adf,
+ *                           run%03d.adf -> run%03d.2.adf, log -> log.2;
+ *   a directory, k > 1:     DIR/instance-k, inside the configured directory
+ *                           (spectra -> spectra/instance-2), so that one actor's
+ *                           outputs stay together.
+ * An instance then claims that output like any other.  Two actors with their
+ * own configurations (two copies of a library, two processes) that name one
+ * output still conflict: their first instances claim the same name.
+ */
+
+/* The output of instance `number` (malloc'd; NULL when out of memory).  For
+ * number > 1, `note` gets the sentence the actor logs at INFO when it claims it:
+ *   "instance 2 of this configuration writes 'out.2.adf' (key 'File' names
+ *    'out.adf', which instance 1 writes)"
+ * and "" for number 1. */
+char *kit_instance_output(const char *configured, bool directory, unsigned number, const char *key,
+                          char *note, size_t len);
 
 /* ---- outputs -----------------------------------------------------------------
  * kit_output_open creates PATH.XXXXXX.part in PATH's directory: XXXXXX are six
