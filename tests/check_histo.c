@@ -613,36 +613,95 @@ START_TEST(copies_with_their_own_directories_both_write)
 }
 END_TEST
 
-/* A second live instance on one OutputDir fails at initialise, naming the
- * directory and the key, in one library and across two copies. */
-START_TEST(one_directory_is_refused_to_a_second_instance)
+/* One configuration, several instances (a NARVAL host registers K instances of a
+ * library it configured once): instance 1 writes into OutputDir, instance k into
+ * OutputDir/instance-k, each its own counts, the log saying which.  (Before, the
+ * second instance was refused OutputDir: the same library, the same configuration.) */
+START_TEST(instances_of_one_configuration_write_their_own_directories)
 {
-    char copies[PATH_MAX + 8], log[4096], want[3 * PATH_MAX];
-    snprintf(copies, sizeof copies, "%s/copy", tmp);
-    ck_assert_int_eq(mkdir(copies, 0700), 0);
+    char log[4096], want[3 * PATH_MAX], dir2[PATH_MAX + 32], dir3[PATH_MAX + 32];
+    snprintf(dir2, sizeof dir2, "%s/instance-2", out_dir);
+    snprintf(dir3, sizeof dir3, "%s/instance-3", out_dir);
     ck_assert_uint_eq(configure(&histo, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
     void *one = begin(&histo);
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
+    void *two = begin(&histo), *three = begin(&histo);
+    tk_capture_end(saved, path, log, sizeof log);
+    snprintf(want, sizeof want, "[Histo#2] instance 2 of this configuration writes '%s' (key "
+             "'OutputDir' names '%s', which instance 1 writes)\n", dir2, out_dir);
+    ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
+    ck_assert_ptr_nonnull(strstr(log, "[Histo#3] instance 3 of this configuration writes"));
+    const float e[] = { 1.5f, 2.5f, 5.5f };
+    put_tracked(e, 1);
+    ck_assert_uint_eq(feed(&histo, one), 0);
+    put_tracked(e + 1, 1);
+    ck_assert_uint_eq(feed(&histo, two), 0);
+    put_tracked(e + 1, 2);
+    ck_assert_uint_eq(feed(&histo, three), 0);
+    put_tracked(e, 1);
+    ck_assert_uint_eq(feed(&histo, one), 0);
+    end(&histo, three);
+    end(&histo, one);
+    end(&histo, two);
+    csv c;
+    read_csv(tk_path(out_dir, "e.csv"), &c);
+    ck_assert_uint_eq(c.bins[1], 2);
+    ck_assert_uint_eq(csv_total(&c), 2);
+    read_csv(tk_path(dir2, "e.csv"), &c);
+    ck_assert_uint_eq(c.bins[2], 1);
+    ck_assert_uint_eq(csv_total(&c), 1);
+    read_csv(tk_path(dir3, "e.csv"), &c);
+    ck_assert_uint_eq(c.bins[2], 1);
+    ck_assert_uint_eq(c.bins[5], 1);
+    ck_assert_uint_eq(csv_total(&c), 2);
+    ck_assert_int_eq(count_temporaries(out_dir) + count_temporaries(dir2) + count_temporaries(dir3), 0);
+    ck_assert_int_eq(access(tk_path(dir2, ".narwhal.lock"), F_OK), -1); /* released at unload */
+}
+END_TEST
+
+/* Another actor's configuration (a second copy of histo.so, as the emulator gives
+ * an actor with its own configuration directory) that names a directory a live
+ * instance writes, OutputDir itself or an instance's directory derived from it,
+ * fails at initialise, naming the directory and the key. */
+START_TEST(one_directory_is_refused_to_another_configuration)
+{
+    char copies[PATH_MAX + 8], conf2[PATH_MAX + 8], dir2[PATH_MAX + 32], log[4096], want[3 * PATH_MAX];
+    snprintf(copies, sizeof copies, "%s/copy", tmp);
+    snprintf(conf2, sizeof conf2, "%s/conf2", tmp);
+    snprintf(dir2, sizeof dir2, "%s/instance-2", out_dir);
+    ck_assert_int_eq(mkdir(copies, 0700), 0);
+    ck_assert_int_eq(mkdir(conf2, 0700), 0);
+    ck_assert_uint_eq(configure(&histo, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
+    void *one = begin(&histo);
+    tk_actor histo2;
+    tk_load_actor_copy(&histo2, "histo.so", copies);
+    ck_assert_uint_eq(configure_in(&histo2, conf2, out_dir, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
     unsigned code;
-    void *two = histo.reg(&code);
+    void *two = histo2.reg(&code);
     ck_assert_uint_eq(code, 0);
     const char *path = tk_path(tmp, "stderr.txt");
     int saved = tk_capture_begin(path);
-    histo.initialise(two, &code);
+    histo2.initialise(two, &code);
     tk_capture_end(saved, path, log, sizeof log);
     ck_assert_uint_eq(code, NARVAL_E_CONFIG);
-    snprintf(want, sizeof want, "[Histo#2] error: output directory '%s' is already being written "
-             "by another live instance: change key 'OutputDir' in %s/Histo.conf", out_dir, conf_dir);
+    snprintf(want, sizeof want, "[Histo] error: output directory '%s' is already being written "
+             "by another live instance: change key 'OutputDir' in %s/Histo.conf", out_dir, conf2);
     ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
-    histo.unload(two, &code);
-    ck_assert_uint_eq(code, 0);
-
-    tk_actor histo2;
-    tk_load_actor_copy(&histo2, "histo.so", copies);
-    ck_assert_uint_eq(configure(&histo2, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
-    two = histo2.reg(&code);
-    histo2.initialise(two, &code);
-    ck_assert_uint_eq(code, NARVAL_E_CONFIG);
     histo2.unload(two, &code);
+
+    void *second = begin(&histo); /* writes OutputDir/instance-2 */
+    ck_assert_uint_eq(configure_in(&histo2, conf2, dir2, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
+    two = histo2.reg(&code);
+    saved = tk_capture_begin(path);
+    histo2.initialise(two, &code);
+    tk_capture_end(saved, path, log, sizeof log);
+    ck_assert_uint_eq(code, NARVAL_E_CONFIG);
+    snprintf(want, sizeof want, "[Histo] error: output directory '%s' is already being written "
+             "by another live instance: change key 'OutputDir' in %s/Histo.conf", dir2, conf2);
+    ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
+    histo2.unload(two, &code);
+    end(&histo, second);
     end(&histo, one);
     two = begin(&histo2); /* free once the first is gone */
     end(&histo2, two);
@@ -931,7 +990,8 @@ static Suite *histo_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, copies_with_their_own_directories_both_write);
-    tcase_add_test(tc, one_directory_is_refused_to_a_second_instance);
+    tcase_add_test(tc, instances_of_one_configuration_write_their_own_directories);
+    tcase_add_test(tc, one_directory_is_refused_to_another_configuration);
     tcase_add_test(tc, abort_publishes_nothing);
     tcase_add_test(tc, runs_after_reset_and_meta_eof_passes);
     suite_add_tcase(s, tc);

@@ -33,7 +33,8 @@ static const kit_key histo_keys[] = {
       .help = "files written: spe (1D), m4b (4096x4096 matrices), csv (any), or none" },
     { "OutputDir", KIT_STRING, offsetof(histo_conf, output_dir), "histo",
       .help = "directory of the histogram files and plots (created), written at the end of "
-              "each run; one live instance per directory" },
+              "each run; one live instance per directory: instance k > 1 of one configuration "
+              "writes into OutputDir/instance-k" },
     { "WriteEvery", KIT_REAL, offsetof(histo_conf, write_every), "0", KIT_MIN(0),
       .help = "seconds between snapshots into OutputDir/live/ during the run; 0: none" },
     { "Device", KIT_LIST, offsetof(histo_conf, device), "auto",
@@ -59,7 +60,8 @@ static char *conf_path; /* the Histo.conf read, for messages */
 typedef struct histo_actor {
     kit_instance k;
     histo_engine *engine;
-    kit_claim claim;  /* OutputDir, held from initialise to unload */
+    char *dir;        /* OutputDir as this instance writes it (kit_instance_output) */
+    kit_claim claim;  /* dir, held from initialise to unload */
     bool running;     /* started and not stopped: the counts are an unfinished run's */
     bool pass;        /* this block's frames go to the output */
     bool block_ends;  /* the block's last frame is a meta:eof */
@@ -154,19 +156,39 @@ static void log_plans(histo_actor *a)
     }
 }
 
+/* This instance's directory (OutputDir for instance 1, OutputDir/instance-k
+ * for instance k: instances of one library share OutputDir), created and
+ * claimed; once, since the configuration is not re-read. */
+static unsigned claim_dir(histo_actor *a)
+{
+    char msg[PATH_MAX + 512], note[2 * PATH_MAX + 128];
+    unsigned code;
+    if (a->claim.lock)
+        return 0;
+    free(a->dir);
+    if (!(a->dir = kit_instance_output(conf.output_dir, true, a->k.number, "OutputDir", note,
+                                       sizeof note)))
+        return kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory");
+    if (note[0])
+        kit_log(a->k.name, KIT_INFO, "%s", note);
+    if ((code = histo_output_mkdir(a->dir, msg, sizeof msg)) != 0 ||
+        (code = kit_claim_output(&a->claim, a->dir, true, "OutputDir", conf_path, msg,
+                                 sizeof msg)) != 0)
+        return kit_fail(a->k.name, code, "%s", msg);
+    return 0;
+}
+
 /* Re-runnable (NARVAL initialises again after a reset): the engine of a
- * previous initialise is replaced; the claim on OutputDir, the same directory
- * since the configuration is not re-read, is kept.  The claim comes first, so
- * that a directory taken by another live instance fails before the device is set up. */
+ * previous initialise is replaced; the claim on the directory is kept.  The
+ * claim comes first, so that a directory taken by another live instance fails
+ * before the device is set up. */
 static unsigned histo_initialise(void *algo_data)
 {
     histo_actor *a = algo_data;
     char msg[PATH_MAX + 512];
     unsigned code;
-    if ((code = histo_output_mkdir(conf.output_dir, msg, sizeof msg)) != 0 ||
-        (!a->claim.lock && (code = kit_claim_output(&a->claim, conf.output_dir, true, "OutputDir",
-                                                    conf_path, msg, sizeof msg)) != 0))
-        return kit_fail(a->k.name, code, "%s", msg);
+    if ((code = claim_dir(a)) != 0)
+        return code;
     histo_engine_destroy(a->engine);
     a->engine = NULL;
     histo_group *groups = malloc((spec.n_decl + 1) * sizeof *groups);
@@ -200,17 +222,16 @@ static unsigned histo_start(void *algo_data)
     return 0;
 }
 
-/* Publishes every file of the counts so far: at stop into OutputDir, during
- * the run (WriteEvery) into OutputDir/live/. */
+/* Publishes every file of the counts so far: at stop into the instance's
+ * directory, during the run (WriteEvery) into its live/. */
 static unsigned write_all(histo_actor *a, bool final)
 {
     const uint64_t *counts;
     histo_written w = { 0 };
     char msg[PATH_MAX + 1024], dir[PATH_MAX];
     unsigned code = histo_engine_counts(a->engine, &counts, msg, sizeof msg);
-    if (snprintf(dir, sizeof dir, "%s%s", conf.output_dir, final ? "" : "/live") >=
-        (int)sizeof dir)
-        return kit_fail(a->k.name, NARVAL_E_IO, "path too long: '%s/live'", conf.output_dir);
+    if (snprintf(dir, sizeof dir, "%s%s", a->dir, final ? "" : "/live") >= (int)sizeof dir)
+        return kit_fail(a->k.name, NARVAL_E_IO, "path too long: '%s/live'", a->dir);
     if (!code)
         code = histo_output_write(&spec, counts, dir, a->k.name, &w, msg, sizeof msg);
     if (code)
@@ -292,7 +313,7 @@ static void discard_run(histo_actor *a, const char *why)
         return;
     kit_log(a->k.name, KIT_WARN, "%s: discarded %llu frames (%llu entries) of an unfinished "
             "run: its histograms were not written to %s/", why,
-            (unsigned long long)frames_seen(a), (unsigned long long)a->entries, conf.output_dir);
+            (unsigned long long)frames_seen(a), (unsigned long long)a->entries, a->dir);
     a->running = false;
 }
 
@@ -311,6 +332,7 @@ static void histo_release(void *algo_data)
     discard_run(a, "unloaded without process_stop");
     histo_engine_destroy(a->engine);
     kit_claim_release(&a->claim);
+    free(a->dir);
 }
 
 KIT_LIFECYCLE(histo_initialise, histo_start, histo_stop, histo_reset, histo_release)
