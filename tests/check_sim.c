@@ -989,10 +989,12 @@ static int count_files(const char *prefix, const char *suffix)
 }
 
 /* GammaEvents is published only at stop: a run reset in its middle leaves
- * neither the file nor its temporary; a second live instance may not write it. */
+ * neither the file nor its temporary.  A second instance of the configuration
+ * writes out.2.ge (before, it was refused out.ge); another configuration (a
+ * copy of the library) naming out.ge is refused while an instance writes it. */
 START_TEST(test_gammaevents_published_at_stop_only)
 {
-    char text[TEXT_MAX], log[4096];
+    char text[TEXT_MAX], log[4096], want[3 * PATH_MAX];
     unsigned e, used = 0;
     snprintf(text, sizeof text, "Output truth\nEvents 300\nSource co60\nGammaEvents %s\nArray %s/arrays/agata180.txt\n",
              in_tmp("out.ge"), detector);
@@ -1002,10 +1004,31 @@ START_TEST(test_gammaevents_published_at_stop_only)
     capture_begin();
     gen.initialise(other, &e);
     capture_end(log, sizeof log);
-    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
-    ck_assert_msg(strstr(log, "is already being written by another live instance: change key 'GammaEvents' in ") != NULL,
-                  "%s", log);
+    ck_assert_uint_eq(e, 0);
+    snprintf(want, sizeof want, "[Generator#2] instance 2 of this configuration writes '%s' (key 'GammaEvents' "
+             "names '%s', which instance 1 writes)", in_tmp("out.2.ge"), in_tmp("out.ge"));
+    ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
+    stream s2 = run_once(other, 1u << 20);
+    size_t size2;
+    free(tk_read_file(in_tmp("out.2.ge"), &size2));
+    ck_assert_uint_gt(size2, 0);
+    ck_assert(!tk_exists(in_tmp("out.ge")));
     gen.unload(other, &e);
+    free(s2.bytes);
+    tk_actor copy;
+    tk_load_actor_copy(&copy, "generator.so", tmp);
+    copy.config(conf_dir, &e);
+    ck_assert_uint_eq(e, 0);
+    other = copy.reg(&e);
+    capture_begin();
+    copy.initialise(other, &e);
+    capture_end(log, sizeof log);
+    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
+    snprintf(want, sizeof want, "output '%s' is already being written by another live instance: change key "
+             "'GammaEvents' in %s/Generator.conf", in_tmp("out.ge"), conf_dir);
+    ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
+    copy.unload(other, &e);
+    dlclose(copy.so);
     gen.start(g, &e);
     ck_assert_uint_eq(e, 0);
     uint8_t buf[2000];

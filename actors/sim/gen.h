@@ -83,7 +83,8 @@ typedef struct gen {
     uint64_t last_timestamp;
     bool emitted_any;
     bool eof_sent;         /* this run's meta:eof went out: the next call ends the run */
-    kit_claim gev_claim;   /* GammaEvents, claimed at initialise */
+    char *gev_file;        /* GammaEvents as this instance writes it (kit_instance_output) */
+    kit_claim gev_claim;   /* gev_file, claimed at initialise */
     kit_output gev_out;    /* its temporary during a run, published at stop */
     gev_writer *gev;
     gev_reader *gev_in;    /* Source gammaevents */

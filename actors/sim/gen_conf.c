@@ -53,7 +53,8 @@ static const kit_key gen_keys[] = {
         .help = "random sub-sample start of each event's signals; false: on a sample edge"),
     KEY("GammaEvents", KIT_STRING, gammaevents, "none",
         .help = "also write the events as a GammaEvents text file (none: no), published at each run's stop; "
-                "one live instance per file"),
+                "one live instance per file: instance k > 1 of one configuration writes FILE with .k before "
+                "its extension (events.txt -> events.2.txt)"),
 };
 
 const kit_spec gen_spec = {

@@ -92,13 +92,21 @@ static void teardown(gen *g)
     det_array_free(&g->array);
 }
 
-/* No two live instances write one GammaEvents file (kept across re-initialisations). */
+/* No two live instances write one GammaEvents file: instance 1 writes the
+ * file named, instance k the file with .k before its extension (instances of
+ * one library share GammaEvents).  Claimed once, kept across re-initialisations. */
 static unsigned claim_gammaevents(gen *g)
 {
-    char msg[1536];
+    char msg[1536], note[2048];
     if (!writes_gammaevents() || g->gev_claim.lock)
         return 0;
-    unsigned code = kit_claim_output(&g->gev_claim, gen_settings.gammaevents, false, "GammaEvents",
+    free(g->gev_file);
+    if (!(g->gev_file = kit_instance_output(gen_settings.gammaevents, false, g->k.number, "GammaEvents",
+                                            note, sizeof note)))
+        return kit_fail(g->k.name, NARVAL_E_NOMEM, "out of memory");
+    if (note[0])
+        kit_log(g->k.name, KIT_INFO, "%s", note);
+    unsigned code = kit_claim_output(&g->gev_claim, g->gev_file, false, "GammaEvents",
                                      gen_resolved.conf_file, msg, sizeof msg);
     return code ? kit_fail(g->k.name, code, "%s", msg) : 0;
 }
@@ -107,7 +115,7 @@ static unsigned claim_gammaevents(gen *g)
 static unsigned open_gammaevents(gen *g)
 {
     char msg[1536], text[256];
-    unsigned code = kit_output_open(&g->gev_out, gen_settings.gammaevents, msg, sizeof msg);
+    unsigned code = kit_output_open(&g->gev_out, g->gev_file, msg, sizeof msg);
     FILE *fp = code ? NULL : kit_output_stream(&g->gev_out, msg, sizeof msg);
     if (!fp) {
         kit_output_discard(&g->gev_out);
@@ -117,7 +125,7 @@ static unsigned open_gammaevents(gen *g)
     gev_summary_of(&g->array, &g->shape, &s);
     snprintf(text, sizeof text, "narwhal generator, seed %lld, array %s", (long long)gen_settings.seed,
              gen_settings.array);
-    if (gev_create(&g->gev, fp, gen_settings.gammaevents, &s, text, msg, sizeof msg)) {
+    if (gev_create(&g->gev, fp, g->gev_file, &s, text, msg, sizeof msg)) {
         kit_output_discard(&g->gev_out);
         return kit_fail(g->k.name, NARVAL_E_IO, "%s", msg);
     }
@@ -134,7 +142,7 @@ static void discard_gammaevents(gen *g, const char *when)
     g->gev = NULL;
     kit_output_discard(&g->gev_out);
     kit_log(g->k.name, KIT_WARN, "%s before the end of the run: %s not written (its %llu events discarded)", when,
-            gen_settings.gammaevents, (unsigned long long)g->events);
+            g->gev_file, (unsigned long long)g->events);
 }
 
 unsigned gen_initialise(gen *g)
@@ -457,6 +465,7 @@ void gen_release(gen *g)
     discard_gammaevents(g, "unloaded");
     gev_close_reader(g->gev_in);
     kit_claim_release(&g->gev_claim);
+    free(g->gev_file);
     teardown(g);
     for (int i = 0; g->slot && i < g->batch; i++) {
         free(g->slot[i].bytes);
