@@ -1,6 +1,7 @@
 /* check_psa.c: psa.so through the NARVAL ABI on a small basis built for the test: exact recovery at every segment, thresholds, masks, several hits, bad frames, output sizes, configuration errors, damaged basis, GPU equal to CPU; bench-psa's checks. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -483,6 +484,95 @@ START_TEST(search_log_lines)
 }
 END_TEST
 
+static void initialise_it(void *a)
+{
+    unsigned e;
+    psa.initialise(a, &e);
+    ck_assert_uint_eq(e, 0);
+}
+
+static void reset_it(void *a)
+{
+    unsigned e;
+    psa.reset(a, &e);
+    ck_assert_uint_eq(e, 0);
+}
+
+/* The names in the suite's directory that end with ".part": unpublished temporaries. */
+static int temporaries(void)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t k = strlen(e->d_name);
+        n += k > 5 && strcmp(e->d_name + k - 5, ".part") == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The event numbers of a SearchLog's lines, in order, as "3 4 "; "" for a missing file. */
+static const char *logged_events(const char *path)
+{
+    static char events[256];
+    char line[512];
+    size_t n = 0;
+    unsigned ev;
+    events[0] = '\0';
+    FILE *fp = fopen(path, "r");
+    while (fp && fgets(line, sizeof line, fp))
+        if (line[0] != '#' && sscanf(line, "%u", &ev) == 1)
+            n += (size_t)snprintf(events + n, sizeof events - n, "%u ", ev);
+    if (fp)
+        fclose(fp);
+    return events;
+}
+
+/* SearchLog is published at stop only: instance 1 of the configuration writes the
+ * file named, instance 2 the name with .2 before its extension, each its own hits;
+ * a run reset in its middle publishes nothing and leaves no temporary. */
+START_TEST(search_log_per_instance_published_at_stop)
+{
+    char conf[PATH_MAX + 64], path[PATH_MAX + 32], path2[PATH_MAX + 32], want[3 * PATH_MAX];
+    unsigned used, e;
+    snprintf(path, sizeof path, "%s/instances.log", dir);
+    snprintf(path2, sizeof path2, "%s/instances.2.log", dir);
+    snprintf(conf, sizeof conf, "Device cpu\nSearchLog %s", path);
+    void *a = open_actor(conf, 0), *b = psa.reg(&e);
+    ck_assert_uint_eq(e, 0);
+    const char *log = stderr_of(initialise_it, b);
+    snprintf(want, sizeof want, "[PSA#2] instance 2 of this configuration writes '%s' (key 'SearchLog' names "
+             "'%s', which instance 1 writes)", path2, path);
+    ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
+    psa.start(b, &e);
+    ck_assert_uint_eq(e, 0);
+    hit h = { point_of(8, 1), 700 };
+    put_event(3, 5, &h, 1);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    adf_writer_init(&w, in, sizeof in);
+    put_event(4, 5, &h, 1);
+    ck_assert_uint_eq(run_block(b, w.used, CAP, &used), 0);
+    ck_assert(!tk_exists(path) && !tk_exists(path2));
+    ck_assert_int_eq(temporaries(), 2);
+    close_actor(a);
+    psa.stop(b, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_str_eq(logged_events(path), "3 ");
+    ck_assert_str_eq(logged_events(path2), "4 ");
+    ck_assert_int_eq(temporaries(), 0);
+    psa.start(b, &e);
+    ck_assert_uint_eq(run_block(b, w.used, CAP, &used), 0);
+    log = stderr_of(reset_it, b); /* in the middle of the run */
+    ck_assert_msg(strstr(log, "[PSA#2] warning: reset before process_stop: discarded the SearchLog lines of 1 "
+                              "hits of an unfinished run") != NULL, "%s", log);
+    ck_assert_str_eq(logged_events(path2), "4 ");
+    ck_assert_int_eq(temporaries(), 0);
+    psa.unload(b, &e);
+    ck_assert_uint_eq(e, 0);
+}
+END_TEST
+
 /* The same block on the GPU (the whole block there, or only its searches) and on the CPU: the same
  * bytes (skipped without a GPU). */
 START_TEST(gpu_equals_cpu)
@@ -858,6 +948,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, bad_frames_rejected_and_counted);
     tcase_add_test(t, output_too_small);
     tcase_add_test(t, search_log_lines);
+    tcase_add_test(t, search_log_per_instance_published_at_stop);
     tcase_add_test(t, gpu_equals_cpu);
     tcase_add_test(t, parts_on_the_cpu);
     tcase_add_test(t, gpu_block_parts_in_their_call);

@@ -1,6 +1,5 @@
 /* psa.c: the PSA actor psa.so (filter): data:crystal frames in, data:psa frames out by grid search, other frames passed on untouched. */
 #define NARVAL_FILTER
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include "psa_block.h"
 #include "psa_conf.h"
 #include "psa_pow.h"
+#include "publish.h"
 
 enum { LOGGED_REJECTS = 10 }; /* per reason and run; the rest are counted */
 
@@ -29,16 +29,27 @@ typedef struct psa_actor {
     const psa_block *writing; /* the block whose frames the frame loop writes */
     size_t cursor;     /* its next event */
     uint64_t parts;    /* parts decoded in the run */
-    FILE *search_log;
+    char *search_file; /* SearchLog as this instance writes it (kit_instance_output); NULL: none */
+    kit_claim log_claim; /* search_file, claimed at initialise */
+    kit_output log_out;  /* its temporary during a run, published at stop */
+    FILE *search_log;    /* log_out's stream, during a run */
     uint64_t frames, hits, empty, searches, refined, fell_back, rejected[PSA_REJECTS];
     double seconds;    /* in process_block */
 } psa_actor;
+
+static char *conf_path; /* the PSA.conf read, for SearchLog's messages */
+
+__attribute__((destructor)) static void free_conf_path(void) { free(conf_path); }
 
 void process_config(const char *directory_path, unsigned int *error_code)
 {
     *error_code = kit_config(&psa_spec, directory_path, &psa_set);
     if (*error_code == 0)
         *error_code = psa_conf_resolve(directory_path);
+    free(conf_path);
+    conf_path = NULL;
+    if (*error_code == 0 && !(conf_path = kit_conf_path(directory_path, psa_spec.actor)))
+        *error_code = kit_fail(psa_spec.actor, NARVAL_E_NOMEM, "out of memory");
 }
 
 const char *process_describe(void) { return kit_describe(&psa_spec); }
@@ -105,8 +116,9 @@ static unsigned set_timing(psa_actor *a)
 
 static void release(psa_actor *a)
 {
-    if (a->search_log)
-        fclose(a->search_log);
+    kit_output_discard(&a->log_out);
+    kit_claim_release(&a->log_claim);
+    free(a->search_file);
     psa_block_free(&a->block);
     psa_engine_destroy(&a->engine);
     psa_layout_free(&a->layout);
@@ -125,6 +137,25 @@ static size_t part_count(size_t crystals)
     return n < crystals ? n : crystals ? crystals : 1;
 }
 
+/* SearchLog, when set: instance 1 writes the file named, instance k the file
+ * with .k before its extension (instances of one library share SearchLog);
+ * claimed before anything else is set up, so that a file another live
+ * instance writes fails the initialise at once. */
+static unsigned claim_search_log(psa_actor *a)
+{
+    char msg[PATH_MAX + 512], note[2 * PATH_MAX + 128];
+    if (strcmp(psa_set.search_log, "none") == 0)
+        return 0;
+    if (!(a->search_file = kit_instance_output(psa_set.search_log, false, a->k.number, "SearchLog", note,
+                                               sizeof note)))
+        return kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory");
+    if (note[0])
+        kit_log(a->k.name, KIT_INFO, "%s", note);
+    unsigned code = kit_claim_output(&a->log_claim, a->search_file, false, "SearchLog", conf_path, msg,
+                                     sizeof msg);
+    return code ? kit_fail(a->k.name, code, "%s", msg) : 0;
+}
+
 /* At first and after every reset (NARVAL re-initialises there): what a
  * previous initialise set up is released, then everything is set up again
  * from the configuration process_config read. */
@@ -135,7 +166,8 @@ static unsigned psa_initialise(void *algo_data)
     double err;
     unsigned code;
     release(a);
-    if ((code = load_basis(a)) || (code = build_layout(a)) || (code = set_timing(a)))
+    if ((code = claim_search_log(a)) || (code = load_basis(a)) || (code = build_layout(a)) ||
+        (code = set_timing(a)))
         return code;
     psa_pow_fit(psa_set.exponent, &a->pw, &err);
     kit_log(a->k.name, KIT_INFO, "FoM: sum of |d|^%g over %s search%s; |d|^p without powf, largest "
@@ -171,18 +203,35 @@ static void clear_counts(psa_actor *a)
     a->parts = 0;
 }
 
+/* The run's SearchLog goes into a temporary beside the file, published at stop. */
 static unsigned psa_start(void *algo_data)
 {
     psa_actor *a = algo_data;
+    char msg[PATH_MAX + 512];
     clear_counts(a);
-    if (strcmp(psa_set.search_log, "none") == 0)
+    if (!a->search_file)
         return 0;
-    if (!(a->search_log = fopen(psa_set.search_log, "w")))
-        return kit_fail(a->k.name, NARVAL_E_IO, "SearchLog: cannot open '%s': %s", psa_set.search_log,
-                        strerror(errno));
+    unsigned code = kit_output_open(&a->log_out, a->search_file, msg, sizeof msg);
+    if (!code && !(a->search_log = kit_output_stream(&a->log_out, msg, sizeof msg)))
+        code = NARVAL_E_IO;
+    if (code) {
+        kit_output_discard(&a->log_out);
+        return kit_fail(a->k.name, code, "SearchLog: %s", msg);
+    }
     fprintf(a->search_log, "# event crystal segment e_keV point x_mm y_mm z_mm fom t0_ns shift_samples "
             "hit_status\n");
     return 0;
+}
+
+/* A run that did not stop publishes no SearchLog: its temporary goes, and the log says what it held. */
+static void discard_search_log(psa_actor *a, const char *why)
+{
+    if (!a->search_log)
+        return;
+    kit_log(a->k.name, KIT_WARN, "%s: discarded the SearchLog lines of %llu hits of an unfinished run: %s was "
+            "not written", why, (unsigned long long)a->hits, a->search_file);
+    kit_output_discard(&a->log_out);
+    a->search_log = NULL;
 }
 
 static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
@@ -355,28 +404,26 @@ static unsigned psa_stop(void *algo_data)
         kit_log(a->k.name, KIT_WARN, "the GPU failed %llu time%s during the run (the warnings above say what "
                 "took over: the rounds, or the CPU); no frame was lost", (unsigned long long)a->fell_back,
                 a->fell_back == 1 ? "" : "s");
-    if (a->search_log && fclose(a->search_log) != 0) {
-        a->search_log = NULL;
-        return kit_fail(a->k.name, NARVAL_E_IO, "SearchLog '%s': %s", psa_set.search_log,
-                        strerror(errno));
-    }
+    if (!a->search_log)
+        return 0;
+    char msg[PATH_MAX + 512];
     a->search_log = NULL;
-    return 0;
+    unsigned code = kit_output_publish(&a->log_out, true, msg, sizeof msg);
+    return code ? kit_fail(a->k.name, code, "SearchLog: %s", msg) : 0;
 }
 
 /* A block never outlives its call, so a reset has nothing held to drop. */
 static unsigned psa_reset(void *algo_data)
 {
     psa_actor *a = algo_data;
-    if (a->search_log)
-        fclose(a->search_log);
-    a->search_log = NULL;
+    discard_search_log(a, "reset before process_stop");
     clear_counts(a);
     return 0;
 }
 
 static void psa_release(void *algo_data)
 {
+    discard_search_log(algo_data, "unloaded without process_stop");
     release(algo_data);
 }
 
