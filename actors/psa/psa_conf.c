@@ -60,7 +60,9 @@ static const kit_key keys[] = {
     { "MaxEnergy", KIT_REAL, offsetof(psa_settings, max_energy), "20000", KIT_RANGE(1, 1e9),
       .help = "keV: a frame with a channel energy beyond +-MaxEnergy is rejected as absurd" },
     { "SearchLog", KIT_STRING, offsetof(psa_settings, search_log), "none",
-      .help = "file with one line per hit (point, FoM, shift), or none" },
+      .help = "file with one line per hit (point, FoM, shift), published at each run's stop, or none; one "
+              "live instance per file: instance k > 1 of one configuration writes FILE with .k before "
+              "its extension (search.log -> search.2.log)" },
 };
 
 const kit_spec psa_spec = {
