@@ -5,6 +5,7 @@
 #   actors/kit/*.c        -> build/lib/libkit.a (linked into every actor)
 #   detector/*.c          -> build/lib/libdetector.a
 #   sim/*.c               -> build/lib/libsim.a (the γ-ray Monte Carlo: the generator and the tools link it)
+#   analysis/*.c          -> build/lib/libanalysis.a (`narwhal summary`; its gnuplot runner, histo's too)
 #   detector/tools/*.c    -> build/bin/<name>   (one program per file)
 #   emulator/*.c          -> build/bin/narwhal  (emulator/main.c holds main)
 #   kernels/*.cu          -> compiled when nvcc is found, linked into the actors
@@ -33,6 +34,7 @@ WARN := -Wall -Wextra -Wshadow -Wno-unused-parameter
 BASEFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -fPIC -fvisibility=hidden -fopenmp -MMD -MP \
 	-iquote adf -iquote actors -iquote actors/kit -iquote detector -iquote kernels -iquote emulator $(WARN) $(SANFLAGS)
 BASEFLAGS += -iquote sim
+BASEFLAGS += -iquote analysis
 LDFLAGS_ALL := -fopenmp $(SANFLAGS)
 
 # pkg-config is asked once, when a recipe first needs the answer (after `deps` ran).
@@ -66,6 +68,7 @@ ADF_SRCS := $(wildcard adf/*.c)
 KIT_SRCS := $(wildcard actors/kit/*.c)
 DET_SRCS := $(wildcard detector/*.c)
 SIM_SRCS := $(wildcard sim/*.c)
+ANA_SRCS := $(wildcard analysis/*.c)
 EMU_SRCS := $(filter-out emulator/main.c,$(wildcard emulator/*.c))
 TOOL_SRCS := $(wildcard detector/tools/*.c)
 TEST_SRCS := $(wildcard tests/check_*.c)
@@ -79,6 +82,7 @@ LIBADF_SO := $(BUILD)/lib/libadf.so
 LIBKIT := $(BUILD)/lib/libkit.a
 LIBDET := $(BUILD)/lib/libdetector.a
 LIBSIM := $(BUILD)/lib/libsim.a
+LIBANA := $(BUILD)/lib/libanalysis.a
 LIBEMU := $(BUILD)/lib/libemu.a
 NARWHAL := $(BUILD)/bin/narwhal
 
@@ -91,8 +95,10 @@ histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c actors/hist
 	actors/histo/histo_cpu.c actors/histo/histo_spec.c actors/histo/histo_frames.c \
 	actors/histo/histo_output.c actors/histo/histo_plot.c actors/histo/histo_write.c
 histo_CU := kernels/histogram.cu
+histo_LIBS := $(LIBANA)
 histo_sink_SRCS := actors/histo/histo_sink.c $(filter-out actors/histo/histo_filter.c,$(histo_SRCS))
 histo_sink_CU := kernels/histogram.cu
+histo_sink_LIBS := $(LIBANA)
 tracker_SRCS := actors/tracker/tracker.c actors/tracker/tracker_engine.c actors/tracker/tracker_cpu.c \
 	actors/tracker/tracker_model.c actors/tracker/tracker_events.c actors/tracker/tracker_truth.c \
 	actors/tracker/tracker_output.c
@@ -182,14 +188,17 @@ $(LIBDET): $(call obj,$(DET_SRCS))
 $(LIBSIM): $(call obj,$(SIM_SRCS))
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
+$(LIBANA): $(call obj,$(ANA_SRCS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
 $(LIBEMU): $(call obj,$(EMU_SRCS))
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
-ALL_LIBS := $(LIBEMU) $(LIBKIT) $(LIBDET) $(LIBADF_A)
+ALL_LIBS := $(LIBEMU) $(LIBANA) $(LIBKIT) $(LIBDET) $(LIBADF_A)
 LINK_LIBS = $(XML_LIBS) $(CUDA_LIBS) -ldl -lm
 
-$(NARWHAL): $(call obj,emulator/main.c) $(LIBEMU) $(LIBADF_A)
+$(NARWHAL): $(call obj,emulator/main.c) $(LIBEMU) $(LIBANA) $(LIBADF_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS)
 

@@ -522,6 +522,18 @@ void adf_file_describe(const adf_file *f, int status, char *msg, size_t len);
 /* Flushes and closes (f is freed in every case); returns the first write/flush error, if any. */
 int adf_file_close(adf_file *f);
 
+/* Reading a whole file, for programs that look at every frame (dump, summary):
+ * fn is called with each chunk of whole top-level frames, already checked as
+ * adf_file_read checks them (composites included), and the file offset of
+ * the first; it returns 0 to go on, anything else to stop the scan (which
+ * then returns ADF_OK).  The chunk buffer grows for a frame larger than it,
+ * up to max_frame bytes.  A file that cannot be opened is ADF_E_IO (errno
+ * kept); a bad or truncated frame is its adf_file_read code and one above
+ * max_frame ADF_E_LIMIT, after the frames before it were handed over; msg
+ * then names the file and the offset. */
+typedef int adf_scan_fn(void *ctx, const uint8_t *buf, size_t used, uint64_t base);
+int adf_file_scan(const char *path, size_t max_frame, adf_scan_fn *fn, void *ctx, char *msg, size_t len);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -3,8 +3,6 @@
 #include "adf.h"
 #include "emu.h"
 
-#include "scan.h"
-
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -197,7 +195,7 @@ int emu_dump(const char *path, unsigned long long max_frames, FILE *out, char *e
     }
     fprintf(out, "%-12s %10s  %-10s  %-20s %10s %15s  %s\n", "offset", "length", "id", "name", "event",
             "timestamp", "summary");
-    int rc = emu_scan_file(path, print_chunk, &d, err, errlen);
+    int rc = adf_file_scan(path, EMU_MAX_BUFFER, print_chunk, &d, err, errlen) == ADF_OK ? EMU_OK : EMU_E_RUN;
     free(d.scratch);
     fprintf(out, "%llu frames (%llu top-level)\n", d.frames, d.top);
     if (rc == EMU_OK && d.undecodable)

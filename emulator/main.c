@@ -457,10 +457,17 @@ static int command_run(session *s)
     return rc;
 }
 
+/* The analysis library reads the reports the emulator writes: every kind of frame it lists per actor. */
+_Static_assert(EMU_MAX_KINDS <= ANA_REPORT_KINDS, "narwhal summary must read every kind line of a run report");
+
+/* The analysis library's outcome as the command's exit status: an input that
+ * cannot be opened is a usage error (nothing was summarised), anything else a
+ * failed summary. */
 static int command_summary(session *s)
 {
-    emu_summary_options so = {.report = s->o.report, .plots = s->o.plots, .histo = s->o.histo, .window = s->o.window};
-    return emu_summary_run(s->o.target, &so, stdout, s->err, sizeof s->err);
+    ana_summary_options so = {.report = s->o.report, .plots = s->o.plots, .histo = s->o.histo, .window = s->o.window};
+    int rc = ana_summary_run(s->o.target, &so, stdout, s->err, sizeof s->err);
+    return rc == ANA_OK ? EMU_OK : rc == ANA_E_OPEN ? EMU_E_TOPOLOGY : EMU_E_RUN;
 }
 
 static int run_command(session *s, int argc, char **argv)

@@ -19,6 +19,7 @@ enum { EVENTS = 300 };
 
 static char tmp[PATH_MAX];
 static int chain_ready; /* setup built the basis and ran the chain once */
+static char not_ready[PATH_MAX * 4]; /* why not, when it did not */
 
 /* tmp/NAME (tk_path: a small ring of buffers). */
 static const char *at(const char *name) { return tk_path(tmp, name); }
@@ -79,13 +80,10 @@ static nw_result result;
 
 static void setup(void)
 {
-    char why[PATH_MAX * 4];
     tk_make_tmpdir(tmp, sizeof tmp, "check_chain");
     chain_ready = 0;
-    if (build_basis(why, sizeof why) != 0) {
-        fprintf(stderr, "skip: the chain is not run: %s\n", why);
+    if (build_basis(not_ready, sizeof not_ready) != 0)
         return;
-    }
     write_confs();
     run_chain(&result, at("report.tsv"), 0);
     chain_ready = 1;
@@ -93,12 +91,12 @@ static void setup(void)
 
 static void teardown(void) { tk_remove_tree(tmp); }
 
-static void summarise(emu_summary *s, const char *file, const char *report)
+static void summarise(ana_summary *s, const char *file, const char *report)
 {
     char err[1024];
-    emu_summary_options o = {.report = report};
-    int rc = emu_summary_compute(file, &o, s, err, sizeof err);
-    ck_assert_msg(rc == EMU_OK, "summary: %s", err);
+    ana_summary_options o = {.report = report};
+    int rc = ana_summary_compute(file, &o, s, err, sizeof err);
+    ck_assert_msg(rc == ANA_OK, "summary: %s", err);
 }
 
 /* ---- the chain's output, followed frame by frame ------------------------------- */
@@ -106,8 +104,8 @@ static void summarise(emu_summary *s, const char *file, const char *report)
 START_TEST(every_produced_frame_is_written_or_rejected)
 {
     if (!chain_ready)
-        return;
-    emu_summary s;
+        TK_SKIP("the chain was not run: %s", not_ready);
+    ana_summary s;
     summarise(&s, at("out.adf"), at("report.tsv"));
     ck_assert_int_eq(s.have_report, 1);
     ck_assert_str_eq(s.producer, "generator");
@@ -135,15 +133,15 @@ START_TEST(every_produced_frame_is_written_or_rejected)
     ck_assert_uint_le(s.ev_missed, s.ev_no_psa);
     ck_assert_ptr_nonnull(s.table);
     ck_assert_ptr_nonnull(strstr(s.table, "generator  generator.so"));
-    emu_summary_free(&s);
+    ana_summary_free(&s);
 }
 END_TEST
 
 START_TEST(summary_figures_are_physical)
 {
     if (!chain_ready)
-        return;
-    emu_summary s;
+        TK_SKIP("the chain was not run: %s", not_ready);
+    ana_summary s;
     summarise(&s, at("out.adf"), at("report.tsv"));
     ck_assert_int_eq(s.continuum, 0);
     ck_assert_int_eq(s.n_lines, 2);
@@ -160,23 +158,23 @@ START_TEST(summary_figures_are_physical)
         ck_assert(s.sigma68[a] > 0 && s.sigma68[a] <= s.rms[a] * 1.5);
     }
     unsigned long long by_energy = 0;
-    for (int b = 0; b < EMU_SUMMARY_EBINS; b++)
+    for (int b = 0; b < ANA_SUMMARY_EBINS; b++)
         by_energy += s.ebin[b].n;
     ck_assert_uint_eq(by_energy, s.matched);
     /* the spectra: entries, photopeaks within them, the event sum holds the most of a line */
-    ck_assert_uint_eq(s.total[EMU_SPEC_TRACKED], s.gammas);
-    ck_assert_uint_eq(s.total[EMU_SPEC_CRYSTAL], s.psa);
-    ck_assert_uint_eq(s.total[EMU_SPEC_SUM], s.events - s.ev_no_psa);
+    ck_assert_uint_eq(s.total[ANA_SPEC_TRACKED], s.gammas);
+    ck_assert_uint_eq(s.total[ANA_SPEC_CRYSTAL], s.psa);
+    ck_assert_uint_eq(s.total[ANA_SPEC_SUM], s.events - s.ev_no_psa);
     for (int i = 0; i < s.n_lines; i++) {
-        ck_assert_uint_gt(s.line[i].peak[EMU_SPEC_TRACKED], 0);
-        ck_assert_uint_ge(s.line[i].peak[EMU_SPEC_SUM], s.line[i].peak[EMU_SPEC_CRYSTAL]);
-        ck_assert_uint_le(s.line[i].peak[EMU_SPEC_SUM], s.line[i].emitted);
+        ck_assert_uint_gt(s.line[i].peak[ANA_SPEC_TRACKED], 0);
+        ck_assert_uint_ge(s.line[i].peak[ANA_SPEC_SUM], s.line[i].peak[ANA_SPEC_CRYSTAL]);
+        ck_assert_uint_le(s.line[i].peak[ANA_SPEC_SUM], s.line[i].emitted);
     }
     unsigned long long in_bins = 0;
     for (unsigned b = 0; b < s.n_bins; b++)
-        in_bins += s.spectrum[EMU_SPEC_SUM][b];
-    ck_assert_uint_eq(in_bins, s.total[EMU_SPEC_SUM]);
-    emu_summary_free(&s);
+        in_bins += s.spectrum[ANA_SPEC_SUM][b];
+    ck_assert_uint_eq(in_bins, s.total[ANA_SPEC_SUM]);
+    ana_summary_free(&s);
 }
 END_TEST
 
@@ -213,16 +211,16 @@ static void copy_without(const char *to, unsigned long long drop, uint32_t *drop
 START_TEST(a_missing_frame_breaks_the_balance)
 {
     if (!chain_ready)
-        return;
-    emu_summary whole;
+        TK_SKIP("the chain was not run: %s", not_ready);
+    ana_summary whole;
     summarise(&whole, at("out.adf"), at("report.tsv"));
     /* the last frame is the meta:eof, the one before it a data:tracked; one near the start is a truth frame */
     unsigned long long drops[2] = {whole.frames - 2, 0};
-    emu_summary_free(&whole);
+    ana_summary_free(&whole);
     for (int i = 0; i < 2; i++) {
         uint32_t id = 0;
         copy_without(at("short.adf"), drops[i], &id);
-        emu_summary s;
+        ana_summary s;
         summarise(&s, at("short.adf"), at("report.tsv"));
         ck_assert_int_eq(s.balanced, 0);
         ck_assert_int_eq(s.check[0].ok, 0); /* the writer received one more than the file holds */
@@ -233,7 +231,7 @@ START_TEST(a_missing_frame_breaks_the_balance)
             ck_assert_uint_eq(id, ADF_ID_DATA_TRACKED);
         if (id == ADF_ID_DATA_TRACKED)
             ck_assert_int_eq(s.check[3].ok, 0);
-        emu_summary_free(&s);
+        ana_summary_free(&s);
     }
     const char *args[] = {"summary", at("short.adf"), "--report", at("report.tsv"), NULL};
     nw_result r;
@@ -247,7 +245,7 @@ END_TEST
 START_TEST(a_producer_count_the_file_lacks_breaks_the_balance)
 {
     if (!chain_ready)
-        return;
+        TK_SKIP("the chain was not run: %s", not_ready);
     /* the report claims one data:crystal frame more than the generator emitted:
      * it is neither written nor rejected by the PSA (which made as many as before) */
     FILE *in = fopen(at("report.tsv"), "r"), *out = fopen(at("more.tsv"), "w");
@@ -266,12 +264,12 @@ START_TEST(a_producer_count_the_file_lacks_breaks_the_balance)
     fclose(in);
     fclose(out);
     ck_assert_int_eq(changed, 1);
-    emu_summary s;
+    ana_summary s;
     summarise(&s, at("out.adf"), at("more.tsv"));
     ck_assert_int_eq(s.balanced, 0);
     ck_assert_int_eq(s.check[2].ok, 0);
     ck_assert_ptr_nonnull(strstr(s.check[2].text, "data:crystal"));
-    emu_summary_free(&s);
+    ana_summary_free(&s);
 }
 END_TEST
 
@@ -280,7 +278,7 @@ END_TEST
 START_TEST(pipelined_chain_writes_the_same_bytes)
 {
     if (!chain_ready)
-        return;
+        TK_SKIP("the chain was not run: %s", not_ready);
     size_t n_seq, n_pipe;
     uint8_t *seq = tk_read_file(at("out.adf"), &n_seq);
     nw_result r;
@@ -290,17 +288,17 @@ START_TEST(pipelined_chain_writes_the_same_bytes)
     ck_assert_int_eq(memcmp(seq, pipe, n_seq), 0);
     free(seq);
     free(pipe);
-    emu_summary s;
+    ana_summary s;
     summarise(&s, at("out.adf"), at("report-pipelined.tsv"));
     ck_assert_int_eq(s.balanced, 1);
-    emu_summary_free(&s);
+    ana_summary_free(&s);
 }
 END_TEST
 
 START_TEST(summary_command_prints_the_sections_and_plots)
 {
     if (!chain_ready)
-        return;
+        TK_SKIP("the chain was not run: %s", not_ready);
     const char *args[] = {"summary", at("out.adf"), "--report", at("report.tsv"), "--plots", at("plots"),
                           "--histo", at("histo"), "--window", "4", NULL};
     nw_result r;
@@ -334,14 +332,14 @@ START_TEST(summary_refuses_bad_input)
     ck_assert_int_eq(nw_run(&r, report_on_dump, NULL), 0);
     ck_assert_int_eq(r.status, EMU_E_TOPOLOGY);
     if (!chain_ready)
-        return;
+        TK_SKIP("the chain was not run: %s", not_ready);
     /* a report with a line of another kind names the line */
     write_file("bad.tsv", "narwhal-report\t1\nactor\tgenerator\tgenerator.so\t1\t0\t2\t0\t10\t0\t0\t0\t0\n"
                           "actor\twriter\tadf_writer.so\t1\t2\t0\t10\t0\t0\t0\t0\t0\nkind\tnobody\t0x1\t?\t1\t0\n");
-    emu_summary s;
+    ana_summary s;
     char err[1024];
-    emu_summary_options o = {.report = at("bad.tsv")};
-    ck_assert_int_eq(emu_summary_compute(at("out.adf"), &o, &s, err, sizeof err), EMU_E_RUN);
+    ana_summary_options o = {.report = at("bad.tsv")};
+    ck_assert_int_eq(ana_summary_compute(at("out.adf"), &o, &s, err, sizeof err), ANA_E_INPUT);
     ck_assert_msg(strstr(err, "bad.tsv:4: not a line of a narwhal run report") != NULL, "%s", err);
     /* a file cut inside a frame names the offset */
     size_t n;
@@ -352,7 +350,7 @@ START_TEST(summary_refuses_bad_input)
     fclose(fp);
     free(buf);
     o.report = NULL;
-    ck_assert_int_eq(emu_summary_compute(at("cut.adf"), &o, &s, err, sizeof err), EMU_E_RUN);
+    ck_assert_int_eq(ana_summary_compute(at("cut.adf"), &o, &s, err, sizeof err), ANA_E_INPUT);
     ck_assert_msg(strstr(err, "cut.adf") != NULL && strstr(err, "offset") != NULL, "%s", err);
 }
 END_TEST

@@ -1,15 +1,13 @@
 /* histo_plot.c: draws a 1D spectrum as a PNG with gnuplot: labelled axes, the range that holds counts, the highest bin marked. */
 #include <errno.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
+#include "ana.h"
+#include "gnuplot.h"
 #include "histo_output.h"
-
-extern char **environ;
 
 /* What a plot shows, taken from the summed bins. */
 typedef struct view {
@@ -85,51 +83,29 @@ static void script(FILE *gp, const char *title, const histo_axis *a, const char 
             (unsigned long long)(v->last > v->first ? bins[v->last - 1] : 0));
 }
 
-/* Runs gnuplot with the script on its standard input, from an unnamed
- * temporary file (a pipe to a gnuplot that is missing or dies would raise
- * SIGPIPE in the host), and the PNG on its standard output, the descriptor of
- * the plot's own temporary: gnuplot is given no path at all.  0, or -1 with
- * msg; *missing tells that gnuplot is not installed. */
+/* Runs gnuplot (analysis/gnuplot.h: no shell) with the script on its
+ * standard input, from an unnamed temporary file, and the PNG on its
+ * standard output, the descriptor of the plot's own temporary: gnuplot is
+ * given no path at all.  0, or -1 with msg; *missing tells that gnuplot is
+ * not installed. */
 static int run_gnuplot(int png_fd, const char *title, const histo_axis *a, const char *label,
                        const uint64_t *bins, bool *missing, char *msg, size_t len)
 {
     view v = frame(bins, a->bins);
-    int status = 0, rc = -1, err;
-    pid_t pid;
-    posix_spawn_file_actions_t fa;
+    int rc = ANA_E_PLOT;
     FILE *gp = tmpfile();
     if (!gp) {
         snprintf(msg, len, "cannot create the gnuplot script: %s", strerror(errno));
         return -1;
     }
     script(gp, title, a, label, bins, &v);
-    if (fflush(gp) != 0 || ferror(gp) || fseek(gp, 0, SEEK_SET) != 0) {
+    if (fflush(gp) != 0 || ferror(gp) || fseek(gp, 0, SEEK_SET) != 0)
         snprintf(msg, len, "cannot write the gnuplot script: %s", strerror(errno));
-        fclose(gp);
-        return -1;
-    }
-    char *argv[] = { "gnuplot", NULL };
-    if ((err = posix_spawn_file_actions_init(&fa)) == 0) {
-        if ((err = posix_spawn_file_actions_adddup2(&fa, fileno(gp), 0)) == 0 &&
-            (err = posix_spawn_file_actions_adddup2(&fa, png_fd, 1)) == 0)
-            err = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-    }
-    *missing = err == ENOENT;
-    if (err) {
-        snprintf(msg, len, "%s", *missing ? "gnuplot is not installed (apt-get install gnuplot-nox)"
-                                          : strerror(err));
-        fclose(gp);
-        return -1;
-    }
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        snprintf(msg, len, "gnuplot failed (its message is above)");
     else
-        rc = 0;
+        rc = ana_gnuplot_run(fileno(gp), png_fd, NULL, msg, len);
     fclose(gp);
-    return rc;
+    *missing = rc == ANA_E_NO_GNUPLOT;
+    return rc == ANA_OK ? 0 : -1;
 }
 
 int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *counts,

@@ -1,12 +1,12 @@
 /* summary_physics.c: `narwhal summary`'s physics: events by fate, PSA against the truth, spectra, photopeaks. */
 #include "summary_data.h"
-#include "emu.h"
+#include "ana.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const double ebin_edges[EMU_SUMMARY_EBINS + 1] = {0, 100, 250, 500, 1000, INFINITY};
+static const double ebin_edges[ANA_SUMMARY_EBINS + 1] = {0, 100, 250, 500, 1000, INFINITY};
 
 static int cmp_u32(uint32_t a, uint32_t b) { return (a > b) - (a < b); }
 
@@ -36,7 +36,7 @@ static int by_float(const void *pa, const void *pb)
 }
 
 /* An entry of spectrum k: its 1 keV bin, and the line whose window holds it. */
-static void fill(emu_summary *s, int k, double e)
+static void fill(ana_summary *s, int k, double e)
 {
     s->total[k]++;
     if (e >= 0 && e < s->n_bins)
@@ -50,7 +50,7 @@ static void fill(emu_summary *s, int k, double e)
  * answer: all of an M = 1 γ), and what became of it. */
 static void events(sum_data *d)
 {
-    emu_summary *s = d->s;
+    ana_summary *s = d->s;
     const sum_truth *t = d->truth.p;
     const sum_crystal *c = d->crystals.p;
     const sum_built *b = d->built.p;
@@ -73,7 +73,7 @@ static void events(sum_data *d)
             s->ev_missed += t[i].missed;
             continue;
         }
-        fill(s, EMU_SPEC_SUM, sum);
+        fill(s, ANA_SPEC_SUM, sum);
         s->ev_piled += piled;
         if (untracked)
             s->ev_untracked++;
@@ -84,11 +84,11 @@ static void events(sum_data *d)
     }
 }
 
-static void add_residual(emu_summary *s, const sum_point *h, const sum_point *t, double sq[3], double ebin_sq[][3])
+static void add_residual(ana_summary *s, const sum_point *h, const sum_point *t, double sq[3], double ebin_sq[][3])
 {
     double d2 = 0;
     int bin = 0;
-    while (bin + 1 < EMU_SUMMARY_EBINS && h->e >= ebin_edges[bin + 1])
+    while (bin + 1 < ANA_SUMMARY_EBINS && h->e >= ebin_edges[bin + 1])
         bin++;
     s->ebin[bin].n++;
     for (int a = 0; a < 3; a++) {
@@ -96,9 +96,9 @@ static void add_residual(emu_summary *s, const sum_point *h, const sum_point *t,
         sq[a] += r * r;
         ebin_sq[bin][a] += r * r;
         d2 += r * r;
-        int k = (int)floor((r + 25) * 2);
-        if (k >= 0 && k < 100)
-            s->residual[a][k]++;
+        double half_mm = (r + 25) * 2; /* checked before the conversion: a corrupt position may be beyond an int */
+        if (half_mm >= 0 && half_mm < 100)
+            s->residual[a][(int)half_mm]++;
     }
     s->mean_distance += sqrt(d2);
 }
@@ -119,7 +119,7 @@ static double sigma68(const sum_point *hits, const sum_point **truth, size_t n, 
 /* Every PSA hit against the truth's point in the same event, crystal and segment. */
 static int positions(sum_data *d)
 {
-    emu_summary *s = d->s;
+    ana_summary *s = d->s;
     sum_point *h = d->hits.p, *t = d->truth_points.p;
     qsort(h, d->hits.n, sizeof *h, by_point);
     qsort(t, d->truth_points.n, sizeof *t, by_point);
@@ -128,9 +128,9 @@ static int positions(sum_data *d)
     if (!match || !scratch) {
         free(match);
         free(scratch);
-        return emu_fail(d->err, d->errlen, EMU_E_RUN, "%s: out of memory", d->path);
+        return ana_fail(d->err, d->errlen, ANA_E_MEMORY, "%s: out of memory", d->path);
     }
-    double sq[3] = {0, 0, 0}, ebin_sq[EMU_SUMMARY_EBINS][3] = {{0}};
+    double sq[3] = {0, 0, 0}, ebin_sq[ANA_SUMMARY_EBINS][3] = {{0}};
     size_t j = 0;
     for (size_t i = 0; i < d->hits.n; i++) {
         while (j < d->truth_points.n && by_point(&t[j], &h[i]) < 0)
@@ -149,7 +149,7 @@ static int positions(sum_data *d)
     }
     if (s->matched)
         s->mean_distance /= (double)s->matched;
-    for (int b = 0; b < EMU_SUMMARY_EBINS; b++) {
+    for (int b = 0; b < ANA_SUMMARY_EBINS; b++) {
         s->ebin[b].lo = ebin_edges[b];
         s->ebin[b].hi = ebin_edges[b + 1];
         for (int a = 0; a < 3 && s->ebin[b].n; a++)
@@ -157,7 +157,7 @@ static int positions(sum_data *d)
     }
     free(match);
     free(scratch);
-    return EMU_OK;
+    return ANA_OK;
 }
 
 /* True points in a crystal the PSA analysed, in a segment where it found no
@@ -185,39 +185,39 @@ static void missed_deposits(sum_data *d)
 
 static int alloc_spectra(sum_data *d)
 {
-    emu_summary *s = d->s;
+    ana_summary *s = d->s;
     double top = d->max_energy > 0 ? d->max_energy * 1.1 + 50 : 4096;
     s->n_bins = (unsigned)(ceil(top / 100) * 100);
-    for (int k = 0; k < EMU_SPECTRA; k++)
+    for (int k = 0; k < ANA_SPECTRA; k++)
         if (!(s->spectrum[k] = calloc(s->n_bins, sizeof *s->spectrum[k])))
-            return emu_fail(d->err, d->errlen, EMU_E_RUN, "%s: out of memory", d->path);
-    return EMU_OK;
+            return ana_fail(d->err, d->errlen, ANA_E_MEMORY, "%s: out of memory", d->path);
+    return ANA_OK;
 }
 
 static int by_line(const void *pa, const void *pb)
 {
-    double a = ((const emu_summary_line *)pa)->e, b = ((const emu_summary_line *)pb)->e;
+    double a = ((const ana_summary_line *)pa)->e, b = ((const ana_summary_line *)pb)->e;
     return (a > b) - (a < b);
 }
 
 int sum_physics(sum_data *d)
 {
-    emu_summary *s = d->s;
+    ana_summary *s = d->s;
     int rc = alloc_spectra(d);
-    if (rc != EMU_OK)
+    if (rc != ANA_OK)
         return rc;
     qsort(s->line, (size_t)s->n_lines, sizeof s->line[0], by_line);
     qsort(d->truth.p, d->truth.n, sizeof(sum_truth), by_truth_event);
     qsort(d->crystals.p, d->crystals.n, sizeof(sum_crystal), by_crystal_event);
     const float *g = d->tracked_e.p;
     for (size_t i = 0; i < d->tracked_e.n; i++)
-        fill(s, EMU_SPEC_TRACKED, g[i]);
+        fill(s, ANA_SPEC_TRACKED, g[i]);
     const sum_crystal *c = d->crystals.p;
     for (size_t i = 0; i < d->crystals.n; i++)
-        fill(s, EMU_SPEC_CRYSTAL, c[i].e0);
+        fill(s, ANA_SPEC_CRYSTAL, c[i].e0);
     events(d);
     rc = positions(d);
-    if (rc == EMU_OK)
+    if (rc == ANA_OK)
         missed_deposits(d);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* summary_report.c: `narwhal summary` reads the run's report and follows the producer's frames to the output file. */
 #include "summary_data.h"
-#include "emu.h"
+#include "ana.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -56,9 +56,9 @@ static int add_kind(sum_report *r, char **field, int n)
 {
     sum_actor *a = n == 6 ? find_actor(r, field[1]) : NULL;
     unsigned long long id;
-    if (!a || a->n_kinds == EMU_MAX_KINDS || count(field[2], &id) || id > UINT32_MAX)
+    if (!a || a->n_kinds == ANA_REPORT_KINDS || count(field[2], &id) || id > UINT32_MAX)
         return -1;
-    emu_kind_count *k = &a->kinds[a->n_kinds++];
+    sum_kind *k = &a->kinds[a->n_kinds++];
     k->id = (uint32_t)id;
     return count(field[4], &k->frames) || count(field[5], &k->inside) ? -1 : 0;
 }
@@ -97,23 +97,23 @@ int sum_read_report(const char *path, sum_report *r, char *err, size_t errlen)
 {
     FILE *fp = fopen(path, "r");
     if (!fp)
-        return emu_fail(err, errlen, EMU_E_TOPOLOGY, "%s: cannot open: %s", path, strerror(errno));
+        return ana_fail(err, errlen, ANA_E_OPEN, "%s: cannot open: %s", path, strerror(errno));
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
     unsigned number = 0;
-    int rc = EMU_OK;
-    while (rc == EMU_OK && (len = getline(&line, &cap, fp)) >= 0) {
+    int rc = ANA_OK;
+    while (rc == ANA_OK && (len = getline(&line, &cap, fp)) >= 0) {
         number++;
         if (len > 0 && line[len - 1] == '\n')
             line[--len] = '\0';
         if (parse_line(r, line, number) != 0)
-            rc = emu_fail(err, errlen, EMU_E_RUN, "%s:%u: not a line of a narwhal run report", path, number);
+            rc = ana_fail(err, errlen, ANA_E_INPUT, "%s:%u: not a line of a narwhal run report", path, number);
     }
-    if (rc == EMU_OK && ferror(fp))
-        rc = emu_fail(err, errlen, EMU_E_RUN, "%s: read error: %s", path, strerror(errno));
-    if (rc == EMU_OK && r->actors.n < 2)
-        rc = emu_fail(err, errlen, EMU_E_RUN, "%s: %s", path,
+    if (rc == ANA_OK && ferror(fp))
+        rc = ana_fail(err, errlen, ANA_E_INPUT, "%s: read error: %s", path, strerror(errno));
+    if (rc == ANA_OK && r->actors.n < 2)
+        rc = ana_fail(err, errlen, ANA_E_INPUT, "%s: %s", path,
                       number ? "fewer than two actors: not the report of a chain" : "empty");
     free(line);
     fclose(fp);
@@ -134,12 +134,12 @@ unsigned long long sum_emitted(const sum_actor *a, uint32_t id)
     return 0;
 }
 
-static void check(emu_summary *s, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void check(emu_summary *s, int ok, const char *fmt, ...)
+static void check(ana_summary *s, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void check(ana_summary *s, int ok, const char *fmt, ...)
 {
-    if (s->n_checks == EMU_SUMMARY_CHECKS)
+    if (s->n_checks == ANA_SUMMARY_CHECKS)
         return;
-    emu_summary_check *c = &s->check[s->n_checks++];
+    ana_summary_check *c = &s->check[s->n_checks++];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->text, sizeof c->text, fmt, ap);
@@ -159,7 +159,7 @@ static const sum_actor *first_emitting(const sum_report *r, uint32_t id)
 }
 
 /* data:crystal turned into data:psa by the PSA: each frame is written or rejected there. */
-static void check_crystals(emu_summary *s, const sum_report *r)
+static void check_crystals(ana_summary *s, const sum_report *r)
 {
     const sum_actor *psa = first_emitting(r, ADF_ID_DATA_PSA);
     unsigned long long made = psa ? sum_emitted(psa, ADF_ID_DATA_PSA) : 0;
@@ -176,7 +176,7 @@ static void check_crystals(emu_summary *s, const sum_report *r)
 }
 
 /* Each event the builder made is tracked: one data:tracked each. */
-static void check_events(emu_summary *s, const sum_report *r)
+static void check_events(ana_summary *s, const sum_report *r)
 {
     const sum_actor *tracker = first_emitting(r, ADF_ID_DATA_TRACKED);
     const sum_actor *builder = first_emitting(r, ADF_ID_EVENT_DATA_PSA);
@@ -191,7 +191,7 @@ static void check_events(emu_summary *s, const sum_report *r)
           s->tracked_status[1], s->tracked_status[2]);
 }
 
-void sum_check_balance(emu_summary *s, const sum_report *r)
+void sum_check_balance(ana_summary *s, const sum_report *r)
 {
     const sum_actor *a = r->actors.p, *producer = &a[0], *last = &a[r->actors.n - 2];
     snprintf(s->producer, sizeof s->producer, "%s", producer->name);

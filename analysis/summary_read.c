@@ -1,10 +1,12 @@
 /* summary_read.c: `narwhal summary` reads an output file: truth, PSA hits, built events, tracked γ rays. */
 #include "summary_data.h"
-#include "emu.h"
-#include "scan.h"
+#include "ana.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void *sum_push(sum_vec *v, size_t size)
 {
@@ -41,29 +43,29 @@ void sum_data_free(sum_data *d)
 
 static int no_memory(sum_data *d)
 {
-    return emu_fail(d->err, d->errlen, EMU_E_RUN, "%s: out of memory", d->path);
+    return ana_fail(d->err, d->errlen, ANA_E_MEMORY, "%s: out of memory", d->path);
 }
 
 static int undecodable(sum_data *d, const adf_frame *f, uint64_t base, int rc)
 {
     const char *name = adf_id_name(f->key.id);
-    return emu_fail(d->err, d->errlen, EMU_E_RUN, "%s: the %s frame at offset %llu does not decode: %s", d->path,
+    return ana_fail(d->err, d->errlen, ANA_E_INPUT, "%s: the %s frame at offset %llu does not decode: %s", d->path,
                     name ? name : "?", (unsigned long long)(base + f->offset), adf_strerror(rc));
 }
 
 /* The emitted energy joins the list of lines, unless there are too many. */
-static void add_line(emu_summary *s, double e)
+static void add_line(ana_summary *s, double e)
 {
     for (int i = 0; i < s->n_lines; i++)
         if (s->line[i].e == e) {
             s->line[i].emitted++;
             return;
         }
-    if (s->n_lines == EMU_SUMMARY_LINES) {
+    if (s->n_lines == ANA_SUMMARY_LINES) {
         s->continuum = 1;
         return;
     }
-    s->line[s->n_lines++] = (emu_summary_line){.e = e, .emitted = 1};
+    s->line[s->n_lines++] = (ana_summary_line){.e = e, .emitted = 1};
 }
 
 /* One point per segment: the energy-weighted centre of the event's deposits there. */
@@ -91,7 +93,28 @@ static int add_truth_points(sum_data *d, uint32_t event, const adf_truth *t)
         for (int a = 0; a < 3; a++)
             p->pos[a] = (float)(e > 0 ? c[a] / e : h->pos[a]);
     }
-    return EMU_OK;
+    return ANA_OK;
+}
+
+/* Whether a γ energy is one the spectra can hold (a NaN is not). */
+static int energy_in_bounds(float e) { return e >= 0 && e <= ANA_SUMMARY_MAX_KEV; }
+
+/* A truth frame that claims an impossible energy is corrupt: its energies
+ * would size the spectra (and beyond 2^32 keV overflow the bin index), so it
+ * is counted, the first one named, and nothing else of it is used. */
+static int truth_is_corrupt(sum_data *d, const adf_frame *f, uint64_t base, const adf_truth *t)
+{
+    for (unsigned g = 0; g < t->n_gammas; g++) {
+        if (energy_in_bounds(t->gamma[g].e0))
+            continue;
+        if (d->s->truth_ignored++ == 0)
+            snprintf(d->s->first_ignored, sizeof d->s->first_ignored,
+                     "the narwhal:truth frame of event %u at offset %llu: γ %u of %u claims %g keV",
+                     (unsigned)f->key.event, (unsigned long long)(base + f->offset), g, (unsigned)t->n_gammas,
+                     (double)t->gamma[g].e0);
+        return 1;
+    }
+    return 0;
 }
 
 static int on_truth(sum_data *d, const adf_frame *f, uint64_t base)
@@ -100,6 +123,9 @@ static int on_truth(sum_data *d, const adf_frame *f, uint64_t base)
     int rc = adf_truth_read(f, t);
     if (rc != ADF_OK)
         return undecodable(d, f, base, rc);
+    d->s->truth++;
+    if (truth_is_corrupt(d, f, base, t))
+        return ANA_OK;
     sum_truth *e = sum_push(&d->truth, sizeof *e);
     if (!e)
         return no_memory(d);
@@ -111,7 +137,6 @@ static int on_truth(sum_data *d, const adf_frame *f, uint64_t base)
         if (t->gamma[g].e0 > d->max_energy)
             d->max_energy = t->gamma[g].e0;
     }
-    d->s->truth++;
     d->s->gammas_emitted += t->n_gammas;
     return add_truth_points(d, f->key.event, t);
 }
@@ -142,7 +167,7 @@ static int on_psa(sum_data *d, const adf_frame *f, uint64_t base, uint32_t b)
     }
     d->s->psa++;
     d->s->hits += p->n_hits;
-    return EMU_OK;
+    return ANA_OK;
 }
 
 /* An event:data:psa, or a lone data:psa (the tracker makes it an event of its own). */
@@ -161,7 +186,9 @@ static int on_built(sum_data *d, const adf_frame *f, uint64_t base)
     adf_iter sub;
     adf_frame m;
     int rc = adf_iter_sub(&sub, f);
-    while (rc == ADF_OK && adf_iter_next(&sub, &m) > 0) {
+    if (rc != ADF_OK)
+        return undecodable(d, f, base, rc);
+    while (rc == ANA_OK && adf_iter_next(&sub, &m) > 0) {
         if (m.key.id == ADF_ID_DATA_PSA)
             rc = on_psa(d, &m, base, b);
         else
@@ -177,7 +204,7 @@ static int on_tracked(sum_data *d, const adf_frame *f, uint64_t base)
     int rc = adf_tracked_read(f, t);
     if (rc != ADF_OK)
         return undecodable(d, f, base, rc);
-    emu_summary *s = d->s;
+    ana_summary *s = d->s;
     s->tracked++;
     s->tracked_status[t->status < 3 ? t->status : 2]++;
     s->gammas += t->n_gammas;
@@ -192,13 +219,13 @@ static int on_tracked(sum_data *d, const adf_frame *f, uint64_t base)
         ev->status = t->status;
     else if (d->built.n)
         s->unpaired++;
-    return EMU_OK;
+    return ANA_OK;
 }
 
 static int on_frame(sum_data *d, const adf_frame *f, uint64_t base)
 {
     long built_before = d->last_built;
-    int rc = EMU_OK;
+    int rc = ANA_OK;
     d->s->frames++;
     switch (f->key.id) {
     case ADF_ID_NW_TRUTH: rc = on_truth(d, f, base); break;
@@ -223,7 +250,7 @@ static int on_chunk(void *ctx, const uint8_t *buf, size_t used, uint64_t base)
     adf_frame f;
     adf_iter_init(&it, buf, used);
     while (adf_iter_next(&it, &f) > 0)
-        if (on_frame(d, &f, base) != EMU_OK)
+        if ((d->rc = on_frame(d, &f, base)) != ANA_OK)
             return 1;
     return 0;
 }
@@ -231,10 +258,14 @@ static int on_chunk(void *ctx, const uint8_t *buf, size_t used, uint64_t base)
 int sum_read_file(sum_data *d)
 {
     d->last_built = -1;
+    if (access(d->path, R_OK) != 0)
+        return ana_fail(d->err, d->errlen, ANA_E_OPEN, "%s: cannot open: %s", d->path, strerror(errno));
     d->truth_frame = malloc(sizeof *d->truth_frame);
     if (!d->truth_frame)
         return no_memory(d);
-    d->err[0] = '\0';
-    int rc = emu_scan_file(d->path, on_chunk, d, d->err, d->errlen);
-    return rc == EMU_OK && d->err[0] ? EMU_E_RUN : rc;
+    d->rc = ANA_OK;
+    int rc = adf_file_scan(d->path, SUM_MAX_FRAME, on_chunk, d, d->err, d->errlen);
+    if (rc != ADF_OK)
+        return rc == ADF_E_NOMEM ? ANA_E_MEMORY : ANA_E_INPUT;
+    return d->rc;
 }

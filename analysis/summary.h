@@ -5,33 +5,44 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef struct emu_summary_options {
+#include "ana.h"
+
+typedef struct ana_summary_options {
     const char *report; /* the file of `narwhal run --report`, or NULL */
     const char *plots;  /* directory for the summary's spectra, residuals and PNG plots, or NULL */
     const char *histo;  /* histo's OutputDir, whose spectra and plots are listed, or NULL */
     double window;      /* keV either side of a line that counts as its photopeak */
-} emu_summary_options;
+} ana_summary_options;
 
-#define EMU_SUMMARY_WINDOW 5.0 /* keV: the default photopeak half-width */
-#define EMU_SUMMARY_LINES 16   /* distinct emitted energies above which the source is a continuum */
-#define EMU_SUMMARY_EBINS 5    /* PSA resolution: hit energy bins */
-#define EMU_SUMMARY_CHECKS 8
+#define ANA_SUMMARY_WINDOW 5.0 /* keV: the default photopeak half-width */
+#define ANA_SUMMARY_LINES 16   /* distinct emitted energies above which the source is a continuum */
+#define ANA_SUMMARY_EBINS 5    /* PSA resolution: hit energy bins */
+#define ANA_SUMMARY_CHECKS 8
+/* The highest γ energy a narwhal:truth frame may claim: far above any
+ * nuclear γ ray (the generator's sources stop at 20 MeV), and it bounds the
+ * spectra, which have a 1 keV bin per keV up to the highest emitted energy.
+ * A frame that claims more (or a negative or non-finite energy) is corrupt:
+ * it is counted and named, and its contents are not used. */
+#define ANA_SUMMARY_MAX_KEV 100000.0
+/* The frame kinds per actor a run report may list: what the emulator writes
+ * (EMU_MAX_KINDS, emulator/run.h; main.c asserts that it fits). */
+#define ANA_REPORT_KINDS 16
 
 /* The three spectra the summary compares. */
-enum { EMU_SPEC_TRACKED, EMU_SPEC_CRYSTAL, EMU_SPEC_SUM, EMU_SPECTRA };
+enum { ANA_SPEC_TRACKED, ANA_SPEC_CRYSTAL, ANA_SPEC_SUM, ANA_SPECTRA };
 
-typedef struct emu_summary_line {
+typedef struct ana_summary_line {
     double e;                         /* keV, as emitted */
     unsigned long long emitted;       /* γ rays of this energy in the truth frames */
-    unsigned long long peak[EMU_SPECTRA]; /* entries within the window in each spectrum */
-} emu_summary_line;
+    unsigned long long peak[ANA_SPECTRA]; /* entries within the window in each spectrum */
+} ana_summary_line;
 
-typedef struct emu_summary_check {
+typedef struct ana_summary_check {
     int ok;
     char text[320];
-} emu_summary_check;
+} ana_summary_check;
 
-typedef struct emu_summary {
+typedef struct ana_summary {
     /* the file, frame by frame */
     unsigned long long frames;         /* top-level frames */
     unsigned long long truth;          /* narwhal:truth */
@@ -45,6 +56,8 @@ typedef struct emu_summary {
     unsigned long long eof;            /* meta:eof: the producer's end of data, passed down the chain */
     int ends_with_eof;                 /* the file's last frame is a meta:eof */
     unsigned long long other;          /* frames of other ids */
+    unsigned long long truth_ignored;  /* narwhal:truth frames with an energy out of bounds, not used */
+    char first_ignored[256];           /* the first of them: event, offset, energy */
     /* the generator's events, by the truth */
     unsigned long long events, gammas_emitted, ev_tracked, ev_not_tracked, ev_untracked, ev_no_psa,
         ev_missed, ev_piled;
@@ -53,7 +66,7 @@ typedef struct emu_summary {
     char producer[64];
     unsigned long long produced_truth, produced_crystal, writer_frames;
     int n_checks;
-    emu_summary_check check[EMU_SUMMARY_CHECKS];
+    ana_summary_check check[ANA_SUMMARY_CHECKS];
     int balanced;                      /* every check holds */
     char *table;                       /* the run's per-actor table, or NULL */
     /* PSA against the truth */
@@ -63,33 +76,34 @@ typedef struct emu_summary {
         double lo, hi;
         unsigned long long n;
         double rms[3];
-    } ebin[EMU_SUMMARY_EBINS];
+    } ebin[ANA_SUMMARY_EBINS];
     /* spectra: 1 keV bins from 0 */
     unsigned n_bins;
-    uint32_t *spectrum[EMU_SPECTRA];
-    unsigned long long total[EMU_SPECTRA];
-    int continuum;                     /* more distinct energies than EMU_SUMMARY_LINES */
+    uint32_t *spectrum[ANA_SPECTRA];
+    unsigned long long total[ANA_SPECTRA];
+    int continuum;                     /* more distinct energies than ANA_SUMMARY_LINES */
     int n_lines;
-    emu_summary_line line[EMU_SUMMARY_LINES];
+    ana_summary_line line[ANA_SUMMARY_LINES];
     double window;
     /* residuals for the plot: 0.5 mm bins on [-25, 25) per axis */
     uint32_t residual[3][100];
-} emu_summary;
+} ana_summary;
 
-/* Reads the output file at path (and o->report when given) into s.  An
- * unreadable or malformed file, report or frame is EMU_E_RUN (EMU_E_TOPOLOGY
- * when a file cannot be opened) with a message naming the file and the
- * offset or line; s is then freed already. */
-int emu_summary_compute(const char *path, const emu_summary_options *o, emu_summary *s, char *err, size_t errlen);
+/* Reads the output file at path (and o->report when given) into s.  A
+ * file that cannot be opened is ANA_E_OPEN; a malformed file, report or
+ * frame ANA_E_INPUT; each with a message naming the file and the offset or
+ * line; s is then freed already.  A narwhal:truth frame with an energy
+ * beyond ANA_SUMMARY_MAX_KEV is no error: it is counted in s. */
+int ana_summary_compute(const char *path, const ana_summary_options *o, ana_summary *s, char *err, size_t errlen);
 
 /* Prints s for a physicist; writes the plots when o->plots is set (and
  * says where, or why not). */
-void emu_summary_print(FILE *out, const char *path, const emu_summary_options *o, emu_summary *s);
+void ana_summary_print(FILE *out, const char *path, const ana_summary_options *o, ana_summary *s);
 
-void emu_summary_free(emu_summary *s);
+void ana_summary_free(ana_summary *s);
 
-/* `narwhal summary`: compute, print, free.  EMU_E_RUN also when a balance
+/* `narwhal summary`: compute, print, free.  ANA_E_BALANCE when a balance
  * check fails, after the summary was printed. */
-int emu_summary_run(const char *path, const emu_summary_options *o, FILE *out, char *err, size_t errlen);
+int ana_summary_run(const char *path, const ana_summary_options *o, FILE *out, char *err, size_t errlen);
 
 #endif

@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 #include "adf.h"
-#include "run.h"
 #include "summary.h"
 
 /* A growable array of elements of one size. */
@@ -57,21 +56,32 @@ typedef struct sum_data {
     adf_truth *truth_frame; /* decoding scratch (large) */
     adf_psa psa_frame;
     adf_tracked tracked_frame;
-    emu_summary *s;
+    int rc;            /* of the frame that stopped the scan */
+    ana_summary *s;
     const char *path;
     char *err;
     size_t errlen;
 } sum_data;
 
-/* Reads the file into d and the frame counts of d->s. */
+/* The largest frame the summary reads: the emulator's largest buffer. */
+#define SUM_MAX_FRAME (1u << 30)
+
+/* Reads the file into d and the frame counts of d->s: ANA_E_OPEN, ANA_E_INPUT
+ * for a bad frame (named with its offset), ANA_E_MEMORY. */
 int sum_read_file(sum_data *d);
 void sum_data_free(sum_data *d);
+
+/* Frames of one key id an actor emitted: top level, and inside composites. */
+typedef struct sum_kind {
+    uint32_t id;
+    unsigned long long frames, inside;
+} sum_kind;
 
 /* An actor of the run's report: its frame counts and what it emitted, by id. */
 typedef struct sum_actor {
     char name[64];
     unsigned long long frames_in, frames_out;
-    emu_kind_count kinds[EMU_MAX_KINDS];
+    sum_kind kinds[ANA_REPORT_KINDS];
     unsigned n_kinds;
 } sum_actor;
 
@@ -80,7 +90,8 @@ typedef struct sum_report {
     sum_vec table;  /* char: the printed table, lines ending in '\n' */
 } sum_report;
 
-/* Reads a `narwhal run --report` file; a malformed one is EMU_E_RUN naming its line. */
+/* Reads a `narwhal run --report` file (its format: emulator/report.h); one
+ * that cannot be opened is ANA_E_OPEN, a malformed one ANA_E_INPUT naming its line. */
 int sum_read_report(const char *path, sum_report *r, char *err, size_t errlen);
 void sum_report_free(sum_report *r);
 
@@ -88,13 +99,13 @@ void sum_report_free(sum_report *r);
 unsigned long long sum_emitted(const sum_actor *a, uint32_t id);
 
 /* The checks that follow the producer's frames to the file (after sum_read_file). */
-void sum_check_balance(emu_summary *s, const sum_report *r);
+void sum_check_balance(ana_summary *s, const sum_report *r);
 
 /* Events, PSA against the truth, spectra, efficiencies (after sum_read_file). */
 int sum_physics(sum_data *d);
 
 /* The data files and the gnuplot pictures under dir; msg says what was
  * written or why not.  0 on success. */
-int sum_plot(const emu_summary *s, const char *dir, char *msg, size_t len);
+int sum_plot(const ana_summary *s, const char *dir, char *msg, size_t len);
 
 #endif

@@ -1,6 +1,6 @@
 /* summary.c: `narwhal summary`: a chain's output file and run report, printed as a physicist asks. */
 #include "summary.h"
-#include "emu.h"
+#include "ana.h"
 #include "summary_data.h"
 
 #include <dirent.h>
@@ -9,49 +9,49 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void emu_summary_free(emu_summary *s)
+void ana_summary_free(ana_summary *s)
 {
-    for (int k = 0; k < EMU_SPECTRA; k++)
+    for (int k = 0; k < ANA_SPECTRA; k++)
         free(s->spectrum[k]);
     free(s->table);
     memset(s, 0, sizeof *s);
 }
 
 /* The report's table, kept as one string for printing. */
-static int keep_table(emu_summary *s, const sum_report *r)
+static int keep_table(ana_summary *s, const sum_report *r)
 {
     if (!r->table.n)
-        return EMU_OK;
+        return ANA_OK;
     if (!(s->table = malloc(r->table.n + 1)))
-        return EMU_E_RUN;
+        return ANA_E_MEMORY;
     memcpy(s->table, r->table.p, r->table.n);
     s->table[r->table.n] = '\0';
-    return EMU_OK;
+    return ANA_OK;
 }
 
-int emu_summary_compute(const char *path, const emu_summary_options *o, emu_summary *s, char *err, size_t errlen)
+int ana_summary_compute(const char *path, const ana_summary_options *o, ana_summary *s, char *err, size_t errlen)
 {
     sum_data d = {.s = s, .path = path, .err = err, .errlen = errlen};
     sum_report r;
     memset(&r, 0, sizeof r);
     memset(s, 0, sizeof *s);
-    s->window = o->window > 0 ? o->window : EMU_SUMMARY_WINDOW;
+    s->window = o->window > 0 ? o->window : ANA_SUMMARY_WINDOW;
     s->balanced = 1;
-    int rc = o->report ? sum_read_report(o->report, &r, err, errlen) : EMU_OK;
-    if (rc == EMU_OK)
+    int rc = o->report ? sum_read_report(o->report, &r, err, errlen) : ANA_OK;
+    if (rc == ANA_OK)
         rc = sum_read_file(&d);
-    if (rc == EMU_OK)
+    if (rc == ANA_OK)
         rc = sum_physics(&d);
-    if (rc == EMU_OK && o->report) {
+    if (rc == ANA_OK && o->report) {
         s->have_report = 1;
         sum_check_balance(s, &r);
-        if (keep_table(s, &r) != EMU_OK)
-            rc = emu_fail(err, errlen, EMU_E_RUN, "%s: out of memory", o->report);
+        if (keep_table(s, &r) != ANA_OK)
+            rc = ana_fail(err, errlen, ANA_E_MEMORY, "%s: out of memory", o->report);
     }
     sum_data_free(&d);
     sum_report_free(&r);
-    if (rc != EMU_OK)
-        emu_summary_free(s);
+    if (rc != ANA_OK)
+        ana_summary_free(s);
     return rc;
 }
 
@@ -60,7 +60,7 @@ static double percent(unsigned long long part, unsigned long long whole)
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void print_balance(FILE *out, const emu_summary *s)
+static void print_balance(FILE *out, const ana_summary *s)
 {
     fprintf(out, "\nEvents and frames\n");
     if (s->have_report)
@@ -77,6 +77,10 @@ static void print_balance(FILE *out, const emu_summary *s)
     if (s->ev_untracked)
         fprintf(out, " + %llu whose crystals reached the file without a data:tracked", s->ev_untracked);
     fputc('\n', out);
+    if (s->truth_ignored)
+        fprintf(out, "  ignored: %llu narwhal:truth frame(s) claiming a γ energy outside 0 to %g keV (corrupt: "
+                     "counted as frames, not as events); the first: %s\n",
+                s->truth_ignored, ANA_SUMMARY_MAX_KEV, s->first_ignored);
     if (s->ev_piled)
         fprintf(out, "  %llu events shared a built event with another (within the builder's window: pile-up)\n",
                 s->ev_piled);
@@ -89,7 +93,7 @@ static void print_balance(FILE *out, const emu_summary *s)
                             : "FAILED: frames were lost (see the checks above)");
 }
 
-static void print_positions(FILE *out, const emu_summary *s)
+static void print_positions(FILE *out, const ana_summary *s)
 {
     fprintf(out, "\nPSA position resolution (each hit against the truth's deposits in its event, crystal and segment, "
                  "crystal frame)\n");
@@ -110,7 +114,7 @@ static void print_positions(FILE *out, const emu_summary *s)
             s->sigma68[0], s->sigma68[1], s->sigma68[2], 2.355 * s->sigma68[0], 2.355 * s->sigma68[1],
             2.355 * s->sigma68[2]);
     fprintf(out, "  hit energy (keV)      hits   rms x   rms y   rms z (mm)\n");
-    for (int b = 0; b < EMU_SUMMARY_EBINS; b++) {
+    for (int b = 0; b < ANA_SUMMARY_EBINS; b++) {
         char range[32];
         if (isinf(s->ebin[b].hi))
             snprintf(range, sizeof range, "%g and above", s->ebin[b].lo);
@@ -121,9 +125,9 @@ static void print_positions(FILE *out, const emu_summary *s)
     }
 }
 
-static void print_spectra(FILE *out, const emu_summary *s)
+static void print_spectra(FILE *out, const ana_summary *s)
 {
-    static const char *const names[EMU_SPECTRA] = {"tracked", "crystal", "event sum"};
+    static const char *const names[ANA_SPECTRA] = {"tracked", "crystal", "event sum"};
     fprintf(out, "\nTracking: photopeak efficiency and peak-to-total (photopeak: within %.1f keV of the line)\n",
             s->window);
     fprintf(out, "  spectra: tracked = the tracker's γ rays; crystal = each crystal's core energy (no tracking);\n"
@@ -135,24 +139,24 @@ static void print_spectra(FILE *out, const emu_summary *s)
         return;
     }
     fprintf(out, "  %-12s %10s", "line (keV)", "emitted");
-    for (int k = 0; k < EMU_SPECTRA; k++)
+    for (int k = 0; k < ANA_SPECTRA; k++)
         fprintf(out, "  %10s", names[k]);
     fprintf(out, "  %s\n", "tracked / event sum");
-    unsigned long long peaks[EMU_SPECTRA] = {0};
+    unsigned long long peaks[ANA_SPECTRA] = {0};
     for (int i = 0; i < s->n_lines; i++) {
-        const emu_summary_line *l = &s->line[i];
+        const ana_summary_line *l = &s->line[i];
         fprintf(out, "  %-12.3f %10llu", l->e, l->emitted);
-        for (int k = 0; k < EMU_SPECTRA; k++) {
+        for (int k = 0; k < ANA_SPECTRA; k++) {
             fprintf(out, "  %9.1f%%", percent(l->peak[k], l->emitted));
             peaks[k] += l->peak[k];
         }
-        fprintf(out, "  %9.1f%%\n", percent(l->peak[EMU_SPEC_TRACKED], l->peak[EMU_SPEC_SUM]));
+        fprintf(out, "  %9.1f%%\n", percent(l->peak[ANA_SPEC_TRACKED], l->peak[ANA_SPEC_SUM]));
     }
     fprintf(out, "  %-12s %10s", "peak/total", "");
-    for (int k = 0; k < EMU_SPECTRA; k++)
+    for (int k = 0; k < ANA_SPECTRA; k++)
         fprintf(out, "  %9.1f%%", percent(peaks[k], s->total[k]));
     fprintf(out, "\n  %-12s %10s", "entries", "");
-    for (int k = 0; k < EMU_SPECTRA; k++)
+    for (int k = 0; k < ANA_SPECTRA; k++)
         fprintf(out, "  %10llu", s->total[k]);
     fprintf(out, "\n  (efficiency: photopeak counts per γ emitted at that energy; peak-to-total: the counts in all "
                  "photopeaks over all counts of the spectrum)\n");
@@ -184,7 +188,7 @@ static void print_histo(FILE *out, const char *dir)
             png ? pngs : "none");
 }
 
-static void print_files(FILE *out, const char *path, const emu_summary_options *o, const emu_summary *s)
+static void print_files(FILE *out, const char *path, const ana_summary_options *o, const ana_summary *s)
 {
     struct stat st;
     fprintf(out, "\nFiles\n");
@@ -201,7 +205,7 @@ static void print_files(FILE *out, const char *path, const emu_summary_options *
         fprintf(out, "  run report: %s\n", o->report);
 }
 
-void emu_summary_print(FILE *out, const char *path, const emu_summary_options *o, emu_summary *s)
+void ana_summary_print(FILE *out, const char *path, const ana_summary_options *o, ana_summary *s)
 {
     fprintf(out, "== Summary of %s\n", path);
     print_balance(out, s);
@@ -212,15 +216,15 @@ void emu_summary_print(FILE *out, const char *path, const emu_summary_options *o
         fprintf(out, "\nPer actor (narwhal run)\n%s", s->table);
 }
 
-int emu_summary_run(const char *path, const emu_summary_options *o, FILE *out, char *err, size_t errlen)
+int ana_summary_run(const char *path, const ana_summary_options *o, FILE *out, char *err, size_t errlen)
 {
-    emu_summary s;
-    int rc = emu_summary_compute(path, o, &s, err, errlen);
-    if (rc != EMU_OK)
+    ana_summary s;
+    int rc = ana_summary_compute(path, o, &s, err, errlen);
+    if (rc != ANA_OK)
         return rc;
-    emu_summary_print(out, path, o, &s);
+    ana_summary_print(out, path, o, &s);
     if (!s.balanced)
-        rc = emu_fail(err, errlen, EMU_E_RUN, "%s: the frames do not balance (see the checks above)", path);
-    emu_summary_free(&s);
+        rc = ana_fail(err, errlen, ANA_E_BALANCE, "%s: the frames do not balance (see the checks above)", path);
+    ana_summary_free(&s);
     return rc;
 }
