@@ -408,7 +408,8 @@ unsigned gen_block(gen *g, uint8_t *out, unsigned cap, unsigned *used)
             }
             if (g->gev && (code = write_gammaevents(g, s)) != 0)
                 return code;
-            memcpy(out + *used, s->bytes + s->emit_from, n);
+            if (n) /* an event with nothing to emit (every γ missed, no truth) has no bytes at all */
+                memcpy(out + *used, s->bytes + s->emit_from, n);
             *used += (unsigned)n;
             g->events++;
             g->crystals += (uint64_t)s->n_crystals;
