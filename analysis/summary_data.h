@@ -104,8 +104,9 @@ void sum_check_balance(ana_summary *s, const sum_report *r);
 /* Events, PSA against the truth, spectra, efficiencies (after sum_read_file). */
 int sum_physics(sum_data *d);
 
-/* The data files and the gnuplot pictures under dir; msg says what was
- * written or why not.  0 on success. */
+/* The data files and the gnuplot pictures under dir (created); msg says what
+ * was written or why not.  ANA_OK, ANA_E_NO_GNUPLOT (the data and scripts are
+ * there), ANA_E_PLOT. */
 int sum_plot(const ana_summary *s, const char *dir, char *msg, size_t len);
 
 #endif
