@@ -60,8 +60,10 @@ NVFLAGS := -O3 -std=c++17 -arch=$(CUDA_ARCH) -Xcompiler -fPIC,-fvisibility=hidde
 	-DNARWHAL_HAVE_CUDA=1 -Iadf -Iactors -Iactors/kit -Idetector -Ikernels
 endif
 endif
-# the kernel objects of a target, given its list of .cu files (none in a CPU-only build)
-cuobj = $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/obj/%.o,$(1)))
+# the kernel objects of a target, given its list of .cu files, with the GPU layer they use (none in a CPU-only build)
+cuobj = $(if $(HAVE_CUDA),$(if $(1),$(patsubst %.cu,$(BUILD)/obj/%.o,$(1) kernels/gpu_device.cu)))
+# an actor's GPU backend sources (its engine's ops table), compiled only with CUDA
+gpu_backend = $(if $(HAVE_CUDA),$(1))
 
 # ---- sources
 ADF_SRCS := $(wildcard adf/*.c)
@@ -93,7 +95,8 @@ adf_reader_SRCS := actors/io/adf_reader.c
 adf_writer_SRCS := actors/io/adf_writer.c
 histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c actors/histo/histo_engine.c \
 	actors/histo/histo_cpu.c actors/histo/histo_spec.c actors/histo/histo_frames.c \
-	actors/histo/histo_output.c actors/histo/histo_plot.c actors/histo/histo_write.c
+	actors/histo/histo_output.c actors/histo/histo_plot.c actors/histo/histo_write.c \
+	actors/histo/histo_backend_cpu.c $(call gpu_backend,actors/histo/histo_backend_cuda.c)
 histo_CU := kernels/histogram.cu
 histo_LIBS := $(LIBANA)
 histo_sink_SRCS := actors/histo/histo_sink.c $(filter-out actors/histo/histo_filter.c,$(histo_SRCS))
@@ -101,14 +104,16 @@ histo_sink_CU := kernels/histogram.cu
 histo_sink_LIBS := $(LIBANA)
 tracker_SRCS := actors/tracker/tracker.c actors/tracker/tracker_engine.c actors/tracker/tracker_cpu.c \
 	actors/tracker/tracker_model.c actors/tracker/tracker_events.c actors/tracker/tracker_truth.c \
-	actors/tracker/tracker_output.c
+	actors/tracker/tracker_output.c actors/tracker/tracker_backend_cpu.c \
+	$(call gpu_backend,actors/tracker/tracker_backend_cuda.c)
 tracker_CU := kernels/tracker.cu
 builder_SRCS := actors/builder/builder.c actors/builder/builder_core.c
 generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_run.c actors/sim/gammaevents.c
 generator_LIBS := $(LIBSIM)
 psa_SRCS := actors/psa/psa.c actors/psa/psa_conf.c actors/psa/psa_block.c actors/psa/psa_event.c \
 	actors/psa/psa_engine.c actors/psa/psa_cpu.c actors/psa/psa_naive.c actors/psa/psa_layout.c \
-	actors/psa/psa_batch.c actors/psa/psa_pow.c
+	actors/psa/psa_batch.c actors/psa/psa_pow.c actors/psa/psa_backend_cpu.c \
+	$(call gpu_backend,actors/psa/psa_backend_cuda.c actors/psa/psa_block_cuda.c)
 psa_CU := kernels/gridsearch.cu kernels/psa_block.cu
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
@@ -123,7 +128,8 @@ bench-tracker_CU := kernels/tracker.cu
 bench-tracker_LIBS := $(LIBSIM)
 ge2adf_SRCS := tools/ge2adf.c actors/tracker/tracker_truth.c actors/sim/gammaevents.c
 bench-psa_SRCS := tools/bench_psa.c actors/psa/psa_engine.c actors/psa/psa_cpu.c \
-	actors/psa/psa_naive.c actors/psa/psa_layout.c actors/psa/psa_batch.c actors/psa/psa_pow.c
+	actors/psa/psa_naive.c actors/psa/psa_layout.c actors/psa/psa_batch.c actors/psa/psa_pow.c \
+	actors/psa/psa_backend_cpu.c $(call gpu_backend,actors/psa/psa_backend_cuda.c)
 bench-psa_CU := kernels/gridsearch.cu kernels/psa_block.cu
 PROGRAM_BINS := $(PROGRAMS:%=$(BUILD)/bin/%)
 

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "channels.h"
+
 /*
  * Crystal frame (all lengths in mm)
  * ---------------------------------
@@ -27,14 +29,8 @@
  * Contacts: the outer surface (side faces and front face) carries the 36
  * segment contacts at 0 V; the bore surface is the core contact at +bias; the
  * back face is passivated (no contact; no charge flows through it).
+ * The channel numbers (DET_SEGMENTS, DET_CORE, ...) are channels.h's.
  */
-enum {
-    DET_SECTORS = 6,
-    DET_RINGS = 6,
-    DET_SEGMENTS = 36,
-    DET_CORE = 36,
-    DET_CHANNELS = 37,
-};
 
 typedef struct det_crystal {
     double length;          /* mm */

@@ -1,4 +1,4 @@
-/* gpud.h: GPUd() marks a function that both nvcc (device and host) and gcc compile, so CPU and GPU share one source. */
+/* gpud.h: GPUd() marks a function that both nvcc (device and host) and gcc compile, so CPU and GPU share one source; GPU_LAYOUT asserts a layout both compilers share. */
 #ifndef NARWHAL_GPUD_H
 #define NARWHAL_GPUD_H
 
@@ -9,6 +9,17 @@
 #define GPUd() __device__ __host__
 #else
 #define GPUd()
+#endif
+
+/* A struct that gcc's objects and nvcc's exchange must have one layout in
+ * both (libuv's STATIC_ASSERT): the headers that define such structs assert
+ * their sizes and offsets, and every C and CUDA source that includes them
+ * checks the same numbers at compile time. */
+#include <stddef.h>
+#ifdef __cplusplus
+#define GPU_LAYOUT(expr) static_assert(expr, #expr)
+#else
+#define GPU_LAYOUT(expr) _Static_assert(expr, #expr)
 #endif
 
 #endif

@@ -7,7 +7,7 @@
 
 #include "gridsearch_gpu.h"
 #include "gridsearch_resident.h"
-#include "gpu_status.h"
+#include "gpu_device.h"
 
 namespace {
 
@@ -302,7 +302,7 @@ struct gs_gpu {
     int resident;                  /* search_tiles blocks one multiprocessor holds at once */
     size_t elem;                   /* bytes per value: 4 or 2 */
     void *values, *pm;
-    gs_segment *seg, host_seg[64];
+    gs_segment *seg, host_seg[GS_MAX_SEGMENTS];
     uint32_t n_segments, *near_first, *near;
     float *scale, coef[GS_POW_DEGREE + 1];
     uint32_t window, max_k;
@@ -323,7 +323,7 @@ size_t align16(size_t n) { return (n + 15) / 16 * 16; }
 int plan_shared(gs_gpu *g, char *msg, size_t len)
 {
     cudaDeviceProp prop;
-    CHECK(cudaGetDeviceProperties(&prop, g->device), "cudaGetDeviceProperties");
+    GPU_CHECK(cudaGetDeviceProperties(&prop, g->device), "cudaGetDeviceProperties");
     g->sms = prop.multiProcessorCount;
     g->smem_tiles = GS_EXP_TABLE * sizeof(float) + align16(g->max_k * kTileQ * g->elem) +
                     (size_t)g->window * kTileC * g->elem;
@@ -333,27 +333,27 @@ int plan_shared(gs_gpu *g, char *msg, size_t len)
     if (g->smem_tiles > most || g->smem_near > most) {
         snprintf(msg, len, "a mask of %u values per search needs %zu bytes of shared memory per block, "
                  "the device has %zu", g->max_k, g->smem_tiles, most);
-        return GS_GPU_FAIL;
+        return GPU_FAIL;
     }
     if (g->elem == 2) {
-        CHECK(cudaFuncSetAttribute(search_tiles<int16_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        GPU_CHECK(cudaFuncSetAttribute(search_tiles<int16_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)g->smem_tiles), "cudaFuncSetAttribute");
-        CHECK(cudaFuncSetAttribute(search_near<int16_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        GPU_CHECK(cudaFuncSetAttribute(search_near<int16_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)g->smem_near), "cudaFuncSetAttribute");
     } else {
-        CHECK(cudaFuncSetAttribute(search_tiles<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        GPU_CHECK(cudaFuncSetAttribute(search_tiles<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)g->smem_tiles), "cudaFuncSetAttribute");
-        CHECK(cudaFuncSetAttribute(search_near<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        GPU_CHECK(cudaFuncSetAttribute(search_near<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)g->smem_near), "cudaFuncSetAttribute");
     }
     if (g->elem == 2)
-        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<int16_t>, kThreads,
+        GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<int16_t>, kThreads,
                                                             g->smem_tiles), "cudaOccupancy");
     else
-        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<float>, kThreads,
+        GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<float>, kThreads,
                                                             g->smem_tiles), "cudaOccupancy");
     g->resident = g->resident > 0 ? g->resident : 1;
-    return GS_GPU_OK;
+    return GPU_OK;
 }
 
 int grow_stage(stage *s, size_t in, size_t out, char *msg, size_t len)
@@ -363,8 +363,8 @@ int grow_stage(stage *s, size_t in, size_t out, char *msg, size_t len)
         cudaFree(s->d_in);
         s->h_in = s->d_in = nullptr;
         s->cap_in = 0;
-        CHECK(cudaMallocHost((void **)&s->h_in, in), "cudaMallocHost of the staging buffer");
-        CHECK(cudaMalloc((void **)&s->d_in, in), "cudaMalloc of the staging buffer");
+        GPU_CHECK(cudaMallocHost((void **)&s->h_in, in), "cudaMallocHost of the staging buffer");
+        GPU_CHECK(cudaMalloc((void **)&s->d_in, in), "cudaMalloc of the staging buffer");
         s->cap_in = in;
     }
     if (out > s->cap_out) {
@@ -372,22 +372,22 @@ int grow_stage(stage *s, size_t in, size_t out, char *msg, size_t len)
         cudaFree(s->d_out);
         s->h_out = s->d_out = nullptr;
         s->cap_out = 0;
-        CHECK(cudaMallocHost((void **)&s->h_out, out), "cudaMallocHost of the answers");
-        CHECK(cudaMalloc((void **)&s->d_out, out), "cudaMalloc of the answers");
+        GPU_CHECK(cudaMallocHost((void **)&s->h_out, out), "cudaMallocHost of the answers");
+        GPU_CHECK(cudaMalloc((void **)&s->d_out, out), "cudaMalloc of the answers");
         s->cap_out = out;
     }
-    return GS_GPU_OK;
+    return GPU_OK;
 }
 
 /* The batch sorted by segment, cut into chunks of whole tiles. */
 struct order {
     size_t *idx;         /* sorted position -> search */
-    size_t first[65];    /* per segment, in sorted positions */
+    size_t first[GS_MAX_SEGMENTS + 1]; /* per segment, in sorted positions */
 };
 
 int sort_queries(const gs_gpu *g, const gs_query *q, size_t n, order *o)
 {
-    size_t at[64];
+    size_t at[GS_MAX_SEGMENTS];
     memset(o->first, 0, sizeof o->first);
     if (!(o->idx = (size_t *)malloc((n + 1) * sizeof *o->idx)))
         return -1;
@@ -469,16 +469,16 @@ int finish(gs_gpu *g, stage *s, const order *o, gs_query *q, char *msg, size_t l
 {
     float ms;
     if (!s->busy)
-        return GS_GPU_OK;
+        return GPU_OK;
     double t = seconds();
-    CHECK(cudaEventSynchronize(s->done), "a grid-search chunk");
+    GPU_CHECK(cudaEventSynchronize(s->done), "a grid-search chunk");
     g->total.wait_s += seconds() - t;
-    CHECK(cudaEventElapsedTime(&ms, s->k0, s->k1), "cudaEventElapsedTime");
+    GPU_CHECK(cudaEventElapsedTime(&ms, s->k0, s->k1), "cudaEventElapsedTime");
     g->kernel_ms += ms;
     g->total.kernel_s += 1e-3 * ms;
     s->busy = false;
     unpack(s, o, q);
-    return GS_GPU_OK;
+    return GPU_OK;
 }
 
 /* Packs sorted searches [from, to) into s and queues its work; their
@@ -497,10 +497,10 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     for (size_t j = from; j < to; j++)
         sq[j - from] = q[o->idx[j]];
     size_t n_tiles = make_tiles(g, q, o, from, to, adaptive != 0, tiles);
-    CHECK(cudaMemcpyAsync(s->d_in, s->h_in, off_m, cudaMemcpyHostToDevice, s->stream),
+    GPU_CHECK(cudaMemcpyAsync(s->d_in, s->h_in, off_m, cudaMemcpyHostToDevice, s->stream),
           "copying searches to the device");
-    CHECK(cudaStreamWaitEvent(s->stream, g->meas_done, 0), "cudaStreamWaitEvent");
-    CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
+    GPU_CHECK(cudaStreamWaitEvent(s->stream, g->meas_done, 0), "cudaStreamWaitEvent");
+    GPU_CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
           "clearing the answers");
     args a;
     a.values = g->values;
@@ -518,7 +518,7 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     a.n_queries = (uint32_t)n;
     a.remap = nullptr;
     unsigned blocks_near = (unsigned)((n + kWarps - 1) / kWarps);
-    CHECK(cudaEventRecord(s->k0, s->stream), "cudaEventRecord");
+    GPU_CHECK(cudaEventRecord(s->k0, s->stream), "cudaEventRecord");
     if (g->elem == 2) {
         search_tiles<int16_t><<<(unsigned)n_tiles, kThreads, g->smem_tiles, s->stream>>>(a);
         if (adaptive)
@@ -528,15 +528,15 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
         if (adaptive)
             search_near<float><<<blocks_near, kThreads, g->smem_near, s->stream>>>(a, g->max_k);
     }
-    CHECK(cudaGetLastError(), "launching the grid search");
-    CHECK(cudaEventRecord(s->k1, s->stream), "cudaEventRecord");
-    CHECK(cudaMemcpyAsync(s->h_out, s->d_out, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+    GPU_CHECK(cudaGetLastError(), "launching the grid search");
+    GPU_CHECK(cudaEventRecord(s->k1, s->stream), "cudaEventRecord");
+    GPU_CHECK(cudaMemcpyAsync(s->h_out, s->d_out, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                           s->stream), "copying the answers back");
-    CHECK(cudaEventRecord(s->done, s->stream), "cudaEventRecord");
+    GPU_CHECK(cudaEventRecord(s->done, s->stream), "cudaEventRecord");
     s->first = from;
     s->n = n;
     s->busy = true;
-    return GS_GPU_OK;
+    return GPU_OK;
 }
 
 /* The batch's measured values (up to the last search's) to the device in one
@@ -553,13 +553,13 @@ int send_meas(gs_gpu *g, const gs_query *q, size_t n, const void *meas, char *ms
         cudaFree(g->d_meas);
         g->d_meas = nullptr;
         g->cap_d_meas = 0;
-        CHECK(cudaMalloc(&g->d_meas, bytes * 2), "cudaMalloc of the measured values");
+        GPU_CHECK(cudaMalloc(&g->d_meas, bytes * 2), "cudaMalloc of the measured values");
         g->cap_d_meas = bytes * 2;
     }
-    CHECK(cudaMemcpyAsync(g->d_meas, meas, values * g->elem, cudaMemcpyHostToDevice, g->st[0].stream),
+    GPU_CHECK(cudaMemcpyAsync(g->d_meas, meas, values * g->elem, cudaMemcpyHostToDevice, g->st[0].stream),
           "copying the measured values to the device");
-    CHECK(cudaEventRecord(g->meas_done, g->st[0].stream), "cudaEventRecord");
-    return GS_GPU_OK;
+    GPU_CHECK(cudaEventRecord(g->meas_done, g->st[0].stream), "cudaEventRecord");
+    return GPU_OK;
 }
 
 /* Chunk boundaries: about kChunks pieces of at least kChunkMin searches, cut between tiles. */
@@ -576,33 +576,11 @@ size_t next_cut(const gs_query *q, const order *o, size_t from, size_t n, size_t
 
 } // namespace
 
-extern "C" int gs_gpu_probe(int device, char *msg, size_t len)
-{
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess) {
-        snprintf(msg, len, "no usable CUDA device (%s)", cudaGetErrorString(err));
-        return GS_GPU_NODEV;
-    }
-    if (device < 0 || device >= count) {
-        snprintf(msg, len, "no CUDA device %d (%d present)", device, count);
-        return GS_GPU_NODEV;
-    }
-    cudaDeviceProp p;
-    if ((err = cudaGetDeviceProperties(&p, device)) != cudaSuccess) {
-        snprintf(msg, len, "CUDA device %d: %s", device, cudaGetErrorString(err));
-        return GS_GPU_NODEV;
-    }
-    snprintf(msg, len, "%s, %d SMs, compute %d.%d, %.1f GiB", p.name, p.multiProcessorCount, p.major,
-             p.minor, p.totalGlobalMem / 1073741824.0);
-    return GS_GPU_OK;
-}
-
 extern "C" void gs_gpu_destroy(gs_gpu *g)
 {
     if (!g)
         return;
-    cudaSetDevice(g->device);
+    gpu_select(g->device, nullptr, 0);
     for (int i = 0; i < 2; i++) {
         stage *s = &g->st[i];
         if (s->stream)
@@ -635,14 +613,14 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
 
 static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, size_t len)
 {
-    CHECK(cudaSetDevice(g->device), "cudaSetDevice");
+    GPU_SELECT(g->device);
     for (int i = 0; i < 2; i++) {
-        CHECK(cudaStreamCreateWithFlags(&g->st[i].stream, cudaStreamNonBlocking), "cudaStreamCreate");
-        CHECK(cudaEventCreateWithFlags(&g->st[i].done, cudaEventDisableTiming), "cudaEventCreate");
-        CHECK(cudaEventCreate(&g->st[i].k0), "cudaEventCreate");
-        CHECK(cudaEventCreate(&g->st[i].k1), "cudaEventCreate");
+        GPU_CHECK(cudaStreamCreateWithFlags(&g->st[i].stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        GPU_CHECK(cudaEventCreateWithFlags(&g->st[i].done, cudaEventDisableTiming), "cudaEventCreate");
+        GPU_CHECK(cudaEventCreate(&g->st[i].k0), "cudaEventCreate");
+        GPU_CHECK(cudaEventCreate(&g->st[i].k1), "cudaEventCreate");
     }
-    CHECK(cudaEventCreateWithFlags(&g->meas_done, cudaEventDisableTiming), "cudaEventCreate");
+    GPU_CHECK(cudaEventCreateWithFlags(&g->meas_done, cudaEventDisableTiming), "cudaEventCreate");
     int rc;
     const char *what = "uploading the resident basis";
     if ((rc = gpu_upload(&g->values, b->values, b->n_values * g->elem, what, msg, len)) ||
@@ -660,14 +638,14 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
                              char *msg, size_t len)
 {
     *out = nullptr;
-    if (b->n_segments < 1 || b->n_segments > 64) {
-        snprintf(msg, len, "%u segments: the GPU kernels take 1 to 64", b->n_segments);
-        return GS_GPU_FAIL;
+    if (b->n_segments < 1 || b->n_segments > GS_MAX_SEGMENTS) {
+        snprintf(msg, len, "%u segments: the GPU kernels take 1 to %d", b->n_segments, GS_MAX_SEGMENTS);
+        return GPU_FAIL;
     }
     gs_gpu *g = (gs_gpu *)calloc(1, sizeof *g);
     if (!g) {
         snprintf(msg, len, "no host memory for the GPU state");
-        return GS_GPU_NOMEM;
+        return GPU_NOMEM;
     }
     g->device = device;
     g->elem = b->i16 ? 2 : 4;
@@ -684,7 +662,7 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
     snprintf(msg, len, "%.1f MiB of %s basis resident (k-major and point-major)",
              (b->n_values + b->n_pm) * g->elem / 1048576.0, b->i16 ? "int16" : "float");
     *out = g;
-    return GS_GPU_OK;
+    return GPU_OK;
 }
 
 extern "C" double gs_gpu_kernel_ms(const gs_gpu *g) { return g->kernel_ms; }
@@ -698,7 +676,7 @@ extern "C" void *gs_gpu_pinned(gs_gpu *g, size_t bytes)
     cudaFreeHost(g->h_meas);
     g->h_meas = nullptr;
     g->cap_h_meas = 0;
-    if (cudaSetDevice(g->device) != cudaSuccess || cudaMallocHost(&g->h_meas, bytes * 2) != cudaSuccess) {
+    if (gpu_select(g->device, nullptr, 0) != GPU_OK || cudaMallocHost(&g->h_meas, bytes * 2) != cudaSuccess) {
         cudaGetLastError(); /* not sticky: the next launch must not report it */
         g->h_meas = nullptr;
         return nullptr;
@@ -711,24 +689,24 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
                              char *msg, size_t len)
 {
     order o;
-    int rc = GS_GPU_OK;
+    int rc = GPU_OK;
     if (n == 0)
-        return GS_GPU_OK;
-    CHECK(cudaSetDevice(g->device), "cudaSetDevice");
+        return GPU_OK;
+    GPU_SELECT(g->device);
     g->kernel_ms = 0;
     g->total.calls++;
     if (sort_queries(g, q, n, &o)) {
         snprintf(msg, len, "no host memory to sort %zu searches", n);
-        return GS_GPU_NOMEM;
+        return GPU_NOMEM;
     }
     size_t target = n / kChunks > kChunkMin ? n / kChunks : kChunkMin;
     double t = seconds();
     rc = send_meas(g, q, n, meas, msg, len);
     g->total.pack_s += seconds() - t;
-    for (size_t from = 0, c = 0; from < n && rc == GS_GPU_OK; c++) {
+    for (size_t from = 0, c = 0; from < n && rc == GPU_OK; c++) {
         stage *s = &g->st[c % 2];
         size_t to = next_cut(q, &o, from, n, target);
-        if ((rc = finish(g, s, &o, q, msg, len)) == GS_GPU_OK) {
+        if ((rc = finish(g, s, &o, q, msg, len)) == GPU_OK) {
             double t = seconds();
             rc = launch_chunk(g, s, q, &o, from, to, adaptive, msg, len);
             g->total.pack_s += seconds() - t;
@@ -748,6 +726,8 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
 /* ---- searches already on the device (gridsearch_resident.h) */
 
 bool gs_resident_ok(const gs_gpu *g) { return g->elem == sizeof(float); }
+
+int gs_resident_device(const gs_gpu *g) { return g->device; }
 
 size_t gs_resident_plan_bytes(const gs_gpu *g, size_t n) { return tiles_bound(g, n) * sizeof(tile); }
 

@@ -53,6 +53,7 @@ typedef struct gs_pow {
     float c[GS_POW_DEGREE + 1];  /* m^p ~ c0 + c1 t + ... + c5 t^5, t = m - 1.5 */
     float scale[GS_EXP_TABLE];   /* per biased exponent */
 } gs_pow;
+GPU_LAYOUT(sizeof(gs_pow) == 1052 && offsetof(gs_pow, c) == 4 && offsetof(gs_pow, scale) == 28);
 
 #ifdef __CUDA_ARCH__
 /* nvcc would fuse a * b + c where it likes; the intrinsics round each step as the CPU does. */

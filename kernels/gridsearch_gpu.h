@@ -5,11 +5,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu_device.h"
 #include "gridsearch_fom.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Every call returns a gpu_status (gpu_device.h) and, on failure, a sentence in msg. */
+
+/* Segments the kernels take (a crystal has DET_SEGMENTS). */
+enum { GS_MAX_SEGMENTS = 64 };
 
 /*
  * One search (the CPU path uses the same record): segment, the mask
@@ -24,6 +30,8 @@ typedef struct gs_query {
     uint32_t column;
     float fom;
 } gs_query;
+GPU_LAYOUT(sizeof(gs_query) == 16 && offsetof(gs_query, use) == 2 && offsetof(gs_query, meas) == 4 &&
+           offsetof(gs_query, column) == 8 && offsetof(gs_query, fom) == 12);
 
 /* A segment's place in the uploaded arrays (see actors/psa/psa_layout.h). */
 typedef struct gs_segment {
@@ -32,6 +40,10 @@ typedef struct gs_segment {
     uint32_t n_points, n_coarse, pad, n_mask;
     uint32_t near_first; /* this segment's first entry in near_first[] (one per coarse column, plus one) */
 } gs_segment;
+GPU_LAYOUT(sizeof(gs_segment) == 40 && offsetof(gs_segment, pm_offset) == 8 &&
+           offsetof(gs_segment, n_points) == 16 && offsetof(gs_segment, n_coarse) == 20 &&
+           offsetof(gs_segment, pad) == 24 && offsetof(gs_segment, n_mask) == 28 &&
+           offsetof(gs_segment, near_first) == 32);
 
 /* What gs_gpu_create uploads: float values, or int16 values when i16. */
 typedef struct gs_basis {
@@ -43,21 +55,17 @@ typedef struct gs_basis {
     const uint32_t *near_first, *near; /* columns near each coarse column, per segment */
     uint64_t n_near_first, n_near;
 } gs_basis;
-
-enum gs_gpu_status {
-    GS_GPU_OK = 0,
-    GS_GPU_NODEV = 1, /* no usable CUDA device of that number */
-    GS_GPU_NOMEM = 2, /* a device or pinned-host allocation failed */
-    GS_GPU_FAIL = 3,  /* any other CUDA error, or a layout the kernels cannot take */
-};
+GPU_LAYOUT(sizeof(gs_basis) == 96 && offsetof(gs_basis, window) == 4 && offsetof(gs_basis, max_k) == 8 &&
+           offsetof(gs_basis, seg) == 16 && offsetof(gs_basis, i16) == 24 &&
+           offsetof(gs_basis, values) == 32 && offsetof(gs_basis, pm) == 40 &&
+           offsetof(gs_basis, n_values) == 48 && offsetof(gs_basis, n_pm) == 56 &&
+           offsetof(gs_basis, near_first) == 64 && offsetof(gs_basis, near) == 72 &&
+           offsetof(gs_basis, n_near_first) == 80 && offsetof(gs_basis, n_near) == 88);
 
 typedef struct gs_gpu gs_gpu;
 
-/* GS_GPU_OK and a description of device `device` ("NVIDIA H100 80GB HBM3,
- * 132 SMs, compute 9.0, 79.1 GiB"), or GS_GPU_NODEV and why not. */
-int gs_gpu_probe(int device, char *msg, size_t len);
-
-/* Uploads the basis and the |d|^p tables once; msg then says how much is resident. */
+/* Uploads the basis (1 to GS_MAX_SEGMENTS segments) and the |d|^p tables
+ * once to device `device`; msg then says how much is resident. */
 int gs_gpu_create(gs_gpu **g, int device, const gs_basis *b, const gs_pow *pw, char *msg,
                   size_t len);
 void gs_gpu_destroy(gs_gpu *g);
@@ -88,6 +96,9 @@ typedef struct gs_gpu_time {
     unsigned long long calls, chunks;
     double pack_s, kernel_s, wait_s;
 } gs_gpu_time;
+GPU_LAYOUT(sizeof(gs_gpu_time) == 40 && offsetof(gs_gpu_time, chunks) == 8 &&
+           offsetof(gs_gpu_time, pack_s) == 16 && offsetof(gs_gpu_time, kernel_s) == 24 &&
+           offsetof(gs_gpu_time, wait_s) == 32);
 void gs_gpu_times(const gs_gpu *g, gs_gpu_time *t);
 
 #ifdef __cplusplus

@@ -9,6 +9,9 @@
 /* Float values only: false for an int16 basis (Data int16 searches round by round). */
 bool gs_resident_ok(const gs_gpu *g);
 
+/* The CUDA device g's basis lives on. */
+int gs_resident_device(const gs_gpu *g);
+
 /* A bound on the bytes of the tile plan of n searches. */
 size_t gs_resident_plan_bytes(const gs_gpu *g, size_t n);
 
@@ -27,7 +30,7 @@ size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int a
  */
 typedef struct gs_remap {
     uint32_t n;
-    uint32_t first0[65], first[64], count[64];
+    uint32_t first0[GS_MAX_SEGMENTS + 1], first[GS_MAX_SEGMENTS], count[GS_MAX_SEGMENTS];
 } gs_remap;
 
 /* Queues on st the search of the n sorted searches d_q (their measured

@@ -35,12 +35,6 @@ struct u8_table {
     unsigned slot[256];
 };
 
-int report(cudaError_t err, const char *what, char *msg, size_t len)
-{
-    snprintf(msg, len, "%s: %s", what, cudaGetErrorString(err));
-    return err == cudaErrorMemoryAllocation ? HISTO_GPU_NOMEM : HISTO_GPU_FAIL;
-}
-
 /* Sums the copies of each slot and adds the non-zero sums to the device
  * counts.  Lane l reads copy (r + l) mod copies first, so that with 32 copies
  * the lanes of a warp read 32 different banks. */
@@ -164,7 +158,7 @@ struct histo_gpu {
     cudaStream_t stream;
     staging stage[2];
     int next;
-    int sms;
+    int device, sms;
     size_t smem_max; /* dynamic shared memory a block may opt in to */
 };
 
@@ -190,28 +184,6 @@ static unsigned blocks_for(size_t n, int resident_per_sm, int sms)
     return (unsigned)(want < 1 ? 1 : want < most ? want : most);
 }
 
-extern "C" int histo_gpu_probe(char *msg, size_t len)
-{
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess) {
-        snprintf(msg, len, "no usable CUDA device: %s", cudaGetErrorString(err));
-        return HISTO_GPU_NODEV;
-    }
-    if (count == 0) {
-        snprintf(msg, len, "no CUDA device");
-        return HISTO_GPU_NODEV;
-    }
-    cudaDeviceProp p;
-    if ((err = cudaGetDeviceProperties(&p, 0)) != cudaSuccess) {
-        snprintf(msg, len, "CUDA device 0 unreadable: %s", cudaGetErrorString(err));
-        return HISTO_GPU_NODEV;
-    }
-    snprintf(msg, len, "%s, %d SMs, compute %d.%d, %.1f GiB", p.name, p.multiProcessorCount,
-             p.major, p.minor, (double)p.totalGlobalMem / (1u << 30));
-    return HISTO_GPU_OK;
-}
-
 extern "C" int histo_gpu_create(histo_gpu **out, uint64_t slots, char *msg, size_t len)
 {
     histo_gpu *g = (histo_gpu *)calloc(1, sizeof *g);
@@ -220,20 +192,20 @@ extern "C" int histo_gpu_create(histo_gpu **out, uint64_t slots, char *msg, size
     *out = nullptr;
     if (!g) {
         snprintf(msg, len, "out of host memory for the GPU context");
-        return HISTO_GPU_NOMEM;
+        return GPU_NOMEM;
     }
     g->slots = slots;
-    if ((err = cudaSetDevice(0)) != cudaSuccess ||
-        (err = cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, 0)) != cudaSuccess ||
-        (err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0)) !=
+    if ((err = cudaGetDevice(&g->device)) != cudaSuccess ||
+        (err = cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, g->device)) != cudaSuccess ||
+        (err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, g->device)) !=
             cudaSuccess) {
-        rc = report(err, "reading the CUDA device", msg, len);
+        rc = GPU_ERROR(err, "reading the CUDA device");
         goto fail;
     }
     g->smem_max = (size_t)optin;
     if ((err = cudaFuncSetAttribute(fill_shared, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     optin)) != cudaSuccess) {
-        rc = report(err, "raising the shared-memory limit", msg, len);
+        rc = GPU_ERROR(err, "raising the shared-memory limit");
         goto fail;
     }
     if ((err = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess ||
@@ -241,20 +213,20 @@ extern "C" int histo_gpu_create(histo_gpu **out, uint64_t slots, char *msg, size
             cudaSuccess ||
         (err = cudaEventCreateWithFlags(&g->stage[1].done, cudaEventDisableTiming)) !=
             cudaSuccess) {
-        rc = report(err, "creating the stream", msg, len);
+        rc = GPU_ERROR(err, "creating the stream");
         goto fail;
     }
     if ((err = cudaMalloc(&g->counts, slots * sizeof *g->counts)) != cudaSuccess) {
         char what[96];
         snprintf(what, sizeof what, "allocating %.1f MiB of device counts",
                  (double)slots * sizeof *g->counts / (1 << 20));
-        rc = report(err, what, msg, len);
+        rc = GPU_ERROR(err, what);
         goto fail;
     }
-    if ((rc = histo_gpu_clear(g, msg, len)) != HISTO_GPU_OK)
+    if ((rc = histo_gpu_clear(g, msg, len)) != GPU_OK)
         goto fail;
     *out = g;
-    return HISTO_GPU_OK;
+    return GPU_OK;
 fail:
     histo_gpu_destroy(g);
     return rc;
@@ -264,6 +236,7 @@ extern "C" void histo_gpu_destroy(histo_gpu *g)
 {
     if (!g)
         return;
+    gpu_select(g->device, nullptr, 0);
     if (g->stream)
         cudaStreamSynchronize(g->stream);
     for (int k = 0; k < 2; k++) {
@@ -280,15 +253,16 @@ extern "C" void histo_gpu_destroy(histo_gpu *g)
 
 extern "C" int histo_gpu_clear(histo_gpu *g, char *msg, size_t len)
 {
+    GPU_SELECT(g->device);
     cudaError_t err = cudaMemsetAsync(g->counts, 0, g->slots * sizeof *g->counts, g->stream);
-    return err == cudaSuccess ? HISTO_GPU_OK : report(err, "clearing the counts", msg, len);
+    return err == cudaSuccess ? GPU_OK : GPU_ERROR(err, "clearing the counts");
 }
 
 static int launch(histo_gpu *g, const histo_group *grp, const histo_entries *e, char *msg,
                   size_t len)
 {
     if (e->n == 0)
-        return HISTO_GPU_OK;
+        return GPU_OK;
     plan p = plan_for(g, grp);
     int per_sm = 0;
     cudaError_t err;
@@ -296,23 +270,24 @@ static int launch(histo_gpu *g, const histo_group *grp, const histo_entries *e, 
         err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fill_shared, kThreads,
                                                             p.bytes);
         if (err != cudaSuccess)
-            return report(err, "occupancy of the shared-memory kernel", msg, len);
+            return GPU_ERROR(err, "occupancy of the shared-memory kernel");
         fill_shared<<<blocks_for(e->n, per_sm, g->sms), kThreads, p.bytes, g->stream>>>(
             *grp, *e, g->counts, p.copies_log2);
     } else {
         err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fill_global, kThreads, 0);
         if (err != cudaSuccess)
-            return report(err, "occupancy of the global-atomics kernel", msg, len);
+            return GPU_ERROR(err, "occupancy of the global-atomics kernel");
         fill_global<<<blocks_for(e->n, per_sm, g->sms), kThreads, 0, g->stream>>>(*grp, *e,
                                                                                  g->counts);
     }
     err = cudaGetLastError();
-    return err == cudaSuccess ? HISTO_GPU_OK : report(err, "launching a fill", msg, len);
+    return err == cudaSuccess ? GPU_OK : GPU_ERROR(err, "launching a fill");
 }
 
 extern "C" int histo_gpu_fill_device(histo_gpu *g, const histo_group *grp,
                                      const histo_entries *dev, char *msg, size_t len)
 {
+    GPU_SELECT(g->device);
     return launch(g, grp, dev, msg, len);
 }
 
@@ -322,15 +297,16 @@ extern "C" int histo_gpu_fill_u8_device(histo_gpu *g, const histo_group *grp, ui
     u8_table t;
     int per_sm = 0;
     if (n == 0)
-        return HISTO_GPU_OK;
+        return GPU_OK;
+    GPU_SELECT(g->device);
     histo_u8_table(&grp->ax[0], t.slot);
     cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fill_u8, kThreads, 0);
     if (err != cudaSuccess)
-        return report(err, "occupancy of the 8-bit kernel", msg, len);
+        return GPU_ERROR(err, "occupancy of the 8-bit kernel");
     unsigned long long *dst = g->counts + grp->offset + (uint64_t)inst * grp->slots;
     fill_u8<<<blocks_for(n / 16 + 1, per_sm, g->sms), kThreads, 0, g->stream>>>(dev, n, t, dst);
     err = cudaGetLastError();
-    return err == cudaSuccess ? HISTO_GPU_OK : report(err, "launching the 8-bit fill", msg, len);
+    return err == cudaSuccess ? GPU_OK : GPU_ERROR(err, "launching the 8-bit fill");
 }
 
 static size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
@@ -352,7 +328,7 @@ static size_t staged_bytes(const histo_group *groups, const histo_entries *e, si
 static int reserve(staging *s, size_t bytes, char *msg, size_t len)
 {
     if (s->cap >= bytes)
-        return HISTO_GPU_OK;
+        return GPU_OK;
     size_t cap = bytes + bytes / 2;
     cudaFreeHost(s->host);
     cudaFree(s->dev);
@@ -362,9 +338,9 @@ static int reserve(staging *s, size_t bytes, char *msg, size_t len)
     if (err == cudaSuccess)
         err = cudaMalloc(&s->dev, cap);
     if (err != cudaSuccess)
-        return report(err, "allocating staging buffers", msg, len);
+        return GPU_ERROR(err, "allocating staging buffers");
     s->cap = cap;
-    return HISTO_GPU_OK;
+    return GPU_OK;
 }
 
 /* Copies one array into the staging buffer; returns its device address. */
@@ -384,15 +360,16 @@ extern "C" int histo_gpu_fill_host(histo_gpu *g, const histo_group *groups,
     cudaError_t err;
     int rc;
     if (bytes == 0)
-        return HISTO_GPU_OK;
+        return GPU_OK;
+    GPU_SELECT(g->device);
     if ((err = cudaEventSynchronize(s->done)) != cudaSuccess)
-        return report(err, "waiting for a staging buffer", msg, len);
-    if ((rc = reserve(s, bytes, msg, len)) != HISTO_GPU_OK)
+        return GPU_ERROR(err, "waiting for a staging buffer");
+    if ((rc = reserve(s, bytes, msg, len)) != GPU_OK)
         return rc;
     histo_entries *dev = (histo_entries *)calloc(n, sizeof *dev);
     if (!dev) {
         snprintf(msg, len, "out of host memory for %zu entry descriptors", n);
-        return HISTO_GPU_NOMEM;
+        return GPU_NOMEM;
     }
     for (size_t i = 0; i < n; i++) {
         dev[i].n = e[i].n;
@@ -404,15 +381,15 @@ extern "C" int histo_gpu_fill_host(histo_gpu *g, const histo_group *groups,
         if (e[i].inst)
             dev[i].inst = (const uint32_t *)stage(s, &at, e[i].inst, e[i].n * sizeof(uint32_t));
     }
-    rc = HISTO_GPU_OK;
+    rc = GPU_OK;
     if ((err = cudaMemcpyAsync(s->dev, s->host, at, cudaMemcpyHostToDevice, g->stream)) !=
         cudaSuccess)
-        rc = report(err, "copying entries to the device", msg, len);
-    for (size_t i = 0; i < n && rc == HISTO_GPU_OK; i++)
+        rc = GPU_ERROR(err, "copying entries to the device");
+    for (size_t i = 0; i < n && rc == GPU_OK; i++)
         rc = launch(g, &groups[i], &dev[i], msg, len);
     free(dev);
-    if (rc == HISTO_GPU_OK && (err = cudaEventRecord(s->done, g->stream)) != cudaSuccess)
-        rc = report(err, "recording the staging event", msg, len);
+    if (rc == GPU_OK && (err = cudaEventRecord(s->done, g->stream)) != cudaSuccess)
+        rc = GPU_ERROR(err, "recording the staging event");
     g->next ^= 1;
     return rc;
 }
@@ -430,16 +407,17 @@ extern "C" void histo_gpu_plan_text(const histo_gpu *g, const histo_group *grp, 
 
 extern "C" int histo_gpu_sync(histo_gpu *g, char *msg, size_t len)
 {
+    GPU_SELECT(g->device);
     cudaError_t err = cudaStreamSynchronize(g->stream);
-    return err == cudaSuccess ? HISTO_GPU_OK : report(err, "GPU work", msg, len);
+    return err == cudaSuccess ? GPU_OK : GPU_ERROR(err, "GPU work");
 }
 
 extern "C" int histo_gpu_download(histo_gpu *g, uint64_t *host, char *msg, size_t len)
 {
     int rc = histo_gpu_sync(g, msg, len);
-    if (rc != HISTO_GPU_OK)
+    if (rc != GPU_OK)
         return rc;
     cudaError_t err = cudaMemcpy(host, g->counts, g->slots * sizeof *g->counts,
                                  cudaMemcpyDeviceToHost);
-    return err == cudaSuccess ? HISTO_GPU_OK : report(err, "copying the counts back", msg, len);
+    return err == cudaSuccess ? GPU_OK : GPU_ERROR(err, "copying the counts back");
 }

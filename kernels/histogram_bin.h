@@ -35,6 +35,8 @@ typedef struct histo_axis {
     float scale;   /* bins / (hi - lo) */
     uint32_t bins;
 } histo_axis;
+GPU_LAYOUT(sizeof(histo_axis) == 16 && offsetof(histo_axis, hi) == 4 && offsetof(histo_axis, scale) == 8 &&
+           offsetof(histo_axis, bins) == 12);
 
 /* A group: `instances` histograms of one shape stored back to back (the
  * channels of a family: 36 segments x 180 crystals, say). */
@@ -45,6 +47,9 @@ typedef struct histo_group {
     uint64_t slots;     /* per instance: its bins plus HISTO_EXTRA */
     uint64_t offset;    /* slot of instance 0 in the set's count array */
 } histo_group;
+GPU_LAYOUT(sizeof(histo_group) == 56 && offsetof(histo_group, dims) == 32 &&
+           offsetof(histo_group, instances) == 36 && offsetof(histo_group, slots) == 40 &&
+           offsetof(histo_group, offset) == 48);
 
 /* Entries for one group, structure of arrays: instance inst[i] (all 0 when
  * inst is NULL) receives the value x[i] (and y[i] for a 2D group). */
@@ -54,6 +59,8 @@ typedef struct histo_entries {
     const float *y;
     size_t n;
 } histo_entries;
+GPU_LAYOUT(sizeof(histo_entries) == 32 && offsetof(histo_entries, x) == 8 &&
+           offsetof(histo_entries, y) == 16 && offsetof(histo_entries, n) == 24);
 
 /* For v in [lo, hi). */
 GPUd() static inline uint32_t histo_axis_bin(const histo_axis *a, float v)

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu_device.h"
 #include "histogram_bin.h"
 
 #ifdef __cplusplus
@@ -19,23 +20,17 @@ extern "C" {
  * reported by a later call; histo_gpu_sync and histo_gpu_download report
  * everything that happened before them.
  *
- * Every call returns a HISTO_GPU_* status and, on failure, writes a sentence
- * into msg (len bytes).  Not thread-safe: one caller per histo_gpu.
+ * Every call returns a gpu_status (gpu_device.h) and, on failure, writes a
+ * sentence into msg (len bytes).  Not thread-safe: one caller per histo_gpu.
  */
-enum histo_gpu_status {
-    HISTO_GPU_OK = 0,
-    HISTO_GPU_NODEV = 1, /* no usable CUDA device (or a build without CUDA) */
-    HISTO_GPU_NOMEM = 2, /* a device or pinned-host allocation failed */
-    HISTO_GPU_FAIL = 3,  /* any other CUDA error */
-};
-
 typedef struct histo_gpu histo_gpu;
 
-/* HISTO_GPU_OK and a description of device 0 ("NVIDIA H100 80GB HBM3, 132
- * SMs, compute 9.0, 79.1 GiB"), or HISTO_GPU_NODEV and why not. */
-int histo_gpu_probe(char *msg, size_t len);
+/* tools/bench_histo.c's names of gpu_probe on device 0 and GPU_OK, until it uses those. */
+#define histo_gpu_probe(msg, len) gpu_probe(0, &(int){ 0 }, (msg), (len))
+#define HISTO_GPU_OK GPU_OK
 
-/* Counts for `slots` slots, zeroed. */
+/* Counts for `slots` slots, zeroed, on the calling thread's device
+ * (gpu_select's; device 0 unless selected), which every later call selects. */
 int histo_gpu_create(histo_gpu **g, uint64_t slots, char *msg, size_t len);
 void histo_gpu_destroy(histo_gpu *g);
 int histo_gpu_clear(histo_gpu *g, char *msg, size_t len);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_status.h"
+#include "gpu_device.h"
 #include "gridsearch_resident.h"
 #include "psa_block_gpu.h"
 
@@ -16,7 +16,7 @@ constexpr int kThreads = 128;
 /* A segment on the device: pb_segment with its columns' points at points[point_off]. */
 struct dseg {
     uint32_t n_points, n_mask, centre, point_off;
-    uint8_t mask[PB_MAX_MASK];
+    uint8_t mask[PSA_MAX_MASK];
 };
 
 /* What every kernel of the block reads. */
@@ -36,7 +36,7 @@ struct kp {
 
 __device__ __forceinline__ float *resid_of(const kp &a, uint32_t j)
 {
-    return a.resid + (size_t)j * PB_CHANNELS * a.w.length;
+    return a.resid + (size_t)j * DET_CHANNELS * a.w.length;
 }
 
 /* The event's 37 channels read at start t into its aligned values, by `lanes` threads from `lane`. */
@@ -45,7 +45,7 @@ __device__ void align(const kp &a, uint32_t j, double t, unsigned lane, unsigned
     const pb_event &ev = a.ev[j];
     const uint8_t *trace = a.block + ev.trace;
     float *out = resid_of(a, j);
-    for (uint32_t v = lane; v < PB_CHANNELS * a.w.length; v += lanes) {
+    for (uint32_t v = lane; v < DET_CHANNELS * a.w.length; v += lanes) {
         uint32_t ch = v / a.w.length, i = v % a.w.length;
         pt_tap tp = pt_tap_at(&a.w, ev.n_samples, t, i);
         out[v] = pt_lerp(pt_raw(trace, ev.n_samples, ev.per_kev, ch, tp.lo),
@@ -89,7 +89,7 @@ __global__ void answer(const kp a, const gs_query *q, const uint32_t *owner, uin
         atomicOr(err, 1u);
         return;
     }
-    ev.hit_status[r] = x.use ? 0 : PB_HIT_NO_MASK;
+    ev.hit_status[r] = x.use ? 0 : PSA_HIT_NO_MASK;
     ev.point[r] = a.points[g.point_off + (x.use ? col : g.centre)];
     ev.fom[r] = __uint_as_float((uint32_t)(ans[i] >> 32));
 }
@@ -127,7 +127,7 @@ __device__ int refine_channels(const kp &a, const pb_event &ev, uint8_t *ch)
     }
     ch[n++] = ev.net[0];
     if (ev.n_net == 1)
-        ch[n++] = PB_CORE;
+        ch[n++] = DET_CORE;
     return n;
 }
 
@@ -158,7 +158,7 @@ constexpr int kGroup = 7;
  */
 __global__ void __launch_bounds__(kThreads) refine(const kp a, int pass, uint8_t *todo)
 {
-    __shared__ double part[kGroup][PB_MAX_MASK + 2];
+    __shared__ double part[kGroup][PSA_MAX_MASK + 2];
     const uint32_t j = blockIdx.x;
     if (!refining(a, j, pass, todo)) {
         if (threadIdx.x == 0)
@@ -166,10 +166,10 @@ __global__ void __launch_bounds__(kThreads) refine(const kp a, int pass, uint8_t
         return;
     }
     const pb_event &ev = a.ev[j];
-    uint8_t ch[PB_MAX_MASK + 2];
+    uint8_t ch[PSA_MAX_MASK + 2];
     const int n = refine_channels(a, ev, ch);
     const uint32_t point = ev.point[0];
-    const float *sig = a.signal + (size_t)point * PB_CHANNELS * a.n_samples;
+    const float *sig = a.signal + (size_t)point * DET_CHANNELS * a.n_samples;
     const double t0 = ev.t0, inv = 1.0 / (double)ev.e[0], own = own_start(a, point), was = ev.shift;
     double best = own, best_sum = INFINITY;
     const int shifts = 2 * a.steps + 1;
@@ -251,8 +251,8 @@ __global__ void __launch_bounds__(kPick) pick(const gs_query *q0, const uint32_t
             q[at] = q0[i];
             owner[at++] = owner0[i];
         }
-    if (threadIdx.x <= 64) {
-        /* where place first0[s] of the list lands: the picks before it (s = 64: all of them) */
+    if (threadIdx.x <= GS_MAX_SEGMENTS) {
+        /* where place first0[s] of the list lands: the picks before it (s = GS_MAX_SEGMENTS: all of them) */
         const uint32_t i = remap->first0[threadIdx.x] < n0 ? remap->first0[threadIdx.x] : n0;
         uint32_t pos = sum[kPick - 1];
         if (i < n0) {
@@ -261,14 +261,14 @@ __global__ void __launch_bounds__(kPick) pick(const gs_query *q0, const uint32_t
             for (uint32_t k = t * per; k < i; k++)
                 pos += todo[owner0[k]] != 0;
         }
-        if (threadIdx.x < 64)
+        if (threadIdx.x < GS_MAX_SEGMENTS)
             remap->first[threadIdx.x] = pos;
         else
             remap->n = pos;
     }
     __syncthreads();
-    if (threadIdx.x < 64)
-        remap->count[threadIdx.x] = (threadIdx.x < 63 ? remap->first[threadIdx.x + 1] : remap->n) -
+    if (threadIdx.x < GS_MAX_SEGMENTS)
+        remap->count[threadIdx.x] = (threadIdx.x < GS_MAX_SEGMENTS - 1 ? remap->first[threadIdx.x + 1] : remap->n) -
                                     remap->first[threadIdx.x];
     if (threadIdx.x == 0)
         stats[0] += sum[kPick - 1];
@@ -281,10 +281,10 @@ __global__ void __launch_bounds__(kThreads) subtract(const kp a, int r)
     const pb_event &ev = a.ev[j];
     if ((int)ev.n_net <= r)
         return;
-    const float *sig = a.signal + (size_t)ev.point[r] * PB_CHANNELS * a.n_samples + a.w.start;
+    const float *sig = a.signal + (size_t)ev.point[r] * DET_CHANNELS * a.n_samples + a.w.start;
     const float e = ev.e[r];
     float *res = resid_of(a, j);
-    for (uint32_t v = threadIdx.x; v < PB_CHANNELS * a.w.length; v += kThreads)
+    for (uint32_t v = threadIdx.x; v < DET_CHANNELS * a.w.length; v += kThreads)
         res[v] = pt_subtract(res[v], e, sig[(size_t)(v / a.w.length) * a.n_samples + v % a.w.length]);
 }
 
@@ -377,19 +377,19 @@ void free_bufs(pb_gpu *p)
 
 int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
 {
-    CHECK(cudaSetDevice(p->device), "cudaSetDevice");
-    CHECK(cudaStreamCreateWithFlags(&p->st, cudaStreamNonBlocking), "cudaStreamCreate");
-    CHECK(cudaEventCreateWithFlags(&p->idle, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
+    GPU_SELECT(p->device);
+    GPU_CHECK(cudaStreamCreateWithFlags(&p->st, cudaStreamNonBlocking), "cudaStreamCreate");
+    GPU_CHECK(cudaEventCreateWithFlags(&p->idle, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
     for (int i = 0; i < kMarks; i++)
-        CHECK(cudaEventCreate(&p->mark[i]), "cudaEventCreate");
+        GPU_CHECK(cudaEventCreate(&p->mark[i]), "cudaEventCreate");
     hbuf *h[] = { &p->h_ev, &p->h_in[0], &p->h_in[1], &p->h_err };
     for (hbuf *b : h) {
-        CHECK(cudaEventCreateWithFlags(&b->sent, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
-        CHECK(cudaEventRecord(b->sent, p->st), "cudaEventRecord");
+        GPU_CHECK(cudaEventCreateWithFlags(&b->sent, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
+        GPU_CHECK(cudaEventRecord(b->sent, p->st), "cudaEventRecord");
     }
-    dseg seg[PB_SEGMENTS];
+    dseg seg[DET_SEGMENTS];
     uint32_t off = 0;
-    for (int g = 0; g < PB_SEGMENTS; g++) {
+    for (int g = 0; g < DET_SEGMENTS; g++) {
         seg[g] = dseg{ s->seg[g].n_points, s->seg[g].n_mask, s->seg[g].centre, off, {} };
         memcpy(seg[g].mask, s->seg[g].mask, sizeof seg[g].mask);
         off += s->seg[g].n_points;
@@ -397,14 +397,14 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
     uint32_t *points = (uint32_t *)malloc((off + 1) * sizeof *points);
     if (!points) {
         snprintf(msg, len, "no host memory for the segments' points");
-        return GS_GPU_NOMEM;
+        return GPU_NOMEM;
     }
-    for (int g = 0; g < PB_SEGMENTS; g++)
+    for (int g = 0; g < DET_SEGMENTS; g++)
         memcpy(points + seg[g].point_off, s->seg[g].point, s->seg[g].n_points * sizeof *points);
     int rc = gpu_upload((void **)&p->d_points, points, off * sizeof *points, "uploading the segments' points", msg, len);
     free(points);
     if (rc || (rc = gpu_upload((void **)&p->d_seg, seg, sizeof seg, "uploading the segments", msg, len)) ||
-        (rc = gpu_upload((void **)&p->d_signal, s->signal, (size_t)s->n_points * PB_CHANNELS * s->n_samples * sizeof(float),
+        (rc = gpu_upload((void **)&p->d_signal, s->signal, (size_t)s->n_points * DET_CHANNELS * s->n_samples * sizeof(float),
                       "uploading the basis signals", msg, len)) ||
         (rc = gpu_upload((void **)&p->d_point_edge, s->point_edge, s->n_points * sizeof(float),
                      "uploading the points' edges", msg, len)))
@@ -420,7 +420,7 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
     a.shift_step = s->shift_step;
     a.half_step = s->half_step;
     a.steps = s->steps;
-    return GS_GPU_OK;
+    return GPU_OK;
 }
 
 unsigned blocks_for(size_t n, unsigned per) { return (unsigned)((n + per - 1) / per); }
@@ -441,17 +441,17 @@ int search(pb_gpu *p, int r, const void *plan, size_t tiles, const gs_query *dq,
            const gs_remap *picked, char *msg, size_t len)
 {
     fill<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, dq, down, r, (float *)p->meas.p, picked);
-    CHECK(cudaGetLastError(), "launching the fill");
-    CHECK(mark(p, PB_FILL), "cudaEventRecord");
-    CHECK(gs_resident_launch(p->search, p->st, plan, tiles, dq, n, (const float *)p->meas.p,
+    GPU_CHECK(cudaGetLastError(), "launching the fill");
+    GPU_CHECK(mark(p, PB_FILL), "cudaEventRecord");
+    GPU_CHECK(gs_resident_launch(p->search, p->st, plan, tiles, dq, n, (const float *)p->meas.p,
                              (unsigned long long *)p->answers.p, p->adaptive, picked), "launching the grid search");
-    CHECK(mark(p, PB_SEARCH), "cudaEventRecord");
+    GPU_CHECK(mark(p, PB_SEARCH), "cudaEventRecord");
     answer<<<blocks_for(n, kThreads), kThreads, 0, p->st>>>(p->a, dq, down, (uint32_t)n, r,
                                                             (const unsigned long long *)p->answers.p,
                                                             (unsigned *)p->err.p, picked);
-    CHECK(cudaGetLastError(), "launching the answers");
-    CHECK(mark(p, PB_ANSWER), "cudaEventRecord");
-    return GS_GPU_OK;
+    GPU_CHECK(cudaGetLastError(), "launching the answers");
+    GPU_CHECK(mark(p, PB_ANSWER), "cudaEventRecord");
+    return GPU_OK;
 }
 
 /* Sleeps until everything queued so far is done. */
@@ -468,31 +468,31 @@ extern "C" int pb_gpu_create(pb_gpu **out, gs_gpu *search, const pb_setup *s, ch
     *out = nullptr;
     if (!gs_resident_ok(search)) {
         snprintf(msg, len, "the GPU block takes a float basis (Data float)");
-        return GS_GPU_FAIL;
+        return GPU_FAIL;
     }
     pb_gpu *p = (pb_gpu *)calloc(1, sizeof *p);
     if (!p) {
         snprintf(msg, len, "no host memory for the GPU block");
-        return GS_GPU_NOMEM;
+        return GPU_NOMEM;
     }
     p->search = search;
-    cudaGetDevice(&p->device);
+    p->device = gs_resident_device(search);
     int rc = create(p, s, msg, len);
     if (rc) {
         pb_gpu_destroy(p);
         return rc;
     }
     snprintf(msg, len, "%.1f MiB of basis signals resident for the alignment, refinement and subtraction",
-             (double)s->n_points * PB_CHANNELS * s->n_samples * sizeof(float) / 1048576.0);
+             (double)s->n_points * DET_CHANNELS * s->n_samples * sizeof(float) / 1048576.0);
     *out = p;
-    return GS_GPU_OK;
+    return GPU_OK;
 }
 
 extern "C" void pb_gpu_destroy(pb_gpu *p)
 {
     if (!p)
         return;
-    cudaSetDevice(p->device);
+    gpu_select(p->device, nullptr, 0);
     if (p->st)
         cudaStreamSynchronize(p->st);
     free_bufs(p);
@@ -530,26 +530,26 @@ extern "C" void pb_host_free(void *p)
 
 extern "C" int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, char *msg, size_t len)
 {
-    const size_t values = (size_t)PB_CHANNELS * p->a.w.length;
-    CHECK(cudaSetDevice(p->device), "cudaSetDevice");
-    CHECK(grow(&p->block, bytes), "cudaMalloc of the block");
-    CHECK(grow(&p->ev, n * sizeof(pb_event)), "cudaMalloc of the events");
-    CHECK(grow(&p->resid, n * values * sizeof(float)), "cudaMalloc of the aligned traces");
-    CHECK(grow(&p->todo, n), "cudaMalloc of the refinement's marks");
-    CHECK(grow(&p->err, 16), "cudaMalloc");
-    CHECK(grow(&p->stats, 16), "cudaMalloc");
-    CHECK(grow(&p->h_ev, n * sizeof(pb_event)), "cudaMallocHost of the events");
-    CHECK(grow(&p->h_err, 32), "cudaMallocHost");
+    const size_t values = (size_t)DET_CHANNELS * p->a.w.length;
+    GPU_SELECT(p->device);
+    GPU_CHECK(grow(&p->block, bytes), "cudaMalloc of the block");
+    GPU_CHECK(grow(&p->ev, n * sizeof(pb_event)), "cudaMalloc of the events");
+    GPU_CHECK(grow(&p->resid, n * values * sizeof(float)), "cudaMalloc of the aligned traces");
+    GPU_CHECK(grow(&p->todo, n), "cudaMalloc of the refinement's marks");
+    GPU_CHECK(grow(&p->err, 16), "cudaMalloc");
+    GPU_CHECK(grow(&p->stats, 16), "cudaMalloc");
+    GPU_CHECK(grow(&p->h_ev, n * sizeof(pb_event)), "cudaMallocHost of the events");
+    GPU_CHECK(grow(&p->h_err, 32), "cudaMallocHost");
     p->n_marks = 0;
-    CHECK(mark(p, PB_LOAD), "cudaEventRecord");
-    CHECK(cudaMemsetAsync(p->err.p, 0, 16, p->st), "clearing the error flag");
-    CHECK(cudaMemsetAsync(p->stats.p, 0, 16, p->st), "clearing the counts");
+    GPU_CHECK(mark(p, PB_LOAD), "cudaEventRecord");
+    GPU_CHECK(cudaMemsetAsync(p->err.p, 0, 16, p->st), "clearing the error flag");
+    GPU_CHECK(cudaMemsetAsync(p->stats.p, 0, 16, p->st), "clearing the counts");
     p->n0 = 0;
     p->a.block = (const uint8_t *)p->block.p;
     p->a.ev = (pb_event *)p->ev.p;
     p->a.resid = (float *)p->resid.p;
     p->a.n_ev = 0;
-    return GS_GPU_OK;
+    return GPU_OK;
 }
 
 extern "C" int pb_gpu_part(pb_gpu *p, const void *host, size_t at, size_t bytes, const pb_event *ev,
@@ -557,21 +557,21 @@ extern "C" int pb_gpu_part(pb_gpu *p, const void *host, size_t at, size_t bytes,
 {
     pb_event *h_ev = (pb_event *)p->h_ev.p + first;
     memcpy(h_ev, ev + first, n * sizeof *ev);
-    CHECK(cudaMemcpyAsync((uint8_t *)p->block.p + at, (const uint8_t *)host + at, bytes, cudaMemcpyHostToDevice,
+    GPU_CHECK(cudaMemcpyAsync((uint8_t *)p->block.p + at, (const uint8_t *)host + at, bytes, cudaMemcpyHostToDevice,
                           p->st), "copying the block");
-    CHECK(cudaMemcpyAsync((pb_event *)p->ev.p + first, h_ev, n * sizeof *ev, cudaMemcpyHostToDevice, p->st),
+    GPU_CHECK(cudaMemcpyAsync((pb_event *)p->ev.p + first, h_ev, n * sizeof *ev, cudaMemcpyHostToDevice, p->st),
           "copying the events");
     if (n)
         align_events<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, (uint32_t)first);
-    CHECK(cudaGetLastError(), "launching the alignment");
+    GPU_CHECK(cudaGetLastError(), "launching the alignment");
     p->a.n_ev = (uint32_t)(first + n);
-    return GS_GPU_OK;
+    return GPU_OK;
 }
 
 extern "C" int pb_gpu_loaded(pb_gpu *p, char *msg, size_t len)
 {
-    CHECK(mark(p, PB_LOAD), "cudaEventRecord");
-    return GS_GPU_OK;
+    GPU_CHECK(mark(p, PB_LOAD), "cudaEventRecord");
+    return GPU_OK;
 }
 
 extern "C" int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t *owner, size_t n,
@@ -580,7 +580,7 @@ extern "C" int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t
     if (n == 0) {
         if (r == 0)
             p->n0 = 0;
-        return GS_GPU_OK;
+        return GPU_OK;
     }
     hbuf *h = &p->h_in[p->flip];
     dbuf *d = &p->in[p->flip];
@@ -589,29 +589,29 @@ extern "C" int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t
     size_t remap_at = plan, q_at = remap_at + (sizeof(gs_remap) + 15) / 16 * 16;
     size_t owner_at = q_at + (n * sizeof *q + 15) / 16 * 16, bytes = owner_at + n * sizeof *owner;
     const gs_query &last = q[n - 1];
-    size_t values = (size_t)last.meas + (size_t)p->a.w.length * PB_MAX_MASK;
-    CHECK(cudaEventSynchronize(h->sent), "the copy of the round before the last");
-    CHECK(grow(h, bytes), "cudaMallocHost of a round's searches");
-    CHECK(grow(d, bytes), "cudaMalloc of a round's searches");
-    CHECK(grow(&p->meas, values * sizeof(float)), "cudaMalloc of the measured values");
-    CHECK(grow(&p->answers, n * sizeof(unsigned long long)), "cudaMalloc of the answers");
+    size_t values = (size_t)last.meas + (size_t)p->a.w.length * PSA_MAX_MASK;
+    GPU_CHECK(cudaEventSynchronize(h->sent), "the copy of the round before the last");
+    GPU_CHECK(grow(h, bytes), "cudaMallocHost of a round's searches");
+    GPU_CHECK(grow(d, bytes), "cudaMalloc of a round's searches");
+    GPU_CHECK(grow(&p->meas, values * sizeof(float)), "cudaMalloc of the measured values");
+    GPU_CHECK(grow(&p->answers, n * sizeof(unsigned long long)), "cudaMalloc of the answers");
     unsigned char *hp = (unsigned char *)h->p, *dp = (unsigned char *)d->p;
     size_t tiles = gs_resident_plan(p->search, q, n, adaptive, hp);
     if (tiles == (size_t)-1) {
         snprintf(msg, len, "no host memory to plan %zu searches", n);
-        return GS_GPU_NOMEM;
+        return GPU_NOMEM;
     }
     gs_remap *rm = (gs_remap *)(hp + remap_at);
     memset(rm, 0, sizeof *rm);
-    for (size_t i = 0, s = 0; s < 65; s++) {
+    for (size_t i = 0, s = 0; s <= GS_MAX_SEGMENTS; s++) {
         while (i < n && q[i].segment < s)
             i++;
         rm->first0[s] = (uint32_t)i;
     }
     memcpy(hp + q_at, q, n * sizeof *q);
     memcpy(hp + owner_at, owner, n * sizeof *owner);
-    CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying a round's searches");
-    CHECK(cudaEventRecord(h->sent, p->st), "cudaEventRecord");
+    GPU_CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying a round's searches");
+    GPU_CHECK(cudaEventRecord(h->sent, p->st), "cudaEventRecord");
     const gs_query *dq = (const gs_query *)(dp + q_at);
     const uint32_t *down = (const uint32_t *)(dp + owner_at);
     if (r == 0) {
@@ -630,16 +630,16 @@ extern "C" int pb_gpu_refine(pb_gpu *p, int pass, char *msg, size_t len)
 {
     size_t n = p->a.n_ev;
     if (n == 0 || p->n0 == 0)
-        return GS_GPU_OK;
+        return GPU_OK;
     uint8_t *d_todo = (uint8_t *)p->todo.p;
     refine<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, pass, d_todo);
-    CHECK(cudaGetLastError(), "launching the refinement");
-    CHECK(grow(&p->rq, p->n0 * sizeof(gs_query)), "cudaMalloc of a pass's searches");
-    CHECK(grow(&p->rowner, p->n0 * sizeof(uint32_t)), "cudaMalloc of a pass's searches");
+    GPU_CHECK(cudaGetLastError(), "launching the refinement");
+    GPU_CHECK(grow(&p->rq, p->n0 * sizeof(gs_query)), "cudaMalloc of a pass's searches");
+    GPU_CHECK(grow(&p->rowner, p->n0 * sizeof(uint32_t)), "cudaMalloc of a pass's searches");
     pick<<<1, kPick, 0, p->st>>>(p->q0, p->owner0, (uint32_t)p->n0, d_todo, p->remap0, (gs_query *)p->rq.p,
                                  (uint32_t *)p->rowner.p, (unsigned long long *)p->stats.p);
-    CHECK(cudaGetLastError(), "launching the pick");
-    CHECK(mark(p, PB_REFINE), "cudaEventRecord");
+    GPU_CHECK(cudaGetLastError(), "launching the pick");
+    GPU_CHECK(mark(p, PB_REFINE), "cudaEventRecord");
     return search(p, 0, p->plan0, p->tiles0, (const gs_query *)p->rq.p, (const uint32_t *)p->rowner.p, p->n0,
                   p->remap0, msg, len);
 }
@@ -648,34 +648,34 @@ extern "C" int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len)
 {
     if (p->a.n_ev)
         subtract<<<p->a.n_ev, kThreads, 0, p->st>>>(p->a, r);
-    CHECK(cudaGetLastError(), "launching the subtraction");
-    CHECK(mark(p, PB_SUBTRACT), "cudaEventRecord");
-    return GS_GPU_OK;
+    GPU_CHECK(cudaGetLastError(), "launching the subtraction");
+    GPU_CHECK(mark(p, PB_SUBTRACT), "cudaEventRecord");
+    return GPU_OK;
 }
 
 extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, char *msg, size_t len)
 {
     unsigned char *h = (unsigned char *)p->h_err.p;
-    CHECK(cudaMemcpyAsync(p->h_ev.p, p->ev.p, n * sizeof *ev, cudaMemcpyDeviceToHost, p->st),
+    GPU_CHECK(cudaMemcpyAsync(p->h_ev.p, p->ev.p, n * sizeof *ev, cudaMemcpyDeviceToHost, p->st),
           "copying the events back");
-    CHECK(cudaMemcpyAsync(h, p->err.p, sizeof(unsigned), cudaMemcpyDeviceToHost, p->st),
+    GPU_CHECK(cudaMemcpyAsync(h, p->err.p, sizeof(unsigned), cudaMemcpyDeviceToHost, p->st),
           "copying the error flag back");
-    CHECK(cudaMemcpyAsync(h + 16, p->stats.p, sizeof(unsigned long long), cudaMemcpyDeviceToHost, p->st),
+    GPU_CHECK(cudaMemcpyAsync(h + 16, p->stats.p, sizeof(unsigned long long), cudaMemcpyDeviceToHost, p->st),
           "copying the counts back");
-    CHECK(mark(p, PB_RESULTS), "cudaEventRecord");
-    CHECK(wait_idle(p), "the block's work");
+    GPU_CHECK(mark(p, PB_RESULTS), "cudaEventRecord");
+    GPU_CHECK(wait_idle(p), "the block's work");
     for (int i = 1; i < p->n_marks; i++) {
         float ms = 0;
-        CHECK(cudaEventElapsedTime(&ms, p->mark[i - 1], p->mark[i]), "cudaEventElapsedTime");
+        GPU_CHECK(cudaEventElapsedTime(&ms, p->mark[i - 1], p->mark[i]), "cudaEventElapsedTime");
         p->step_s[p->mark_step[i]] += 1e-3 * ms;
     }
     memcpy(researched, h + 16, sizeof *researched);
     if (*(const unsigned *)h) {
         snprintf(msg, len, "a search answered a column outside its segment");
-        return GS_GPU_FAIL;
+        return GPU_FAIL;
     }
     memcpy(ev, p->h_ev.p, n * sizeof *ev);
-    return GS_GPU_OK;
+    return GPU_OK;
 }
 
 extern "C" void pb_gpu_steps(const pb_gpu *p, double seconds[PB_STEPS])

@@ -12,8 +12,6 @@
 extern "C" {
 #endif
 
-enum { PB_SEGMENTS = 36, PB_CHANNELS = 37, PB_CORE = 36, PB_MAX_MASK = 16, PB_HIT_NO_MASK = 1 };
-
 /*
  * An event with net-charge segments as the device holds it.  The host fills
  * the inputs; the device writes shift, point, fom and hit_status, as the
@@ -25,20 +23,29 @@ typedef struct pb_event {
     float per_kev;      /* 1 / gain */
     uint32_t n_samples, n_net;
     uint32_t before;    /* the device's: point[0] when the refinement last ran */
-    uint8_t net[PB_SEGMENTS]; /* net-charge segments, highest energy first */
+    uint8_t net[DET_SEGMENTS]; /* net-charge segments, highest energy first */
     uint8_t pad[4];
-    float e[PB_SEGMENTS];
-    uint32_t point[PB_SEGMENTS];
-    float fom[PB_SEGMENTS];
-    uint16_t hit_status[PB_SEGMENTS];
+    float e[DET_SEGMENTS];
+    uint32_t point[DET_SEGMENTS];
+    float fom[DET_SEGMENTS];
+    uint16_t hit_status[DET_SEGMENTS];
 } pb_event;
+GPU_LAYOUT(sizeof(pb_event) == 584 && offsetof(pb_event, t0) == 8 && offsetof(pb_event, shift) == 16 &&
+           offsetof(pb_event, per_kev) == 24 && offsetof(pb_event, n_samples) == 28 &&
+           offsetof(pb_event, n_net) == 32 && offsetof(pb_event, before) == 36 &&
+           offsetof(pb_event, net) == 40 && offsetof(pb_event, pad) == 76 && offsetof(pb_event, e) == 80 &&
+           offsetof(pb_event, point) == 224 && offsetof(pb_event, fom) == 368 &&
+           offsetof(pb_event, hit_status) == 512);
 
 /* A segment's mask and its columns' basis points (psa_layout's). */
 typedef struct pb_segment {
     uint32_t n_points, n_mask, centre;
-    uint8_t mask[PB_MAX_MASK];
+    uint8_t mask[PSA_MAX_MASK];
     const uint32_t *point;
 } pb_segment;
+GPU_LAYOUT(sizeof(pb_segment) == 40 && offsetof(pb_segment, n_mask) == 4 &&
+           offsetof(pb_segment, centre) == 8 && offsetof(pb_segment, mask) == 12 &&
+           offsetof(pb_segment, point) == 32);
 
 /* What pb_gpu_create uploads besides the search's resident layout. */
 typedef struct pb_setup {
@@ -48,13 +55,18 @@ typedef struct pb_setup {
     pt_window window;
     double basis_edge, shift_step, half_step;
     int steps;                     /* shifts either side in the refinement's first pass */
-    pb_segment seg[PB_SEGMENTS];
+    pb_segment seg[DET_SEGMENTS];
 } pb_setup;
+GPU_LAYOUT(sizeof(pb_setup) == 1520 && offsetof(pb_setup, n_samples) == 4 &&
+           offsetof(pb_setup, signal) == 8 && offsetof(pb_setup, point_edge) == 16 &&
+           offsetof(pb_setup, window) == 24 && offsetof(pb_setup, basis_edge) == 48 &&
+           offsetof(pb_setup, shift_step) == 56 && offsetof(pb_setup, half_step) == 64 &&
+           offsetof(pb_setup, steps) == 72 && offsetof(pb_setup, seg) == 80);
 
 typedef struct pb_gpu pb_gpu;
 
 /* Uploads the basis signals and the segments' tables beside search's layout
- * (which must stay alive).  GS_GPU_OK, or a gs_gpu_status and why. */
+ * (which must stay alive).  GPU_OK, or a gpu_status and why. */
 int pb_gpu_create(pb_gpu **out, gs_gpu *search, const pb_setup *s, char *msg, size_t len);
 void pb_gpu_destroy(pb_gpu *p);
 
@@ -92,7 +104,7 @@ int pb_gpu_refine(pb_gpu *p, int pass, char *msg, size_t len);
 int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len);
 
 /* Waits for the block and copies its n events back (shift, points, FoMs,
- * statuses) and the number of searches the refinement made; GS_GPU_FAIL
+ * statuses) and the number of searches the refinement made; GPU_FAIL
  * when a search answered out of range. */
 int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, char *msg, size_t len);
 

@@ -1,10 +1,20 @@
-/* psa_trace.h: a crystal's traces read at a start time on the basis's samples, the refinement's sums of squares, the fill and the subtraction: arithmetic written once for the PSA's CPU path and its GPU block (GPUd()). */
+/* psa_trace.h: a crystal's traces read at a start time on the basis's samples, the refinement's sums of squares, the fill and the subtraction: arithmetic and constants written once for the PSA's CPU path and its GPU block (GPUd()). */
 #ifndef NARWHAL_PSA_TRACE_H
 #define NARWHAL_PSA_TRACE_H
 
 #include <stdint.h>
 
+#include "channels.h"
 #include "gpud.h"
+
+/* What the CPU path and the GPU block both hold: a segment's FoM sums at
+ * most PSA_MAX_MASK channels; a hit whose every mask channel was another
+ * net-charge segment gets the status PSA_HIT_NO_MASK and the segment's point
+ * nearest its centre. */
+enum {
+    PSA_MAX_MASK = 16,
+    PSA_HIT_NO_MASK = 1,
+};
 
 /* Every operation rounded on its own, as gcc's C11 mode computes it
  * (-ffp-contract=off): nvcc would otherwise fuse a multiply and an add
@@ -31,6 +41,8 @@ typedef struct pt_window {
     uint32_t start, length;
     double pretrigger, ratio;
 } pt_window;
+GPU_LAYOUT(sizeof(pt_window) == 24 && offsetof(pt_window, length) == 4 &&
+           offsetof(pt_window, pretrigger) == 8 && offsetof(pt_window, ratio) == 16);
 
 /* Sample i of channel ch of 37 x n int16 little-endian ADC values, in keV. */
 GPUd() static inline float pt_raw(const uint8_t *trace, uint32_t n, float per_kev, uint32_t ch, uint32_t i)

@@ -161,6 +161,7 @@ struct dev_buffers {
 };
 
 struct tr_gpu {
+    int device;
     cudaStream_t stream[STREAMS];
     dev_buffers buf[STREAMS];
     tr_physics *physics;
@@ -173,38 +174,6 @@ struct tr_gpu {
     tr_gamma *h_gammas;
     cudaEvent_t mark[6];
 };
-
-static int fail(cudaError_t err, const char *what, char *msg, size_t len)
-{
-    snprintf(msg, len, "%s: %s", what, cudaGetErrorString(err));
-    return err == cudaErrorMemoryAllocation ? TR_GPU_NOMEM : TR_GPU_FAIL;
-}
-
-#define CK(call, what)                                                                             \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess)                                                                   \
-            return fail(err_, what, msg, len);                                                     \
-    } while (0)
-
-extern "C" int tr_gpu_probe(char *msg, size_t len)
-{
-    int n = 0;
-    cudaError_t err = cudaGetDeviceCount(&n);
-    if (err != cudaSuccess || n == 0) {
-        snprintf(msg, len, "no CUDA device (%s)",
-                 err != cudaSuccess ? cudaGetErrorString(err) : "none found");
-        return TR_GPU_NODEV;
-    }
-    cudaDeviceProp prop;
-    if ((err = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess) {
-        snprintf(msg, len, "device 0 unusable: %s", cudaGetErrorString(err));
-        return TR_GPU_NODEV;
-    }
-    snprintf(msg, len, "%s, %d SMs, compute %d.%d, %.1f GiB", prop.name, prop.multiProcessorCount,
-             prop.major, prop.minor, prop.totalGlobalMem / 1073741824.0);
-    return TR_GPU_OK;
-}
 
 static void free_buffers(dev_buffers *d)
 {
@@ -245,6 +214,7 @@ extern "C" void tr_gpu_destroy(tr_gpu *g)
 {
     if (!g)
         return;
+    gpu_select(g->device, nullptr, 0);
     for (int s = 0; s < STREAMS; s++) {
         if (g->stream[s])
             cudaStreamSynchronize(g->stream[s]);
@@ -264,73 +234,71 @@ extern "C" void tr_gpu_destroy(tr_gpu *g)
 extern "C" int tr_gpu_create(tr_gpu **out, const tr_model *m, char *msg, size_t len)
 {
     *out = NULL;
-    int rc = tr_gpu_probe(msg, len);
-    if (rc != TR_GPU_OK)
-        return rc;
     tr_gpu *g = new (std::nothrow) tr_gpu();
     if (!g) {
         snprintf(msg, len, "no host memory for the GPU state");
-        return TR_GPU_NOMEM;
+        return GPU_NOMEM;
     }
     *out = g;
-    CK(cudaMemcpyToSymbol(c_params, &m->params, sizeof m->params), "uploading the parameters");
-    CK(cudaMemcpyToSymbol(c_geo, &m->geo, sizeof m->geo), "uploading the crystals");
-    CK(cudaMalloc(&g->physics, sizeof m->physics), "allocating the physics table");
-    CK(cudaMemcpy(g->physics, m->physics, sizeof m->physics, cudaMemcpyHostToDevice),
+    GPU_CHECK(cudaGetDevice(&g->device), "reading the CUDA device");
+    GPU_CHECK(cudaMemcpyToSymbol(c_params, &m->params, sizeof m->params), "uploading the parameters");
+    GPU_CHECK(cudaMemcpyToSymbol(c_geo, &m->geo, sizeof m->geo), "uploading the crystals");
+    GPU_CHECK(cudaMalloc(&g->physics, sizeof m->physics), "allocating the physics table");
+    GPU_CHECK(cudaMemcpy(g->physics, m->physics, sizeof m->physics, cudaMemcpyHostToDevice),
        "uploading the physics table");
-    CK(cudaMalloc(&g->perms, sizeof m->perms), "allocating the permutation tables");
-    CK(cudaMemcpy(g->perms, m->perms, sizeof m->perms, cudaMemcpyHostToDevice),
+    GPU_CHECK(cudaMalloc(&g->perms, sizeof m->perms), "allocating the permutation tables");
+    GPU_CHECK(cudaMemcpy(g->perms, m->perms, sizeof m->perms, cudaMemcpyHostToDevice),
        "uploading the permutation tables");
     for (int s = 0; s < STREAMS; s++)
-        CK(cudaStreamCreateWithFlags(&g->stream[s], cudaStreamNonBlocking), "creating a stream");
+        GPU_CHECK(cudaStreamCreateWithFlags(&g->stream[s], cudaStreamNonBlocking), "creating a stream");
     for (int i = 0; i < 6; i++)
-        CK(cudaEventCreate(&g->mark[i]), "creating a timing event");
-    return TR_GPU_OK;
+        GPU_CHECK(cudaEventCreate(&g->mark[i]), "creating a timing event");
+    return GPU_OK;
 }
 
 /* Grows one stream's buffers to hold a chunk of ne events and np points. */
 static int reserve_device(dev_buffers *d, size_t ne, size_t np, char *msg, size_t len)
 {
     if (ne <= d->cap_events && np <= d->cap_points)
-        return TR_GPU_OK;
+        return GPU_OK;
     size_t ce = ne > d->cap_events ? ne + ne / 2 + 64 : d->cap_events;
     size_t cp = np > d->cap_points ? np + np / 2 + 1024 : d->cap_points;
     free_buffers(d);
-    CK(cudaMalloc(&d->first, (ce + 1) * sizeof *d->first), "allocating event offsets");
-    CK(cudaMalloc(&d->info, ce * sizeof *d->info), "allocating event results");
-    CK(cudaMalloc(&d->slot_event, cp * sizeof *d->slot_event), "allocating slot owners");
-    CK(cudaMalloc(&d->points, cp * sizeof *d->points), "allocating points");
-    CK(cudaMalloc(&d->cands, cp * sizeof *d->cands), "allocating candidates");
-    CK(cudaMalloc(&d->scores, cp * sizeof *d->scores), "allocating scores");
-    CK(cudaMalloc(&d->gammas, cp * sizeof *d->gammas), "allocating gammas");
-    CK(cudaMalloc(&d->cl.parent, cp * sizeof(uint16_t)), "allocating clustering scratch");
-    CK(cudaMalloc(&d->cl.next, cp * sizeof(uint16_t)), "allocating clustering scratch");
-    CK(cudaMalloc(&d->cl.tail, cp * sizeof(uint16_t)), "allocating clustering scratch");
-    CK(cudaMalloc(&d->cl.size, cp * sizeof(uint16_t)), "allocating clustering scratch");
-    CK(cudaMalloc(&d->cl.dirty, cp), "allocating clustering scratch");
-    CK(cudaMalloc(&d->cl.norm, cp * sizeof(float)), "allocating clustering scratch");
-    CK(cudaMalloc(&d->order, cp * sizeof(uint16_t)), "allocating selection scratch");
-    CK(cudaMalloc(&d->used, cp), "allocating selection scratch");
+    GPU_CHECK(cudaMalloc(&d->first, (ce + 1) * sizeof *d->first), "allocating event offsets");
+    GPU_CHECK(cudaMalloc(&d->info, ce * sizeof *d->info), "allocating event results");
+    GPU_CHECK(cudaMalloc(&d->slot_event, cp * sizeof *d->slot_event), "allocating slot owners");
+    GPU_CHECK(cudaMalloc(&d->points, cp * sizeof *d->points), "allocating points");
+    GPU_CHECK(cudaMalloc(&d->cands, cp * sizeof *d->cands), "allocating candidates");
+    GPU_CHECK(cudaMalloc(&d->scores, cp * sizeof *d->scores), "allocating scores");
+    GPU_CHECK(cudaMalloc(&d->gammas, cp * sizeof *d->gammas), "allocating gammas");
+    GPU_CHECK(cudaMalloc(&d->cl.parent, cp * sizeof(uint16_t)), "allocating clustering scratch");
+    GPU_CHECK(cudaMalloc(&d->cl.next, cp * sizeof(uint16_t)), "allocating clustering scratch");
+    GPU_CHECK(cudaMalloc(&d->cl.tail, cp * sizeof(uint16_t)), "allocating clustering scratch");
+    GPU_CHECK(cudaMalloc(&d->cl.size, cp * sizeof(uint16_t)), "allocating clustering scratch");
+    GPU_CHECK(cudaMalloc(&d->cl.dirty, cp), "allocating clustering scratch");
+    GPU_CHECK(cudaMalloc(&d->cl.norm, cp * sizeof(float)), "allocating clustering scratch");
+    GPU_CHECK(cudaMalloc(&d->order, cp * sizeof(uint16_t)), "allocating selection scratch");
+    GPU_CHECK(cudaMalloc(&d->used, cp), "allocating selection scratch");
     d->cap_events = ce;
     d->cap_points = cp;
-    return TR_GPU_OK;
+    return GPU_OK;
 }
 
 static int reserve_host(tr_gpu *g, size_t ne, size_t np, char *msg, size_t len)
 {
     if (ne <= g->hcap_events && np <= g->hcap_points)
-        return TR_GPU_OK;
+        return GPU_OK;
     size_t ce = ne > g->hcap_events ? ne + ne / 2 + 64 : g->hcap_events;
     size_t cp = np > g->hcap_points ? np + np / 2 + 1024 : g->hcap_points;
     free_host(g);
-    CK(cudaMallocHost(&g->h_first, (ce + 1) * sizeof *g->h_first), "allocating pinned offsets");
-    CK(cudaMallocHost(&g->h_info, ce * sizeof *g->h_info), "allocating pinned results");
-    CK(cudaMallocHost(&g->h_points, cp * sizeof *g->h_points), "allocating pinned points");
-    CK(cudaMallocHost(&g->h_cands, cp * sizeof *g->h_cands), "allocating pinned candidates");
-    CK(cudaMallocHost(&g->h_gammas, cp * sizeof *g->h_gammas), "allocating pinned gammas");
+    GPU_CHECK(cudaMallocHost(&g->h_first, (ce + 1) * sizeof *g->h_first), "allocating pinned offsets");
+    GPU_CHECK(cudaMallocHost(&g->h_info, ce * sizeof *g->h_info), "allocating pinned results");
+    GPU_CHECK(cudaMallocHost(&g->h_points, cp * sizeof *g->h_points), "allocating pinned points");
+    GPU_CHECK(cudaMallocHost(&g->h_cands, cp * sizeof *g->h_cands), "allocating pinned candidates");
+    GPU_CHECK(cudaMallocHost(&g->h_gammas, cp * sizeof *g->h_gammas), "allocating pinned gammas");
     g->hcap_events = ce;
     g->hcap_points = cp;
-    return TR_GPU_OK;
+    return GPU_OK;
 }
 
 static unsigned blocks(size_t n, unsigned per) { return (unsigned)((n + per - 1) / per); }
@@ -350,17 +318,17 @@ static int run_chunk(tr_gpu *g, int s, uint32_t e0, uint32_t e1, bool have_cands
     cudaStream_t st = g->stream[s];
     uint32_t ne = e1 - e0, base = g->h_first[e0], np = g->h_first[e1] - base;
     int rc = reserve_device(d, ne, np, msg, len);
-    if (rc != TR_GPU_OK)
+    if (rc != GPU_OK)
         return rc;
     mark(g, st, timing, 0);
-    CK(cudaMemcpyAsync(d->first, g->h_first + e0, (ne + 1) * sizeof(uint32_t), cudaMemcpyHostToDevice, st),
+    GPU_CHECK(cudaMemcpyAsync(d->first, g->h_first + e0, (ne + 1) * sizeof(uint32_t), cudaMemcpyHostToDevice, st),
        "uploading event offsets");
-    CK(cudaMemcpyAsync(d->points, g->h_points + base, np * sizeof(tr_point), cudaMemcpyHostToDevice, st),
+    GPU_CHECK(cudaMemcpyAsync(d->points, g->h_points + base, np * sizeof(tr_point), cudaMemcpyHostToDevice, st),
        "uploading points");
     if (have_cands) {
-        CK(cudaMemcpyAsync(d->cands, g->h_cands + base, np * sizeof(tr_cand), cudaMemcpyHostToDevice, st),
+        GPU_CHECK(cudaMemcpyAsync(d->cands, g->h_cands + base, np * sizeof(tr_cand), cudaMemcpyHostToDevice, st),
            "uploading candidates");
-        CK(cudaMemcpyAsync(d->info, g->h_info + e0, ne * sizeof(tr_event_info), cudaMemcpyHostToDevice, st),
+        GPU_CHECK(cudaMemcpyAsync(d->info, g->h_info + e0, ne * sizeof(tr_event_info), cudaMemcpyHostToDevice, st),
            "uploading candidate counts");
     }
     mark(g, st, timing, 1);
@@ -377,14 +345,14 @@ static int run_chunk(tr_gpu *g, int s, uint32_t e0, uint32_t e1, bool have_cands
     k_select<<<blocks(ne, BLOCK), BLOCK, 0, st>>>(d->first, base, ne, d->points, d->cands, d->scores,
                                                   g->physics, g->perms, d->order, d->used, d->info,
                                                   d->gammas);
-    CK(cudaGetLastError(), "launching the tracking kernels");
+    GPU_CHECK(cudaGetLastError(), "launching the tracking kernels");
     mark(g, st, timing, 4);
-    CK(cudaMemcpyAsync(g->h_info + e0, d->info, ne * sizeof(tr_event_info), cudaMemcpyDeviceToHost, st),
+    GPU_CHECK(cudaMemcpyAsync(g->h_info + e0, d->info, ne * sizeof(tr_event_info), cudaMemcpyDeviceToHost, st),
        "downloading event results");
-    CK(cudaMemcpyAsync(g->h_gammas + base, d->gammas, np * sizeof(tr_gamma), cudaMemcpyDeviceToHost, st),
+    GPU_CHECK(cudaMemcpyAsync(g->h_gammas + base, d->gammas, np * sizeof(tr_gamma), cudaMemcpyDeviceToHost, st),
        "downloading gammas");
     mark(g, st, timing, 5);
-    return TR_GPU_OK;
+    return GPU_OK;
 }
 
 static double elapsed(tr_gpu *g, int a, int b)
@@ -417,9 +385,10 @@ extern "C" int tr_gpu_track(tr_gpu *g, const tr_batch *b, const tr_cand *cands, 
 {
     uint32_t ne = b->n_events, np = b->first[ne];
     if (ne == 0)
-        return TR_GPU_OK;
+        return GPU_OK;
+    GPU_SELECT(g->device);
     int rc = reserve_host(g, ne, np, msg, len);
-    if (rc != TR_GPU_OK)
+    if (rc != GPU_OK)
         return rc;
     memcpy(g->h_first, b->first, (ne + 1) * sizeof(uint32_t));
     memcpy(g->h_points, b->points, np * sizeof(tr_point));
@@ -431,12 +400,12 @@ extern "C" int tr_gpu_track(tr_gpu *g, const tr_batch *b, const tr_cand *cands, 
     int chunks = plan_chunks(b, times != NULL, ends);
     uint32_t e0 = 0;
     for (int k = 0; k < chunks; k++) {
-        if ((rc = run_chunk(g, k % STREAMS, e0, ends[k], cands != NULL, times != NULL, msg, len)) != TR_GPU_OK)
+        if ((rc = run_chunk(g, k % STREAMS, e0, ends[k], cands != NULL, times != NULL, msg, len)) != GPU_OK)
             return rc;
         e0 = ends[k];
     }
     for (int s = 0; s < STREAMS; s++)
-        CK(cudaStreamSynchronize(g->stream[s]), "running the tracking kernels");
+        GPU_CHECK(cudaStreamSynchronize(g->stream[s]), "running the tracking kernels");
     if (times) {
         times->upload = elapsed(g, 0, 1);
         times->cluster = elapsed(g, 1, 2);
@@ -446,5 +415,5 @@ extern "C" int tr_gpu_track(tr_gpu *g, const tr_batch *b, const tr_cand *cands, 
     }
     memcpy(o->info, g->h_info, ne * sizeof(tr_event_info));
     memcpy(o->gammas, g->h_gammas, np * sizeof(tr_gamma));
-    return TR_GPU_OK;
+    return GPU_OK;
 }

@@ -30,6 +30,9 @@ typedef struct tr_cluster_scratch {
     uint8_t *dirty;
     float *norm;
 } tr_cluster_scratch;
+GPU_LAYOUT(sizeof(tr_cluster_scratch) == 48 && offsetof(tr_cluster_scratch, next) == 8 &&
+           offsetof(tr_cluster_scratch, tail) == 16 && offsetof(tr_cluster_scratch, size) == 24 &&
+           offsetof(tr_cluster_scratch, dirty) == 32 && offsetof(tr_cluster_scratch, norm) == 40);
 
 GPUd() static inline uint16_t tr_find(uint16_t *parent, uint16_t i)
 {

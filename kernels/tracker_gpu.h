@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "gpu_device.h"
 #include "tracker_types.h"
 
 #ifdef __cplusplus
@@ -21,15 +22,14 @@ extern "C" {
  *                orderings from the permutation table, reduced by shuffles,
  *   selection    one thread per event.
  * It returns when the results are in the caller's arrays.  Every call returns
- * a TR_GPU_* status and, on failure, a sentence in msg.  Not thread-safe, and
- * one tr_gpu per process at a time (the model lives in constant memory).
+ * a gpu_status (gpu_device.h) and, on failure, a sentence in msg.  Not
+ * thread-safe, and one tr_gpu per device at a time (the model lives in its
+ * constant memory).
  */
-enum tr_gpu_status {
-    TR_GPU_OK = 0,
-    TR_GPU_NODEV = 1, /* no usable CUDA device */
-    TR_GPU_NOMEM = 2, /* a device or pinned allocation failed */
-    TR_GPU_FAIL = 3,  /* any other CUDA error */
-};
+
+/* tools/bench_tracker.c's names of gpu_probe on device 0 and GPU_OK, until it uses those. */
+#define tr_gpu_probe(msg, len) gpu_probe(0, &(int){ 0 }, (msg), (len))
+#define TR_GPU_OK GPU_OK
 
 typedef struct tr_gpu tr_gpu;
 
@@ -37,9 +37,13 @@ typedef struct tr_gpu tr_gpu;
 typedef struct tr_gpu_times {
     double upload, cluster, score, select, download;
 } tr_gpu_times;
+GPU_LAYOUT(sizeof(tr_gpu_times) == 40 && offsetof(tr_gpu_times, cluster) == 8 &&
+           offsetof(tr_gpu_times, score) == 16 && offsetof(tr_gpu_times, select) == 24 &&
+           offsetof(tr_gpu_times, download) == 32);
 
-/* TR_GPU_OK and a description of device 0, or TR_GPU_NODEV and why not. */
-int tr_gpu_probe(char *msg, size_t len);
+/* The model uploaded to the calling thread's device (gpu_select's; device 0
+ * unless selected), which every later call selects.  On failure *g may be
+ * set: tr_gpu_destroy it. */
 int tr_gpu_create(tr_gpu **g, const tr_model *m, char *msg, size_t len);
 void tr_gpu_destroy(tr_gpu *g);
 

@@ -57,6 +57,8 @@ typedef struct tr_point {
     TR_ALIGN(16) float x;
     float y, z, e;
 } tr_point;
+GPU_LAYOUT(sizeof(tr_point) == 16 && offsetof(tr_point, y) == 4 && offsetof(tr_point, z) == 8 &&
+           offsetof(tr_point, e) == 12);
 
 /* Germanium physics at energy i * TR_TABLE_STEP_KEV: total attenuation
  * (photoelectric + Compton + pair, 1/mm) and the natural logarithm of each
@@ -65,6 +67,8 @@ typedef struct tr_physics {
     TR_ALIGN(16) float mu;
     float log_compton, log_photo, log_pair;
 } tr_physics;
+GPU_LAYOUT(sizeof(tr_physics) == 16 && offsetof(tr_physics, log_compton) == 4 &&
+           offsetof(tr_physics, log_photo) == 8 && offsetof(tr_physics, log_pair) == 12);
 
 /* A crystal for the path model: lab = R c + T.  rt holds R transposed (row i
  * = column i of R), so that c = rt (lab - T); centre and r2 bound it. */
@@ -74,6 +78,8 @@ typedef struct tr_crystal {
     float centre[3];
     float pad;
 } tr_crystal;
+GPU_LAYOUT(sizeof(tr_crystal) == 64 && offsetof(tr_crystal, t) == 36 &&
+           offsetof(tr_crystal, centre) == 48 && offsetof(tr_crystal, pad) == 60);
 
 /* The crystal shape (detector/geometry.h), in floats, for the path model. */
 typedef struct tr_shape {
@@ -81,6 +87,11 @@ typedef struct tr_shape {
     float bore_radius2, bore_depth, bound2;      /* bound2: squared radius of the bounding sphere */
     float side_cos[6], side_sin[6];              /* outward normals of the six flats */
 } tr_shape;
+GPU_LAYOUT(sizeof(tr_shape) == 76 && offsetof(tr_shape, radius2) == 4 &&
+           offsetof(tr_shape, hex_front) == 8 && offsetof(tr_shape, hex_slope) == 12 &&
+           offsetof(tr_shape, bore_radius2) == 16 && offsetof(tr_shape, bore_depth) == 20 &&
+           offsetof(tr_shape, bound2) == 24 && offsetof(tr_shape, side_cos) == 28 &&
+           offsetof(tr_shape, side_sin) == 52);
 
 enum tr_path_model { TR_PATH_ARRAY = 0, TR_PATH_SHELL = 1 };
 
@@ -99,6 +110,13 @@ typedef struct tr_params {
     uint8_t steps_below[TR_MAX_POINTS + 1];  /* 0.05 rad steps strictly below alpha_max(N) */
     tr_shape shape;
 } tr_params;
+GPU_LAYOUT(sizeof(tr_params) == 1656 && offsetof(tr_params, pos_b) == 4 &&
+           offsetof(tr_params, sigma_e2) == 8 && offsetof(tr_params, theta_scale2) == 12 &&
+           offsetof(tr_params, log_min_cluster) == 16 && offsetof(tr_params, log_min_single) == 20 &&
+           offsetof(tr_params, path_model) == 24 && offsetof(tr_params, shell_in2) == 28 &&
+           offsetof(tr_params, shell_out2) == 32 && offsetof(tr_params, cos_step) == 36 &&
+           offsetof(tr_params, cos_alpha_max) == 292 && offsetof(tr_params, steps_below) == 1320 &&
+           offsetof(tr_params, shape) == 1580);
 
 /* Crystals in groups of neighbours, each group with its own bounding sphere,
  * so that a path tests a few groups and then only their crystals. */
@@ -107,18 +125,22 @@ typedef struct tr_group {
     float centre[3], r2;
     uint16_t first, count; /* its crystals: crystal[first .. first + count - 1] */
 } tr_group;
+GPU_LAYOUT(sizeof(tr_group) == 20 && offsetof(tr_group, r2) == 12 && offsetof(tr_group, first) == 16 &&
+           offsetof(tr_group, count) == 18);
 
 typedef struct tr_geo {
     int n_groups;
     tr_group group[TR_MAX_CRYSTALS];
     tr_crystal crystal[TR_MAX_CRYSTALS]; /* in group order */
 } tr_geo;
+GPU_LAYOUT(sizeof(tr_geo) == 43012 && offsetof(tr_geo, group) == 4 && offsetof(tr_geo, crystal) == 10244);
 
 /* A candidate cluster: up to 7 point indices (within the event), increasing. */
 typedef struct tr_cand {
     uint8_t n, pad;
     uint16_t pt[TR_MAX_CLUSTER];
 } tr_cand;
+GPU_LAYOUT(sizeof(tr_cand) == 16 && offsetof(tr_cand, pad) == 1 && offsetof(tr_cand, pt) == 2);
 
 /* The best reading of a candidate: its ordering and figure of merit. */
 enum { TR_HYP_COMPTON = 0, TR_HYP_PAIR = 1 };
@@ -128,6 +150,8 @@ typedef struct tr_score {
     uint8_t hyp;                 /* TR_HYP_* */
     uint8_t pad;
 } tr_score;
+GPU_LAYOUT(sizeof(tr_score) == 8 && offsetof(tr_score, perm) == 4 && offsetof(tr_score, hyp) == 6 &&
+           offsetof(tr_score, pad) == 7);
 
 /* One accepted gamma ray: its points in interaction order. */
 enum { TR_GAMMA_SINGLE = 1u, TR_GAMMA_PAIR = 2u };
@@ -136,6 +160,8 @@ typedef struct tr_gamma {
     uint8_t n, flags;
     uint16_t pt[TR_MAX_CLUSTER];
 } tr_gamma;
+GPU_LAYOUT(sizeof(tr_gamma) == 20 && offsetof(tr_gamma, n) == 4 && offsetof(tr_gamma, flags) == 5 &&
+           offsetof(tr_gamma, pt) == 6);
 
 /* What one event's tracking reports besides its gammas. */
 typedef struct tr_event_info {
@@ -144,6 +170,8 @@ typedef struct tr_event_info {
     uint16_t big_clusters; /* components over 7 points left unscored */
     uint16_t unused;       /* points in no accepted gamma */
 } tr_event_info;
+GPU_LAYOUT(sizeof(tr_event_info) == 8 && offsetof(tr_event_info, n_cands) == 2 &&
+           offsetof(tr_event_info, big_clusters) == 4 && offsetof(tr_event_info, unused) == 6);
 
 /* Everything the tracking reads besides the events, as the host builds it
  * (actors/tracker/tracker_model.c) and the GPU holds it resident. */
@@ -153,6 +181,8 @@ typedef struct tr_model {
     tr_physics physics[TR_TABLE_N];
     uint32_t perms[TR_PERMS_TOTAL];
 } tr_model;
+GPU_LAYOUT(sizeof(tr_model) == 232192 && offsetof(tr_model, geo) == 1656 &&
+           offsetof(tr_model, physics) == 44672 && offsetof(tr_model, perms) == 208528);
 
 /* A batch of events: event e owns points first[e] .. first[e + 1] - 1. */
 typedef struct tr_batch {
@@ -160,11 +190,13 @@ typedef struct tr_batch {
     const uint32_t *first;
     const tr_point *points;
 } tr_batch;
+GPU_LAYOUT(sizeof(tr_batch) == 24 && offsetof(tr_batch, first) == 8 && offsetof(tr_batch, points) == 16);
 
 /* The result of a batch: event e's gammas at gammas[first[e] ...]. */
 typedef struct tr_out {
     tr_gamma *gammas;
     tr_event_info *info;
 } tr_out;
+GPU_LAYOUT(sizeof(tr_out) == 16 && offsetof(tr_out, info) == 8);
 
 #endif

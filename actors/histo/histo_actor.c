@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu_device.h"
 #include "histo_actor.h"
 #include "histo_engine.h"
 #include "histo_frames.h"
@@ -17,7 +18,7 @@ typedef struct histo_conf {
     kit_list histograms, plots, formats, device;
     char *output_dir;
     double write_every;
-    int64_t crystals, segments;
+    int64_t crystals, segments, gpu;
 } histo_conf;
 
 static const kit_key histo_keys[] = {
@@ -39,6 +40,7 @@ static const kit_key histo_keys[] = {
       .help = "seconds between snapshots into OutputDir/live/ during the run; 0: none" },
     { "Device", KIT_LIST, offsetof(histo_conf, device), "auto",
       .help = "auto (the GPU when one is usable, else the CPU), gpu or cpu" },
+    { "GPU", KIT_INT, offsetof(histo_conf, gpu), "0", KIT_RANGE(0, 63), .help = GPU_KEY_HELP },
     { "Crystals", KIT_INT, offsetof(histo_conf, crystals), "180", KIT_RANGE(1, 65536),
       .help = "crystal ids 0..Crystals-1 (scopes crystal and segment)" },
     { "Segments", KIT_INT, offsetof(histo_conf, segments), "36", KIT_RANGE(1, 1024),
@@ -196,7 +198,7 @@ static unsigned histo_initialise(void *algo_data)
         return kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory");
     for (size_t i = 0; i < spec.n_decl; i++)
         groups[i] = spec.decl[i].g;
-    code = histo_engine_create(&a->engine, groups, spec.n_decl, device, msg, sizeof msg);
+    code = histo_engine_create(&a->engine, groups, spec.n_decl, device, (int)conf.gpu, msg, sizeof msg);
     free(groups);
     if (code)
         return kit_fail(a->k.name, code, "%s", msg);

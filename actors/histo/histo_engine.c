@@ -1,14 +1,11 @@
-/* histo_engine.c: counts staged entries on the GPU when one is usable, else with OpenMP, and hands back the counts. */
+/* histo_engine.c: counts staged entries on the GPU when one is usable, else with OpenMP (each a backend, histo_backend.h), and hands back the counts. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "histo_cpu.h"
+#include "histo_backend.h"
 #include "histo_engine.h"
-#ifdef NARWHAL_HAVE_CUDA
-#include "histogram_gpu.h"
-#endif
 
 struct histo_engine {
     histo_group *groups;
@@ -17,11 +14,15 @@ struct histo_engine {
     histo_stage *stage;
     histo_entries *entries; /* commit's view of the stages */
     uint64_t *counts;       /* the CPU path's counts, or the GPU's last download */
-#ifdef NARWHAL_HAVE_CUDA
-    histo_gpu *gpu;         /* NULL: the CPU counts */
-    bool downloaded;        /* counts equal the device's */
-#endif
+    const histo_backend *be;
+    void *state;            /* the backend's */
 };
+
+/* A backend's failure as the actor reports it. */
+static unsigned code_of(int rc)
+{
+    return rc == GPU_OK ? 0 : rc == GPU_NOMEM ? NARVAL_E_NOMEM : NARVAL_E_DEVICE;
+}
 
 unsigned histo_stage_grow(histo_stage *s)
 {
@@ -41,43 +42,43 @@ unsigned histo_stage_grow(histo_stage *s)
     return 0;
 }
 
-/* Picks the GPU when asked or when usable; msg tells the choice. */
-static unsigned choose_device(histo_engine *e, histo_device want, char *msg, size_t len)
+/* Picks the GPU when asked or when usable (the Device and GPU keys, gpu_choose); msg tells the choice. */
+static unsigned choose_device(histo_engine *e, histo_device want, int device, char *msg, size_t len)
 {
-    char why[256];
-#ifdef NARWHAL_HAVE_CUDA
+    const histo_backend *gpu = HISTO_BACKEND_GPU;
+    char why[256] = "Device cpu is configured", desc[256];
     if (want != HISTO_DEVICE_CPU) {
-        int rc = histo_gpu_probe(why, sizeof why);
-        if (rc == HISTO_GPU_OK) {
-            char desc[256];
-            snprintf(desc, sizeof desc, "%s", why);
-            rc = histo_gpu_create(&e->gpu, e->slots, why, sizeof why);
-            if (rc == HISTO_GPU_OK) {
-                snprintf(msg, len, "GPU: %s; %.1f MiB of counts resident", desc,
-                         e->slots * 8.0 / (1 << 20));
-                return 0;
+        switch (gpu_choose(gpu ? gpu->probe : NULL, want == HISTO_DEVICE_GPU, device, desc, sizeof desc)) {
+        case GPU_CHOICE_NUMBER:
+            snprintf(msg, len, "%s", desc);
+            return NARVAL_E_CONFIG;
+        case GPU_CHOICE_NONE:
+            snprintf(msg, len, "%s", desc);
+            return NARVAL_E_DEVICE;
+        case GPU_CHOICE_CPU:
+            snprintf(why, sizeof why, "%s", desc);
+            break;
+        case GPU_CHOICE_GPU: {
+            int rc = gpu->open(&e->state, device, e->slots, why, sizeof why);
+            if (rc != GPU_OK) {
+                snprintf(msg, len, "the GPU (%s) cannot hold the histograms: %s", desc, why);
+                return code_of(rc);
             }
-            snprintf(msg, len, "the GPU (%s) cannot hold the histograms: %s", desc, why);
-            return rc == HISTO_GPU_NOMEM ? NARVAL_E_NOMEM : NARVAL_E_DEVICE;
+            e->be = gpu;
+            snprintf(msg, len, "GPU %d: %s; %.1f MiB of counts resident", device, desc, e->slots * 8.0 / (1 << 20));
+            return 0;
+        }
         }
     }
-#else
-    snprintf(why, sizeof why, "built without CUDA");
-#endif
-    if (want == HISTO_DEVICE_GPU) {
-        snprintf(msg, len, "Device gpu is configured but %s", why);
-        return NARVAL_E_DEVICE;
-    }
-    if (want == HISTO_DEVICE_CPU)
-        snprintf(msg, len, "CPU, %d OpenMP threads (Device cpu is configured)",
-                 omp_get_max_threads());
-    else
+    e->be = &histo_backend_cpu;
+    unsigned code = code_of(e->be->open(&e->state, device, e->slots, msg, len));
+    if (!code)
         snprintf(msg, len, "CPU, %d OpenMP threads (%s)", omp_get_max_threads(), why);
-    return 0;
+    return code;
 }
 
 unsigned histo_engine_create(histo_engine **out, const histo_group *groups, size_t n,
-                             histo_device want, char *msg, size_t len)
+                             histo_device want, int gpu, char *msg, size_t len)
 {
     histo_engine *e = calloc(1, sizeof *e);
     unsigned code = NARVAL_E_NOMEM;
@@ -99,7 +100,7 @@ unsigned histo_engine_create(histo_engine **out, const histo_group *groups, size
         goto fail;
     }
     memcpy(e->groups, groups, n * sizeof *groups);
-    if ((code = choose_device(e, want, msg, len)) != 0)
+    if ((code = choose_device(e, want, gpu, msg, len)) != 0)
         goto fail;
     *out = e;
     return 0;
@@ -112,9 +113,8 @@ void histo_engine_destroy(histo_engine *e)
 {
     if (!e)
         return;
-#ifdef NARWHAL_HAVE_CUDA
-    histo_gpu_destroy(e->gpu);
-#endif
+    if (e->be)
+        e->be->close(e->state);
     for (size_t i = 0; e->stage && i < e->n_groups; i++) {
         free(e->stage[i].inst);
         free(e->stage[i].x);
@@ -129,17 +129,7 @@ void histo_engine_destroy(histo_engine *e)
 
 void histo_engine_plan(const histo_engine *e, size_t g, char *out, size_t len)
 {
-#ifdef NARWHAL_HAVE_CUDA
-    if (e->gpu) {
-        histo_gpu_plan_text(e->gpu, &e->groups[g], out, len);
-        return;
-    }
-#endif
-    uint64_t total = e->groups[g].slots * e->groups[g].instances;
-    bool copies = total * 4 * (uint64_t)omp_get_max_threads() <= HISTO_CPU_COPY_BUDGET;
-    snprintf(out, len, copies ? "OpenMP, per-thread copies merged (atomic adds for a block with "
-                                "fewer entries than slots)"
-                              : "OpenMP, atomic adds (per-thread copies would pass 256 MiB)");
+    e->be->plan(e->state, &e->groups[g], out, len);
 }
 
 histo_stage *histo_engine_stage(histo_engine *e, size_t g) { return &e->stage[g]; }
@@ -174,53 +164,21 @@ static void view_stages(histo_engine *e)
 
 unsigned histo_engine_commit(histo_engine *e, char *msg, size_t len)
 {
-    unsigned code = 0;
     view_stages(e);
-#ifdef NARWHAL_HAVE_CUDA
-    if (e->gpu) {
-        int rc = histo_gpu_fill_host(e->gpu, e->groups, e->entries, e->n_groups, msg, len);
-        code = rc == HISTO_GPU_OK ? 0 : rc == HISTO_GPU_NOMEM ? NARVAL_E_NOMEM : NARVAL_E_DEVICE;
-        e->downloaded = false;
-        histo_engine_discard(e);
-        return code;
-    }
-#endif
-    (void)msg;
-    (void)len;
-    for (size_t i = 0; i < e->n_groups; i++)
-        if (e->entries[i].n)
-            histo_cpu_fill(&e->groups[i], &e->entries[i], e->counts);
+    int rc = e->be->fill(e->state, e->groups, e->entries, e->n_groups, e->counts, msg, len);
     histo_engine_discard(e);
-    return code;
+    return code_of(rc);
 }
 
 unsigned histo_engine_clear(histo_engine *e, char *msg, size_t len)
 {
     histo_engine_discard(e);
     memset(e->counts, 0, e->slots * sizeof *e->counts);
-#ifdef NARWHAL_HAVE_CUDA
-    if (e->gpu) {
-        e->downloaded = true;
-        if (histo_gpu_clear(e->gpu, msg, len) != HISTO_GPU_OK)
-            return NARVAL_E_DEVICE;
-    }
-#endif
-    (void)msg;
-    (void)len;
-    return 0;
+    return code_of(e->be->clear(e->state, msg, len));
 }
 
 unsigned histo_engine_counts(histo_engine *e, const uint64_t **counts, char *msg, size_t len)
 {
     *counts = e->counts;
-#ifdef NARWHAL_HAVE_CUDA
-    if (e->gpu && !e->downloaded) {
-        if (histo_gpu_download(e->gpu, e->counts, msg, len) != HISTO_GPU_OK)
-            return NARVAL_E_DEVICE;
-        e->downloaded = true;
-    }
-#endif
-    (void)msg;
-    (void)len;
-    return 0;
+    return code_of(e->be->counts(e->state, e->counts, msg, len));
 }

@@ -27,11 +27,13 @@ typedef struct histo_stage {
 
 typedef struct histo_engine histo_engine;
 
-/* On success msg says which path counts and why ("GPU: NVIDIA H200, ..." or
- * "CPU, 16 OpenMP threads (no usable CUDA device: ...)").  HISTO_DEVICE_GPU
- * without a usable device is NARVAL_E_DEVICE. */
+/* Counts on CUDA device `gpu` (the GPU key) or the CPU, as gpu_choose
+ * reads the Device and GPU keys.  On success msg says which path counts and
+ * why ("GPU 0: NVIDIA H200, ..." or "CPU, 16 OpenMP threads (no usable GPU:
+ * ...)").  HISTO_DEVICE_GPU without a usable device is NARVAL_E_DEVICE, a
+ * GPU number other than 0 that names no device NARVAL_E_CONFIG. */
 unsigned histo_engine_create(histo_engine **e, const histo_group *groups, size_t n,
-                             histo_device want, char *msg, size_t len);
+                             histo_device want, int gpu, char *msg, size_t len);
 void histo_engine_destroy(histo_engine *e);
 /* How group g is counted, for the log. */
 void histo_engine_plan(const histo_engine *e, size_t g, char *out, size_t len);

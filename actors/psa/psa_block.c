@@ -9,9 +9,7 @@
 #include <time.h>
 
 #include "kit.h"
-#ifdef NARWHAL_HAVE_CUDA
-#include "psa_block_gpu.h"
-#endif
+#include "psa_backend.h"
 
 const char *psa_phase_name(psa_phase p)
 {
@@ -27,15 +25,14 @@ double psa_now(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-/* Adds the time since *t to phase p and restarts *t. */
-static void lap(psa_block *w, psa_phase p, double *t)
+void psa_block_lap(psa_block *w, psa_phase p, double *t)
 {
     double t1 = psa_now();
     w->phase_s[p] += t1 - *t;
     *t = t1;
 }
 
-static int reserve(void **p, size_t *cap, size_t need, size_t elem)
+int psa_block_reserve(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return 0;
@@ -49,16 +46,10 @@ static int reserve(void **p, size_t *cap, size_t need, size_t elem)
 
 static void release_copy(psa_block *w)
 {
-#ifdef NARWHAL_HAVE_CUDA
-    if (w->pinned) {
-        pb_host_free(w->copy_buf);
-        w->copy_buf = NULL;
-    }
-#endif
-    free(w->copy_buf);
+    if (w->copy_buf)
+        w->copy_free(w->copy_buf);
     w->copy_buf = NULL;
     w->copy_cap = 0;
-    w->pinned = false;
 }
 
 int psa_block_threads(const psa_setup *s)
@@ -88,7 +79,7 @@ static unsigned list_frames(psa_block *w, const void *in, unsigned size, bool *b
     while ((rc = adf_iter_next(&it, &f)) > 0)
         n += f.key.id == ADF_ID_DATA_CRYSTAL;
     *bad = rc < 0;
-    if (reserve((void **)&w->frame, &w->cap_frame, n + 1, sizeof *w->frame))
+    if (psa_block_reserve((void **)&w->frame, &w->cap_frame, n + 1, sizeof *w->frame))
         return NARVAL_E_NOMEM;
     w->n_ev = 0;
     adf_iter_init(&it, in, size);
@@ -98,8 +89,7 @@ static unsigned list_frames(psa_block *w, const void *in, unsigned size, bool *b
     return 0;
 }
 
-/* Where frame k ends in the block. */
-static size_t frame_end(const psa_block *w, size_t k)
+size_t psa_block_frame_end(const psa_block *w, size_t k)
 {
     return w->frame[k].offset + w->frame[k].key.length;
 }
@@ -118,7 +108,7 @@ static adf_frame rebase(const adf_frame *f, const uint8_t *from, const uint8_t *
  * copied there on the way and the events read the copy. */
 static void decode_range(psa_block *w, const psa_setup *s, size_t from, size_t to)
 {
-    size_t window = (size_t)PSA_CHANNELS * s->layout->window, n = w->n_ev;
+    size_t window = (size_t)DET_CHANNELS * s->layout->window, n = w->n_ev;
     const uint8_t *src = w->in;
     uint8_t *copy = w->copy;
     if (copy && n == 0)
@@ -127,7 +117,7 @@ static void decode_range(psa_block *w, const psa_setup *s, size_t from, size_t t
     for (long k = (long)from; k < (long)to; k++) {
         psa_event *ev = &w->ev[k];
         if (copy) {
-            size_t lo = k ? frame_end(w, (size_t)k - 1) : 0, hi = (size_t)k + 1 < n ? frame_end(w, (size_t)k) : w->size;
+            size_t lo = k ? psa_block_frame_end(w, (size_t)k - 1) : 0, hi = (size_t)k + 1 < n ? psa_block_frame_end(w, (size_t)k) : w->size;
             memcpy(copy + lo, src + lo, hi - lo);
             w->frame[k] = rebase(&w->frame[k], src, copy);
         }
@@ -143,7 +133,7 @@ static unsigned gather(psa_block *w, const psa_setup *s, int r, const bool *mark
 {
     double t = psa_now();
     psa_batch_clear(&w->batch);
-    if (reserve((void **)&w->owner, &w->cap_owner, w->n_ev + 1, sizeof *w->owner))
+    if (psa_block_reserve((void **)&w->owner, &w->cap_owner, w->n_ev + 1, sizeof *w->owner))
         return NARVAL_E_NOMEM;
     for (size_t k = 0; k < w->n_ev; k++) {
         const psa_event *ev = &w->ev[k];
@@ -157,7 +147,7 @@ static unsigned gather(psa_block *w, const psa_setup *s, int r, const bool *mark
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
     for (long i = 0; i < n; i++)
         psa_event_fill(&w->ev[w->owner[i]], r, s->layout, w->batch.meas + w->batch.q[i].meas);
-    lap(w, PSA_PHASE_GATHER, &t);
+    psa_block_lap(w, PSA_PHASE_GATHER, &t);
     return 0;
 }
 
@@ -167,7 +157,7 @@ static unsigned run(psa_block *w, const psa_setup *s)
     char msg[512];
     double t = psa_now();
     unsigned code = psa_engine_run(s->engine, &w->batch, &fell_back, msg, sizeof msg);
-    lap(w, PSA_PHASE_SEARCH, &t);
+    psa_block_lap(w, PSA_PHASE_SEARCH, &t);
     if (fell_back) {
         kit_log(s->who, KIT_WARN, "%s", msg);
         w->fell_back++;
@@ -189,13 +179,7 @@ static void answer(psa_block *w, const psa_setup *s, int r)
     }
 }
 
-/* Round 0's start times: each event's best point tried at shifted starts;
- * where the start moves, the event is searched again, and where that search
- * finds another point, the start is tried again with it (at most
- * REFINE_PASSES times), so that start and point agree.  After the first
- * pass, a move of less than half a ShiftStep is kept without a search. */
-enum { REFINE_PASSES = 3 };
-
+/* Round 0's start times (PSA_REFINE_PASSES says how). */
 static unsigned refine(psa_block *w, const psa_setup *s)
 {
     bool *todo = malloc((w->n_ev + 1) * sizeof *todo);
@@ -208,7 +192,7 @@ static unsigned refine(psa_block *w, const psa_setup *s)
     }
     for (size_t k = 0; k < w->n_ev; k++)
         todo[k] = !w->ev[k].reject && w->ev[k].n_net > 0;
-    for (int pass = 0; pass < REFINE_PASSES && !code; pass++) {
+    for (int pass = 0; pass < PSA_REFINE_PASSES && !code; pass++) {
         long moved = 0, n = (long)w->n_ev;
         double t = psa_now();
 #pragma omp parallel for schedule(dynamic, 16) reduction(+ : moved) num_threads(threads(s))
@@ -226,7 +210,7 @@ static unsigned refine(psa_block *w, const psa_setup *s)
             }
             moved += todo[k];
         }
-        lap(w, PSA_PHASE_REFINE, &t);
+        psa_block_lap(w, PSA_PHASE_REFINE, &t);
         if (!moved)
             break;
         if ((code = gather(w, s, 0, todo)) || (code = run(w, s)))
@@ -241,182 +225,24 @@ static unsigned refine(psa_block *w, const psa_setup *s)
     return code;
 }
 
-#ifdef NARWHAL_HAVE_CUDA
-/* ---- GPUWork block: the whole block on the GPU */
+/* ---- GPUWork block: the whole block on the GPU, through the engine's block backend */
 
 bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len)
 {
-    const psa_layout *l = s->layout;
-    const psa_timing *tm = s->timing;
-    if (!s->engine->gpu) {
+    const psa_block_backend *gpu = PSA_BLOCK_GPU;
+    if (!s->engine->gpu || !gpu) {
         snprintf(msg, len, "the searches do not run on the GPU");
         return false;
     }
-    pb_setup p = { .n_points = s->basis->n_points, .n_samples = s->basis->n_samples,
-                   .signal = s->basis->signal, .point_edge = tm->point_edge,
-                   .window = { l->window_start, l->window, s->basis->pretrigger, tm->ratio },
-                   .basis_edge = tm->basis_edge, .shift_step = tm->shift_step,
-                   .half_step = 0.5 * tm->shift_step,
-                   .steps = (int)floor(tm->shift_range / tm->shift_step + 1e-9) };
-    for (int g = 0; g < PSA_SEGMENTS; g++) {
-        const psa_segment *x = &l->seg[g];
-        p.seg[g] = (pb_segment){ x->n_points, x->n_mask, x->centre, { 0 }, x->point };
-        memcpy(p.seg[g].mask, x->mask, sizeof p.seg[g].mask);
-    }
-    pb_gpu *gpu;
-    if (pb_gpu_create(&gpu, s->engine->gpu, &p, msg, len) != GS_GPU_OK)
+    if (!gpu->open(s, msg, len))
         return false;
-    s->engine->block = gpu;
+    s->engine->block_be = gpu;
     return true;
 }
 
 bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len)
 {
-    double t[PB_STEPS], total = 0;
-    size_t n = 0;
-    if (!s->engine->block)
-        return false;
-    pb_gpu_steps(s->engine->block, t);
-    for (int k = 0; k < PB_STEPS; k++)
-        total += t[k];
-    n += (size_t)snprintf(text, len, "%.3f s", total);
-    for (int k = 0; k < PB_STEPS && n < len; k++)
-        n += (size_t)snprintf(text + n, len - n, "%s %s %.3f", k ? "," : ":", pb_step_name(k), t[k]);
-    return true;
-}
-
-/* Round r's searches of the GPU's events that have an r-th net-charge
- * segment, sorted by segment, their measured values one after the other. */
-static size_t device_round(psa_block *w, const psa_setup *s, size_t n_gev, int r)
-{
-    size_t at[PSA_SEGMENTS + 1] = { 0 };
-    for (size_t j = 0; j < n_gev; j++)
-        if ((int)w->gev[j].n_net > r)
-            at[w->gev[j].net[r] + 1]++;
-    for (int g = 0; g < PSA_SEGMENTS; g++)
-        at[g + 1] += at[g];
-    size_t n = at[PSA_SEGMENTS];
-    for (size_t j = 0; j < n_gev; j++)
-        if ((int)w->gev[j].n_net > r)
-            w->gowner[at[w->gev[j].net[r]]++] = (uint32_t)j;
-    uint32_t meas = 0;
-    for (size_t i = 0; i < n; i++) {
-        const psa_event *ev = &w->ev[w->gidx[w->gowner[i]]];
-        unsigned g = ev->net[r];
-        w->gq[i] = (gs_query){ .segment = (uint16_t)g, .use = (uint16_t)psa_event_use(ev, r, s->layout),
-                               .meas = meas, .column = UINT32_MAX };
-        meas += s->layout->seg[g].n_mask * s->layout->window;
-    }
-    return n;
-}
-
-/* Events [from, to) with net-charge segments, appended to those the GPU
- * takes; the block's bytes they lie in go to the device with them. */
-static int device_part(psa_block *w, const psa_setup *s, size_t from, size_t to)
-{
-    size_t first = w->n_gev, n = w->n_gev;
-    const uint8_t *base = w->copy ? w->copy : w->in;
-    for (size_t k = from; k < to; k++) {
-        const psa_event *ev = &w->ev[k];
-        if (ev->reject || ev->n_net == 0)
-            continue;
-        pb_event *g = &w->gev[n];
-        memset(g, 0, sizeof *g);
-        g->trace = (uint64_t)(ev->trace - base);
-        g->t0 = ev->t0;
-        g->shift = ev->shift;
-        g->per_kev = ev->per_kev;
-        g->n_samples = ev->n_samples;
-        g->n_net = (uint32_t)ev->n_net;
-        memcpy(g->net, ev->net, sizeof g->net);
-        memcpy(g->e, ev->e, sizeof g->e);
-        w->gidx[n++] = (uint32_t)k;
-    }
-    w->n_gev = n;
-    size_t lo = from ? frame_end(w, from - 1) : 0, hi = to < w->n_ev ? frame_end(w, to - 1) : w->size;
-    return pb_gpu_part(s->engine->block, base, lo, hi - lo, w->gev, first, n - first, w->gpu_msg,
-                       sizeof w->gpu_msg);
-}
-
-/* The block goes to the GPU as it is decoded (psa_block_begin, then each
- * part): room for it there.  0, or -1 without host memory. */
-static int device_begin(psa_block *w, const psa_setup *s)
-{
-    w->n_gev = 0;
-    w->gpu_rc = 0;
-    if (reserve((void **)&w->gev, &w->cap_gev, w->n_ev + 1, sizeof *w->gev) ||
-        reserve((void **)&w->gidx, &w->cap_gidx, w->n_ev + 1, sizeof *w->gidx) ||
-        reserve((void **)&w->gq, &w->cap_gq, w->n_ev + 1, sizeof *w->gq) ||
-        reserve((void **)&w->gowner, &w->cap_gowner, w->n_ev + 1, sizeof *w->gowner))
-        return -1;
-    w->gpu_rc = pb_gpu_begin(s->engine->block, w->size, w->n_ev, w->gpu_msg, sizeof w->gpu_msg);
-    return 0;
-}
-
-/* NARWHAL_PSA_GPU_FAULT=N, for tests: the engine's N-th whole block on the
- * GPU fails once its first round is queued, as a device fault would (the
- * recovery is otherwise untestable). */
-static bool injected_fault(psa_engine *e)
-{
-    const char *v = getenv("NARWHAL_PSA_GPU_FAULT");
-    return v && *v && strtoul(v, NULL, 10) == e->blocks;
-}
-
-/* psa_block_search's rounds on the GPU (the same steps as below, the same
- * answers).  0; -1 without host memory; a gs_gpu_status with msg when the GPU failed. */
-static int run_device(psa_block *w, const psa_setup *s, char *msg, size_t len)
-{
-    pb_gpu *gpu = s->engine->block;
-    const int adaptive = s->engine->p.mode == PSA_ADAPTIVE;
-    double t = psa_now();
-    size_t n = w->n_gev;
-    int rc, rounds = 0;
-    if (w->gpu_rc) {
-        snprintf(msg, len, "%s", w->gpu_msg);
-        return w->gpu_rc;
-    }
-    for (size_t j = 0; j < n; j++)
-        rounds = (int)w->gev[j].n_net > rounds ? (int)w->gev[j].n_net : rounds;
-    if ((rc = pb_gpu_loaded(gpu, msg, len)))
-        return rc;
-    s->engine->blocks++;
-    lap(w, PSA_PHASE_ALIGN, &t);
-    for (int r = 0; r < rounds; r++) {
-        size_t q = device_round(w, s, n, r);
-        lap(w, PSA_PHASE_GATHER, &t);
-        if ((rc = pb_gpu_search(gpu, r, w->gq, w->gowner, q, adaptive, msg, len)))
-            return rc;
-        if (r == 0 && injected_fault(s->engine)) {
-            snprintf(msg, len, "fault injected by NARWHAL_PSA_GPU_FAULT");
-            return GS_GPU_FAIL;
-        }
-        w->searches += q;
-        lap(w, PSA_PHASE_SEARCH, &t);
-        for (int pass = 0; r == 0 && s->timing->shift_range > 0 && pass < REFINE_PASSES; pass++)
-            if ((rc = pb_gpu_refine(gpu, pass, msg, len)))
-                return rc;
-        lap(w, PSA_PHASE_REFINE, &t);
-        if ((rc = pb_gpu_subtract(gpu, r, msg, len)))
-            return rc;
-        lap(w, PSA_PHASE_SUBTRACT, &t);
-    }
-    uint64_t researched = 0;
-    if ((rc = pb_gpu_results(gpu, w->gev, n, &researched, msg, len)))
-        return rc;
-    w->searches += researched;
-    w->refined += researched;
-    for (size_t j = 0; j < n; j++) {
-        const pb_event *g = &w->gev[j];
-        psa_event *ev = &w->ev[w->gidx[j]];
-        ev->shift = g->shift;
-        for (int r = 0; r < ev->n_net; r++) {
-            ev->point[r] = g->point[r];
-            ev->fom[r] = g->fom[r];
-            ev->hit_status[r] = g->hit_status[r];
-        }
-    }
-    lap(w, PSA_PHASE_SEARCH, &t);
-    return 0;
+    return s->engine->block && s->engine->block_be->times(s, text, len);
 }
 
 /* The block on the GPU when it is there: 0 done, 1 not done (no GPU block,
@@ -426,59 +252,32 @@ static unsigned try_device(psa_block *w, const psa_setup *s)
     char msg[512];
     if (!s->engine->block || !w->on_gpu)
         return 1;
-    int rc = run_device(w, s, msg, sizeof msg);
+    int rc = s->engine->block_be->run(w, s, msg, sizeof msg);
     if (rc == 0)
         return 0;
     if (rc < 0)
         return NARVAL_E_NOMEM;
     kit_log(s->who, KIT_WARN, "the GPU block failed (%s); this block and the next ones run round by round",
             msg);
-    pb_gpu_destroy(s->engine->block);
-    s->engine->block = NULL;
+    s->engine->block_be->close(s->engine);
     w->fell_back++;
     w->searches = w->refined = 0;
     return 1;
 }
-#else
-bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len)
-{
-    snprintf(msg, len, "built without CUDA");
-    return false;
-}
 
-bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len)
-{
-    return false;
-}
-
-static unsigned try_device(psa_block *w, const psa_setup *s)
-{
-    return 1;
-}
-
-static int device_begin(psa_block *w, const psa_setup *s)
-{
-    return 0;
-}
-
-static int device_part(psa_block *w, const psa_setup *s, size_t from, size_t to)
-{
-    return 0;
-}
-#endif
-
-/* Room for a copy of a block of `size` bytes: pinned where possible. */
-static uint8_t *copy_room(psa_block *w, unsigned size)
+/* Room for a copy of a block of `size` bytes: pinned where the GPU block can have it. */
+static uint8_t *copy_room(psa_block *w, const psa_setup *s, unsigned size)
 {
     if (size <= w->copy_cap)
         return w->copy_buf;
     release_copy(w);
     size_t want = (size_t)size + size / 4;
-#ifdef NARWHAL_HAVE_CUDA
-    w->copy_buf = pb_host_alloc(want);
-    w->pinned = w->copy_buf != NULL;
-#endif
-    if (!w->copy_buf && !(w->copy_buf = malloc(want)))
+    const psa_block_backend *gpu = s->engine->block ? s->engine->block_be : NULL;
+    if (gpu && (w->copy_buf = gpu->host_alloc(want)))
+        w->copy_free = gpu->host_free;
+    else if ((w->copy_buf = malloc(want)))
+        w->copy_free = free;
+    else
         return NULL;
     w->copy_cap = want;
     return w->copy_buf;
@@ -490,19 +289,19 @@ unsigned psa_block_begin(psa_block *w, const psa_setup *s, const void *in, unsig
     w->searches = w->refined = w->fell_back = 0;
     w->in = in;
     w->copy = NULL;
-    if (copy && !(w->copy = copy_room(w, size)))
+    if (copy && !(w->copy = copy_room(w, s, size)))
         return NARVAL_E_NOMEM;
     w->size = size;
     w->decoded = 0;
-    size_t window = (size_t)PSA_CHANNELS * s->layout->window;
+    size_t window = (size_t)DET_CHANNELS * s->layout->window;
     unsigned code = list_frames(w, in, size, bad);
-    if (code || reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev) ||
-        reserve((void **)&w->resid, &w->cap_resid, w->n_ev * window + 1, sizeof *w->resid))
+    if (code || psa_block_reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev) ||
+        psa_block_reserve((void **)&w->resid, &w->cap_resid, w->n_ev * window + 1, sizeof *w->resid))
         return NARVAL_E_NOMEM;
     w->on_gpu = s->engine->block != NULL;
-    if (w->on_gpu && device_begin(w, s))
+    if (w->on_gpu && s->engine->block_be->begin(w, s))
         return NARVAL_E_NOMEM;
-    lap(w, PSA_PHASE_DECODE, &t);
+    psa_block_lap(w, PSA_PHASE_DECODE, &t);
     return 0;
 }
 
@@ -512,9 +311,9 @@ void psa_block_decode_part(psa_block *w, const psa_setup *s, size_t to)
     to = to < w->n_ev ? to : w->n_ev;
     decode_range(w, s, w->decoded, to);
     if (w->on_gpu && !w->gpu_rc)
-        w->gpu_rc = device_part(w, s, w->decoded, to);
+        w->gpu_rc = s->engine->block_be->part(w, s, w->decoded, to);
     w->decoded = to;
-    lap(w, PSA_PHASE_DECODE, &t);
+    psa_block_lap(w, PSA_PHASE_DECODE, &t);
 }
 
 unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy)
@@ -541,7 +340,7 @@ unsigned psa_block_search(psa_block *w, const psa_setup *s)
         psa_event_align(ev, s->basis, s->layout, s->timing);
         rounds = ev->n_net > rounds ? ev->n_net : rounds;
     }
-    lap(w, PSA_PHASE_ALIGN, &t);
+    psa_block_lap(w, PSA_PHASE_ALIGN, &t);
     for (int r = 0; r < rounds; r++) {
         if ((code = gather(w, s, r, NULL)) || (code = run(w, s)))
             return code;
@@ -555,7 +354,7 @@ unsigned psa_block_search(psa_block *w, const psa_setup *s)
             if (!ev->reject && ev->n_net > r)
                 psa_event_subtract(ev, r, s->basis, s->layout);
         }
-        lap(w, PSA_PHASE_SUBTRACT, &t);
+        psa_block_lap(w, PSA_PHASE_SUBTRACT, &t);
     }
     return 0;
 }
@@ -598,9 +397,9 @@ static size_t place_output(psa_block *w, unsigned size)
     size_t n = w->n_ev, total = 0;
     for (size_t k = 0; k < n; k++) {
         w->out_at[k] = total;
-        total += w->frame[k].offset - (k ? frame_end(w, k - 1) : 0) + psa_frame_size(&w->ev[k]);
+        total += w->frame[k].offset - (k ? psa_block_frame_end(w, k - 1) : 0) + psa_frame_size(&w->ev[k]);
     }
-    return total + size - (n ? frame_end(w, n - 1) : 0);
+    return total + size - (n ? psa_block_frame_end(w, n - 1) : 0);
 }
 
 size_t psa_block_output_size(const psa_block *w, unsigned size)
@@ -616,9 +415,9 @@ unsigned psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsign
 {
     const uint8_t *src = in;
     size_t n = w->n_ev;
-    if (reserve((void **)&w->out_at, &w->cap_out_at, n + 1, sizeof *w->out_at))
+    if (psa_block_reserve((void **)&w->out_at, &w->cap_out_at, n + 1, sizeof *w->out_at))
         return NARVAL_E_NOMEM;
-    size_t total = place_output(w, size), tail = n ? frame_end(w, n - 1) : 0;
+    size_t total = place_output(w, size), tail = n ? psa_block_frame_end(w, n - 1) : 0;
     *used = total;
     if (total > out_size)
         return NARVAL_E_OUTPUT_SIZE;
@@ -627,7 +426,7 @@ unsigned psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsign
 #pragma omp parallel for schedule(dynamic, 64) reduction(| : failed) num_threads(threads(s))
     for (long k = 0; k < (long)n; k++) {
         /* the other frames before this one, then its data:psa */
-        size_t from = k ? frame_end(w, k - 1) : 0, gap = w->frame[k].offset - from;
+        size_t from = k ? psa_block_frame_end(w, k - 1) : 0, gap = w->frame[k].offset - from;
         memcpy(dst + w->out_at[k], src + from, gap);
         if (!w->ev[k].reject) {
             adf_writer wr;

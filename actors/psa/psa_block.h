@@ -64,7 +64,7 @@ typedef struct psa_block {
     const uint8_t *in;
     uint8_t *copy, *copy_buf;
     size_t copy_cap;
-    bool pinned;
+    void (*copy_free)(void *); /* copy_buf's: free, or the GPU block's for pinned memory */
     unsigned size;
     size_t decoded, n_gev;
     bool on_gpu;
@@ -120,5 +120,21 @@ size_t psa_block_output_size(const psa_block *w, unsigned size);
 void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out);
 
 void psa_block_free(psa_block *w);
+
+/* ---- for the whole block's backend (psa_backend.h), which runs the same steps */
+
+/* Round 0's start times: each event's best point tried at shifted starts;
+ * where the start moves, the event is searched again, and where that search
+ * finds another point, the start is tried again with it (at most
+ * PSA_REFINE_PASSES times), so that start and point agree.  After the first
+ * pass, a move of less than half a ShiftStep is kept without a search. */
+enum { PSA_REFINE_PASSES = 3 };
+
+/* Adds the time since *t to phase p and restarts *t. */
+void psa_block_lap(psa_block *w, psa_phase p, double *t);
+/* Where listed frame k ends in the block. */
+size_t psa_block_frame_end(const psa_block *w, size_t k);
+/* *p holds at least need elements of elem bytes (grown by realloc): 0, or -1 without memory. */
+int psa_block_reserve(void **p, size_t *cap, size_t need, size_t elem);
 
 #endif

@@ -13,8 +13,7 @@ static const kit_key keys[] = {
     { "Device", KIT_LIST, offsetof(psa_settings, device), "auto",
       .help = "auto (the GPU when one is usable, else the CPU), gpu, cpu, or reference (the naive "
               "full search with libm powf, one thread: for checks)" },
-    { "GPU", KIT_INT, offsetof(psa_settings, gpu), "0", KIT_RANGE(0, 63),
-      .help = "the CUDA device number" },
+    { "GPU", KIT_INT, offsetof(psa_settings, gpu), "0", KIT_RANGE(0, 63), .help = GPU_KEY_HELP },
     { "GPUWork", KIT_LIST, offsetof(psa_settings, gpu_work), "block",
       .help = "block (on the GPU, the whole block: alignment, searches, refinement and "
               "subtraction; the host decodes and writes) or searches (only the searches, round by "
@@ -129,17 +128,17 @@ static int choices(where *w)
 static int channel(const char *v)
 {
     if (strcmp(v, "core") == 0)
-        return PSA_CORE;
+        return DET_CORE;
     char *end;
     long c = strtol(v, &end, 10);
-    return *v && !*end && c >= 0 && c < PSA_SEGMENTS ? (int)c : -1;
+    return *v && !*end && c >= 0 && c < DET_SEGMENTS ? (int)c : -1;
 }
 
 static int mask_line(where *w, const kit_list *l, size_t first, size_t end)
 {
     unsigned line = l->line[first];
     int s = channel(l->v[first]);
-    if (s < 0 || s == PSA_CORE) {
+    if (s < 0 || s == DET_CORE) {
         snprintf(w->msg, sizeof w->msg, "%s:%u: key 'Mask': '%s' is not a segment 0..35", w->path,
                  line, l->v[first]);
         return -1;
@@ -177,7 +176,7 @@ static int masks(where *w)
 {
     const kit_list *l = &psa_set.masks;
     memset(w->c.custom, 0, sizeof w->c.custom);
-    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+    for (unsigned s = 0; s < DET_SEGMENTS; s++)
         w->c.n_mask[s] = (uint8_t)psa_default_mask(s, w->c.mask[s]);
     for (size_t i = 0; i < l->n;) {
         size_t end = i + 1;

@@ -19,8 +19,8 @@ typedef struct psa_config {
     bool gpu_block;           /* GPUWork block: the whole block on the GPU when the searches run there */
     int window_start;         /* basis samples from the signal's start */
     uint32_t window;
-    uint8_t n_mask[PSA_SEGMENTS], mask[PSA_SEGMENTS][PSA_MAX_MASK];
-    unsigned custom[PSA_SEGMENTS]; /* the Mask line that set a segment's mask, 0: the default */
+    uint8_t n_mask[DET_SEGMENTS], mask[DET_SEGMENTS][PSA_MAX_MASK];
+    unsigned custom[DET_SEGMENTS]; /* the Mask line that set a segment's mask, 0: the default */
 } psa_config;
 
 extern const kit_spec psa_spec;

@@ -435,7 +435,7 @@ static void load_query(task *t, int q, const psa_batch *b, const psa_query *x)
  * first[s] .. first[s + 1] are segment s's), the tasks of up to Q of them, and
  * a tile per thread for the fine stage. */
 typedef struct plan {
-    size_t first[PSA_SEGMENTS + 1], n_tasks;
+    size_t first[DET_SEGMENTS + 1], n_tasks;
     size_t *order, *task_start;
     float *tiles;
     int threads;
@@ -443,23 +443,23 @@ typedef struct plan {
 
 static int make_plan(const psa_cpu *c, const psa_batch *b, plan *p)
 {
-    size_t at[PSA_SEGMENTS];
+    size_t at[DET_SEGMENTS];
     memset(p, 0, sizeof *p);
     p->threads = c->threads > 0 ? c->threads : omp_get_max_threads();
     p->order = malloc((b->n + 1) * sizeof *p->order);
-    p->task_start = malloc(((b->n + Q - 1) / Q + PSA_SEGMENTS) * sizeof *p->task_start);
+    p->task_start = malloc(((b->n + Q - 1) / Q + DET_SEGMENTS) * sizeof *p->task_start);
     p->tiles = malloc((size_t)c->layout->max_k * 16 * sizeof *p->tiles * (size_t)p->threads);
     if (!p->order || !p->task_start || !p->tiles)
         return -1;
     for (size_t i = 0; i < b->n; i++)
         p->first[b->q[i].segment + 1]++;
-    for (int s = 0; s < PSA_SEGMENTS; s++) {
+    for (int s = 0; s < DET_SEGMENTS; s++) {
         p->first[s + 1] += p->first[s];
         at[s] = p->first[s];
     }
     for (size_t i = 0; i < b->n; i++)
         p->order[at[b->q[i].segment]++] = i;
-    for (int s = 0; s < PSA_SEGMENTS; s++)
+    for (int s = 0; s < DET_SEGMENTS; s++)
         for (size_t i = p->first[s]; i < p->first[s + 1]; i += Q)
             p->task_start[p->n_tasks++] = i;
     return 0;

@@ -25,16 +25,18 @@ typedef struct psa_engine {
     const gs_pow *pw;
     psa_engine_params p;
     psa_cpu cpu;
+    const struct psa_backend *be;             /* where the searches run (psa_backend.h) */
+    const struct psa_block_backend *block_be; /* whole blocks, with block */
     void *gpu;          /* gs_gpu, when the GPU searches */
     void *block;        /* pb_gpu, when whole blocks run on the GPU (psa_block_gpu_open) */
-    bool reference;
     unsigned long blocks; /* blocks run whole on the GPU (NARWHAL_PSA_GPU_FAULT counts them) */
 } psa_engine;
 
-/* Chooses where the searches run.  On success msg says which and why
- * ("GPU: NVIDIA H100 ..., 58.2 MiB of float basis resident" or "CPU, AVX-512,
- * 16 threads (no usable CUDA device: ...)"); Device gpu without a usable GPU
- * is NARVAL_E_DEVICE. */
+/* Chooses where the searches run (gpu_choose: the Device and GPU keys).  On
+ * success msg says which and why ("GPU 0: NVIDIA H100 ..., 58.2 MiB of float
+ * basis resident" or "CPU, AVX-512, 16 threads (no usable GPU: ...)");
+ * Device gpu without a usable GPU is NARVAL_E_DEVICE, a GPU number other
+ * than 0 that names no device NARVAL_E_CONFIG. */
 unsigned psa_engine_create(psa_engine *e, const det_basis *b, const psa_layout *l, const gs_pow *pw,
                            const psa_engine_params *p, char *msg, size_t len);
 void psa_engine_destroy(psa_engine *e);

@@ -85,7 +85,7 @@ static psa_reject check(const adf_frame *f, psa_event *ev, const psa_timing *tm)
     if (f->payload_size < ADF_CRYSTAL_FIXED)
         return PSA_REJECT_PAYLOAD;
     unsigned nc = adf_get_u16(p + 4), ns = adf_get_u16(p + 6);
-    if (nc != PSA_CHANNELS)
+    if (nc != DET_CHANNELS)
         return PSA_REJECT_CHANNELS;
     if (ns < 1 || ns > ADF_MAX_SAMPLES || f->payload_size != adf_crystal_payload_size(nc, ns))
         return PSA_REJECT_PAYLOAD;
@@ -107,7 +107,7 @@ static psa_reject check(const adf_frame *f, psa_event *ev, const psa_timing *tm)
 static void net_segments(psa_event *ev, const float *energy, double threshold)
 {
     ev->n_net = 0;
-    for (int s = 0; s < PSA_SEGMENTS; s++) {
+    for (int s = 0; s < DET_SEGMENTS; s++) {
         if (!(energy[s] > threshold))
             continue;
         int at = ev->n_net++;
@@ -133,8 +133,8 @@ static psa_reject start_time(psa_event *ev, const psa_timing *tm)
     if (core_ok) {
         for (unsigned s = 0; s < n; s++)
             y[s] = ev->n_net ? 0.5f * (psa_event_raw(ev, ev->net[0], s) / ev->e[0] -
-                                       psa_event_raw(ev, PSA_CORE, s) / ev->core_e)
-                             : -psa_event_raw(ev, PSA_CORE, s) / ev->core_e;
+                                       psa_event_raw(ev, DET_CORE, s) / ev->core_e)
+                             : -psa_event_raw(ev, DET_CORE, s) / ev->core_e;
         x = edge(y, n, 1, tm->fraction);
     }
     if (x < 0 && ev->n_net > 0) {
@@ -160,17 +160,17 @@ static psa_reject start_time(psa_event *ev, const psa_timing *tm)
 
 void psa_event_decode(const adf_frame *f, psa_event *ev, const psa_timing *tm)
 {
-    float energy[PSA_CHANNELS];
+    float energy[DET_CHANNELS];
     memset(ev, 0, sizeof *ev);
     ev->key = f->key;
     if ((ev->reject = check(f, ev, tm)) != PSA_ACCEPTED)
         return;
     const uint8_t *p = f->payload + ADF_CRYSTAL_FIXED;
     ev->per_kev = 1.0f / adf_get_f32(f->payload + 8);
-    for (unsigned ch = 0; ch < PSA_CHANNELS; ch++, p += 4)
+    for (unsigned ch = 0; ch < DET_CHANNELS; ch++, p += 4)
         energy[ch] = adf_get_f32(p);
     ev->trace = p;
-    ev->core_e = energy[PSA_CORE];
+    ev->core_e = energy[DET_CORE];
     net_segments(ev, energy, tm->threshold);
     ev->reject = start_time(ev, tm);
 }
@@ -221,7 +221,7 @@ void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, con
     taps tp;
     float v[ADF_MAX_SAMPLES];
     make_taps(&tp, ev, b, l, tm, ev->t0 + ev->shift);
-    for (unsigned ch = 0; ch < PSA_CHANNELS; ch++) {
+    for (unsigned ch = 0; ch < DET_CHANNELS; ch++) {
         span(ev, ch, tp.first, tp.last, v);
         for (uint32_t i = 0; i < l->window; i++)
             ev->resid[(size_t)ch * l->window + i] = pt_lerp(v[tp.lo[i]], v[tp.hi[i]], tp.f[i]);
@@ -357,7 +357,7 @@ double psa_event_refine(const psa_event *ev, uint32_t point, const det_basis *b,
             channels[n++] = g->mask[c];
     channels[n++] = ev->net[0];
     if (ev->n_net == 1)
-        channels[n++] = PSA_CORE;
+        channels[n++] = DET_CORE;
     const float *sig = det_basis_point(b, point);
     double own = isfinite(tm->point_edge[point]) ? tm->basis_edge - tm->point_edge[point] : 0;
     double best = own, best_sum = INFINITY;
@@ -379,7 +379,7 @@ double psa_event_refine(const psa_event *ev, uint32_t point, const det_basis *b,
 void psa_event_subtract(psa_event *ev, int r, const det_basis *b, const psa_layout *l)
 {
     const float *sig = det_basis_point(b, ev->point[r]);
-    for (unsigned ch = 0; ch < PSA_CHANNELS; ch++)
+    for (unsigned ch = 0; ch < DET_CHANNELS; ch++)
         for (uint32_t i = 0; i < l->window; i++)
             ev->resid[(size_t)ch * l->window + i] = pt_subtract(
                 ev->resid[(size_t)ch * l->window + i], ev->e[r], sig[(size_t)ch * b->n_samples + l->window_start + i]);

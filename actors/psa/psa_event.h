@@ -23,11 +23,10 @@ typedef enum psa_reject {
 
 const char *psa_reject_name(psa_reject r);
 
-/* data:psa statuses this actor sets (0: good). */
+/* data:psa statuses this actor sets (0: good); the hit status PSA_HIT_NO_MASK
+ * is psa_trace.h's, since the GPU block sets it too. */
 enum {
     PSA_STATUS_T0_FROM_SEGMENTS = 1, /* psa status: the core did not rise; t0 from the segments' sum */
-    PSA_HIT_NO_MASK = 1,             /* hit status: every mask channel was another net-charge segment;
-                                        the position is the segment's point nearest its centre */
 };
 
 /*
@@ -59,15 +58,15 @@ typedef struct psa_event {
     uint16_t n_samples;
     float core_e;
     int n_net;
-    uint8_t net[PSA_SEGMENTS]; /* net-charge segments, highest energy first */
-    float e[PSA_SEGMENTS];
+    uint8_t net[DET_SEGMENTS]; /* net-charge segments, highest energy first */
+    float e[DET_SEGMENTS];
     double t0, shift;          /* trace samples: the start from the edge, and the refinement */
     const uint8_t *trace;      /* 37 x n_samples int16 ADC values in the frame's payload */
     float per_kev;             /* 1 / gain */
     float *resid;              /* 37 x window, aligned on the basis, keV, hits found so far subtracted */
-    uint32_t point[PSA_SEGMENTS]; /* basis point found for net segment r */
-    float fom[PSA_SEGMENTS];
-    uint16_t hit_status[PSA_SEGMENTS];
+    uint32_t point[DET_SEGMENTS]; /* basis point found for net segment r */
+    float fom[DET_SEGMENTS];
+    uint16_t hit_status[DET_SEGMENTS];
 } psa_event;
 
 /* Each basis point's edge (the timing's signal built from its core and its

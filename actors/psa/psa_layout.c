@@ -13,7 +13,7 @@ unsigned psa_default_mask(unsigned s, uint8_t mask[PSA_MAX_MASK])
 {
     int sector = (int)s / DET_RINGS, ring = (int)s % DET_RINGS;
     unsigned n = 0;
-    for (unsigned c = 0; c < PSA_SEGMENTS; c++) {
+    for (unsigned c = 0; c < DET_SEGMENTS; c++) {
         int cs = (int)c / DET_RINGS, cr = (int)c % DET_RINGS;
         int ds = (cs - sector + DET_SECTORS) % DET_SECTORS; /* 0, 1 (next), 5 (previous), ... */
         bool near_sector = ds == 0 || ds == 1 || ds == DET_SECTORS - 1;
@@ -187,9 +187,9 @@ static void fill_block(const psa_layout *l, const psa_segment *g, const det_basi
 
 static int check(const det_basis *b, const psa_layout_params *p, char *msg, size_t len)
 {
-    if (b->n_channels != PSA_CHANNELS) {
+    if (b->n_channels != DET_CHANNELS) {
         snprintf(msg, len, "the basis has %u channels; the PSA needs %d (36 segments and the core)",
-                 b->n_channels, PSA_CHANNELS);
+                 b->n_channels, DET_CHANNELS);
         return -1;
     }
     if (p->window < 1 || (uint64_t)p->window_start + p->window > b->n_samples) {
@@ -197,7 +197,7 @@ static int check(const det_basis *b, const psa_layout_params *p, char *msg, size
                  p->window_start, p->window_start + p->window, b->n_samples);
         return -1;
     }
-    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+    for (unsigned s = 0; s < DET_SEGMENTS; s++)
         if (p->n_mask[s] < 1 || p->n_mask[s] > PSA_MAX_MASK) {
             snprintf(msg, len, "segment %u: a mask of %u channels (1..%d)", s, p->n_mask[s],
                      PSA_MAX_MASK);
@@ -217,7 +217,7 @@ int psa_layout_build(psa_layout *l, const det_basis *b, const psa_layout_params 
     l->window = p->window;
     if (!(points = malloc((b->n_points ? b->n_points : 1) * sizeof *points)))
         goto nomem;
-    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+    for (unsigned s = 0; s < DET_SEGMENTS; s++) {
         psa_segment *g = &l->seg[s];
         g->n_mask = p->n_mask[s];
         memcpy(g->mask, p->mask[s], g->n_mask);
@@ -240,7 +240,7 @@ int psa_layout_build(psa_layout *l, const det_basis *b, const psa_layout_params 
         (p->i16 && (!(l->i16 = calloc(l->values, sizeof *l->i16)) ||
                     !(l->i16pm = calloc(l->pm_values + PSA_I16_SLACK, sizeof *l->i16pm)))))
         goto nomem;
-    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+    for (unsigned s = 0; s < DET_SEGMENTS; s++)
         fill_block(l, &l->seg[s], b);
     free(points);
     return 0;
@@ -254,7 +254,7 @@ fail:
 
 void psa_layout_free(psa_layout *l)
 {
-    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+    for (unsigned s = 0; s < DET_SEGMENTS; s++) {
         free(l->seg[s].point);
         free(l->seg[s].near_first);
         free(l->seg[s].near);

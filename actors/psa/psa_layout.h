@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "basis.h"
+#include "psa_trace.h"
 
 /*
  * A segment's block holds, for each of its columns (its basis points,
@@ -26,10 +27,7 @@
  * included): the fine stage searches that list around the best coarse point.
  */
 enum {
-    PSA_SEGMENTS = 36,
-    PSA_CHANNELS = 37,
-    PSA_CORE = 36,
-    PSA_MAX_MASK = 16,
+    PSA_SEGMENTS = DET_SEGMENTS, /* psa.c's and tools/bench_psa.c's name of DET_SEGMENTS, until they use it */
     PSA_COLUMN_ALIGN = 128,
     PSA_I16_SLACK = 8, /* int16 values after i16pm: the AVX2 fine stage gathers 32-bit words */
 };
@@ -50,8 +48,8 @@ typedef struct psa_layout_params {
     uint32_t window_start, window; /* basis samples [window_start, window_start + window) */
     double coarse_mm, radius_mm;
     int f32, i16;                  /* which value arrays to build */
-    uint8_t n_mask[PSA_SEGMENTS];
-    uint8_t mask[PSA_SEGMENTS][PSA_MAX_MASK];
+    uint8_t n_mask[DET_SEGMENTS];
+    uint8_t mask[DET_SEGMENTS][PSA_MAX_MASK];
 } psa_layout_params;
 
 typedef struct psa_layout {
@@ -59,7 +57,7 @@ typedef struct psa_layout {
     uint32_t max_k;      /* the largest n_mask x window */
     uint64_t values;     /* in each of f32, i16 */
     uint64_t pm_values;  /* in each of f32pm, i16pm */
-    psa_segment seg[PSA_SEGMENTS];
+    psa_segment seg[DET_SEGMENTS];
     float *f32;          /* NULL unless asked for */
     int16_t *i16;
     float *f32pm;        /* point-major copies, with f32 and i16 */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu_device.h"
 #include "kit.h"
 #include "tracker_engine.h"
 #include "tracker_events.h"
@@ -19,7 +20,7 @@ typedef struct tracker_conf {
     bool keep_input, core_scale;
     double min_cluster, min_single, theta_scale, pos_a, pos_b, energy_sigma;
     double shell_inner, shell_outer, beta, smear_a, smear_b;
-    int64_t seed;
+    int64_t seed, gpu;
 } tracker_conf;
 
 #define KEY(name, type, field, def, ...) { name, type, offsetof(tracker_conf, field), def, __VA_ARGS__ }
@@ -27,6 +28,7 @@ static const kit_key tracker_keys[] = {
     KEY("Array", KIT_STRING, array, "detector/arrays/agata180.txt", .help = "array file: crystal placements"),
     KEY("Geometry", KIT_STRING, geometry, "detector/geometry/agata.geo", .help = "crystal geometry file"),
     KEY("Device", KIT_LIST, device, "auto", .help = "auto (the GPU when one is usable, else the CPU), gpu or cpu"),
+    KEY("GPU", KIT_INT, gpu, "0", KIT_RANGE(0, 63), .help = GPU_KEY_HELP),
     KEY("Clustering", KIT_LIST, clustering, "gpu",
         .help = "where the GPU path clusters: gpu or cpu (measured by bench-tracker, docs/PERF.md)"),
     KEY("MinClusterFom", KIT_REAL, min_cluster, "0.05", KIT_RANGE(1e-30, 1),
@@ -239,8 +241,8 @@ static unsigned tracker_initialise(void *algo_data)
     t->truth = malloc(sizeof *t->truth);
     if (!t->psa || !t->truth)
         return kit_fail(t->k.name, NARVAL_E_NOMEM, "no memory for the frame decoders");
-    if ((code = tracker_engine_create(&t->engine, t->model, derived.device, derived.cluster_on_gpu, msg,
-                                      sizeof msg)) != 0)
+    if ((code = tracker_engine_open(&t->engine, t->model, derived.device, (int)conf.gpu, derived.cluster_on_gpu,
+                                    msg, sizeof msg)) != 0)
         return kit_fail(t->k.name, code, "%s", msg);
     kit_log(t->k.name, KIT_INFO, "tracking on the %s; %d crystals (%s), germanium paths from the %s; "
             "input %s", msg, t->array.n, conf.array,

@@ -1,14 +1,11 @@
-/* tracker_engine.c: the tracker's choice between the GPU path and the optimised CPU path, and the result buffers both fill. */
+/* tracker_engine.c: the tracker's choice between the GPU path and the optimised CPU path (each a backend, tracker_backend.h), and the result buffers both fill. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "narval.h"
-#include "tracker_cpu.h"
+#include "tracker_backend.h"
 #include "tracker_engine.h"
-#ifdef NARWHAL_HAVE_CUDA
-#include "tracker_gpu.h"
-#endif
 
 struct tracker_engine {
     const tr_model *model;
@@ -16,50 +13,54 @@ struct tracker_engine {
     size_t cap_events, cap_points;
     tr_gamma *gammas;
     tr_event_info *info;
-#ifdef NARWHAL_HAVE_CUDA
-    tr_gpu *gpu;        /* NULL: the CPU tracks */
-    bool cluster_on_gpu;
-    tr_cand *cands;     /* CPU-made candidates for the GPU */
-#endif
+    const tracker_backend *be;
+    void *state; /* the backend's */
 };
 
-static unsigned choose_device(tracker_engine *e, tracker_device want, bool cluster_on_gpu, char *msg,
-                              size_t len)
+/* A backend's failure as the actor reports it. */
+static unsigned code_of(int rc)
 {
-    char why[256];
-#ifdef NARWHAL_HAVE_CUDA
-    if (want != TRACKER_CPU) {
-        int rc = tr_gpu_probe(why, sizeof why);
-        if (rc == TR_GPU_OK) {
-            char desc[256];
-            snprintf(desc, sizeof desc, "%s", why);
-            rc = tr_gpu_create(&e->gpu, e->model, why, sizeof why);
-            if (rc == TR_GPU_OK) {
-                e->cluster_on_gpu = cluster_on_gpu;
-                snprintf(msg, len, "GPU: %s; clustering on the %s", desc, cluster_on_gpu ? "GPU" : "CPU");
-                return 0;
-            }
-            tr_gpu_destroy(e->gpu);
-            e->gpu = NULL;
-            snprintf(msg, len, "the GPU (%s) cannot be used: %s", desc, why);
-            return rc == TR_GPU_NOMEM ? NARVAL_E_NOMEM : NARVAL_E_DEVICE;
-        }
-    }
-#else
-    (void)cluster_on_gpu;
-    snprintf(why, sizeof why, "built without CUDA");
-#endif
-    if (want == TRACKER_GPU) {
-        snprintf(msg, len, "Device gpu is configured but %s", why);
-        return NARVAL_E_DEVICE;
-    }
-    snprintf(msg, len, "CPU, %d OpenMP threads (%s)", omp_get_max_threads(),
-             want == TRACKER_CPU ? "Device cpu is configured" : why);
-    return 0;
+    return rc == GPU_OK ? 0 : rc == GPU_NOMEM ? NARVAL_E_NOMEM : NARVAL_E_DEVICE;
 }
 
-unsigned tracker_engine_create(tracker_engine **out, const tr_model *m, tracker_device want,
-                               bool cluster_on_gpu, char *msg, size_t len)
+/* The GPU when asked or when usable (the Device and GPU keys, gpu_choose); msg tells the choice. */
+static unsigned choose_device(tracker_engine *e, tracker_device want, int device, bool cluster_on_gpu, char *msg,
+                              size_t len)
+{
+    const tracker_backend *gpu = TRACKER_BACKEND_GPU;
+    char why[256] = "Device cpu is configured", desc[256];
+    if (want != TRACKER_CPU) {
+        switch (gpu_choose(gpu ? gpu->probe : NULL, want == TRACKER_GPU, device, desc, sizeof desc)) {
+        case GPU_CHOICE_NUMBER:
+            snprintf(msg, len, "%s", desc);
+            return NARVAL_E_CONFIG;
+        case GPU_CHOICE_NONE:
+            snprintf(msg, len, "%s", desc);
+            return NARVAL_E_DEVICE;
+        case GPU_CHOICE_CPU:
+            snprintf(why, sizeof why, "%s", desc);
+            break;
+        case GPU_CHOICE_GPU: {
+            int rc = gpu->open(&e->state, e->model, device, cluster_on_gpu, why, sizeof why);
+            if (rc != GPU_OK) {
+                snprintf(msg, len, "the GPU (%s) cannot be used: %s", desc, why);
+                return code_of(rc);
+            }
+            e->be = gpu;
+            snprintf(msg, len, "GPU %d: %s; clustering on the %s", device, desc, cluster_on_gpu ? "GPU" : "CPU");
+            return 0;
+        }
+        }
+    }
+    e->be = &tracker_backend_cpu;
+    unsigned code = code_of(e->be->open(&e->state, e->model, device, cluster_on_gpu, msg, len));
+    if (!code)
+        snprintf(msg, len, "CPU, %d OpenMP threads (%s)", omp_get_max_threads(), why);
+    return code;
+}
+
+unsigned tracker_engine_open(tracker_engine **out, const tr_model *m, tracker_device want, int gpu,
+                             bool cluster_on_gpu, char *msg, size_t len)
 {
     *out = NULL;
     tracker_engine *e = calloc(1, sizeof *e);
@@ -69,7 +70,7 @@ unsigned tracker_engine_create(tracker_engine **out, const tr_model *m, tracker_
         return NARVAL_E_NOMEM;
     }
     e->model = m;
-    unsigned code = choose_device(e, want, cluster_on_gpu, msg, len);
+    unsigned code = choose_device(e, want, gpu, cluster_on_gpu, msg, len);
     if (code) {
         tracker_engine_destroy(e);
         return code;
@@ -82,10 +83,8 @@ void tracker_engine_destroy(tracker_engine *e)
 {
     if (!e)
         return;
-#ifdef NARWHAL_HAVE_CUDA
-    tr_gpu_destroy(e->gpu);
-    free(e->cands);
-#endif
+    if (e->be)
+        e->be->close(e->state);
     tracker_cpu_destroy(e->cpu);
     free(e->gammas);
     free(e->info);
@@ -94,12 +93,7 @@ void tracker_engine_destroy(tracker_engine *e)
 
 bool tracker_engine_on_gpu(const tracker_engine *e)
 {
-#ifdef NARWHAL_HAVE_CUDA
-    return e->gpu != NULL;
-#else
-    (void)e;
-    return false;
-#endif
+    return e->be != &tracker_backend_cpu;
 }
 
 static bool reserve(tracker_engine *e, size_t events, size_t points)
@@ -116,12 +110,6 @@ static bool reserve(tracker_engine *e, size_t events, size_t points)
         if (!g)
             return false;
         e->gammas = g;
-#ifdef NARWHAL_HAVE_CUDA
-        tr_cand *c = realloc(e->cands, points * sizeof *c);
-        if (!c)
-            return false;
-        e->cands = c;
-#endif
         e->cap_points = points;
     }
     return true;
@@ -136,15 +124,5 @@ unsigned tracker_engine_run(tracker_engine *e, const tr_batch *b, tr_out *out, c
     }
     out->gammas = e->gammas;
     out->info = e->info;
-#ifdef NARWHAL_HAVE_CUDA
-    if (e->gpu) {
-        if (!e->cluster_on_gpu)
-            tracker_cpu_cluster(e->cpu, e->model, b, e->cands, e->info);
-        int rc = tr_gpu_track(e->gpu, b, e->cluster_on_gpu ? NULL : e->cands,
-                              e->cluster_on_gpu ? NULL : e->info, out, NULL, msg, len);
-        return rc == TR_GPU_OK ? 0 : rc == TR_GPU_NOMEM ? NARVAL_E_NOMEM : NARVAL_E_DEVICE;
-    }
-#endif
-    tracker_cpu_track(e->cpu, e->model, b, out, true);
-    return 0;
+    return code_of(e->be->track(e->state, e->cpu, e->model, b, out, msg, len));
 }

@@ -1,0 +1,101 @@
+/* psa_backend_cuda.c: the PSA engine's CUDA backend: the layout resident on the device, batches of searches there (kernels/gridsearch.cu); compiled only with CUDA. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gridsearch_gpu.h"
+#include "psa_backend.h"
+#include "psa_block_gpu.h"
+
+/* The layout as the GPU takes it: one array of near lists for all segments. */
+static int open_layout(psa_engine *e, char *msg, size_t len)
+{
+    const psa_layout *l = e->layout;
+    gs_segment seg[DET_SEGMENTS];
+    uint64_t n_first = 0, n_near = 0;
+    for (unsigned s = 0; s < DET_SEGMENTS; s++) {
+        n_first += l->seg[s].n_coarse + 1;
+        n_near += l->seg[s].near_first[l->seg[s].n_coarse];
+    }
+    uint32_t *first = malloc(n_first * sizeof *first), *near = malloc((n_near + 1) * sizeof *near);
+    int rc = GPU_NOMEM;
+    snprintf(msg, len, "no host memory for the GPU's copy of the neighbourhoods");
+    if (first && near) {
+        uint64_t f = 0, k = 0;
+        for (unsigned s = 0; s < DET_SEGMENTS; s++) {
+            const psa_segment *g = &l->seg[s];
+            seg[s] = (gs_segment){ g->offset, g->pm_offset, g->n_points, g->n_coarse, g->pad,
+                                   g->n_mask, (uint32_t)f };
+            for (uint32_t c = 0; c <= g->n_coarse; c++)
+                first[f++] = (uint32_t)(k + g->near_first[c]);
+            for (uint32_t j = 0; j < g->near_first[g->n_coarse]; j++)
+                near[k + j] = g->near[j];
+            k += g->near_first[g->n_coarse];
+        }
+        int i16 = e->p.data == PSA_I16;
+        gs_basis b = { DET_SEGMENTS, l->window, l->max_k, seg, i16,
+                       i16 ? (const void *)l->i16 : l->f32, i16 ? (const void *)l->i16pm : l->f32pm,
+                       l->values, l->pm_values, first, near, n_first, n_near };
+        rc = gs_gpu_create((gs_gpu **)&e->gpu, e->p.gpu, &b, e->pw, msg, len);
+    }
+    free(first);
+    free(near);
+    return rc;
+}
+
+/* Every answer names a column of its segment (a device that returned garbage is a failed one). */
+static bool answered(const psa_engine *e, const psa_batch *b, char *why, size_t len)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->q[i].column >= e->layout->seg[b->q[i].segment].n_points) {
+            snprintf(why, len, "search %zu of %zu came back with column %u, segment %u has %u", i, b->n,
+                     b->q[i].column, b->q[i].segment, e->layout->seg[b->q[i].segment].n_points);
+            return false;
+        }
+    return true;
+}
+
+/* The batch's measured values copied, in parallel, into the GPU's pinned
+ * buffer (one asynchronous transfer from there); where no pinned memory is
+ * left, the batch's own arrays (a slower transfer, same answers). */
+static const void *pin(psa_engine *e, const psa_batch *b)
+{
+    const bool i16 = e->p.data == PSA_I16;
+    const unsigned char *src = i16 ? (const void *)b->meas16 : (const void *)b->meas;
+    size_t bytes = b->n_meas * (i16 ? sizeof *b->meas16 : sizeof *b->meas);
+    unsigned char *dst = gs_gpu_pinned(e->gpu, bytes);
+    if (!dst)
+        return src;
+    enum { PIECE = 1 << 16 };
+    long pieces = (long)((bytes + PIECE - 1) / PIECE);
+#pragma omp parallel for schedule(static) num_threads(e->p.threads > 0 ? e->p.threads : omp_get_max_threads())
+    for (long k = 0; k < pieces; k++) {
+        size_t at = (size_t)k * PIECE;
+        memcpy(dst + at, src + at, bytes - at < PIECE ? bytes - at : PIECE);
+    }
+    return dst;
+}
+
+static int search(psa_engine *e, psa_batch *b, char *msg, size_t len)
+{
+    int rc = gs_gpu_search(e->gpu, b->q, b->n, pin(e, b), e->p.mode == PSA_ADAPTIVE, msg, len);
+    return rc != GPU_OK ? rc : answered(e, b, msg, len) ? GPU_OK : GPU_FAIL;
+}
+
+static void close_gpu(psa_engine *e)
+{
+    pb_gpu_destroy(e->block);
+    gs_gpu_destroy(e->gpu);
+    e->block = NULL;
+    e->gpu = NULL;
+}
+
+static void times(const psa_engine *e, psa_gpu_times *t)
+{
+    gs_gpu_times(e->gpu, t);
+}
+
+const psa_backend psa_backend_cuda = {
+    .name = "GPU", .search = search, .probe = gpu_probe, .open = open_layout, .close = close_gpu, .times = times,
+};

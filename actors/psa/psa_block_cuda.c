@@ -1,0 +1,189 @@
+/* psa_block_cuda.c: whole blocks on the GPU (GPUWork block): the PSA block's CUDA backend, the same steps as psa_block.c's on the device (kernels/psa_block.cu); compiled only with CUDA. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "psa_backend.h"
+#include "psa_block_gpu.h"
+
+static bool open_block(const psa_setup *s, char *msg, size_t len)
+{
+    const psa_layout *l = s->layout;
+    const psa_timing *tm = s->timing;
+    pb_setup p = { .n_points = s->basis->n_points, .n_samples = s->basis->n_samples,
+                   .signal = s->basis->signal, .point_edge = tm->point_edge,
+                   .window = { l->window_start, l->window, s->basis->pretrigger, tm->ratio },
+                   .basis_edge = tm->basis_edge, .shift_step = tm->shift_step,
+                   .half_step = 0.5 * tm->shift_step,
+                   .steps = (int)floor(tm->shift_range / tm->shift_step + 1e-9) };
+    for (int g = 0; g < DET_SEGMENTS; g++) {
+        const psa_segment *x = &l->seg[g];
+        p.seg[g] = (pb_segment){ x->n_points, x->n_mask, x->centre, { 0 }, x->point };
+        memcpy(p.seg[g].mask, x->mask, sizeof p.seg[g].mask);
+    }
+    pb_gpu *gpu;
+    if (pb_gpu_create(&gpu, s->engine->gpu, &p, msg, len) != GPU_OK)
+        return false;
+    s->engine->block = gpu;
+    return true;
+}
+
+static bool block_times(const psa_setup *s, char *text, size_t len)
+{
+    double t[PB_STEPS], total = 0;
+    size_t n = 0;
+    pb_gpu_steps(s->engine->block, t);
+    for (int k = 0; k < PB_STEPS; k++)
+        total += t[k];
+    n += (size_t)snprintf(text, len, "%.3f s", total);
+    for (int k = 0; k < PB_STEPS && n < len; k++)
+        n += (size_t)snprintf(text + n, len - n, "%s %s %.3f", k ? "," : ":", pb_step_name(k), t[k]);
+    return true;
+}
+
+/* Round r's searches of the GPU's events that have an r-th net-charge
+ * segment, sorted by segment, their measured values one after the other. */
+static size_t device_round(psa_block *w, const psa_setup *s, size_t n_gev, int r)
+{
+    size_t at[DET_SEGMENTS + 1] = { 0 };
+    for (size_t j = 0; j < n_gev; j++)
+        if ((int)w->gev[j].n_net > r)
+            at[w->gev[j].net[r] + 1]++;
+    for (int g = 0; g < DET_SEGMENTS; g++)
+        at[g + 1] += at[g];
+    size_t n = at[DET_SEGMENTS];
+    for (size_t j = 0; j < n_gev; j++)
+        if ((int)w->gev[j].n_net > r)
+            w->gowner[at[w->gev[j].net[r]]++] = (uint32_t)j;
+    uint32_t meas = 0;
+    for (size_t i = 0; i < n; i++) {
+        const psa_event *ev = &w->ev[w->gidx[w->gowner[i]]];
+        unsigned g = ev->net[r];
+        w->gq[i] = (gs_query){ .segment = (uint16_t)g, .use = (uint16_t)psa_event_use(ev, r, s->layout),
+                               .meas = meas, .column = UINT32_MAX };
+        meas += s->layout->seg[g].n_mask * s->layout->window;
+    }
+    return n;
+}
+
+/* Events [from, to) with net-charge segments, appended to those the GPU
+ * takes; the block's bytes they lie in go to the device with them. */
+static int part(psa_block *w, const psa_setup *s, size_t from, size_t to)
+{
+    size_t first = w->n_gev, n = w->n_gev;
+    const uint8_t *base = w->copy ? w->copy : w->in;
+    for (size_t k = from; k < to; k++) {
+        const psa_event *ev = &w->ev[k];
+        if (ev->reject || ev->n_net == 0)
+            continue;
+        pb_event *g = &w->gev[n];
+        memset(g, 0, sizeof *g);
+        g->trace = (uint64_t)(ev->trace - base);
+        g->t0 = ev->t0;
+        g->shift = ev->shift;
+        g->per_kev = ev->per_kev;
+        g->n_samples = ev->n_samples;
+        g->n_net = (uint32_t)ev->n_net;
+        memcpy(g->net, ev->net, sizeof g->net);
+        memcpy(g->e, ev->e, sizeof g->e);
+        w->gidx[n++] = (uint32_t)k;
+    }
+    w->n_gev = n;
+    size_t lo = from ? psa_block_frame_end(w, from - 1) : 0;
+    size_t hi = to < w->n_ev ? psa_block_frame_end(w, to - 1) : w->size;
+    return pb_gpu_part(s->engine->block, base, lo, hi - lo, w->gev, first, n - first, w->gpu_msg,
+                       sizeof w->gpu_msg);
+}
+
+/* The block goes to the GPU as it is decoded (psa_block_begin, then each
+ * part): room for it there.  0, or -1 without host memory. */
+static int begin(psa_block *w, const psa_setup *s)
+{
+    w->n_gev = 0;
+    w->gpu_rc = 0;
+    if (psa_block_reserve((void **)&w->gev, &w->cap_gev, w->n_ev + 1, sizeof *w->gev) ||
+        psa_block_reserve((void **)&w->gidx, &w->cap_gidx, w->n_ev + 1, sizeof *w->gidx) ||
+        psa_block_reserve((void **)&w->gq, &w->cap_gq, w->n_ev + 1, sizeof *w->gq) ||
+        psa_block_reserve((void **)&w->gowner, &w->cap_gowner, w->n_ev + 1, sizeof *w->gowner))
+        return -1;
+    w->gpu_rc = pb_gpu_begin(s->engine->block, w->size, w->n_ev, w->gpu_msg, sizeof w->gpu_msg);
+    return 0;
+}
+
+/* NARWHAL_PSA_GPU_FAULT=N, for tests: the engine's N-th whole block on the
+ * GPU fails once its first round is queued, as a device fault would (the
+ * recovery is otherwise untestable). */
+static bool injected_fault(psa_engine *e)
+{
+    const char *v = getenv("NARWHAL_PSA_GPU_FAULT");
+    return v && *v && strtoul(v, NULL, 10) == e->blocks;
+}
+
+/* psa_block_search's rounds on the GPU (psa_block.c's steps, the same
+ * answers).  0, or a gpu_status with msg when the GPU failed. */
+static int run(psa_block *w, const psa_setup *s, char *msg, size_t len)
+{
+    pb_gpu *gpu = s->engine->block;
+    const int adaptive = s->engine->p.mode == PSA_ADAPTIVE;
+    double t = psa_now();
+    size_t n = w->n_gev;
+    int rc, rounds = 0;
+    if (w->gpu_rc) {
+        snprintf(msg, len, "%s", w->gpu_msg);
+        return w->gpu_rc;
+    }
+    for (size_t j = 0; j < n; j++)
+        rounds = (int)w->gev[j].n_net > rounds ? (int)w->gev[j].n_net : rounds;
+    if ((rc = pb_gpu_loaded(gpu, msg, len)))
+        return rc;
+    s->engine->blocks++;
+    psa_block_lap(w, PSA_PHASE_ALIGN, &t);
+    for (int r = 0; r < rounds; r++) {
+        size_t q = device_round(w, s, n, r);
+        psa_block_lap(w, PSA_PHASE_GATHER, &t);
+        if ((rc = pb_gpu_search(gpu, r, w->gq, w->gowner, q, adaptive, msg, len)))
+            return rc;
+        if (r == 0 && injected_fault(s->engine)) {
+            snprintf(msg, len, "fault injected by NARWHAL_PSA_GPU_FAULT");
+            return GPU_FAIL;
+        }
+        w->searches += q;
+        psa_block_lap(w, PSA_PHASE_SEARCH, &t);
+        for (int pass = 0; r == 0 && s->timing->shift_range > 0 && pass < PSA_REFINE_PASSES; pass++)
+            if ((rc = pb_gpu_refine(gpu, pass, msg, len)))
+                return rc;
+        psa_block_lap(w, PSA_PHASE_REFINE, &t);
+        if ((rc = pb_gpu_subtract(gpu, r, msg, len)))
+            return rc;
+        psa_block_lap(w, PSA_PHASE_SUBTRACT, &t);
+    }
+    uint64_t researched = 0;
+    if ((rc = pb_gpu_results(gpu, w->gev, n, &researched, msg, len)))
+        return rc;
+    w->searches += researched;
+    w->refined += researched;
+    for (size_t j = 0; j < n; j++) {
+        const pb_event *g = &w->gev[j];
+        psa_event *ev = &w->ev[w->gidx[j]];
+        ev->shift = g->shift;
+        for (int r = 0; r < ev->n_net; r++) {
+            ev->point[r] = g->point[r];
+            ev->fom[r] = g->fom[r];
+            ev->hit_status[r] = g->hit_status[r];
+        }
+    }
+    psa_block_lap(w, PSA_PHASE_SEARCH, &t);
+    return 0;
+}
+
+static void close_block(psa_engine *e)
+{
+    pb_gpu_destroy(e->block);
+    e->block = NULL;
+}
+
+const psa_block_backend psa_block_cuda = {
+    .open = open_block, .close = close_block, .times = block_times, .host_alloc = pb_host_alloc,
+    .host_free = pb_host_free, .begin = begin, .part = part, .run = run,
+};

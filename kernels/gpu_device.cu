@@ -1,0 +1,50 @@
+/* gpu_device.cu: the GPU layer's CUDA side: device probe and selection, CUDA errors as gpu_status with file and line, one-time uploads. */
+#include <cuda_runtime.h>
+#include <stdio.h>
+
+#include "gpu_device.h"
+
+extern "C" int gpu_probe(int device, int *present, char *msg, size_t len)
+{
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    *present = err == cudaSuccess ? count : 0;
+    if (err != cudaSuccess || count == 0) {
+        gpu_none(msg, len, err != cudaSuccess ? cudaGetErrorString(err) : "the CUDA runtime sees no device");
+        cudaGetLastError(); /* not sticky: a later call must not report it */
+        return GPU_NODEV;
+    }
+    if (device < 0 || device >= count) {
+        snprintf(msg, len, "no CUDA device %d (%d present)", device, count);
+        return GPU_NODEV;
+    }
+    cudaDeviceProp p;
+    if ((err = cudaGetDeviceProperties(&p, device)) != cudaSuccess) {
+        snprintf(msg, len, "CUDA device %d: %s", device, cudaGetErrorString(err));
+        cudaGetLastError();
+        return GPU_NODEV;
+    }
+    snprintf(msg, len, "%s, %d SMs, compute %d.%d, %.1f GiB", p.name, p.multiProcessorCount, p.major,
+             p.minor, p.totalGlobalMem / 1073741824.0);
+    return GPU_OK;
+}
+
+extern "C" int gpu_select(int device, char *msg, size_t len)
+{
+    GPU_CHECK(cudaSetDevice(device), "selecting the CUDA device");
+    return GPU_OK;
+}
+
+int gpu_error(cudaError_t err, const char *what, const char *file, int line, char *msg, size_t len)
+{
+    snprintf(msg, len, "%s: %s (%s:%d)", what, cudaGetErrorString(err), file, line);
+    return err == cudaErrorMemoryAllocation ? GPU_NOMEM : GPU_FAIL;
+}
+
+int gpu_upload(void **dst, const void *src, size_t bytes, const char *what, char *msg, size_t len)
+{
+    GPU_CHECK(cudaMalloc(dst, bytes ? bytes : 16), what);
+    if (bytes)
+        GPU_CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice), what);
+    return GPU_OK;
+}
