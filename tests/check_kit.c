@@ -381,16 +381,50 @@ START_TEST(log_levels)
     kit_log("ADFReader", KIT_DEBUG, "hidden");
     kit_log("ADFReader", KIT_WARN, "odd");
     unsigned code = kit_fail("ADFReader#2", NARVAL_E_IO, "cannot open '%s'", "x.adf");
-    setenv("NARWHAL_VERBOSE", "1", 1);
-    kit_log("ADFReader", KIT_DEBUG, "shown");
-    setenv("NARWHAL_VERBOSE", "0", 1);
-    kit_log("ADFReader", KIT_DEBUG, "hidden again");
     capture_end(saved);
     ck_assert_uint_eq(code, NARVAL_E_IO);
     ck_assert_str_eq(captured, "[ADFReader] read 2000 frames\n"
                                "[ADFReader] warning: odd\n"
-                               "[ADFReader#2] error: cannot open 'x.adf' (input/output error)\n"
-                               "[ADFReader] debug: shown\n");
+                               "[ADFReader#2] error: cannot open 'x.adf' (input/output error)\n");
+}
+END_TEST
+
+/* What a fresh process logs at the debug level with NARWHAL_VERBOSE at
+ * `first` (NULL: unset) when its first line is written, then at "1" and at
+ * "0": the kit reads the variable once, so the later settings change nothing. */
+static void debug_lines(const char *first, char *out, size_t cap)
+{
+    int saved = tk_capture_begin(path);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (first)
+            setenv("NARWHAL_VERBOSE", first, 1);
+        else
+            unsetenv("NARWHAL_VERBOSE");
+        kit_log("ADFReader", KIT_DEBUG, "first");
+        setenv("NARWHAL_VERBOSE", "1", 1);
+        kit_log("ADFReader", KIT_DEBUG, "after 1");
+        setenv("NARWHAL_VERBOSE", "0", 1);
+        kit_log("ADFReader", KIT_DEBUG, "after 0");
+        _exit(0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    tk_capture_end(saved, path, out, cap);
+}
+
+START_TEST(log_debug_follows_verbose_read_once)
+{
+    debug_lines(NULL, captured, sizeof captured);
+    ck_assert_str_eq(captured, "");
+    debug_lines("0", captured, sizeof captured);
+    ck_assert_str_eq(captured, "");
+    debug_lines("", captured, sizeof captured);
+    ck_assert_str_eq(captured, "");
+    debug_lines("1", captured, sizeof captured);
+    ck_assert_str_eq(captured, "[ADFReader] debug: first\n[ADFReader] debug: after 1\n[ADFReader] debug: after 0\n");
 }
 END_TEST
 
@@ -862,6 +896,7 @@ static Suite *kit_suite(void)
     tcase_add_test(tc, config_bad_default_is_internal);
     tcase_add_test(tc, describe_text);
     tcase_add_test(tc, log_levels);
+    tcase_add_test(tc, log_debug_follows_verbose_read_once);
     tcase_add_test(tc, log_long_line_cut);
     tcase_add_test(tc, adf_codes);
     suite_add_tcase(s, tc);

@@ -1,15 +1,26 @@
 /* log.c: the kit's logging to stderr with the actor's name, and the mapping of libadf statuses to NARVAL codes. */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kit.h"
 
+/* NARWHAL_VERBOSE, read at the first call and kept (-1 until then): the
+ * environment is not searched per log line.  Threads that race to the first
+ * call read the same value. */
+static atomic_int verbose = -1;
+
 bool kit_verbose(void)
 {
-    const char *v = getenv("NARWHAL_VERBOSE");
-    return v && *v && strcmp(v, "0") != 0;
+    int v = atomic_load_explicit(&verbose, memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv("NARWHAL_VERBOSE");
+        v = e && *e && strcmp(e, "0") != 0;
+        atomic_store_explicit(&verbose, v, memory_order_relaxed);
+    }
+    return v;
 }
 
 static const char *level_tag(kit_level level)
