@@ -10,6 +10,7 @@ int emu_ring_init(emu_ring *r, unsigned depth)
     r->depth = depth;
     r->head = r->count = 0;
     r->aborted = 0;
+    r->waiting = 0;
     if (!r->slot)
         return EMU_E_RUN;
     pthread_mutex_init(&r->lock, NULL);
@@ -39,8 +40,10 @@ static void wait_while(emu_ring *r, pthread_cond_t *cond, unsigned limit, double
     if (r->count != limit || r->aborted)
         return;
     double t0 = emu_now();
+    r->waiting++;
     while (r->count == limit && !r->aborted)
         pthread_cond_wait(cond, &r->lock);
+    r->waiting--;
     *waited += emu_now() - t0;
 }
 
@@ -86,4 +89,12 @@ void emu_ring_abort(emu_ring *r)
     pthread_cond_broadcast(&r->readable);
     pthread_cond_broadcast(&r->writable);
     pthread_mutex_unlock(&r->lock);
+}
+
+unsigned emu_ring_waiting(emu_ring *r)
+{
+    pthread_mutex_lock(&r->lock);
+    unsigned n = r->waiting;
+    pthread_mutex_unlock(&r->lock);
+    return n;
 }

@@ -32,6 +32,7 @@ typedef struct emu_ring {
     unsigned head;  /* the oldest published slot */
     unsigned count; /* published, not yet released */
     int aborted;
+    unsigned waiting; /* threads blocked on readable or writable now */
     pthread_mutex_t lock;
     pthread_cond_t readable, writable;
 } emu_ring;
@@ -54,5 +55,9 @@ void emu_ring_release(emu_ring *r);
 
 /* Wakes both sides for good: every later acquire and peek returns NULL. */
 void emu_ring_abort(emu_ring *r);
+
+/* How many threads are blocked in acquire or peek now: a test sees that a
+ * thread waits before it aborts the ring. */
+unsigned emu_ring_waiting(emu_ring *r);
 
 #endif
