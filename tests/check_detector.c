@@ -501,7 +501,15 @@ START_TEST(statistics_of_known_signals)
     ck_assert_int_eq(det_basis_stats_compute(&b, &st), 0);
     ck_assert_int_eq(st.points, 3);
     ck_assert(fabs(st.rise_min - 80) < 1e-3);
-    ck_assert(fabs(st.transient_max - 0.4) < 1e-6 || st.transient_max > 0.4);
+    /* The largest |signal| on a segment that did not collect the charge: at
+     * least point 1's 0.4, and short of the full charge 1.  By Shockley-Ramo
+     * a segment's induced charge is q (phi_w(x_h) - phi_w(x_e)); its weighting
+     * potential is 1 only on the segment itself, so only the segment that
+     * collects the charge (and the core) reach the full charge, within the
+     * solver's 1e-3 (deep_point_collects_on_its_segment): a statistic that
+     * counted either would give 1 to that precision (0.9999998 seen). */
+    ck_assert_double_ge(st.transient_max, 0.4f);
+    ck_assert_double_lt(st.transient_max, 1 - 1e-3);
     uint32_t total = 0;
     for (int k = 0; k < DET_SEGMENTS; k++) total += st.per_segment[k];
     ck_assert_int_eq(total, 3);
