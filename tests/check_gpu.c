@@ -38,52 +38,41 @@ static int no_device(int device, int *present, char *msg, size_t len)
     return GPU_NODEV;
 }
 
-START_TEST(choose_the_device_that_answers)
-{
-    char msg[256];
-    ck_assert_int_eq(gpu_choose(two_devices, false, 0, msg, sizeof msg), GPU_CHOICE_GPU);
-    ck_assert_str_eq(msg, "Test GPU, 1 SMs, compute 9.0, 1.0 GiB");
-    ck_assert_int_eq(gpu_choose(two_devices, true, 0, msg, sizeof msg), GPU_CHOICE_GPU);
-}
-END_TEST
+/* What gpu_choose answers for a probe (NULL: a build without CUDA), Device gpu
+ * or not, and a GPU number.  A number past the devices is the configuration's
+ * error whatever Device says; a device that is there but does not answer is
+ * the device's. */
+typedef struct choice_case {
+    gpu_probe_fn *probe;
+    bool required;
+    int device;
+    gpu_choice want;
+    const char *msg;
+} choice_case;
 
-START_TEST(choose_without_cuda)
-{
-    char msg[256];
-    ck_assert_int_eq(gpu_choose(NULL, false, 0, msg, sizeof msg), GPU_CHOICE_CPU);
-    ck_assert_str_eq(msg, "no usable GPU: " GPU_NOT_BUILT);
-    ck_assert_int_eq(gpu_choose(NULL, true, 0, msg, sizeof msg), GPU_CHOICE_NONE);
-    ck_assert_str_eq(msg, "Device gpu is configured but no usable GPU: " GPU_NOT_BUILT);
-    ck_assert_int_eq(gpu_choose(NULL, false, 7, msg, sizeof msg), GPU_CHOICE_NUMBER);
-    ck_assert_str_eq(msg, "GPU 7 is configured but no usable GPU: " GPU_NOT_BUILT);
-}
-END_TEST
+static const choice_case choice_cases[] = {
+    { two_devices, false, 0, GPU_CHOICE_GPU, "Test GPU, 1 SMs, compute 9.0, 1.0 GiB" },
+    { two_devices, true, 0, GPU_CHOICE_GPU, "Test GPU, 1 SMs, compute 9.0, 1.0 GiB" },
+    { NULL, false, 0, GPU_CHOICE_CPU, "no usable GPU: " GPU_NOT_BUILT },
+    { NULL, true, 0, GPU_CHOICE_NONE, "Device gpu is configured but no usable GPU: " GPU_NOT_BUILT },
+    { NULL, false, 7, GPU_CHOICE_NUMBER, "GPU 7 is configured but no usable GPU: " GPU_NOT_BUILT },
+    { no_device, false, 0, GPU_CHOICE_CPU, "no usable GPU: no CUDA-capable device is detected" },
+    { no_device, true, 0, GPU_CHOICE_NONE,
+      "Device gpu is configured but no usable GPU: no CUDA-capable device is detected" },
+    { no_device, true, 3, GPU_CHOICE_NUMBER,
+      "GPU 3 is configured but no usable GPU: no CUDA-capable device is detected" },
+    { two_devices, false, 2, GPU_CHOICE_NUMBER, "GPU 2 is configured but no CUDA device 2 (2 present)" },
+    { two_devices, true, 7, GPU_CHOICE_NUMBER, "GPU 7 is configured but no CUDA device 7 (2 present)" },
+    { two_devices, false, 1, GPU_CHOICE_CPU, "CUDA device 1: unknown error" },
+    { two_devices, true, 1, GPU_CHOICE_NONE, "Device gpu is configured but CUDA device 1: unknown error" },
+};
 
-START_TEST(choose_without_a_device)
+START_TEST(choose_reads_the_keys)
 {
+    const choice_case *c = &choice_cases[_i];
     char msg[256];
-    ck_assert_int_eq(gpu_choose(no_device, false, 0, msg, sizeof msg), GPU_CHOICE_CPU);
-    ck_assert_str_eq(msg, "no usable GPU: no CUDA-capable device is detected");
-    ck_assert_int_eq(gpu_choose(no_device, true, 0, msg, sizeof msg), GPU_CHOICE_NONE);
-    ck_assert_str_eq(msg, "Device gpu is configured but no usable GPU: no CUDA-capable device is detected");
-    ck_assert_int_eq(gpu_choose(no_device, true, 3, msg, sizeof msg), GPU_CHOICE_NUMBER);
-    ck_assert_str_eq(msg, "GPU 3 is configured but no usable GPU: no CUDA-capable device is detected");
-}
-END_TEST
-
-/* A number past the devices is the configuration's error whatever Device says;
- * a device that is there but does not answer is the device's. */
-START_TEST(choose_a_number_the_host_lacks)
-{
-    char msg[256];
-    ck_assert_int_eq(gpu_choose(two_devices, false, 2, msg, sizeof msg), GPU_CHOICE_NUMBER);
-    ck_assert_str_eq(msg, "GPU 2 is configured but no CUDA device 2 (2 present)");
-    ck_assert_int_eq(gpu_choose(two_devices, true, 7, msg, sizeof msg), GPU_CHOICE_NUMBER);
-    ck_assert_str_eq(msg, "GPU 7 is configured but no CUDA device 7 (2 present)");
-    ck_assert_int_eq(gpu_choose(two_devices, false, 1, msg, sizeof msg), GPU_CHOICE_CPU);
-    ck_assert_str_eq(msg, "CUDA device 1: unknown error");
-    ck_assert_int_eq(gpu_choose(two_devices, true, 1, msg, sizeof msg), GPU_CHOICE_NONE);
-    ck_assert_str_eq(msg, "Device gpu is configured but CUDA device 1: unknown error");
+    ck_assert_int_eq(gpu_choose(c->probe, c->required, c->device, msg, sizeof msg), c->want);
+    ck_assert_str_eq(msg, c->msg);
 }
 END_TEST
 
@@ -150,30 +139,32 @@ static bool usable(int n)
     return initialise(HISTO, keys, log, sizeof log) == 0;
 }
 
+/* Each actor's initialise with keys returns code and logs text. */
+static void each_actor(const char *keys, unsigned code, const char *text)
+{
+    char log[8192];
+    for (int k = 0; k < ACTORS; k++) {
+        unsigned got = initialise(k, keys, log, sizeof log);
+        ck_assert_msg(got == code, "%s with '%s': code %u, not %u", library[k], keys, got, code);
+        ck_assert_msg(strstr(log, text), "%s with '%s' does not log '%s': %s", library[k], keys, text, log);
+    }
+}
+
 /* Without a GPU: Device gpu refused with the one sentence, each actor. */
 START_TEST(device_gpu_refused_without_a_gpu)
 {
-    char log[8192];
     if (usable(0))
         TK_SKIP("a GPU is usable: the refusal is not tested");
-    for (int k = 0; k < ACTORS; k++) {
-        ck_assert_uint_eq(initialise(k, "Device gpu", log, sizeof log), NARVAL_E_DEVICE);
-        ck_assert_msg(strstr(log, "Device gpu is configured but no usable GPU: "), "%s: %s", library[k], log);
-    }
+    each_actor("Device gpu", NARVAL_E_DEVICE, "Device gpu is configured but no usable GPU: ");
 }
 END_TEST
 
 /* Without a GPU: Device auto runs on the CPU, saying why with the same sentence. */
 START_TEST(auto_on_the_cpu_without_a_gpu)
 {
-    char log[8192];
     if (usable(0))
         TK_SKIP("a GPU is usable: the CPU is not chosen");
-    for (int k = 0; k < ACTORS; k++) {
-        ck_assert_uint_eq(initialise(k, "Device auto", log, sizeof log), 0);
-        ck_assert_msg(strstr(log, "on the CPU, ") && strstr(log, " OpenMP threads (no usable GPU: "), "%s: %s",
-                      library[k], log);
-    }
+    each_actor("Device auto", 0, " OpenMP threads (no usable GPU: ");
 }
 END_TEST
 
@@ -182,40 +173,27 @@ END_TEST
  * auto as with Device gpu. */
 START_TEST(gpu_number_without_its_device_refused)
 {
-    char log[8192];
     if (usable(7))
         TK_SKIP("this host has a CUDA device 7");
-    for (int k = 0; k < ACTORS; k++) {
-        ck_assert_uint_eq(initialise(k, "GPU 7", log, sizeof log), NARVAL_E_CONFIG);
-        ck_assert_msg(strstr(log, "GPU 7 is configured but "), "%s: %s", library[k], log);
-        ck_assert_uint_eq(initialise(k, "Device gpu\nGPU 7", log, sizeof log), NARVAL_E_CONFIG);
-        ck_assert_msg(strstr(log, "GPU 7 is configured but "), "%s: %s", library[k], log);
-    }
+    each_actor("GPU 7", NARVAL_E_CONFIG, "GPU 7 is configured but ");
+    each_actor("Device gpu\nGPU 7", NARVAL_E_CONFIG, "GPU 7 is configured but ");
 }
 END_TEST
 
 /* Device cpu asks for no device: its GPU number is not looked at. */
 START_TEST(device_cpu_ignores_the_gpu_number)
 {
-    char log[8192];
-    for (int k = 0; k < ACTORS; k++) {
-        ck_assert_uint_eq(initialise(k, "Device cpu\nGPU 7", log, sizeof log), 0);
-        ck_assert_msg(strstr(log, "(Device cpu is configured)"), "%s: %s", library[k], log);
-        ck_assert_msg(!strstr(log, "GPU 7"), "%s: %s", library[k], log);
-    }
+    each_actor("Device cpu\nGPU 7", 0, "OpenMP threads (Device cpu is configured)");
 }
 END_TEST
 
 /* With a GPU: each actor runs on the device its GPU key names, and says which. */
 static void uses_device(int n)
 {
-    char keys[64], log[8192], want[32];
+    char keys[64], want[32];
     snprintf(keys, sizeof keys, "Device gpu\nGPU %d", n);
     snprintf(want, sizeof want, "on the GPU %d: ", n);
-    for (int k = 0; k < ACTORS; k++) {
-        ck_assert_uint_eq(initialise(k, keys, log, sizeof log), 0);
-        ck_assert_msg(strstr(log, want), "%s: %s", library[k], log);
-    }
+    each_actor(keys, 0, want);
 }
 
 START_TEST(configured_device_used)
@@ -238,10 +216,7 @@ static Suite *gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
     TCase *t = tcase_create("choose");
-    tcase_add_test(t, choose_the_device_that_answers);
-    tcase_add_test(t, choose_without_cuda);
-    tcase_add_test(t, choose_without_a_device);
-    tcase_add_test(t, choose_a_number_the_host_lacks);
+    tcase_add_loop_test(t, choose_reads_the_keys, 0, (int)(sizeof choice_cases / sizeof *choice_cases));
     suite_add_tcase(s, t);
     t = tcase_create("actors");
     tcase_set_timeout(t, 120);

@@ -6,6 +6,7 @@
 
 #include "histo_backend.h"
 #include "histo_engine.h"
+#include "narval_gpu.h"
 
 struct histo_engine {
     histo_group *groups;
@@ -17,12 +18,6 @@ struct histo_engine {
     const histo_backend *be;
     void *state;            /* the backend's */
 };
-
-/* A backend's failure as the actor reports it. */
-static unsigned code_of(int rc)
-{
-    return rc == GPU_OK ? 0 : rc == GPU_NOMEM ? NARVAL_E_NOMEM : NARVAL_E_DEVICE;
-}
 
 unsigned histo_stage_grow(histo_stage *s)
 {
@@ -42,36 +37,35 @@ unsigned histo_stage_grow(histo_stage *s)
     return 0;
 }
 
+/* The counts on GPU `device` (desc: its description); msg tells the choice. */
+static unsigned open_gpu(histo_engine *e, const histo_backend *gpu, int device, const char *desc, char *msg,
+                         size_t len)
+{
+    char why[256];
+    int rc = gpu->open(&e->state, device, e->slots, why, sizeof why);
+    if (rc != GPU_OK) {
+        snprintf(msg, len, "the GPU (%s) cannot hold the histograms: %s", desc, why);
+        return narval_gpu_code(rc);
+    }
+    e->be = gpu;
+    snprintf(msg, len, "GPU %d: %s; %.1f MiB of counts resident", device, desc, e->slots * 8.0 / (1 << 20));
+    return 0;
+}
+
 /* Picks the GPU when asked or when usable (the Device and GPU keys, gpu_choose); msg tells the choice. */
 static unsigned choose_device(histo_engine *e, histo_device want, int device, char *msg, size_t len)
 {
     const histo_backend *gpu = HISTO_BACKEND_GPU;
-    char why[256] = "Device cpu is configured", desc[256];
+    char why[256] = "Device cpu is configured";
     if (want != HISTO_DEVICE_CPU) {
-        switch (gpu_choose(gpu ? gpu->probe : NULL, want == HISTO_DEVICE_GPU, device, desc, sizeof desc)) {
-        case GPU_CHOICE_NUMBER:
-            snprintf(msg, len, "%s", desc);
-            return NARVAL_E_CONFIG;
-        case GPU_CHOICE_NONE:
-            snprintf(msg, len, "%s", desc);
-            return NARVAL_E_DEVICE;
-        case GPU_CHOICE_CPU:
-            snprintf(why, sizeof why, "%s", desc);
-            break;
-        case GPU_CHOICE_GPU: {
-            int rc = gpu->open(&e->state, device, e->slots, why, sizeof why);
-            if (rc != GPU_OK) {
-                snprintf(msg, len, "the GPU (%s) cannot hold the histograms: %s", desc, why);
-                return code_of(rc);
-            }
-            e->be = gpu;
-            snprintf(msg, len, "GPU %d: %s; %.1f MiB of counts resident", device, desc, e->slots * 8.0 / (1 << 20));
-            return 0;
-        }
-        }
+        gpu_choice c = gpu_choose(gpu ? gpu->probe : NULL, want == HISTO_DEVICE_GPU, device, why, sizeof why);
+        if (c == GPU_CHOICE_GPU)
+            return open_gpu(e, gpu, device, why, msg, len);
+        if (c != GPU_CHOICE_CPU)
+            return narval_gpu_refuse(c, why, msg, len);
     }
     e->be = &histo_backend_cpu;
-    unsigned code = code_of(e->be->open(&e->state, device, e->slots, msg, len));
+    unsigned code = narval_gpu_code(e->be->open(&e->state, device, e->slots, msg, len));
     if (!code)
         snprintf(msg, len, "CPU, %d OpenMP threads (%s)", omp_get_max_threads(), why);
     return code;
@@ -167,18 +161,18 @@ unsigned histo_engine_commit(histo_engine *e, char *msg, size_t len)
     view_stages(e);
     int rc = e->be->fill(e->state, e->groups, e->entries, e->n_groups, e->counts, msg, len);
     histo_engine_discard(e);
-    return code_of(rc);
+    return narval_gpu_code(rc);
 }
 
 unsigned histo_engine_clear(histo_engine *e, char *msg, size_t len)
 {
     histo_engine_discard(e);
     memset(e->counts, 0, e->slots * sizeof *e->counts);
-    return code_of(e->be->clear(e->state, msg, len));
+    return narval_gpu_code(e->be->clear(e->state, msg, len));
 }
 
 unsigned histo_engine_counts(histo_engine *e, const uint64_t **counts, char *msg, size_t len)
 {
     *counts = e->counts;
-    return code_of(e->be->counts(e->state, e->counts, msg, len));
+    return narval_gpu_code(e->be->counts(e->state, e->counts, msg, len));
 }

@@ -87,7 +87,7 @@ static unsigned build_layout(psa_actor *a)
     if (psa_layout_build(&a->layout, &a->basis, &p, msg, sizeof msg))
         return kit_fail(a->k.name, NARVAL_E_DATA, "%s: %s", psa_set.basis, msg);
     uint32_t coarse = 0, custom = 0;
-    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+    for (unsigned s = 0; s < DET_SEGMENTS; s++) {
         coarse += a->layout.seg[s].n_coarse;
         custom += psa_conf.custom[s] != 0;
     }
@@ -96,7 +96,7 @@ static unsigned build_layout(psa_actor *a)
             "(%g mm)", (a->layout.values + a->layout.pm_values) *
             (psa_conf.engine.data == PSA_I16 ? 2.0 : 4.0) / 1048576.0,
             psa_conf.engine.data == PSA_I16 ? "int16" : "float", psa_conf.window, start,
-            PSA_SEGMENTS - custom, custom, coarse, psa_set.coarse_mm);
+            DET_SEGMENTS - custom, custom, coarse, psa_set.coarse_mm);
     return 0;
 }
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "narval.h"
+#include "narval_gpu.h"
 #include "psa_backend.h"
 
 /* The GPU when asked or when usable (the Device and GPU keys, gpu_choose);
@@ -17,18 +17,10 @@ static unsigned choose_gpu(psa_engine *e, char *why, size_t why_len, char *msg, 
     const psa_backend *gpu = PSA_BACKEND_GPU;
     const bool required = e->p.device == PSA_DEVICE_GPU;
     char desc[256], up[256];
-    switch (gpu_choose(gpu ? gpu->probe : NULL, required, e->p.gpu, desc, sizeof desc)) {
-    case GPU_CHOICE_NUMBER:
-        snprintf(msg, len, "%s", desc);
-        return NARVAL_E_CONFIG;
-    case GPU_CHOICE_NONE:
-        snprintf(msg, len, "%s", desc);
-        return NARVAL_E_DEVICE;
-    case GPU_CHOICE_CPU:
+    gpu_choice c = gpu_choose(gpu ? gpu->probe : NULL, required, e->p.gpu, desc, sizeof desc);
+    if (c != GPU_CHOICE_GPU) {
         snprintf(why, why_len, "%s", desc);
-        return 0;
-    case GPU_CHOICE_GPU:
-        break;
+        return c == GPU_CHOICE_CPU ? 0 : narval_gpu_refuse(c, desc, msg, len);
     }
     int rc = gpu->open(e, up, sizeof up);
     if (rc == GPU_OK) {
@@ -38,7 +30,7 @@ static unsigned choose_gpu(psa_engine *e, char *why, size_t why_len, char *msg, 
     }
     if (required) {
         snprintf(msg, len, "Device gpu is configured but %s", up);
-        return rc == GPU_NOMEM ? NARVAL_E_NOMEM : NARVAL_E_DEVICE;
+        return narval_gpu_code(rc);
     }
     snprintf(why, why_len, "%s", up);
     return 0;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "narval.h"
+#include "narval_gpu.h"
 #include "tracker_backend.h"
 #include "tracker_engine.h"
 
@@ -17,10 +17,19 @@ struct tracker_engine {
     void *state; /* the backend's */
 };
 
-/* A backend's failure as the actor reports it. */
-static unsigned code_of(int rc)
+/* The model on GPU `device` (desc: its description); msg tells the choice. */
+static unsigned open_gpu(tracker_engine *e, const tracker_backend *gpu, int device, bool cluster_on_gpu,
+                         const char *desc, char *msg, size_t len)
 {
-    return rc == GPU_OK ? 0 : rc == GPU_NOMEM ? NARVAL_E_NOMEM : NARVAL_E_DEVICE;
+    char why[256];
+    int rc = gpu->open(&e->state, e->model, device, cluster_on_gpu, why, sizeof why);
+    if (rc != GPU_OK) {
+        snprintf(msg, len, "the GPU (%s) cannot be used: %s", desc, why);
+        return narval_gpu_code(rc);
+    }
+    e->be = gpu;
+    snprintf(msg, len, "GPU %d: %s; clustering on the %s", device, desc, cluster_on_gpu ? "GPU" : "CPU");
+    return 0;
 }
 
 /* The GPU when asked or when usable (the Device and GPU keys, gpu_choose); msg tells the choice. */
@@ -28,32 +37,16 @@ static unsigned choose_device(tracker_engine *e, tracker_device want, int device
                               size_t len)
 {
     const tracker_backend *gpu = TRACKER_BACKEND_GPU;
-    char why[256] = "Device cpu is configured", desc[256];
+    char why[256] = "Device cpu is configured";
     if (want != TRACKER_CPU) {
-        switch (gpu_choose(gpu ? gpu->probe : NULL, want == TRACKER_GPU, device, desc, sizeof desc)) {
-        case GPU_CHOICE_NUMBER:
-            snprintf(msg, len, "%s", desc);
-            return NARVAL_E_CONFIG;
-        case GPU_CHOICE_NONE:
-            snprintf(msg, len, "%s", desc);
-            return NARVAL_E_DEVICE;
-        case GPU_CHOICE_CPU:
-            snprintf(why, sizeof why, "%s", desc);
-            break;
-        case GPU_CHOICE_GPU: {
-            int rc = gpu->open(&e->state, e->model, device, cluster_on_gpu, why, sizeof why);
-            if (rc != GPU_OK) {
-                snprintf(msg, len, "the GPU (%s) cannot be used: %s", desc, why);
-                return code_of(rc);
-            }
-            e->be = gpu;
-            snprintf(msg, len, "GPU %d: %s; clustering on the %s", device, desc, cluster_on_gpu ? "GPU" : "CPU");
-            return 0;
-        }
-        }
+        gpu_choice c = gpu_choose(gpu ? gpu->probe : NULL, want == TRACKER_GPU, device, why, sizeof why);
+        if (c == GPU_CHOICE_GPU)
+            return open_gpu(e, gpu, device, cluster_on_gpu, why, msg, len);
+        if (c != GPU_CHOICE_CPU)
+            return narval_gpu_refuse(c, why, msg, len);
     }
     e->be = &tracker_backend_cpu;
-    unsigned code = code_of(e->be->open(&e->state, e->model, device, cluster_on_gpu, msg, len));
+    unsigned code = narval_gpu_code(e->be->open(&e->state, e->model, device, cluster_on_gpu, msg, len));
     if (!code)
         snprintf(msg, len, "CPU, %d OpenMP threads (%s)", omp_get_max_threads(), why);
     return code;
@@ -124,5 +117,5 @@ unsigned tracker_engine_run(tracker_engine *e, const tr_batch *b, tr_out *out, c
     }
     out->gammas = e->gammas;
     out->info = e->info;
-    return code_of(e->be->track(e->state, e->cpu, e->model, b, out, msg, len));
+    return narval_gpu_code(e->be->track(e->state, e->cpu, e->model, b, out, msg, len));
 }
