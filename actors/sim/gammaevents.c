@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "channels.h"
+
 enum { LINE_MAX_CHARS = 1024, MAX_COLUMNS = 16 };
 
 /* ---- SUMMARY of an array */
@@ -286,7 +288,7 @@ static int add_hit(gev_reader *r, const row *full, adf_truth *t, char *msg, size
         return fail_at(r, msg, len, "an interaction line needs crystal E x y z segment");
     if (!whole_in(x->v[0], 0, 65535))
         return fail_at(r, msg, len, "the crystal id is not an integer 0..65535");
-    if (!whole_in(x->v[5], 0, 35))
+    if (!whole_in(x->v[5], 0, DET_SEGMENTS - 1))
         return fail_at(r, msg, len, "the segment is not an integer 0..35");
     if (x->n > 6 && !whole_in(x->v[6], ADF_TRUTH_PHOTO, ADF_TRUTH_PAIR))
         return fail_at(r, msg, len, "the process column is not 1, 2 or 3");
