@@ -46,7 +46,8 @@ static void write_confs(void)
 }
 
 /* A basis on a 6 mm grid with 2 mm fields: a fraction of a second, where
- * the default one takes 20 s and 708 MB. */
+ * the default one takes 20 s and 708 MB.  -1 with why when basisgen is not
+ * built (the tests skip); basisgen failing fails the case. */
 static int build_basis(char *why, size_t len)
 {
     const char *basisgen = nw_build_path("/bin/basisgen");
@@ -57,10 +58,7 @@ static int build_basis(char *why, size_t len)
     char cmd[3 * PATH_MAX];
     snprintf(cmd, sizeof cmd, "%s --quiet --geometry detector/geometry/agata.geo --grid 6 --field-grid 2 -o %s",
              basisgen, at("coarse.basis"));
-    if (system(cmd) != 0) {
-        snprintf(why, len, "basisgen failed: %s", cmd);
-        return -1;
-    }
+    ck_assert_msg(system(cmd) == 0, "basisgen failed: %s", cmd); /* a failure, not a reason to skip */
     return 0;
 }
 

@@ -668,10 +668,8 @@ START_TEST(replay_topology_end_to_end)
 {
     char narwhal[PATH_MAX + 16], topology[PATH_MAX], actors[PATH_MAX + 16];
     snprintf(narwhal, sizeof narwhal, "%s/bin/narwhal", tk_build());
-    if (access(narwhal, X_OK) != 0) {
-        fprintf(stderr, "check_io: skip replay_topology_end_to_end: %s is not built\n", narwhal);
-        return;
-    }
+    if (access(narwhal, X_OK) != 0)
+        TK_SKIP("%s is not built", narwhal);
     ck_assert_ptr_nonnull(realpath("topologies/replay.xml", topology));
     snprintf(actors, sizeof actors, "%s/actors", tk_build());
     size_t n;
@@ -696,10 +694,8 @@ START_TEST(topology_conf_overlay)
 {
     char narwhal[PATH_MAX + 16], topology[PATH_MAX], actors[PATH_MAX + 16], list[3 * PATH_MAX];
     snprintf(narwhal, sizeof narwhal, "%s/bin/narwhal", tk_build());
-    if (access(narwhal, X_OK) != 0) {
-        fprintf(stderr, "check_io: skip topology_conf_overlay: %s is not built\n", narwhal);
-        return;
-    }
+    if (access(narwhal, X_OK) != 0)
+        TK_SKIP("%s is not built", narwhal);
     ck_assert_ptr_nonnull(realpath("topologies/replay.xml", topology));
     size_t n, m;
     char *xml = (char *)tk_slurp(topology, &n);
