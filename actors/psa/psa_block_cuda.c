@@ -26,6 +26,8 @@ static bool open_block(const psa_setup *s, char *msg, size_t len)
     if (pb_gpu_create(&gpu, s->engine->gpu, &p, msg, len) != GPU_OK)
         return false;
     s->engine->block = gpu;
+    const char *fault = getenv("NARWHAL_PSA_GPU_FAULT");
+    s->engine->fault_at = fault ? strtoul(fault, NULL, 10) : 0;
     return true;
 }
 
@@ -111,14 +113,10 @@ static int begin(psa_block *w, const psa_setup *s)
     return 0;
 }
 
-/* NARWHAL_PSA_GPU_FAULT=N, for tests: the engine's N-th whole block on the
- * GPU fails once its first round is queued, as a device fault would (the
- * recovery is otherwise untestable). */
-static bool injected_fault(psa_engine *e)
-{
-    const char *v = getenv("NARWHAL_PSA_GPU_FAULT");
-    return v && *v && strtoul(v, NULL, 10) == e->blocks;
-}
+/* NARWHAL_PSA_GPU_FAULT=N at initialise (open_block reads it), for tests:
+ * the engine's N-th whole block on the GPU fails once its first round is
+ * queued, as a device fault would (the recovery is otherwise untestable). */
+static bool injected_fault(const psa_engine *e) { return e->fault_at && e->fault_at == e->blocks; }
 
 /* psa_block_search's rounds on the GPU (psa_block.c's steps, the same
  * answers).  0, or a gpu_status with msg when the GPU failed. */

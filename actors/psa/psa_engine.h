@@ -30,6 +30,7 @@ typedef struct psa_engine {
     void *gpu;          /* gs_gpu, when the GPU searches */
     void *block;        /* pb_gpu, when whole blocks run on the GPU (psa_block_gpu_open) */
     unsigned long blocks; /* blocks run whole on the GPU (NARWHAL_PSA_GPU_FAULT counts them) */
+    unsigned long fault_at; /* NARWHAL_PSA_GPU_FAULT, read once when whole blocks open on the GPU; 0: none */
 } psa_engine;
 
 /* Chooses where the searches run (gpu_choose: the Device and GPU keys).  On
