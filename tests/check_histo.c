@@ -541,10 +541,8 @@ START_TEST(written_every_interval_and_plotted)
     ck_assert_int_eq(count_temporaries(live), 0);
     size_t n;
     uint8_t *png = tk_slurp(tk_path(out_dir, "e.png"), &n);
-    if (access("/usr/bin/gnuplot", X_OK) != 0 && !png) {
-        fprintf(stderr, "skip: gnuplot is not installed, e.png not checked\n");
-        return;
-    }
+    if (access("/usr/bin/gnuplot", X_OK) != 0 && !png)
+        TK_SKIP("gnuplot is not installed, e.png not checked");
     ck_assert_ptr_nonnull(png);
     ck_assert_uint_gt(n, 1000);
     ck_assert_mem_eq(png, "\x89PNG\r\n\x1a\n", 8);
@@ -825,15 +823,25 @@ START_TEST(configuration_errors_name_file_and_line)
 }
 END_TEST
 
-START_TEST(gpu_forced_without_gpu_fails_at_initialise)
+/* True when a CUDA device is usable; else false with why. */
+static bool gpu_present(char *why, size_t len)
 {
+    snprintf(why, len, "built without CUDA");
 #ifdef NARWHAL_HAVE_CUDA
     int count = 0;
-    if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
-        fprintf(stderr, "skip: a GPU is present; the refusal of Device gpu is not tested\n");
-        return;
-    }
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaSuccess && count > 0)
+        return true;
+    snprintf(why, len, "%s", err == cudaSuccess ? "no CUDA device" : cudaGetErrorString(err));
 #endif
+    return false;
+}
+
+START_TEST(gpu_forced_without_gpu_fails_at_initialise)
+{
+    char why[160];
+    if (gpu_present(why, sizeof why))
+        TK_SKIP("a GPU is present: the refusal of Device gpu is not tested");
     ck_assert_uint_eq(configure(&histo, "Device gpu\nHistogram e tracked.e sum 8 0 8\n"), 0);
     unsigned code;
     void *inst = histo.reg(&code);
@@ -909,7 +917,6 @@ static void run_mixed(const char *device, const char *dir)
     end(&histo, inst);
 }
 
-#ifdef NARWHAL_HAVE_CUDA
 static const char *other_dir;
 static int compared;
 
@@ -928,30 +935,18 @@ static int compare_entry(const char *path, const struct stat *st, int flag, stru
     compared++;
     return 0;
 }
-#endif
 
 START_TEST(gpu_counts_equal_cpu_counts)
 {
-    char why[160] = "built without CUDA";
-#ifdef NARWHAL_HAVE_CUDA
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    snprintf(why, sizeof why, "%s",
-             err == cudaSuccess ? "no CUDA device" : cudaGetErrorString(err));
-    if (err == cudaSuccess && count > 0) {
-        char gpu_dir[PATH_MAX + 8];
-        run_mixed("cpu", "cpu");
-        run_mixed("gpu", "gpu");
-        snprintf(gpu_dir, sizeof gpu_dir, "%s/gpu", tmp);
-        other_dir = gpu_dir;
-        ck_assert_int_eq(nftw(tk_path(tmp, "cpu"), compare_entry, 16, FTW_PHYS), 0);
-        ck_assert_int_eq(compared, 602); /* every histogram file of mixed_conf */
-        fprintf(stderr, "GPU: %d files equal byte for byte to the CPU's\n", compared);
-        return;
-    }
-#endif
-    fprintf(stderr, "skip: GPU equal to CPU not tested: %s\n", why);
-    run_mixed("cpu", "cpu"); /* the CPU half still runs */
+    char why[160], gpu_dir[PATH_MAX + 8];
+    run_mixed("cpu", "cpu"); /* the CPU half runs everywhere */
+    if (!gpu_present(why, sizeof why))
+        TK_SKIP("GPU equal to CPU not tested: %s", why);
+    run_mixed("gpu", "gpu");
+    snprintf(gpu_dir, sizeof gpu_dir, "%s/gpu", tmp);
+    other_dir = gpu_dir;
+    ck_assert_int_eq(nftw(tk_path(tmp, "cpu"), compare_entry, 16, FTW_PHYS), 0);
+    ck_assert_int_eq(compared, 602); /* every histogram file of mixed_conf */
 }
 END_TEST
 
