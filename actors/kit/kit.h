@@ -42,8 +42,9 @@
  *   [ADFReader] read 2000 frames
  *   [ADFReader] warning: ...      [ADFReader] error: ...      [ADFReader] debug: ...
  * Debug lines appear only when the environment variable NARWHAL_VERBOSE is set
- * to something other than "" or "0" (the emulator sets it for -v).  A line is
- * written with a single call, so lines of actors on different threads do not mix.
+ * to something other than "" or "0"; it is read once, at the first debug line
+ * of the library's copy, not per line.  A line is written with a single call,
+ * so lines of actors on different threads do not mix.
  */
 typedef enum kit_level { KIT_DEBUG, KIT_INFO, KIT_WARN, KIT_ERROR } kit_level;
 
