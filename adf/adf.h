@@ -485,6 +485,23 @@ typedef struct adf_eof {
 int adf_eof_write(adf_writer *w, uint32_t event, uint64_t timestamp, const adf_eof *e);
 int adf_eof_read(const adf_frame *f, adf_eof *e);
 
+/* ---- meta:sync (ADF_ID_META_SYNC) --------------------------------------------
+ * A producer's progress mark: the crystal's stream will hold no frame with a
+ * timestamp below the key's, so an event builder merging several streams
+ * can close its windows up to there even when the crystal is silent.
+ * Payload (Narwhal's layout), 8 bytes:
+ *   0  u16  crystal id of the stream
+ *   2  u16  0 (reserved)
+ *   4  u32  frames of the stream since the previous meta:sync
+ */
+#define ADF_SYNC_PAYLOAD 8u
+typedef struct adf_sync {
+    uint16_t crystal_id;
+    uint32_t frames;
+} adf_sync;
+int adf_sync_write(adf_writer *w, uint32_t event, uint64_t timestamp, const adf_sync *s);
+int adf_sync_read(const adf_frame *f, adf_sync *s);
+
 /* ---- files ---------------------------------------------------------------
  * A file is frames back to back, exactly as in a buffer.
  *

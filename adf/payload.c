@@ -1,4 +1,4 @@
-/* payload.c: encoders and checked decoders of the typed payloads (data:crystal, data:psa, data:tracked, meta:eof). */
+/* payload.c: encoders and checked decoders of the typed payloads (data:crystal, data:psa, data:tracked, meta:eof, meta:sync). */
 #include "adf.h"
 
 /* Writes one non-composite frame whose payload `encode` fills in place. */
@@ -272,5 +272,34 @@ int adf_eof_read(const adf_frame *f, adf_eof *e)
         return ADF_E_PAYLOAD;
     e->frames = adf_get_u32(f->payload);
     e->bytes = adf_get_u64(f->payload + 4);
+    return ADF_OK;
+}
+
+/* ---- meta:sync */
+
+static void sync_encode(uint8_t *p, const void *value)
+{
+    const adf_sync *s = value;
+    adf_put_u16(p, s->crystal_id);
+    adf_put_u16(p + 2, 0);
+    adf_put_u32(p + 4, s->frames);
+}
+
+int adf_sync_write(adf_writer *w, uint32_t event, uint64_t timestamp, const adf_sync *s)
+{
+    if (!w || !s)
+        return ADF_E_ARG;
+    return write_frame(w, ADF_ID_META_SYNC, event, timestamp, ADF_SYNC_PAYLOAD, sync_encode, s);
+}
+
+int adf_sync_read(const adf_frame *f, adf_sync *s)
+{
+    int rc = check_head(f, s, ADF_ID_META_SYNC, ADF_SYNC_PAYLOAD);
+    if (rc != ADF_OK)
+        return rc;
+    if (f->payload_size != ADF_SYNC_PAYLOAD || adf_get_u16(f->payload + 2) != 0)
+        return ADF_E_PAYLOAD;
+    s->crystal_id = adf_get_u16(f->payload);
+    s->frames = adf_get_u32(f->payload + 4);
     return ADF_OK;
 }

@@ -787,6 +787,35 @@ START_TEST(test_eof_round_trip_and_errors)
 }
 END_TEST
 
+START_TEST(test_sync_round_trip_and_errors)
+{
+    uint8_t buf[32];
+    adf_writer w;
+    adf_frame f;
+    adf_sync in = {0x0203, 0x01020304}, out;
+    adf_writer_init(&w, buf, sizeof buf);
+    ck_assert_int_eq(adf_sync_write(&w, 7, 0x123456789aull, &in), ADF_OK);
+    ck_assert_uint_eq(w.used, ADF_KEY_SIZE + ADF_SYNC_PAYLOAD);
+    ck_assert_str_eq(hex(buf, 4), "1c000000");
+    ck_assert_str_eq(hex(buf + 4, 4), "011101fa");
+    ck_assert_str_eq(hex(buf + 20, 8), "0302000004030201");
+    first_frame(buf, w.used, &f);
+    ck_assert_uint_eq(f.key.timestamp, 0x123456789aull);
+    ck_assert_int_eq(adf_sync_read(&f, &out), ADF_OK);
+    ck_assert_uint_eq(out.crystal_id, 0x0203);
+    ck_assert_uint_eq(out.frames, 0x01020304);
+    buf[22] = 1; /* the reserved field must be 0 */
+    ck_assert_int_eq(adf_sync_read(&f, &out), ADF_E_PAYLOAD);
+    buf[22] = 0;
+    f.payload_size = 9;
+    ck_assert_int_eq(adf_sync_read(&f, &out), ADF_E_PAYLOAD);
+    f.payload_size = 8;
+    f.key.id = ADF_ID_META_EOF;
+    ck_assert_int_eq(adf_sync_read(&f, &out), ADF_E_WRONG_ID);
+    ck_assert_int_eq(adf_sync_read(&f, NULL), ADF_E_ARG);
+}
+END_TEST
+
 static Suite *adf_suite(void)
 {
     Suite *s = suite_create("adf");
@@ -823,6 +852,7 @@ static Suite *adf_suite(void)
     tcase_add_test(tc, test_event_psa);
     tcase_add_test(tc, test_tracked_round_trip_and_errors);
     tcase_add_test(tc, test_eof_round_trip_and_errors);
+    tcase_add_test(tc, test_sync_round_trip_and_errors);
     suite_add_tcase(s, tc);
     return s;
 }
