@@ -6,6 +6,7 @@
 #   detector/*.c          -> build/lib/libdetector.a
 #   sim/*.c               -> build/lib/libsim.a (the γ-ray Monte Carlo: the generator and the tools link it)
 #   analysis/*.c          -> build/lib/libanalysis.a (`narwhal summary`; its gnuplot runner, histo's too)
+#   an actor's algorithm  -> build/lib/lib<actor>.a (TRACKER_LIB_SRCS ...: no glue, no kit; the actor and the tools link it)
 #   detector/tools/*.c    -> build/bin/<name>   (one program per file)
 #   emulator/*.c          -> build/bin/narwhal  (emulator/main.c holds main)
 #   kernels/*.cu          -> compiled when nvcc is found, linked into the actors
@@ -86,6 +87,7 @@ LIBDET := $(BUILD)/lib/libdetector.a
 LIBSIM := $(BUILD)/lib/libsim.a
 LIBANA := $(BUILD)/lib/libanalysis.a
 LIBEMU := $(BUILD)/lib/libemu.a
+LIBTRACKER := $(BUILD)/lib/libtracker.a
 NARWHAL := $(BUILD)/bin/narwhal
 
 # ---- actors: name, its C sources, its CUDA sources and the libraries of ours it needs beyond
@@ -102,11 +104,14 @@ histo_LIBS := $(LIBANA)
 histo_sink_SRCS := actors/histo/histo_sink.c $(filter-out actors/histo/histo_filter.c,$(histo_SRCS))
 histo_sink_CU := kernels/histogram.cu
 histo_sink_LIBS := $(LIBANA)
-tracker_SRCS := actors/tracker/tracker.c actors/tracker/tracker_engine.c actors/tracker/tracker_cpu.c \
+# the tracker's algorithm, a library (actors/tracker/ less its glue, tracker.c)
+TRACKER_LIB_SRCS := actors/tracker/tracker_engine.c actors/tracker/tracker_cpu.c \
 	actors/tracker/tracker_model.c actors/tracker/tracker_events.c actors/tracker/tracker_truth.c \
 	actors/tracker/tracker_output.c actors/tracker/tracker_backend_cpu.c \
 	$(call gpu_backend,actors/tracker/tracker_backend_cuda.c)
+tracker_SRCS := actors/tracker/tracker.c
 tracker_CU := kernels/tracker.cu
+tracker_LIBS := $(LIBTRACKER)
 builder_SRCS := actors/builder/builder.c actors/builder/builder_core.c
 generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_run.c actors/sim/gammaevents.c
 generator_LIBS := $(LIBSIM)
@@ -118,15 +123,17 @@ psa_CU := kernels/gridsearch.cu kernels/psa_block.cu
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- tools/: benchmarks, studies and converters: name, C sources, CUDA sources, libraries as for actors
+# (libdetector and libadf; not the kit: a tool links an actor's library, never its glue)
 PROGRAMS := bench-histo sim-validate bench-tracker ge2adf bench-psa
 bench-histo_SRCS := tools/bench_histo.c actors/histo/histo_cpu.c
 bench-histo_CU := kernels/histogram.cu kernels/histogram_cub.cu
 sim-validate_SRCS := tools/sim_validate.c
 sim-validate_LIBS := $(LIBSIM)
-bench-tracker_SRCS := tools/bench_tracker.c tools/tracker_study.c $(filter-out actors/tracker/tracker.c,$(tracker_SRCS))
+bench-tracker_SRCS := tools/bench_tracker.c tools/tracker_study.c
 bench-tracker_CU := kernels/tracker.cu
-bench-tracker_LIBS := $(LIBSIM)
-ge2adf_SRCS := tools/ge2adf.c actors/tracker/tracker_truth.c actors/sim/gammaevents.c
+bench-tracker_LIBS := $(LIBTRACKER) $(LIBSIM)
+ge2adf_SRCS := tools/ge2adf.c actors/sim/gammaevents.c
+ge2adf_LIBS := $(LIBTRACKER)
 bench-psa_SRCS := tools/bench_psa.c actors/psa/psa_engine.c actors/psa/psa_cpu.c \
 	actors/psa/psa_naive.c actors/psa/psa_layout.c actors/psa/psa_batch.c actors/psa/psa_pow.c \
 	actors/psa/psa_backend_cpu.c $(call gpu_backend,actors/psa/psa_backend_cuda.c)
@@ -200,6 +207,9 @@ $(LIBANA): $(call obj,$(ANA_SRCS))
 $(LIBEMU): $(call obj,$(EMU_SRCS))
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
+$(LIBTRACKER): $(call obj,$(TRACKER_LIB_SRCS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
 
 ALL_LIBS := $(LIBEMU) $(LIBANA) $(LIBKIT) $(LIBDET) $(LIBADF_A)
 LINK_LIBS = $(XML_LIBS) $(CUDA_LIBS) -ldl -lm
@@ -220,7 +230,7 @@ endef
 $(foreach a,$(ACTORS),$(eval $(call actor_rule,$(a))))
 
 define program_rule
-$(BUILD)/bin/$(1): $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $($(1)_LIBS) $(LIBKIT) $(LIBDET) $(LIBADF_A)
+$(BUILD)/bin/$(1): $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $($(1)_LIBS) $(LIBDET) $(LIBADF_A)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $$(LINK_LIBS)
 endef

@@ -25,10 +25,6 @@ extern "C" {
  */
 typedef struct histo_gpu histo_gpu;
 
-/* tools/bench_histo.c's names of gpu_probe on device 0 and GPU_OK, until it uses those. */
-#define histo_gpu_probe(msg, len) gpu_probe(0, &(int){ 0 }, (msg), (len))
-#define HISTO_GPU_OK GPU_OK
-
 /* Counts for `slots` slots, zeroed, on the calling thread's device
  * (gpu_select's; device 0 unless selected), which every later call selects. */
 int histo_gpu_create(histo_gpu **g, uint64_t slots, char *msg, size_t len);

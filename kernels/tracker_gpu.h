@@ -27,10 +27,6 @@ extern "C" {
  * constant memory).
  */
 
-/* tools/bench_tracker.c's names of gpu_probe on device 0 and GPU_OK, until it uses those. */
-#define tr_gpu_probe(msg, len) gpu_probe(0, &(int){ 0 }, (msg), (len))
-#define TR_GPU_OK GPU_OK
-
 typedef struct tr_gpu tr_gpu;
 
 /* Milliseconds spent in each phase of the last tr_gpu_track with timing on. */

@@ -611,7 +611,8 @@ int main(int argc, char **argv)
     printf("bench-histo: CPU: %d OpenMP threads\n", omp_get_max_threads());
 #ifdef NARWHAL_HAVE_CUDA
     char desc[256];
-    b.gpu = histo_gpu_probe(desc, sizeof desc) == HISTO_GPU_OK;
+    int present;
+    b.gpu = gpu_probe(0, &present, desc, sizeof desc) == GPU_OK;
     printf("bench-histo: GPU: %s\n", desc);
     if (b.gpu)
         b.copy_gbs = copy_bandwidth(10);

@@ -204,30 +204,30 @@ static int bench_gpu(tracker_cpu *cpu, tr_gpu *g, const tr_model *m, const tr_ba
         return -1;
     }
     int bad = 0, rc = tr_gpu_track(g, b, NULL, NULL, &o, NULL, msg, sizeof msg); /* warm-up: buffers grow */
-    for (int side = 0; side < 2 && rc == TR_GPU_OK; side++) {
+    for (int side = 0; side < 2 && rc == GPU_OK; side++) {
         int reps = 3;
         double t0 = tool_seconds();
-        for (int r = 0; r < reps && rc == TR_GPU_OK; r++) {
+        for (int r = 0; r < reps && rc == GPU_OK; r++) {
             if (side == 1)
                 tracker_cpu_cluster(cpu, m, b, cands, o.info);
             rc = tr_gpu_track(g, b, side ? cands : NULL, side ? o.info : NULL, &o, NULL, msg, sizeof msg);
         }
         double t = (tool_seconds() - t0) / reps;
-        if (rc == TR_GPU_OK) {
+        if (rc == GPU_OK) {
             note(&rows[2 + side], mi, b->n_events, b->first[b->n_events], t);
             bad |= check_same(side ? "GPU, clustering on the CPU:" : "GPU, clustering on the GPU:", b,
                               b->n_events, ref, &o);
         }
     }
     tr_gpu_times times;
-    if (rc == TR_GPU_OK && (rc = tr_gpu_track(g, b, NULL, NULL, &o, &times, msg, sizeof msg)) == TR_GPU_OK)
+    if (rc == GPU_OK && (rc = tr_gpu_track(g, b, NULL, NULL, &o, &times, msg, sizeof msg)) == GPU_OK)
         printf("  GPU phases, one stream: upload %.2f ms, clustering %.2f ms, scoring %.2f ms, selection %.2f ms, "
                "download %.2f ms\n", times.upload, times.cluster, times.score, times.select, times.download);
-    if (rc != TR_GPU_OK)
+    if (rc != GPU_OK)
         fprintf(stderr, "bench-tracker: GPU: %s\n", msg);
     free(cands);
     free_out(&o);
-    return rc != TR_GPU_OK ? -1 : bad;
+    return rc != GPU_OK ? -1 : bad;
 }
 #endif
 
@@ -265,9 +265,10 @@ static int run_bench(const options *o, const tracker_study *st)
         return 1;
 #ifdef NARWHAL_HAVE_CUDA
     tr_gpu *gpu = NULL;
-    if (tr_gpu_probe(msg, sizeof msg) == TR_GPU_OK) {
+    int present;
+    if (gpu_probe(0, &present, msg, sizeof msg) == GPU_OK) {
         printf("GPU: %s\n", msg);
-        if (tr_gpu_create(&gpu, st->model, msg, sizeof msg) != TR_GPU_OK) {
+        if (tr_gpu_create(&gpu, st->model, msg, sizeof msg) != GPU_OK) {
             fprintf(stderr, "bench-tracker: %s\n", msg);
             status = 1;
         }

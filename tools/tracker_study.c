@@ -154,7 +154,7 @@ static int smear_all(const tracker_study *st, tracker_sample *s, char *msg, size
         return -1;
     adf_iter_init(&it, s->truth, s->truth_size);
     while ((rc = adf_iter_next(&it, &f)) > 0)
-        if (tracker_events_add_truth(&s->ev, &st->lookup, &st->smear, &f, t, msg, len) != 0)
+        if (tracker_events_add_truth(&s->ev, &st->lookup, &st->smear, &f, t, msg, len) != TR_OK)
             break;
     free(t);
     return rc == 0 ? 0 : -1;
@@ -330,7 +330,7 @@ static int study_one(const tracker_study *st, tracker_engine *eng, int mult, uin
     if (tracker_study_sample(st, mult, events, seed, &s, msg, len) != 0)
         return -1;
     tr_batch b = tracker_events_batch(&s.ev);
-    int rc = tracker_engine_run(eng, &b, &o, msg, len) == 0 ? analyse(st, &s, &o, sp) : -1;
+    int rc = tracker_engine_run(eng, &b, &o, msg, len) == TR_OK ? analyse(st, &s, &o, sp) : -1;
     if (rc == 0)
         fprintf(stderr, "M=%d: %u events, %.2f points per event\n", mult, events,
                 events ? (double)b.first[b.n_events] / events : 0.0);
@@ -349,7 +349,7 @@ int tracker_study_run(const tracker_study *st, const char *dir, const uint32_t e
         fprintf(stderr, "bench-tracker: cannot create %s: %s\n", dir, sp ? strerror(errno) : "out of memory");
         goto fail;
     }
-    if (tracker_engine_create(&eng, st->model, TRACKER_AUTO, true, msg, sizeof msg) != 0) {
+    if (tracker_engine_open(&eng, st->model, TRACKER_AUTO, 0, true, msg, sizeof msg) != TR_OK) {
         fprintf(stderr, "bench-tracker: %s\n", msg);
         goto fail;
     }

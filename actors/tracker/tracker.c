@@ -107,6 +107,18 @@ typedef struct tracker {
     counts run, block;
 } tracker;
 
+/* The library's codes (tracker_status.h) as NARVAL's. */
+static unsigned narval_code(tr_status s)
+{
+    static const unsigned codes[] = { [TR_OK] = 0,
+                                      [TR_E_NOMEM] = NARVAL_E_NOMEM,
+                                      [TR_E_INPUT] = NARVAL_E_INPUT,
+                                      [TR_E_DATA] = NARVAL_E_DATA,
+                                      [TR_E_DEVICE] = NARVAL_E_DEVICE,
+                                      [TR_E_CONFIG] = NARVAL_E_CONFIG };
+    return codes[s];
+}
+
 /* ---- configuration ------------------------------------------------------------ */
 
 static unsigned pick(const kit_list *l, const char *key, const char *const *names, int n, const char *path,
@@ -241,9 +253,10 @@ static unsigned tracker_initialise(void *algo_data)
     t->truth = malloc(sizeof *t->truth);
     if (!t->psa || !t->truth)
         return kit_fail(t->k.name, NARVAL_E_NOMEM, "no memory for the frame decoders");
-    if ((code = tracker_engine_open(&t->engine, t->model, derived.device, (int)conf.gpu, derived.cluster_on_gpu,
-                                    msg, sizeof msg)) != 0)
-        return kit_fail(t->k.name, code, "%s", msg);
+    tr_status rc = tracker_engine_open(&t->engine, t->model, derived.device, (int)conf.gpu, derived.cluster_on_gpu,
+                                       msg, sizeof msg);
+    if (rc != TR_OK)
+        return kit_fail(t->k.name, narval_code(rc), "%s", msg);
     kit_log(t->k.name, KIT_INFO, "tracking on the %s; %d crystals (%s), germanium paths from the %s; "
             "input %s", msg, t->array.n, conf.array,
             derived.model.path_model == TR_PATH_SHELL ? "shell model" : "array",
@@ -329,19 +342,21 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     tracker *t = ctx;
     char msg[512];
     unsigned code = 0;
+    tr_status rc = TR_OK;
     bool truth = f->key.id == ADF_ID_NW_TRUTH;
     (void)out;
     if (!derived.truth && (f->key.id == ADF_ID_EVENT_DATA_PSA || f->key.id == ADF_ID_DATA_PSA)) {
-        if (conf.keep_input)
-            code = add_item(t, f, true, true);
-        if (code == 0)
-            code = tracker_events_add_psa(&t->ev, &t->lookup, f, t->psa, msg, sizeof msg);
+        if (conf.keep_input && (code = add_item(t, f, true, true)) != 0)
+            return code;
+        rc = tracker_events_add_psa(&t->ev, &t->lookup, f, t->psa, msg, sizeof msg);
     } else if (!(derived.truth && truth))
         return add_item(t, f, true, false);
-    else if ((code = add_item(t, f, true, false)) == 0)
-        code = tracker_events_add_truth(&t->ev, &t->lookup, &derived.smear, f, t->truth, msg, sizeof msg);
-    if (code)
-        return kit_fail(t->k.name, code, "%s", msg);
+    else if ((code = add_item(t, f, true, false)) != 0)
+        return code;
+    else
+        rc = tracker_events_add_truth(&t->ev, &t->lookup, &derived.smear, f, t->truth, msg, sizeof msg);
+    if (rc != TR_OK)
+        return kit_fail(t->k.name, narval_code(rc), "%s", msg);
     return add_item(t, f, false, false);
 }
 
@@ -370,9 +385,9 @@ static unsigned on_end(void *ctx, bool flush, adf_writer *w)
     if (b.n_events) {
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        unsigned code = tracker_engine_run(t->engine, &b, &out, msg, sizeof msg);
-        if (code)
-            return kit_fail(t->k.name, code, "%s", msg);
+        tr_status rc = tracker_engine_run(t->engine, &b, &out, msg, sizeof msg);
+        if (rc != TR_OK)
+            return kit_fail(t->k.name, narval_code(rc), "%s", msg);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         t->block.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     }

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "narval.h"
 #include "tracker_events.h"
 
 int tracker_lookup_init(tracker_lookup *l, const det_array *a)
@@ -89,11 +88,11 @@ static bool grow_points(tracker_events *ev, size_t need)
 }
 
 /* Opens an event: its points follow until close_event. */
-static unsigned open_event(tracker_events *ev, const adf_key *key, char *msg, size_t len)
+static tr_status open_event(tracker_events *ev, const adf_key *key, char *msg, size_t len)
 {
     if (ev->n == ev->cap && !grow_events(ev)) {
         snprintf(msg, len, "no memory for %u events", ev->cap * 2);
-        return NARVAL_E_NOMEM;
+        return TR_E_NOMEM;
     }
     ev->number[ev->n] = key->event;
     ev->timestamp[ev->n] = key->timestamp;
@@ -115,12 +114,12 @@ static void close_event(tracker_events *ev)
 }
 
 /* Adds one hit of crystal `id` at crystal-frame position (x, y, z). */
-static unsigned add_hit(tracker_events *ev, const tracker_lookup *l, uint16_t id, const adf_psa_hit *h,
-                        char *msg, size_t len)
+static tr_status add_hit(tracker_events *ev, const tracker_lookup *l, uint16_t id, const adf_psa_hit *h,
+                         char *msg, size_t len)
 {
     if (!isfinite(h->x) || !isfinite(h->y) || !isfinite(h->z) || !isfinite(h->e)) {
         snprintf(msg, len, "crystal %u: a hit with a position or energy that is not a number", id);
-        return NARVAL_E_DATA;
+        return TR_E_DATA;
     }
     if (h->e <= 0) {
         ev->skipped_hits++;
@@ -129,11 +128,11 @@ static unsigned add_hit(tracker_events *ev, const tracker_lookup *l, uint16_t id
     int k = l->index[id];
     if (k < 0) {
         snprintf(msg, len, "crystal id %u is not in the array", id);
-        return NARVAL_E_DATA;
+        return TR_E_DATA;
     }
     if (!grow_points(ev, ev->n_points + 1)) {
         snprintf(msg, len, "no memory for %zu points", ev->n_points + 1);
-        return NARVAL_E_NOMEM;
+        return TR_E_NOMEM;
     }
     double c[3] = { h->x, h->y, h->z }, lab[3];
     det_to_lab(&l->array->crystal[k], c, lab);
@@ -174,17 +173,17 @@ static void scale_to_core(tr_point *p, size_t n, float e0, tracker_core_counts *
     c->scaled++;
 }
 
-static unsigned add_member(tracker_events *ev, const tracker_lookup *l, const adf_frame *f, adf_psa *psa,
-                           char *msg, size_t len)
+static tr_status add_member(tracker_events *ev, const tracker_lookup *l, const adf_frame *f, adf_psa *psa,
+                            char *msg, size_t len)
 {
     int rc = adf_psa_read(f, psa);
     if (rc != ADF_OK) {
         snprintf(msg, len, "data:psa at offset %zu: %s", f->offset, adf_strerror(rc));
-        return NARVAL_E_INPUT;
+        return TR_E_INPUT;
     }
     size_t start = ev->n_points;
     for (unsigned h = 0; h < psa->n_hits; h++) {
-        unsigned code = add_hit(ev, l, psa->crystal_id, &psa->hit[h], msg, len);
+        tr_status code = add_hit(ev, l, psa->crystal_id, &psa->hit[h], msg, len);
         if (code)
             return code;
     }
@@ -193,8 +192,8 @@ static unsigned add_member(tracker_events *ev, const tracker_lookup *l, const ad
     return 0;
 }
 
-static unsigned add_members(tracker_events *ev, const tracker_lookup *l, const adf_frame *f, adf_psa *psa,
-                            char *msg, size_t len)
+static tr_status add_members(tracker_events *ev, const tracker_lookup *l, const adf_frame *f, adf_psa *psa,
+                             char *msg, size_t len)
 {
     if (f->key.id == ADF_ID_DATA_PSA)
         return add_member(ev, l, f, psa, msg, len);
@@ -203,32 +202,32 @@ static unsigned add_members(tracker_events *ev, const tracker_lookup *l, const a
     int rc = adf_iter_sub(&it, f); /* the kit's iterator has checked the composite already */
     if (rc != ADF_OK) {
         snprintf(msg, len, "frame at offset %zu: %s", f->offset, adf_strerror(rc));
-        return NARVAL_E_INPUT;
+        return TR_E_INPUT;
     }
     while ((rc = adf_iter_next(&it, &m)) > 0) {
         if (m.key.id != ADF_ID_DATA_PSA) {
             snprintf(msg, len, "member at offset %zu of event:data:psa is %s, not data:psa", m.offset,
                      adf_id_name(m.key.id) ? adf_id_name(m.key.id) : "an unknown frame");
-            return NARVAL_E_INPUT;
+            return TR_E_INPUT;
         }
-        unsigned code = add_member(ev, l, &m, psa, msg, len);
+        tr_status code = add_member(ev, l, &m, psa, msg, len);
         if (code)
             return code;
     }
     if (rc < 0) {
         adf_iter_describe(&it, msg, len);
-        return NARVAL_E_INPUT;
+        return TR_E_INPUT;
     }
     return 0;
 }
 
-unsigned tracker_events_add_psa(tracker_events *ev, const tracker_lookup *l, const adf_frame *f,
-                                adf_psa *psa, char *msg, size_t len)
+tr_status tracker_events_add_psa(tracker_events *ev, const tracker_lookup *l, const adf_frame *f,
+                                 adf_psa *psa, char *msg, size_t len)
 {
     size_t start = ev->n_points;
     uint64_t skipped = ev->skipped_hits;
     tracker_core_counts core = ev->core;
-    unsigned code = open_event(ev, &f->key, msg, len);
+    tr_status code = open_event(ev, &f->key, msg, len);
     if (!code)
         code = add_members(ev, l, f, psa, msg, len);
     if (code) { /* the batch stays as it was */
@@ -241,17 +240,17 @@ unsigned tracker_events_add_psa(tracker_events *ev, const tracker_lookup *l, con
     return 0;
 }
 
-unsigned tracker_events_add_truth(tracker_events *ev, const tracker_lookup *l, const tracker_smear *s,
-                                  const adf_frame *f, adf_truth *truth, char *msg, size_t len)
+tr_status tracker_events_add_truth(tracker_events *ev, const tracker_lookup *l, const tracker_smear *s,
+                                   const adf_frame *f, adf_truth *truth, char *msg, size_t len)
 {
     int rc = adf_truth_read(f, truth);
     if (rc != ADF_OK) {
         snprintf(msg, len, "narwhal:truth at offset %zu: %s", f->offset, adf_strerror(rc));
-        return NARVAL_E_INPUT;
+        return TR_E_INPUT;
     }
     size_t start = ev->n_points;
     uint64_t skipped = ev->skipped_hits;
-    unsigned code = open_event(ev, &f->key, msg, len);
+    tr_status code = open_event(ev, &f->key, msg, len);
     tracker_smearer r;
     tracker_smearer_start(&r, s, f->key.event);
     for (unsigned i = 0; i < truth->n_interactions && !code; i++) {

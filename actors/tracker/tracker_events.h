@@ -8,6 +8,7 @@
 
 #include "adf.h"
 #include "array.h"
+#include "tracker_status.h"
 #include "tracker_truth.h"
 #include "tracker_types.h"
 
@@ -61,16 +62,16 @@ void tracker_events_free(tracker_events *ev);
 
 /* Appends one event from an event:data:psa frame (every member's hits) or a
  * data:psa frame (one crystal), each crystal's hits scaled to its core energy
- * when ev->core_scale is set.  Returns 0 or a NARVAL_E_* code with msg:
- * a malformed member (NARVAL_E_INPUT), a crystal id the array lacks or a
- * position that is not finite (NARVAL_E_DATA), no memory.  psa is scratch. */
-unsigned tracker_events_add_psa(tracker_events *ev, const tracker_lookup *l, const adf_frame *f,
-                                adf_psa *psa, char *msg, size_t len);
+ * when ev->core_scale is set.  Returns TR_OK or a code with msg: a
+ * malformed member (TR_E_INPUT), a crystal id the array lacks or a position
+ * that is not finite (TR_E_DATA), no memory.  psa is scratch. */
+tr_status tracker_events_add_psa(tracker_events *ev, const tracker_lookup *l, const adf_frame *f,
+                                 adf_psa *psa, char *msg, size_t len);
 
 /* Appends one event from a narwhal:truth frame, each interaction's crystal-
  * frame position smeared (truth is scratch).  Same codes. */
-unsigned tracker_events_add_truth(tracker_events *ev, const tracker_lookup *l, const tracker_smear *s,
-                                  const adf_frame *f, adf_truth *truth, char *msg, size_t len);
+tr_status tracker_events_add_truth(tracker_events *ev, const tracker_lookup *l, const tracker_smear *s,
+                                   const adf_frame *f, adf_truth *truth, char *msg, size_t len);
 
 /* The batch view of ev for the engines. */
 static inline tr_batch tracker_events_batch(const tracker_events *ev)
