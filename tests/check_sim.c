@@ -120,8 +120,8 @@ static void strip_eof(stream *s)
     s->size = eof.offset;
 }
 
-/* One run: start, blocks of `block` bytes to the end of the data, stop; the data without its meta:eof. */
-static stream run_once(void *g, unsigned block)
+/* One run: start, blocks of `block` bytes to the end of the data, stop; the data as emitted. */
+static stream run_raw(void *g, unsigned block)
 {
     unsigned e;
     stream s = {NULL, 0};
@@ -141,6 +141,13 @@ static stream run_once(void *g, unsigned block)
     free(buf);
     gen.stop(g, &e);
     ck_assert_uint_eq(e, 0);
+    return s;
+}
+
+/* One run (run_raw); the data without its meta:eof. */
+static stream run_once(void *g, unsigned block)
+{
+    stream s = run_raw(g, block);
     strip_eof(&s);
     return s;
 }
@@ -558,6 +565,141 @@ START_TEST(test_trace_clipping_and_noise)
 }
 END_TEST
 
+/* ---- crystal producers: a Crystals selection ----------------------------------------- */
+
+/* The crystal id of a data:crystal frame; -1 for any other frame. */
+static int crystal_of(const adf_frame *f)
+{
+    return f->key.id == ADF_ID_DATA_CRYSTAL ? adf_get_u16(f->data + ADF_KEY_SIZE) : -1;
+}
+
+/* The frames of whole that `keep` keeps (truth: the truth frames; crystals ids lo..hi), in order, byte for byte. */
+static void expect_subsequence(const stream *whole, const stream *part, bool truth, int lo, int hi)
+{
+    adf_iter a, b;
+    adf_frame f, g;
+    size_t n = 0;
+    adf_iter_init(&a, whole->bytes, whole->size);
+    adf_iter_init(&b, part->bytes, part->size);
+    while (adf_iter_next(&a, &f) == 1) {
+        int id = crystal_of(&f);
+        if (!(truth && f.key.id == ADF_ID_NW_TRUTH) && !(id >= lo && id <= hi))
+            continue;
+        ck_assert_msg(adf_iter_next(&b, &g) == 1, "the part ends after %zu frames", n);
+        ck_assert_uint_eq(g.key.length, f.key.length);
+        ck_assert_msg(memcmp(f.data, g.data, f.key.length) == 0, "frame %zu differs", n);
+        n++;
+    }
+    ck_assert_int_eq(adf_iter_next(&b, &g), 0);
+    ck_assert_uint_gt(n, 100);
+}
+
+/* Three producers of disjoint selections emit together what one emits for
+ * every crystal, frame for frame; only the one whose Output has truth emits it. */
+START_TEST(test_crystal_producers_split_one_stream)
+{
+    char text[TEXT_MAX];
+    write_basis(in_tmp("test.basis"));
+    const char *common = "Source co60\nEvents 300\nSamples 40\nArray %s/arrays/agata180.txt\nBasis %s\nSeed 3\n"
+                         "Threads %d\nSyncEvery 0\n%s";
+    snprintf(text, sizeof text, common, detector, in_tmp("test.basis"), 2, "");
+    stream whole = run(text);
+    void *g = open_generator(text);
+    stream with_eof = run_raw(g, 1u << 20);
+    unsigned e;
+    gen.unload(g, &e);
+    ck_assert_uint_eq(with_eof.size, whole.size + ADF_KEY_SIZE + ADF_EOF_PAYLOAD);
+    static const struct {
+        const char *select;
+        bool truth;
+        int lo, hi;
+    } part[] = {{"Crystals 0-59\nOutput truth crystal\n", true, 0, 59},
+                {"Crystals 60-100 101-119\nOutput crystal\n", false, 60, 119},
+                {"Crystals 120-179\nOutput crystal\n", false, 120, 179}};
+    for (int k = 0; k < 3; k++) {
+        snprintf(text, sizeof text, common, detector, in_tmp("test.basis"), k + 1, part[k].select);
+        g = open_generator(text);
+        stream s = run_raw(g, 1u << 20);
+        gen.unload(g, &e);
+        /* its meta:eof: the key of the whole stream's (the run's last event, emitted or not), its own counts */
+        size_t at = s.size - ADF_KEY_SIZE - ADF_EOF_PAYLOAD;
+        ck_assert_int_eq(memcmp(s.bytes + at, with_eof.bytes + whole.size, ADF_KEY_SIZE), 0);
+        ck_assert_uint_eq(adf_get_u64(s.bytes + at + ADF_KEY_SIZE + 4), at);
+        s.size = at;
+        expect_subsequence(&whole, &s, part[k].truth, part[k].lo, part[k].hi);
+        free(s.bytes);
+    }
+    free(with_eof.bytes);
+    free(whole.bytes);
+}
+END_TEST
+
+/* A selection's meta:sync frames: a round (one per crystal, by id) before the
+ * first event and before each event at or past a multiple of SyncEvery, one
+ * just before the meta:eof; each counts its crystal's frames since the last
+ * and no later frame is earlier than it; the meta:eof counts them. */
+START_TEST(test_crystal_producer_syncs)
+{
+    enum { N = 31, EVERY = 50000 };
+    char text[TEXT_MAX];
+    write_basis(in_tmp("test.basis"));
+    snprintf(text, sizeof text,
+             "Source co60\nEvents 400\nSamples 40\nArray %s/arrays/agata180.txt\nBasis %s\nRate 1e5\n"
+             "Crystals 0-29 100\nOutput crystal\nSyncEvery %d\n",
+             detector, in_tmp("test.basis"), EVERY);
+    void *g = open_generator(text);
+    stream s = run_raw(g, 20000);
+    unsigned e;
+    gen.unload(g, &e);
+    uint32_t since[N] = {0};
+    uint64_t progress = 0, last_data = 0;
+    unsigned rounds = 0, in_round = 0, frames = 0, data = 0;
+    adf_iter it;
+    adf_frame f;
+    adf_iter_init(&it, s.bytes, s.size);
+    while (adf_iter_next(&it, &f) == 1) {
+        ck_assert_uint_ge(f.key.timestamp, progress);
+        if (f.key.id == ADF_ID_META_EOF) {
+            adf_eof eof;
+            ck_assert_int_eq(adf_eof_read(&f, &eof), ADF_OK);
+            ck_assert_uint_eq(eof.frames, frames);
+            ck_assert_uint_eq(f.offset + f.key.length, s.size);
+            break;
+        }
+        frames++;
+        if (f.key.id == ADF_ID_META_SYNC) {
+            adf_sync y;
+            ck_assert_int_eq(adf_sync_read(&f, &y), ADF_OK);
+            ck_assert_uint_eq(y.crystal_id, in_round < 30 ? in_round : 100);
+            ck_assert_uint_eq(y.frames, since[in_round]);
+            since[in_round] = 0;
+            ck_assert(in_round == 0 || f.key.timestamp == progress);
+            progress = f.key.timestamp;
+            if (++in_round == N) {
+                in_round = 0;
+                rounds++;
+            }
+            continue;
+        }
+        ck_assert_uint_eq(in_round, 0);
+        ck_assert_uint_gt(rounds, 0);
+        /* no multiple of SyncEvery between the last round and this frame */
+        ck_assert_uint_eq(f.key.timestamp / EVERY, progress / EVERY);
+        int id = crystal_of(&f);
+        ck_assert(id == 100 || (id >= 0 && id < 30));
+        since[id == 100 ? 30 : id]++;
+        last_data = f.key.timestamp;
+        data++;
+    }
+    ck_assert_uint_eq(in_round, 0);
+    ck_assert_uint_ge(progress, last_data);
+    /* 400 events at 1e5/s: about 400000 ticks, a round in each of about 8 intervals, then the last one */
+    ck_assert_msg(rounds >= 7 && rounds <= 11, "%u rounds", rounds);
+    ck_assert_uint_gt(data, 20);
+    free(s.bytes);
+}
+END_TEST
+
 /* ---- determinism ------------------------------------------------------------------------ */
 
 START_TEST(test_same_seed_same_bytes)
@@ -759,6 +901,12 @@ START_TEST(test_config_errors)
         {"ADCBits 16\nSubtractBaseline false\n", "key 'ADCBits': 16-bit values less 0 do not fit"},
         {"Beta 1\n", "Generator.conf:2: key 'Beta'"},
         {"Seeds 4\n", "Generator.conf:2: key 'Seeds': unknown key"},
+        {"Crystals 5-2\n", "Generator.conf:2: key 'Crystals': the range '5-2' is empty"},
+        {"Crystals 1\nCrystals all\n", "Generator.conf:3: key 'Crystals': 'all' is neither an id 0..65535 nor a "
+                                       "range A-B ('all' stands alone)"},
+        {"Crystals 0-3 2\n", "Generator.conf:2: key 'Crystals': crystal 2 is listed twice"},
+        {"Crystals 65536\n", "Generator.conf:2: key 'Crystals': '65536' is neither an id"},
+        {"Crystals 4\nOutput truth\n", "Generator.conf:2: key 'Crystals': selects data:crystal frames, but Output"},
     };
     char log[4096];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -787,6 +935,25 @@ START_TEST(test_initialise_errors)
         ck_assert_msg(e == NARVAL_E_IO, "case %zu: code %u", i, e);
         gen.unload(g, &e);
     }
+}
+END_TEST
+
+/* A selected crystal the array lacks is a configuration error at initialise, naming the key. */
+START_TEST(test_crystal_not_in_array)
+{
+    char text[TEXT_MAX], log[4096];
+    unsigned e;
+    snprintf(text, sizeof text, "Array %s\nCrystals 0 7\nBasis %s\n", in_tmp("one.txt"), in_tmp("none.basis"));
+    conf(text);
+    gen.config(conf_dir, &e);
+    ck_assert_uint_eq(e, 0);
+    void *g = gen.reg(&e);
+    capture_begin();
+    gen.initialise(g, &e);
+    capture_end(log, sizeof log);
+    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
+    ck_assert_msg(strstr(log, "Generator.conf: key 'Crystals': crystal 7 is not in the array") != NULL, "%s", log);
+    gen.unload(g, &e);
 }
 END_TEST
 
@@ -1087,11 +1254,14 @@ int main(void)
     tcase_add_test(frames, test_event_layout);
     tcase_add_test(frames, test_output_size);
     tcase_add_test(frames, test_gammaevents_round_trip);
+    tcase_add_test(frames, test_crystal_producers_split_one_stream);
+    tcase_add_test(frames, test_crystal_producer_syncs);
     suite_add_tcase(s, frames);
     TCase *config = tcase_create("config");
     tcase_add_checked_fixture(config, setup, teardown);
     tcase_add_test(config, test_config_errors);
     tcase_add_test(config, test_initialise_errors);
+    tcase_add_test(config, test_crystal_not_in_array);
     tcase_add_test(config, test_bad_gammaevents_input);
     tcase_add_test(config, test_gammaevents_foreign);
     suite_add_tcase(s, config);

@@ -8,14 +8,15 @@
 #include "event.h"
 #include "gammaevents.h"
 #include "kit.h"
+#include "kit_crystals.h"
 #include "publish.h"
 #include "traces.h"
 
 /* Generator.conf as the kit reads it (keys and defaults in gen_conf.c). */
 typedef struct gen_conf {
     char *array, *crystal, *basis, *gammaevents, *gammaevents_input;
-    int64_t seed, events, threads, multiplicity, samples, pre_trigger, adc_bits;
-    kit_list source, lines, cascade, origin, direction, packing, output;
+    int64_t seed, events, threads, multiplicity, samples, pre_trigger, adc_bits, sync_every;
+    kit_list source, lines, cascade, origin, direction, packing, output, crystals;
     double continuum_min, continuum_max, beta, rate, threshold, fwhm_a, fwhm_b;
     double gain, baseline, noise;
     bool subtract_baseline, sub_sample;
@@ -27,6 +28,7 @@ typedef struct gen_plan {
     int packing;
     bool emit_truth, emit_crystals;
     bool from_file;          /* the events are read from GammaEventsInput */
+    kit_crystals crystals;   /* whose data:crystal frames are emitted; a selection also emits meta:sync */
     sim_trace_params trace;
     char conf_file[1024];    /* the Generator.conf read, for messages */
 } gen_plan;
@@ -48,7 +50,7 @@ typedef struct gen_slot {
     size_t size, cap;
     size_t truth_size;   /* bytes of its truth frame at the start (0 if none was made) */
     size_t emit_from;    /* first byte that goes out (truth_size when truth is not emitted) */
-    int n_crystals;      /* data:crystal frames in it */
+    int n_crystals;      /* data:crystal frames in it (of the selected crystals) */
     int fired;           /* crystals that fired (with or without frames) */
 } gen_slot;
 
@@ -83,6 +85,13 @@ typedef struct gen {
     uint64_t last_timestamp;
     bool emitted_any;
     bool eof_sent;         /* this run's meta:eof went out: the next call ends the run */
+    /* meta:sync (a Crystals selection with SyncEvery > 0): a round, one per
+     * selected crystal, before the first event at or past next_sync, and a
+     * last one before the meta:eof. */
+    uint64_t next_sync;
+    uint32_t *since_sync;  /* per selected crystal (index in crystals.id): frames since its last meta:sync */
+    bool last_sync_sent;
+    uint64_t syncs;        /* meta:sync frames emitted this run */
     char *gev_file;        /* GammaEvents as this instance writes it (kit_instance_output) */
     kit_claim gev_claim;   /* gev_file, claimed at initialise */
     kit_output gev_out;    /* its temporary during a run, published at stop */

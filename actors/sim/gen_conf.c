@@ -39,6 +39,14 @@ static const kit_key gen_keys[] = {
     KEY("FWHMConstant", KIT_REAL, fwhm_a, "1", KIT_RANGE(0, 1e4), .help = "a in FWHM = sqrt(a + b E/MeV), keV^2"),
     KEY("FWHMSlope", KIT_REAL, fwhm_b, "3.7", KIT_RANGE(0, 1e4), .help = "b in FWHM = sqrt(a + b E/MeV), keV^2/MeV"),
     KEY("Output", KIT_LIST, output, "crystal truth", .help = "frames to emit: crystal (data:crystal), truth"),
+    KEY("Crystals", KIT_LIST, crystals, "all",
+        .help = "whose data:crystal frames to emit: all, or ids and ranges (175 176, 0-2) of the array; every "
+                "instance simulates every event whole (same Seed, same events), so producers of disjoint "
+                "selections together emit the frames of one with all; a selection also emits meta:sync"),
+    KEY("SyncEvery", KIT_INT, sync_every, "100000", KIT_RANGE(0, 281474976710655.0),
+        .help = "with a Crystals selection: 10 ns ticks between meta:sync rounds (one frame per selected "
+                "crystal, before the first event at or past each multiple, and one round before meta:eof); "
+                "0: none"),
     KEY("Samples", KIT_INT, samples, "100", KIT_RANGE(1, ADF_MAX_SAMPLES), .help = "samples per trace (10 ns)"),
     KEY("PreTrigger", KIT_INT, pre_trigger, "10", KIT_RANGE(0, ADF_MAX_SAMPLES - 1),
         .help = "samples before the signal starts"),
@@ -282,9 +290,16 @@ unsigned gen_resolve(const char *directory_path)
         code = read_outputs(&w, &p);
     if (!code)
         code = read_traces(&w, &p);
+    if (!code)
+        code = kit_crystals_read(&gen_settings.crystals, w.path, "Crystals", &p.crystals, w.msg, sizeof w.msg);
+    if (!code && !p.crystals.all && !p.emit_crystals) {
+        kit_crystals_free(&p.crystals);
+        code = bad(&w, "Crystals", &gen_settings.crystals, 0, "selects data:crystal frames, but Output has no crystal");
+    }
     if (code)
         return kit_fail(gen_spec.actor, code, "%s", w.msg);
     p.source.beta = gen_settings.beta;
+    kit_crystals_free(&gen_resolved.crystals);
     gen_resolved = p;
     return 0;
 }

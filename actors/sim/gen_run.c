@@ -1,4 +1,5 @@
 /* gen_run.c: the generator's work: geometry and basis at initialise, events simulated in parallel batches, emitted whole and in order. */
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -84,6 +85,8 @@ static void teardown(gen *g)
     }
     free(g->work);
     g->work = NULL;
+    free(g->since_sync);
+    g->since_sync = NULL;
     free(g->gev_truth);
     g->gev_truth = NULL;
     sim_traces_close(g->traces);
@@ -145,11 +148,32 @@ static void discard_gammaevents(gen *g, const char *when)
             g->gev_file, (unsigned long long)g->events);
 }
 
+/* Every selected crystal is one of the array's (a typo would emit nothing, silently). */
+static unsigned check_selection(gen *g)
+{
+    const kit_crystals *c = &gen_resolved.crystals;
+    if (c->all)
+        return 0;
+    for (size_t i = 0; i < c->n; i++) {
+        int k = 0;
+        while (k < g->world.n && g->world.pl[k].id != c->id[i])
+            k++;
+        if (k == g->world.n)
+            return kit_fail(g->k.name, NARVAL_E_CONFIG, "%s: key 'Crystals': crystal %u is not in the array %s",
+                            gen_resolved.conf_file, c->id[i], gen_settings.array);
+    }
+    if (!(g->since_sync = calloc(c->n, sizeof *g->since_sync)))
+        return kit_fail(g->k.name, NARVAL_E_NOMEM, "no memory for %zu crystals' counts", c->n);
+    return 0;
+}
+
 unsigned gen_initialise(gen *g)
 {
-    char msg[768];
+    char msg[768], which[256];
     teardown(g);
     unsigned code = load_geometry(g);
+    if (!code)
+        code = check_selection(g);
     if (code)
         return code;
     if (gen_resolved.emit_crystals &&
@@ -159,8 +183,10 @@ unsigned gen_initialise(gen *g)
                         gen_settings.basis);
     if ((code = allocate_work(g)) != 0 || (code = claim_gammaevents(g)) != 0)
         return code;
-    kit_log(g->k.name, KIT_INFO, "%d crystals from %s; %s; %d thread%s", g->world.n, gen_settings.array,
-            g->traces ? "traces from the basis" : "no traces", g->n_threads, g->n_threads > 1 ? "s" : "");
+    kit_crystals_describe(&gen_resolved.crystals, which, sizeof which);
+    kit_log(g->k.name, KIT_INFO, "%d crystals from %s, frames of %s; %s; %d thread%s", g->world.n,
+            gen_settings.array, which, g->traces ? "traces from the basis" : "no traces", g->n_threads,
+            g->n_threads > 1 ? "s" : "");
     return 0;
 }
 
@@ -173,8 +199,11 @@ unsigned gen_start(gen *g)
     g->first_number = g->emitted_any ? g->last_number + 1 : 0;
     g->next_event = 0;
     g->clock = g->last_timestamp;
-    g->eof_sent = false;
-    g->events = g->frames = g->crystals = g->bytes = g->fired = 0;
+    g->eof_sent = g->last_sync_sent = false;
+    g->next_sync = 0;
+    if (g->since_sync)
+        memset(g->since_sync, 0, gen_resolved.crystals.n * sizeof *g->since_sync);
+    g->events = g->frames = g->crystals = g->bytes = g->fired = g->syncs = 0;
     g->seconds = 0;
     g->input_done = false;
     if (gen_resolved.from_file && gev_open(&g->gev_in, gen_settings.gammaevents_input, &g->array, msg, sizeof msg))
@@ -232,7 +261,10 @@ static unsigned encode_one(const gen *g, gen_work *w, gen_slot *s)
     bool truth = gen_resolved.emit_truth || g->gev, crystals = gen_resolved.emit_crystals;
     size_t truth_size = truth ? ADF_KEY_SIZE + adf_truth_payload_size(ev->truth.n_gammas, ev->truth.n_interactions) : 0;
     size_t crystal_size = ADF_KEY_SIZE + adf_crystal_payload_size(DET_CHANNELS, (unsigned)gen_resolved.trace.samples);
-    size_t need = truth_size + (crystals ? (size_t)ev->n_fired * crystal_size : 0);
+    int selected = 0;
+    for (int c = 0; crystals && c < ev->n_fired; c++)
+        selected += kit_crystals_has(&gen_resolved.crystals, g->world.pl[ev->fired[c].crystal].id);
+    size_t need = truth_size + (size_t)selected * crystal_size;
     if (ensure(s, need)) {
         snprintf(w->msg, sizeof w->msg, "no memory for event %u (%zu bytes)", s->number, need);
         return NARVAL_E_NOMEM;
@@ -243,7 +275,8 @@ static unsigned encode_one(const gen *g, gen_work *w, gen_slot *s)
     adf_writer_init(&out, s->bytes, s->cap);
     int rc = truth ? adf_truth_write(&out, s->number, s->timestamp, &ev->truth) : ADF_OK;
     for (int c = 0; crystals && rc == ADF_OK && c < ev->n_fired; c++)
-        rc = write_crystal(g, w, &ev->fired[c], s, &out);
+        if (kit_crystals_has(&gen_resolved.crystals, g->world.pl[ev->fired[c].crystal].id))
+            rc = write_crystal(g, w, &ev->fired[c], s, &out);
     if (rc != ADF_OK) {
         snprintf(w->msg, sizeof w->msg, "encoding event %u: %s", s->number, adf_strerror(rc));
         return NARVAL_E_INTERNAL;
@@ -251,7 +284,7 @@ static unsigned encode_one(const gen *g, gen_work *w, gen_slot *s)
     s->size = out.used;
     s->truth_size = truth_size;
     s->emit_from = gen_resolved.emit_truth ? 0 : truth_size;
-    s->n_crystals = crystals ? ev->n_fired : 0;
+    s->n_crystals = selected;
     s->fired = ev->n_fired;
     return 0;
 }
@@ -364,6 +397,80 @@ static unsigned write_gammaevents(gen *g, const gen_slot *s)
     return 0;
 }
 
+/* ---- meta:sync */
+
+static bool syncs_on(void) { return !gen_resolved.crystals.all && gen_settings.sync_every > 0; }
+
+static size_t sync_round_size(void) { return gen_resolved.crystals.n * (ADF_KEY_SIZE + ADF_SYNC_PAYLOAD); }
+
+/* Room for a round at out + *used: 0 when there is; else the block ends
+ * here (*used > 0), or NARVAL_E_OUTPUT_SIZE asking for the round's size. */
+static unsigned room_for_round(const gen *g, unsigned cap, unsigned *used, bool *full)
+{
+    size_t need = sync_round_size();
+    *full = need > cap - *used;
+    if (!*full || *used > 0)
+        return 0;
+    *used = (unsigned)need;
+    kit_log(g->k.name, KIT_DEBUG, "meta:sync round needs %zu bytes, the buffer has %u", need, cap);
+    return NARVAL_E_OUTPUT_SIZE;
+}
+
+/* One meta:sync per selected crystal, its key holding the event and
+ * timestamp no later frame of the stream precedes, its payload the frames
+ * of that crystal since its last meta:sync (room checked by the caller). */
+static void write_round(gen *g, uint32_t event, uint64_t timestamp, uint8_t *out, unsigned cap, unsigned *used)
+{
+    const kit_crystals *c = &gen_resolved.crystals;
+    adf_writer w;
+    adf_writer_init(&w, out + *used, cap - *used);
+    for (size_t i = 0; i < c->n; i++) {
+        adf_sync sync = {c->id[i], g->since_sync[i]};
+        int rc = adf_sync_write(&w, event, timestamp, &sync);
+        assert(rc == ADF_OK); /* the room was checked */
+        (void)rc;
+        g->since_sync[i] = 0;
+    }
+    *used += (unsigned)w.used;
+    g->frames += c->n;
+    g->syncs += c->n;
+    g->bytes += w.used;
+}
+
+/* Counts the data:crystal frames of slot s per selected crystal. */
+static void count_for_syncs(gen *g, const gen_slot *s)
+{
+    const kit_crystals *c = &gen_resolved.crystals;
+    for (size_t off = s->truth_size; off < s->size; off += adf_get_u32(s->bytes + off)) {
+        uint16_t id = adf_get_u16(s->bytes + off + ADF_KEY_SIZE);
+        size_t lo = 0, hi = c->n;
+        while (hi - lo > 1)
+            if (c->id[(lo + hi) / 2] <= id)
+                lo = (lo + hi) / 2;
+            else
+                hi = (lo + hi) / 2;
+        g->since_sync[lo]++;
+    }
+}
+
+/* A round before event s when its timestamp reached the next multiple of
+ * SyncEvery.  *full: no room, the block ends before s. */
+static unsigned sync_before(gen *g, const gen_slot *s, uint8_t *out, unsigned cap, unsigned *used, bool *full)
+{
+    *full = false;
+    if (!syncs_on() || s->timestamp < g->next_sync)
+        return 0;
+    unsigned code = room_for_round(g, cap, used, full);
+    if (code || *full)
+        return code;
+    write_round(g, s->number, s->timestamp, out, cap, used);
+    uint64_t every = (uint64_t)gen_settings.sync_every;
+    g->next_sync = (s->timestamp / every + 1) * every;
+    return 0;
+}
+
+/* ---- emission, continued */
+
 static bool all_simulated(const gen *g)
 {
     return g->input_done || (gen_settings.events && g->next_event >= (uint64_t)gen_settings.events);
@@ -376,10 +483,19 @@ static unsigned end_data(gen *g, uint8_t *out, unsigned cap, unsigned *used)
 {
     if (g->eof_sent)
         return 0;
+    uint32_t after = g->emitted_any ? g->last_number + 1 : 0;
+    if (syncs_on() && !g->last_sync_sent) {
+        bool full;
+        unsigned code = room_for_round(g, cap, used, &full);
+        if (code || full)
+            return code;
+        write_round(g, after, g->last_timestamp, out, cap, used);
+        g->last_sync_sent = true;
+    }
     adf_writer w;
     adf_eof e = { g->frames > UINT32_MAX ? UINT32_MAX : (uint32_t)g->frames, g->bytes };
     adf_writer_init(&w, out + *used, cap - *used);
-    if (adf_eof_write(&w, g->emitted_any ? g->last_number + 1 : 0, g->last_timestamp, &e) == ADF_OK) {
+    if (adf_eof_write(&w, after, g->last_timestamp, &e) == ADF_OK) {
         *used += (unsigned)w.used;
         g->eof_sent = true;
         return 0;
@@ -398,6 +514,9 @@ unsigned gen_block(gen *g, uint8_t *out, unsigned cap, unsigned *used)
     for (;;) {
         for (; g->next < g->pending; g->next++) {
             const gen_slot *s = &g->slot[g->next];
+            bool full;
+            if ((code = sync_before(g, s, out, cap, used, &full)) != 0 || full)
+                return code;
             size_t n = s->size - s->emit_from;
             if (n > cap - *used) {
                 if (*used > 0)
@@ -410,6 +529,8 @@ unsigned gen_block(gen *g, uint8_t *out, unsigned cap, unsigned *used)
                 return code;
             if (n) /* an event with nothing to emit (every γ missed, no truth) has no bytes at all */
                 memcpy(out + *used, s->bytes + s->emit_from, n);
+            if (syncs_on())
+                count_for_syncs(g, s);
             *used += (unsigned)n;
             g->events++;
             g->crystals += (uint64_t)s->n_crystals;
@@ -428,13 +549,15 @@ unsigned gen_block(gen *g, uint8_t *out, unsigned cap, unsigned *used)
 
 unsigned gen_stop(gen *g)
 {
-    char msg[512];
+    char msg[512], syncs[64] = "";
+    if (g->syncs)
+        snprintf(syncs, sizeof syncs, ", %llu meta:sync", (unsigned long long)g->syncs);
     double rate = g->seconds > 0 ? (double)g->next_event / g->seconds : 0;
     double crystal_rate = g->seconds > 0 ? (double)g->fired / g->seconds : 0;
     kit_log(g->k.name, KIT_INFO,
-            "emitted %llu events, %llu frames (%llu data:crystal), %llu bytes%s; simulated %u events in %.3f s: "
-            "%.0f events/s, %.0f fired crystals/s on %d thread%s",
-            (unsigned long long)g->events, (unsigned long long)g->frames, (unsigned long long)g->crystals,
+            "emitted %llu events, %llu frames (%llu data:crystal%s), %llu bytes%s; simulated %u "
+            "events in %.3f s: %.0f events/s, %.0f fired crystals/s on %d thread%s",
+            (unsigned long long)g->events, (unsigned long long)g->frames, (unsigned long long)g->crystals, syncs,
             (unsigned long long)g->bytes, g->eof_sent ? ", then meta:eof" : " (no meta:eof: stopped before the end)",
             g->next_event, g->seconds, rate, crystal_rate, g->n_threads, g->n_threads > 1 ? "s" : "");
     gev_close_reader(g->gev_in);
