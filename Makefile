@@ -87,6 +87,7 @@ LIBDET := $(BUILD)/lib/libdetector.a
 LIBSIM := $(BUILD)/lib/libsim.a
 LIBANA := $(BUILD)/lib/libanalysis.a
 LIBEMU := $(BUILD)/lib/libemu.a
+LIBPSA := $(BUILD)/lib/libpsa.a
 LIBTRACKER := $(BUILD)/lib/libtracker.a
 NARWHAL := $(BUILD)/bin/narwhal
 
@@ -115,11 +116,14 @@ tracker_LIBS := $(LIBTRACKER)
 builder_SRCS := actors/builder/builder.c actors/builder/builder_core.c
 generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_run.c actors/sim/gammaevents.c
 generator_LIBS := $(LIBSIM)
-psa_SRCS := actors/psa/psa.c actors/psa/psa_conf.c actors/psa/psa_block.c actors/psa/psa_event.c \
+# the PSA's algorithm, a library (actors/psa/ less its glue, psa.c and its configuration table psa_conf.c)
+PSA_LIB_SRCS := actors/psa/psa_block.c actors/psa/psa_event.c \
 	actors/psa/psa_engine.c actors/psa/psa_cpu.c actors/psa/psa_naive.c actors/psa/psa_layout.c \
 	actors/psa/psa_batch.c actors/psa/psa_pow.c actors/psa/psa_backend_cpu.c \
 	$(call gpu_backend,actors/psa/psa_backend_cuda.c actors/psa/psa_block_cuda.c)
+psa_SRCS := actors/psa/psa.c actors/psa/psa_conf.c
 psa_CU := kernels/gridsearch.cu kernels/psa_block.cu
+psa_LIBS := $(LIBPSA)
 ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- tools/: benchmarks, studies and converters: name, C sources, CUDA sources, libraries as for actors
@@ -134,10 +138,9 @@ bench-tracker_CU := kernels/tracker.cu
 bench-tracker_LIBS := $(LIBTRACKER) $(LIBSIM)
 ge2adf_SRCS := tools/ge2adf.c actors/sim/gammaevents.c
 ge2adf_LIBS := $(LIBTRACKER)
-bench-psa_SRCS := tools/bench_psa.c actors/psa/psa_engine.c actors/psa/psa_cpu.c \
-	actors/psa/psa_naive.c actors/psa/psa_layout.c actors/psa/psa_batch.c actors/psa/psa_pow.c \
-	actors/psa/psa_backend_cpu.c $(call gpu_backend,actors/psa/psa_backend_cuda.c)
+bench-psa_SRCS := tools/bench_psa.c
 bench-psa_CU := kernels/gridsearch.cu kernels/psa_block.cu
+bench-psa_LIBS := $(LIBPSA)
 PROGRAM_BINS := $(PROGRAMS:%=$(BUILD)/bin/%)
 
 TOOLS := $(TOOL_SRCS:detector/tools/%.c=$(BUILD)/bin/%)
@@ -205,6 +208,9 @@ $(LIBANA): $(call obj,$(ANA_SRCS))
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 $(LIBEMU): $(call obj,$(EMU_SRCS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+$(LIBPSA): $(call obj,$(PSA_LIB_SRCS))
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 $(LIBTRACKER): $(call obj,$(TRACKER_LIB_SRCS))

@@ -490,7 +490,7 @@ static int prepare(bench *B)
     }
     psa_layout_params lp = { .window_start = B->basis.pretrigger - 1, .window = 40,
                              .coarse_mm = B->o.coarse_mm, .radius_mm = B->o.radius_mm, .f32 = 1, .i16 = 1 };
-    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+    for (unsigned s = 0; s < DET_SEGMENTS; s++)
         lp.n_mask[s] = (uint8_t)psa_default_mask(s, lp.mask[s]);
     if (psa_layout_build(&B->layout, &B->basis, &lp, msg, sizeof msg) || psa_pow_fit(B->o.p, &B->pw, &err)) {
         fprintf(stderr, "bench-psa: %s: %s\n", B->o.basis, msg);

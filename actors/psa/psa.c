@@ -39,6 +39,27 @@ typedef struct psa_actor {
 
 static char *conf_path; /* the PSA.conf read, for SearchLog's messages */
 
+/* The PSA library's codes as NARVAL's. */
+static unsigned narval_code(psa_status s)
+{
+    switch (s) {
+    case PSA_OK: return 0;
+    case PSA_E_NOMEM: return NARVAL_E_NOMEM;
+    case PSA_E_OUTPUT_SIZE: return NARVAL_E_OUTPUT_SIZE;
+    case PSA_E_DEVICE: return NARVAL_E_DEVICE;
+    case PSA_E_CONFIG: return NARVAL_E_CONFIG;
+    case PSA_E_INTERNAL: break;
+    }
+    return NARVAL_E_INTERNAL;
+}
+
+/* The library's warnings (psa_setup's callback), in the instance's log. */
+static void log_warning(void *ctx, const char *msg)
+{
+    const psa_actor *a = ctx;
+    kit_log(a->k.name, KIT_WARN, "%s", msg);
+}
+
 __attribute__((destructor)) static void free_conf_path(void) { free(conf_path); }
 
 void process_config(const char *directory_path, unsigned int *error_code)
@@ -165,6 +186,7 @@ static unsigned psa_initialise(void *algo_data)
     char msg[1024];
     double err;
     unsigned code;
+    psa_status st;
     release(a);
     if ((code = claim_search_log(a)) || (code = load_basis(a)) || (code = build_layout(a)) ||
         (code = set_timing(a)))
@@ -175,11 +197,11 @@ static unsigned psa_initialise(void *algo_data)
             "+-%g samples", psa_set.exponent, psa_conf.engine.mode == PSA_ADAPTIVE ? "adaptive" : "full",
             psa_conf.engine.mode == PSA_ADAPTIVE ? "es" : "es (every point)", err + 1.2e-7,
             psa_set.fraction, psa_set.shift_range);
-    if ((code = psa_engine_create(&a->engine, &a->basis, &a->layout, &a->pw, &psa_conf.engine, msg,
-                                  sizeof msg)))
-        return kit_fail(a->k.name, code, "%s", msg);
+    if ((st = psa_engine_create(&a->engine, &a->basis, &a->layout, &a->pw, &psa_conf.engine, msg,
+                                sizeof msg)))
+        return kit_fail(a->k.name, narval_code(st), "%s", msg);
     kit_log(a->k.name, KIT_INFO, "searching on the %s", msg);
-    a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, a->k.name, 0 };
+    a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, log_warning, a, 0 };
     bool wanted = psa_conf.gpu_block && a->engine.gpu;
     bool block = wanted && psa_block_gpu_open(&a->setup, msg, sizeof msg);
     a->setup.threads = psa_block_threads(&a->setup);
@@ -306,15 +328,16 @@ static unsigned write_block(psa_actor *a, psa_block *w, const void *in, unsigned
         code = kit_filter_block(a->k.name, &ops, a, in, size, out, out_size, used);
     } else {
         size_t need;
-        code = psa_block_emit(w, &a->setup, in, size, out, out_size, &need);
+        psa_status st = psa_block_emit(w, &a->setup, in, size, out, out_size, &need);
+        code = narval_code(st);
         if (need > UINT_MAX)
             code = kit_fail(a->k.name, NARVAL_E_DATA, "the output of this block needs %zu bytes, more than a "
                             "NARVAL buffer can hold", need);
-        else if (code == NARVAL_E_NOMEM)
+        else if (st == PSA_E_NOMEM)
             code = kit_fail(a->k.name, code, "no memory to write a block of %u bytes", size);
-        else if (code == NARVAL_E_INTERNAL)
+        else if (st == PSA_E_INTERNAL)
             code = kit_fail(a->k.name, code, "a data:psa frame did not take its computed size");
-        *used = code == 0 || code == NARVAL_E_OUTPUT_SIZE ? (unsigned)need : 0;
+        *used = st == PSA_OK || st == PSA_E_OUTPUT_SIZE ? (unsigned)need : 0;
     }
     if (!code)
         commit(a, w, 0);
@@ -331,15 +354,16 @@ static unsigned run_block(psa_actor *a, const void *in, unsigned size, void *out
     psa_block *w = &a->block;
     bool bad;
     size_t n = 0;
-    unsigned code = psa_block_begin(w, &a->setup, in, size, &bad, a->gpu_block);
-    if (!code) {
+    unsigned code;
+    psa_status st = psa_block_begin(w, &a->setup, in, size, &bad, a->gpu_block);
+    if (!st) {
         n = part_count(w->n_ev);
         for (size_t j = 1; j <= n; j++)
             psa_block_decode_part(w, &a->setup, w->n_ev * j / n);
-        code = psa_block_search(w, &a->setup);
+        st = psa_block_search(w, &a->setup);
     }
-    if (code)
-        return kit_fail(a->k.name, code, "no memory for the searches of a block of %u bytes", size);
+    if (st)
+        return kit_fail(a->k.name, narval_code(st), "no memory for the searches of a block of %u bytes", size);
     if ((code = write_block(a, w, in, size, bad, out, out_size, used)) == 0 && w->n_ev)
         a->parts += n;
     return code;

@@ -3,12 +3,12 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "kit.h"
 #include "psa_backend.h"
 
 const char *psa_phase_name(psa_phase p)
@@ -62,6 +62,19 @@ int psa_block_threads(const psa_setup *s)
     return n / 2 < 1 ? 1 : n / 2 > 8 ? 8 : n / 2;
 }
 
+/* A warning through the setup's callback, when it has one. */
+static void psa_warn(const psa_setup *s, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    if (!s->warn)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    s->warn(s->log_ctx, msg);
+}
+
 /* The count chosen at initialise: the main thread and the worker read it while the worker may give the GPU block up. */
 static int threads(const psa_setup *s)
 {
@@ -69,7 +82,7 @@ static int threads(const psa_setup *s)
 }
 
 /* The block's data:crystal frames, in order. */
-static unsigned list_frames(psa_block *w, const void *in, unsigned size, bool *bad)
+static psa_status list_frames(psa_block *w, const void *in, unsigned size, bool *bad)
 {
     adf_iter it;
     adf_frame f;
@@ -80,7 +93,7 @@ static unsigned list_frames(psa_block *w, const void *in, unsigned size, bool *b
         n += f.key.id == ADF_ID_DATA_CRYSTAL;
     *bad = rc < 0;
     if (psa_block_reserve((void **)&w->frame, &w->cap_frame, n + 1, sizeof *w->frame))
-        return NARVAL_E_NOMEM;
+        return PSA_E_NOMEM;
     w->n_ev = 0;
     adf_iter_init(&it, in, size);
     while (adf_iter_next(&it, &f) > 0)
@@ -129,19 +142,19 @@ static void decode_range(psa_block *w, const psa_setup *s, size_t from, size_t t
 
 /* A batch of round r's searches for the events that have an r-th net-charge
  * segment (only the marked ones when marked is not NULL). */
-static unsigned gather(psa_block *w, const psa_setup *s, int r, const bool *marked)
+static psa_status gather(psa_block *w, const psa_setup *s, int r, const bool *marked)
 {
     double t = psa_now();
     psa_batch_clear(&w->batch);
     if (psa_block_reserve((void **)&w->owner, &w->cap_owner, w->n_ev + 1, sizeof *w->owner))
-        return NARVAL_E_NOMEM;
+        return PSA_E_NOMEM;
     for (size_t k = 0; k < w->n_ev; k++) {
         const psa_event *ev = &w->ev[k];
         if (ev->reject || ev->n_net <= r || (marked && !marked[k]))
             continue;
         w->owner[w->batch.n] = (uint32_t)k;
         if (psa_event_query(ev, r, s->layout, &w->batch))
-            return NARVAL_E_NOMEM;
+            return PSA_E_NOMEM;
     }
     long n = (long)w->batch.n;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
@@ -151,15 +164,15 @@ static unsigned gather(psa_block *w, const psa_setup *s, int r, const bool *mark
     return 0;
 }
 
-static unsigned run(psa_block *w, const psa_setup *s)
+static psa_status run(psa_block *w, const psa_setup *s)
 {
     bool fell_back;
     char msg[512];
     double t = psa_now();
-    unsigned code = psa_engine_run(s->engine, &w->batch, &fell_back, msg, sizeof msg);
+    psa_status code = psa_engine_run(s->engine, &w->batch, &fell_back, msg, sizeof msg);
     psa_block_lap(w, PSA_PHASE_SEARCH, &t);
     if (fell_back) {
-        kit_log(s->who, KIT_WARN, "%s", msg);
+        psa_warn(s, "%s", msg);
         w->fell_back++;
     }
     w->searches += w->batch.n;
@@ -180,15 +193,15 @@ static void answer(psa_block *w, const psa_setup *s, int r)
 }
 
 /* Round 0's start times (PSA_REFINE_PASSES says how). */
-static unsigned refine(psa_block *w, const psa_setup *s)
+static psa_status refine(psa_block *w, const psa_setup *s)
 {
     bool *todo = malloc((w->n_ev + 1) * sizeof *todo);
     uint32_t *before = malloc((w->n_ev + 1) * sizeof *before);
-    unsigned code = 0;
+    psa_status code = PSA_OK;
     if (!todo || !before) {
         free(todo);
         free(before);
-        return NARVAL_E_NOMEM;
+        return PSA_E_NOMEM;
     }
     for (size_t k = 0; k < w->n_ev; k++)
         todo[k] = !w->ev[k].reject && w->ev[k].n_net > 0;
@@ -245,24 +258,26 @@ bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len)
     return s->engine->block && s->engine->block_be->times(s, text, len);
 }
 
-/* The block on the GPU when it is there: 0 done, 1 not done (no GPU block,
- * or it failed and was given up: the rounds below do the block), or NARVAL_E_NOMEM. */
-static unsigned try_device(psa_block *w, const psa_setup *s)
+/* The block on the GPU when it is there: *done says whether it was done
+ * (not done: no GPU block, or it failed and was given up: the rounds below
+ * do the block).  PSA_OK, or PSA_E_NOMEM. */
+static psa_status try_device(psa_block *w, const psa_setup *s, bool *done)
 {
     char msg[512];
+    *done = false;
     if (!s->engine->block || !w->on_gpu)
-        return 1;
+        return PSA_OK;
     int rc = s->engine->block_be->run(w, s, msg, sizeof msg);
+    *done = rc == 0;
     if (rc == 0)
-        return 0;
+        return PSA_OK;
     if (rc < 0)
-        return NARVAL_E_NOMEM;
-    kit_log(s->who, KIT_WARN, "the GPU block failed (%s); this block and the next ones run round by round",
-            msg);
+        return PSA_E_NOMEM;
+    psa_warn(s, "the GPU block failed (%s); this block and the next ones run round by round", msg);
     s->engine->block_be->close(s->engine);
     w->fell_back++;
     w->searches = w->refined = 0;
-    return 1;
+    return PSA_OK;
 }
 
 /* Room for a copy of a block of `size` bytes: pinned where the GPU block can have it. */
@@ -283,24 +298,24 @@ static uint8_t *copy_room(psa_block *w, const psa_setup *s, unsigned size)
     return w->copy_buf;
 }
 
-unsigned psa_block_begin(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy)
+psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy)
 {
     double t = psa_now();
     w->searches = w->refined = w->fell_back = 0;
     w->in = in;
     w->copy = NULL;
     if (copy && !(w->copy = copy_room(w, s, size)))
-        return NARVAL_E_NOMEM;
+        return PSA_E_NOMEM;
     w->size = size;
     w->decoded = 0;
     size_t window = (size_t)DET_CHANNELS * s->layout->window;
-    unsigned code = list_frames(w, in, size, bad);
+    psa_status code = list_frames(w, in, size, bad);
     if (code || psa_block_reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev) ||
         psa_block_reserve((void **)&w->resid, &w->cap_resid, w->n_ev * window + 1, sizeof *w->resid))
-        return NARVAL_E_NOMEM;
+        return PSA_E_NOMEM;
     w->on_gpu = s->engine->block != NULL;
     if (w->on_gpu && s->engine->block_be->begin(w, s))
-        return NARVAL_E_NOMEM;
+        return PSA_E_NOMEM;
     psa_block_lap(w, PSA_PHASE_DECODE, &t);
     return 0;
 }
@@ -316,19 +331,20 @@ void psa_block_decode_part(psa_block *w, const psa_setup *s, size_t to)
     psa_block_lap(w, PSA_PHASE_DECODE, &t);
 }
 
-unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy)
+psa_status psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy)
 {
-    unsigned code = psa_block_begin(w, s, in, size, bad, copy);
+    psa_status code = psa_block_begin(w, s, in, size, bad, copy);
     if (!code)
         psa_block_decode_part(w, s, w->n_ev);
     return code;
 }
 
-unsigned psa_block_search(psa_block *w, const psa_setup *s)
+psa_status psa_block_search(psa_block *w, const psa_setup *s)
 {
-    unsigned code;
+    psa_status code;
+    bool done;
     int rounds = 0;
-    if ((code = try_device(w, s)) != 1)
+    if ((code = try_device(w, s, &done)) || done)
         return code;
     double t = psa_now();
     long n = (long)w->n_ev;
@@ -356,7 +372,7 @@ unsigned psa_block_search(psa_block *w, const psa_setup *s)
         }
         psa_block_lap(w, PSA_PHASE_SUBTRACT, &t);
     }
-    return 0;
+    return PSA_OK;
 }
 
 void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out)
@@ -410,17 +426,17 @@ size_t psa_block_output_size(const psa_block *w, unsigned size)
     return total;
 }
 
-unsigned psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsigned size, void *out,
+psa_status psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsigned size, void *out,
                         unsigned out_size, size_t *used)
 {
     const uint8_t *src = in;
     size_t n = w->n_ev;
     if (psa_block_reserve((void **)&w->out_at, &w->cap_out_at, n + 1, sizeof *w->out_at))
-        return NARVAL_E_NOMEM;
+        return PSA_E_NOMEM;
     size_t total = place_output(w, size), tail = n ? psa_block_frame_end(w, n - 1) : 0;
     *used = total;
     if (total > out_size)
-        return NARVAL_E_OUTPUT_SIZE;
+        return PSA_E_OUTPUT_SIZE;
     uint8_t *dst = out;
     int failed = 0;
 #pragma omp parallel for schedule(dynamic, 64) reduction(| : failed) num_threads(threads(s))
@@ -436,7 +452,7 @@ unsigned psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsign
         }
     }
     memcpy(dst + total - (size - tail), src + tail, size - tail);
-    return failed ? NARVAL_E_INTERNAL : 0;
+    return failed ? PSA_E_INTERNAL : PSA_OK;
 }
 
 void psa_block_free(psa_block *w)

@@ -8,6 +8,7 @@
 #include "adf.h"
 #include "psa_engine.h"
 #include "psa_event.h"
+#include "psa_status.h"
 
 /* What the searches of a block need, fixed at initialise. */
 typedef struct psa_setup {
@@ -15,7 +16,8 @@ typedef struct psa_setup {
     const psa_layout *layout;
     const psa_timing *timing;
     psa_engine *engine;
-    const char *who;   /* the instance's log name */
+    psa_warn_fn *warn; /* where the block's warnings go (psa_status.h), with log_ctx */
+    void *log_ctx;
     int threads;       /* OpenMP threads of the host's loops (psa_block_threads at initialise) */
 } psa_setup;
 
@@ -81,19 +83,19 @@ typedef struct psa_block {
  * With copy, the block is copied on the way into the block's own buffer
  * (pinned where possible: the GPU's copies then run asynchronously), frame
  * by frame in parallel, and the events read the copy.
- * psa_block_decode is begin and one part.  NARVAL_E_NOMEM, or 0. */
-unsigned psa_block_begin(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy);
+ * psa_block_decode is begin and one part.  PSA_E_NOMEM, or PSA_OK. */
+psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy);
 void psa_block_decode_part(psa_block *w, const psa_setup *s, size_t to);
-unsigned psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy);
+psa_status psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy);
 
 /* Runs the decoded block's searches: round r searches every event's r-th
  * net-charge segment (highest energy first), the first round refines each
  * start time and searches again where it moved, and each hit's signal is
  * subtracted before the next round.  The whole block on the GPU when
- * psa_block_gpu_open put it there (its failure is logged, the GPU given up
+ * psa_block_gpu_open put it there (its failure is a warning, the GPU given up
  * and the block done again round by round), else round by round (the
- * engine's searches).  NARVAL_E_NOMEM, or 0. */
-unsigned psa_block_search(psa_block *w, const psa_setup *s);
+ * engine's searches).  PSA_E_NOMEM, or PSA_OK. */
+psa_status psa_block_search(psa_block *w, const psa_setup *s);
 
 /* GPUWork block with the searches on the GPU: uploads what the blocks'
  * alignment, refinement and subtraction need (the engine keeps it), so that
@@ -107,9 +109,10 @@ bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len);
 /* The output of a decoded and searched block whose framing is good (in:
  * its bytes): each data:crystal frame's data:psa (none for a rejected
  * one), every other frame as it is, in order; the sizes first, then the
- * frames, in parallel.  0 with *used set; NARVAL_E_OUTPUT_SIZE with *used
- * the size needed (nothing written); NARVAL_E_NOMEM. */
-unsigned psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsigned size, void *out,
+ * frames, in parallel.  PSA_OK with *used set; PSA_E_OUTPUT_SIZE with *used
+ * the size needed (nothing written); PSA_E_NOMEM; PSA_E_INTERNAL when a
+ * data:psa frame did not take its computed size. */
+psa_status psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsigned size, void *out,
                         unsigned out_size, size_t *used);
 
 /* The size psa_block_emit needs for a decoded block of `size` bytes (known

@@ -6,21 +6,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "narval_gpu.h"
 #include "psa_backend.h"
 
+/* A gpu_status as the library's: PSA_E_NOMEM for an allocation, PSA_E_DEVICE for any other failure. */
+static psa_status gpu_code(int status)
+{
+    return status == GPU_OK ? PSA_OK : status == GPU_NOMEM ? PSA_E_NOMEM : PSA_E_DEVICE;
+}
+
 /* The GPU when asked or when usable (the Device and GPU keys, gpu_choose);
- * on the CPU, why not.  0, or the code of a refused initialise, msg saying
+ * on the CPU, why not.  PSA_OK, or the code of a refused initialise
+ * (gpu_choose refusing: a GPU key naming no device of this host is
+ * PSA_E_CONFIG, Device gpu without a usable GPU PSA_E_DEVICE), msg saying
  * it in both cases. */
-static unsigned choose_gpu(psa_engine *e, char *why, size_t why_len, char *msg, size_t len)
+static psa_status choose_gpu(psa_engine *e, char *why, size_t why_len, char *msg, size_t len)
 {
     const psa_backend *gpu = PSA_BACKEND_GPU;
     const bool required = e->p.device == PSA_DEVICE_GPU;
     char desc[256], up[256];
     gpu_choice c = gpu_choose(gpu ? gpu->probe : NULL, required, e->p.gpu, desc, sizeof desc);
-    if (c != GPU_CHOICE_GPU) {
+    if (c == GPU_CHOICE_CPU) {
         snprintf(why, why_len, "%s", desc);
-        return c == GPU_CHOICE_CPU ? 0 : narval_gpu_refuse(c, desc, msg, len);
+        return PSA_OK;
+    }
+    if (c != GPU_CHOICE_GPU) {
+        snprintf(msg, len, "%s", desc);
+        return c == GPU_CHOICE_NUMBER ? PSA_E_CONFIG : PSA_E_DEVICE;
     }
     int rc = gpu->open(e, up, sizeof up);
     if (rc == GPU_OK) {
@@ -30,18 +41,18 @@ static unsigned choose_gpu(psa_engine *e, char *why, size_t why_len, char *msg, 
     }
     if (required) {
         snprintf(msg, len, "Device gpu is configured but %s", up);
-        return narval_gpu_code(rc);
+        return gpu_code(rc);
     }
     snprintf(why, why_len, "%s", up);
     return 0;
 }
 
 /* Picks the GPU when asked or when usable; msg tells the choice. */
-static unsigned choose(psa_engine *e, char *msg, size_t len)
+static psa_status choose(psa_engine *e, char *msg, size_t len)
 {
     char why[512] = "";
     if (e->p.device == PSA_DEVICE_AUTO || e->p.device == PSA_DEVICE_GPU) {
-        unsigned code = choose_gpu(e, why, sizeof why, msg, len);
+        psa_status code = choose_gpu(e, why, sizeof why, msg, len);
         if (code || e->gpu)
             return code;
     }
@@ -58,7 +69,7 @@ static unsigned choose(psa_engine *e, char *msg, size_t len)
     return 0;
 }
 
-unsigned psa_engine_create(psa_engine *e, const det_basis *b, const psa_layout *l, const gs_pow *pw,
+psa_status psa_engine_create(psa_engine *e, const det_basis *b, const psa_layout *l, const gs_pow *pw,
                            const psa_engine_params *p, char *msg, size_t len)
 {
     *e = (psa_engine){ .basis = b, .layout = l, .pw = pw, .p = *p };
@@ -88,22 +99,22 @@ const char *psa_engine_where(const psa_engine *e)
     return e->be->name;
 }
 
-unsigned psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len)
+psa_status psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len)
 {
     *fell_back = false;
     if (b->n == 0)
         return 0;
     if (e->p.data == PSA_I16 && psa_batch_quantise(b))
-        return NARVAL_E_NOMEM;
+        return PSA_E_NOMEM;
     char why[384];
     if (e->be->search(e, b, why, sizeof why) == 0)
         return 0;
     if (!e->gpu)
-        return NARVAL_E_NOMEM;
+        return PSA_E_NOMEM;
     snprintf(msg, len, "the GPU failed (%s); the searches go on on the CPU (%s)", why,
              psa_simd_name(e->cpu.simd));
     e->be->close(e);
     e->be = &psa_backend_cpu;
     *fell_back = true;
-    return e->be->search(e, b, why, sizeof why) ? NARVAL_E_NOMEM : 0;
+    return e->be->search(e, b, why, sizeof why) ? PSA_E_NOMEM : PSA_OK;
 }

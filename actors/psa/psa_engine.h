@@ -7,6 +7,7 @@
 #include "basis.h"
 #include "psa_cpu.h"
 #include "psa_search.h"
+#include "psa_status.h"
 
 typedef enum psa_device { PSA_DEVICE_AUTO, PSA_DEVICE_CPU, PSA_DEVICE_GPU, PSA_DEVICE_REFERENCE } psa_device;
 
@@ -36,16 +37,16 @@ typedef struct psa_engine {
 /* Chooses where the searches run (gpu_choose: the Device and GPU keys).  On
  * success msg says which and why ("GPU 0: NVIDIA H100 ..., 58.2 MiB of float
  * basis resident" or "CPU, AVX-512, 16 threads (no usable GPU: ...)");
- * Device gpu without a usable GPU is NARVAL_E_DEVICE, a GPU number other
- * than 0 that names no device NARVAL_E_CONFIG. */
-unsigned psa_engine_create(psa_engine *e, const det_basis *b, const psa_layout *l, const gs_pow *pw,
+ * Device gpu without a usable GPU is PSA_E_DEVICE, a GPU number other
+ * than 0 that names no device PSA_E_CONFIG. */
+psa_status psa_engine_create(psa_engine *e, const det_basis *b, const psa_layout *l, const gs_pow *pw,
                            const psa_engine_params *p, char *msg, size_t len);
 void psa_engine_destroy(psa_engine *e);
 
 /* Answers every query of b.  A GPU failure is written into msg, the GPU is
  * given up and the batch runs on the CPU (*fell_back set): same answers.
- * NARVAL_E_NOMEM when the CPU cannot get its working memory. */
-unsigned psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len);
+ * PSA_E_NOMEM when the CPU cannot get its working memory. */
+psa_status psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len);
 
 /* The GPU's share of the searches since it was chosen (gs_gpu_times). */
 typedef gs_gpu_time psa_gpu_times;

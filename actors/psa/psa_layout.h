@@ -27,7 +27,6 @@
  * included): the fine stage searches that list around the best coarse point.
  */
 enum {
-    PSA_SEGMENTS = DET_SEGMENTS, /* tools/bench_psa.c's name of DET_SEGMENTS, until it uses that */
     PSA_COLUMN_ALIGN = 128,
     PSA_I16_SLACK = 8, /* int16 values after i16pm: the AVX2 fine stage gathers 32-bit words */
 };
