@@ -128,7 +128,8 @@ ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- tools/: benchmarks, studies and converters: name, C sources, CUDA sources, libraries as for actors
 # (libdetector and libadf; not the kit: a tool links an actor's library, never its glue)
-PROGRAMS := bench-histo sim-validate bench-tracker ge2adf bench-psa
+PROGRAMS := bench-histo sim-validate bench-tracker ge2adf bench-psa adf-split
+adf-split_SRCS := tools/adf_split.c
 bench-histo_SRCS := tools/bench_histo.c actors/histo/histo_cpu.c
 bench-histo_CU := kernels/histogram.cu kernels/histogram_cub.cu
 sim-validate_SRCS := tools/sim_validate.c

@@ -732,6 +732,213 @@ START_TEST(topology_conf_overlay)
 }
 END_TEST
 
+/* ---- a crystal's own stream: adf-split and the reader's Crystals ------------------ */
+
+/* A producer's stream of 60 events at 1000 ticks each: a truth frame, then
+ * data:psa frames of crystals 3, 5 and 7 (event i: those of i % 4 != c % 4),
+ * then the producer's meta:eof. */
+static size_t make_stream(uint8_t *buf, size_t cap)
+{
+    adf_writer w;
+    uint8_t payload[40];
+    adf_writer_init(&w, buf, cap);
+    for (unsigned i = 0; i < 60; i++) {
+        memset(payload, (int)i, sizeof payload);
+        adf_begin(&w, ADF_ID_NW_TRUTH, i, 1000u * i);
+        adf_put(&w, payload, 8);
+        ck_assert_int_eq(adf_end(&w), ADF_OK);
+        for (unsigned c = 3; c <= 7; c += 2) {
+            if (i % 4 == c % 4)
+                continue;
+            adf_put_u16(payload, (uint16_t)c);
+            adf_begin(&w, ADF_ID_DATA_PSA, i, 1000u * i);
+            adf_put(&w, payload, 24);
+            ck_assert_int_eq(adf_end(&w), ADF_OK);
+        }
+    }
+    adf_eof e = {0, 0};
+    ck_assert_int_eq(adf_eof_write(&w, 60, 59000, &e), ADF_OK);
+    return w.used;
+}
+
+static int adf_split(const char *const *args)
+{
+    char tool[PATH_MAX + 32];
+    snprintf(tool, sizeof tool, "%s/bin/adf-split", tk_build());
+    if (access(tool, X_OK) != 0)
+        return -1;
+    char *argv[8] = {tool};
+    for (int i = 0; args[i] && i < 6; i++)
+        argv[i + 1] = (char *)args[i];
+    return tk_run_command(argv, tmp);
+}
+
+/* crystal-C.adf: the stream's frames of crystal C in order, byte for byte,
+ * with a meta:sync before the first frame at or past each multiple of 5000
+ * (of any crystal) and one after the last frame, then its meta:eof. */
+static void check_crystal_file(const uint8_t *in, size_t n, unsigned c)
+{
+    char name[32];
+    snprintf(name, sizeof name, "split/crystal-%u.adf", c);
+    size_t size;
+    uint8_t *out = tk_read_file(in_tmp(name), &size);
+    adf_iter a, b;
+    adf_frame f, g;
+    uint64_t next = 0;
+    uint32_t since = 0, frames = 0, syncs = 0;
+    adf_iter_init(&a, in, n);
+    adf_iter_init(&b, out, size);
+    while (adf_iter_next(&a, &f) > 0 && f.key.id != ADF_ID_META_EOF) {
+        if (f.key.timestamp >= next) {
+            adf_sync y;
+            ck_assert_int_eq(adf_iter_next(&b, &g), 1);
+            ck_assert_int_eq(adf_sync_read(&g, &y), ADF_OK);
+            ck_assert_uint_eq(y.crystal_id, c);
+            ck_assert_uint_eq(y.frames, since);
+            ck_assert_uint_eq(g.key.timestamp, f.key.timestamp);
+            since = 0;
+            syncs++;
+            frames++;
+            next = (f.key.timestamp / 5000 + 1) * 5000;
+        }
+        if (f.key.id != ADF_ID_DATA_PSA || adf_get_u16(f.data + ADF_KEY_SIZE) != c)
+            continue;
+        ck_assert_int_eq(adf_iter_next(&b, &g), 1);
+        ck_assert_uint_eq(g.key.length, f.key.length);
+        ck_assert_mem_eq(g.data, f.data, f.key.length);
+        since++;
+        frames++;
+    }
+    adf_sync y;
+    ck_assert_int_eq(adf_iter_next(&b, &g), 1);
+    ck_assert_int_eq(adf_sync_read(&g, &y), ADF_OK);
+    ck_assert_uint_eq(y.frames, since);
+    ck_assert_uint_eq(g.key.event, 59);
+    ck_assert_uint_eq(g.key.timestamp, 59000);
+    ck_assert_uint_eq(syncs, 12);
+    ck_assert_uint_eq(data_before_eof(out, size, frames + 1), g.offset + g.key.length);
+    free(out);
+}
+
+START_TEST(split_a_stream_per_crystal)
+{
+    uint8_t in[60 * 200];
+    size_t n = make_stream(in, sizeof in);
+    tk_write_bytes(in_tmp("all.adf"), in, n);
+    ck_assert_int_eq(mkdir(in_tmp("split"), 0700), 0);
+    const char *args[] = {"--sync-every", "5000", "all.adf", "split", NULL};
+    int rc = adf_split(args);
+    if (rc < 0)
+        TK_SKIP("%s/bin/adf-split is not built", tk_build());
+    ck_assert_int_eq(rc, 0);
+    for (unsigned c = 3; c <= 7; c += 2)
+        check_crystal_file(in, n, c);
+    ck_assert_int_ne(access(in_tmp("split/crystal-4.adf"), F_OK), 0);
+    /* the truth alone, in order, then its meta:eof */
+    size_t size;
+    uint8_t *truth = tk_read_file(in_tmp("split/truth.adf"), &size);
+    adf_iter it;
+    adf_frame f;
+    unsigned k = 0;
+    adf_iter_init(&it, truth, data_before_eof(truth, size, 60));
+    while (adf_iter_next(&it, &f) > 0) {
+        ck_assert_uint_eq(f.key.id, ADF_ID_NW_TRUTH);
+        ck_assert_uint_eq(f.key.event, k++);
+    }
+    free(truth);
+}
+END_TEST
+
+START_TEST(split_refuses_what_is_no_crystals)
+{
+    uint8_t in[60 * 200];
+    size_t n = make_stream(in, sizeof in);
+    /* an event (a composite) after the stream, then a frame earlier than the last */
+    adf_writer w;
+    adf_writer_init(&w, in + n, sizeof in - n);
+    adf_begin(&w, ADF_ID_EVENT_DATA_PSA, 61, 61000);
+    ck_assert_int_eq(adf_end(&w), ADF_OK);
+    tk_write_bytes(in_tmp("event.adf"), in, n + w.used);
+    adf_writer_init(&w, in + n, sizeof in - n);
+    adf_begin(&w, ADF_ID_NW_TRUTH, 61, 100);
+    ck_assert_int_eq(adf_end(&w), ADF_OK);
+    tk_write_bytes(in_tmp("late.adf"), in, n + w.used);
+    ck_assert_int_eq(mkdir(in_tmp("out"), 0700), 0);
+    const char *event[] = {"event.adf", "out", NULL}, *late[] = {"late.adf", "out", NULL},
+               *late_unsynced[] = {"--sync-every", "0", "late.adf", "out", NULL}, *usage[] = {"late.adf", NULL},
+               *no_dir[] = {"late.adf", "nowhere", NULL};
+    int rc = adf_split(event);
+    if (rc < 0)
+        TK_SKIP("%s/bin/adf-split is not built", tk_build());
+    ck_assert_int_eq(rc, 1);
+    ck_assert_int_eq(adf_split(late), 1);
+    ck_assert_int_eq(adf_split(no_dir), 1);
+    ck_assert_int_eq(adf_split(usage), 2);
+    ck_assert_int_eq(adf_split(late_unsynced), 0);
+    size_t size;
+    uint8_t *truth = tk_read_file(in_tmp("out/truth.adf"), &size);
+    ck_assert_uint_eq(adf_get_u64(truth + size - ADF_EOF_PAYLOAD + 4), size - EOF_SIZE);
+    ck_assert_uint_eq(adf_get_u32(truth + size - ADF_EOF_PAYLOAD), 61);
+    free(truth);
+}
+END_TEST
+
+/* A crystal's file replays byte for byte (its meta:sync frames pass on, the
+ * reader's meta:eof is the file's); a Crystals selection on the whole stream
+ * keeps that crystal's frames only and says how many it left out. */
+START_TEST(reader_takes_one_crystal)
+{
+    uint8_t in[60 * 200];
+    size_t n = make_stream(in, sizeof in);
+    tk_write_bytes(in_tmp("all.adf"), in, n);
+    ck_assert_int_eq(mkdir(in_tmp("split"), 0700), 0);
+    const char *args[] = {"all.adf", "split", NULL};
+    if (adf_split(args) < 0)
+        TK_SKIP("%s/bin/adf-split is not built", tk_build());
+    size_t size;
+    uint8_t *five = tk_read_file(in_tmp("split/crystal-5.adf"), &size);
+    snprintf(logged, sizeof logged, "File %s\nCrystals 5\n", in_tmp("split/crystal-5.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = new_instance(&rd);
+    drained d = drain(r, 300);
+    ck_assert_uint_eq(d.size, size);
+    ck_assert_mem_eq(d.bytes, five, size);
+    end_instance(&rd, r);
+    free(d.bytes);
+    snprintf(logged, sizeof logged, "File %s\nCrystals 4-6\n", in_tmp("all.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    r = new_instance(&rd);
+    d = drain(r, 1000);
+    adf_iter it;
+    adf_frame f;
+    unsigned kept = 0;
+    adf_iter_init(&it, d.bytes, data_before_eof(d.bytes, d.size, 45));
+    while (adf_iter_next(&it, &f) > 0) {
+        ck_assert_uint_eq(f.key.id, ADF_ID_DATA_PSA);
+        ck_assert_uint_eq(adf_get_u16(f.data + ADF_KEY_SIZE), 5);
+        kept++;
+    }
+    ck_assert_uint_eq(kept, 45);
+    int saved;
+    unsigned e = 99;
+    capture_begin(&saved);
+    rd.stop(r, &e);
+    capture_end(saved);
+    ck_assert_ptr_nonnull(strstr(logged, "[ADFReader] 150 frames not of crystals 4-6 left out\n"));
+    rd.unload(r, &e);
+    free(d.bytes);
+    free(five);
+    conf("ADFReader", "File x.adf\nCrystals 9-1\n");
+    capture_begin(&saved);
+    rd.config(conf_dir, &e);
+    capture_end(saved);
+    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
+    ck_assert_ptr_nonnull(strstr(logged, "ADFReader.conf:2: key 'Crystals': the range '9-1' is empty"));
+}
+END_TEST
+
 static Suite *io_suite(void)
 {
     Suite *s = suite_create("io");
@@ -750,6 +957,9 @@ static Suite *io_suite(void)
     tcase_add_test(tc, reader_leaves_out_the_files_meta_eof);
     tcase_add_test(tc, reader_stopped_early_sends_no_eof);
     tcase_add_test(tc, reader_replays_a_recorded_stream_byte_for_byte);
+    tcase_add_test(tc, split_a_stream_per_crystal);
+    tcase_add_test(tc, split_refuses_what_is_no_crystals);
+    tcase_add_test(tc, reader_takes_one_crystal);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("replay");

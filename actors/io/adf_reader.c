@@ -5,11 +5,13 @@
 #include <string.h>
 
 #include "kit.h"
+#include "kit_crystals.h"
 
 typedef struct reader_conf {
     kit_list files;
     int64_t repeat;
     int64_t max_frames;
+    kit_list crystals;
 } reader_conf;
 
 static const kit_key reader_keys[] = {
@@ -19,6 +21,10 @@ static const kit_key reader_keys[] = {
       .help = "times the whole list is read (replay throughput tests)" },
     { "MaxFrames", KIT_INT, offsetof(reader_conf, max_frames), "0", KIT_MIN(0),
       .help = "end of data after this many frames (0: every frame)" },
+    { "Crystals", KIT_LIST, offsetof(reader_conf, crystals), "all",
+      .help = "all: every frame; ids and ranges (175, 0-2): only those crystals' data:crystal, data:psa and "
+              "meta:sync frames (a crystal's producer: adf-split's files carry the meta:sync an event "
+              "builder needs), other frames left out and counted at stop" },
 };
 
 static const kit_spec reader_spec = {
@@ -30,6 +36,7 @@ static const kit_spec reader_spec = {
 };
 
 static reader_conf conf;
+static kit_crystals selection;
 
 typedef struct file_count {
     uint64_t frames, bytes;
@@ -43,6 +50,7 @@ typedef struct reader {
     uint64_t opened;    /* files opened this run, counting every pass */
     uint64_t frames, bytes; /* emitted this run, meta:eof not included */
     uint64_t file_eofs; /* meta:eof frames of the files, left out */
+    uint64_t others;    /* frames of crystals not selected (or of none), left out */
     adf_key last;       /* key of the last frame emitted: the meta:eof's comes from it */
     bool done;          /* no data frame left this run */
     bool eof_sent;      /* the run's meta:eof went out: the next call ends the run */
@@ -78,10 +86,22 @@ static unsigned open_next(reader *r)
     return 0;
 }
 
+/* With a Crystals selection: whether the frame at p (whole, valid) is of a
+ * selected crystal: data:crystal, data:psa and meta:sync carry its id first. */
+static bool selected(const uint8_t *p, uint32_t length, uint32_t id)
+{
+    if (selection.all)
+        return true;
+    if ((id != ADF_ID_DATA_CRYSTAL && id != ADF_ID_DATA_PSA && id != ADF_ID_META_SYNC) || length < ADF_KEY_SIZE + 2)
+        return false;
+    return kit_crystals_has(&selection, adf_get_u16(p + ADF_KEY_SIZE));
+}
+
 /* Keeps the data frames of a block that adf_file_read filled (so already
  * valid), moved to the front, and at most MaxFrames in the run: the files'
  * own meta:eof frames are left out, because the reader ends the data with
- * exactly one of its own.  Returns the bytes kept; *frames the frames kept. */
+ * exactly one of its own, and so are the frames a Crystals selection does
+ * not take.  Returns the bytes kept; *frames the frames kept. */
 static size_t keep_frames(reader *r, uint8_t *buf, size_t got, size_t *frames)
 {
     uint64_t left = conf.max_frames ? (uint64_t)conf.max_frames - r->frames : UINT64_MAX;
@@ -91,6 +111,8 @@ static size_t keep_frames(reader *r, uint8_t *buf, size_t got, size_t *frames)
         uint32_t length = adf_get_u32(buf + off), id = adf_get_u32(buf + off + 4);
         if (id == ADF_ID_META_EOF) {
             r->file_eofs++;
+        } else if (!selected(buf + off, length, id)) {
+            r->others++;
         } else {
             if (at != off)
                 memmove(buf + at, buf + off, length);
@@ -206,7 +228,7 @@ static unsigned reader_start(void *algo_data)
     unsigned code = close_file(r);
     memset(r->count, 0, conf.files.n * sizeof *r->count);
     r->opened = 0;
-    r->frames = r->bytes = r->file_eofs = 0;
+    r->frames = r->bytes = r->file_eofs = r->others = 0;
     r->last = (adf_key){ 0 };
     r->done = r->eof_sent = false;
     return code ? code : open_next(r);
@@ -225,6 +247,12 @@ static unsigned reader_stop(void *algo_data)
     if (r->file_eofs)
         kit_log(r->k.name, KIT_INFO, "%llu meta:eof frames of the files not passed on",
                 (unsigned long long)r->file_eofs);
+    if (r->others) {
+        char which[256];
+        kit_crystals_describe(&selection, which, sizeof which);
+        kit_log(r->k.name, KIT_INFO, "%llu frames not of crystals %s left out", (unsigned long long)r->others,
+                which);
+    }
     return code;
 }
 
@@ -240,7 +268,20 @@ static void reader_release(void *algo_data)
 
 void process_config(const char *directory_path, unsigned int *error_code)
 {
+    char msg[1536];
     *error_code = kit_config(&reader_spec, directory_path, &conf);
+    if (*error_code)
+        return;
+    char *path = kit_conf_path(directory_path, reader_spec.actor);
+    if (!path) {
+        *error_code = kit_fail(reader_spec.actor, NARVAL_E_NOMEM, "out of memory");
+        return;
+    }
+    kit_crystals_free(&selection);
+    *error_code = kit_crystals_read(&conf.crystals, path, "Crystals", &selection, msg, sizeof msg);
+    free(path);
+    if (*error_code)
+        kit_fail(reader_spec.actor, *error_code, "%s", msg);
 }
 
 const char *process_describe(void) { return kit_describe(&reader_spec); }

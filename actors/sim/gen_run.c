@@ -489,7 +489,8 @@ static unsigned end_data(gen *g, uint8_t *out, unsigned cap, unsigned *used)
         unsigned code = room_for_round(g, cap, used, &full);
         if (code || full)
             return code;
-        write_round(g, after, g->last_timestamp, out, cap, used);
+        /* the last event's key: a reader replaying this stream makes the same meta:eof after it */
+        write_round(g, g->last_number, g->last_timestamp, out, cap, used);
         g->last_sync_sent = true;
     }
     adf_writer w;
