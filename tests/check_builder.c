@@ -1,4 +1,4 @@
-/* check_builder.c: builder.so through the NARVAL ABI: time window, out-of-order frames, one-crystal events, meta:eof, nothing dropped, counts, retries. */
+/* check_builder.c: builder.so through the NARVAL ABI: time window, out-of-order frames, one-crystal events, meta:eof, nothing dropped, counts, retries, merging skewed streams. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <dlfcn.h>
@@ -539,6 +539,380 @@ START_TEST(short_psa_frame_is_refused)
 }
 END_TEST
 
+
+/* ---- merging several crystals' streams ---------------------------------------------------
+ * Three crystals' streams, each in time order with a meta:sync every MS_SYNC
+ * ticks and a last one at its end, cut into blocks at random and delivered
+ * in adversarial orders; the merged events must be, byte for byte, those
+ * that the frames sorted by time build as one stream (which has no marks). */
+enum { MS_N = 3, MS_EVENTS = 700, MS_ITEMS = MS_EVENTS + 64, MS_SYNC = 5000, MS_WINDOW = 50 };
+
+typedef struct ms_item {
+    uint64_t ts;
+    uint16_t crystal;
+    bool sync;
+    float tag;
+} ms_item;
+
+typedef struct ms_stream {
+    ms_item item[MS_ITEMS];
+    int n, block_end[MS_ITEMS], n_blocks, next_block;
+    uint64_t next_sync;
+} ms_stream;
+
+static ms_stream streams[MS_N];
+static ms_item frames_sorted[MS_N * MS_EVENTS];
+static int n_frames;
+static uint64_t ms_end, early_end;
+static uint8_t ref[CAP];
+static size_t ref_used;
+
+static void ms_push(int c, uint64_t ts, bool sync, float tag)
+{
+    ms_stream *s = &streams[c];
+    ck_assert_int_lt(s->n, MS_ITEMS);
+    s->item[s->n++] = (ms_item){ ts, (uint16_t)c, sync, tag };
+}
+
+/* The marks of stream c up to ts: one at each multiple of MS_SYNC. */
+static void ms_sync_upto(int c, uint64_t ts)
+{
+    for (; streams[c].next_sync <= ts; streams[c].next_sync += MS_SYNC)
+        ms_push(c, streams[c].next_sync, true, 0);
+}
+
+static int by_ts_crystal_tag(const void *pa, const void *pb)
+{
+    const ms_item *a = pa, *b = pb;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    if (a->crystal != b->crystal)
+        return a->crystal < b->crystal ? -1 : 1;
+    return (a->tag > b->tag) - (a->tag < b->tag);
+}
+
+/* Events 1..3000 ticks apart (one in ten closer than the window), each
+ * firing every crystal with probability 1/2, jittered by up to 30 ticks.
+ * Crystal `silent` only sends marks; crystal `early` stops firing halfway
+ * and its stream ends there, with a last mark at its last frame, or at
+ * UINT64_MAX (end_mark: "this stream has ended"). */
+static void ms_make(int silent, int early, bool end_mark)
+{
+    memset(streams, 0, sizeof streams);
+    n_frames = 0;
+    uint64_t clock = 1000, last[MS_N] = { 0 };
+    for (int e = 0; e < MS_EVENTS; e++) {
+        clock += rnd(10) ? 1 + rnd(3000) : rnd(60);
+        for (int c = 0; c < MS_N; c++) {
+            if (c == silent || (c == early && e >= MS_EVENTS / 2) || rnd(2))
+                continue;
+            uint64_t ts = clock + rnd(31);
+            ts = ts < last[c] ? last[c] : ts;
+            last[c] = ts;
+            ms_sync_upto(c, ts);
+            ms_push(c, ts, false, (float)n_frames);
+            frames_sorted[n_frames++] = streams[c].item[streams[c].n - 1];
+        }
+    }
+    ms_end = clock + 30;
+    for (int c = 0; c < MS_N; c++) {
+        if (c == early) {
+            early_end = last[c];
+            ms_push(c, end_mark ? UINT64_MAX : last[c], true, 0);
+            continue;
+        }
+        ms_sync_upto(c, ms_end);
+        ms_push(c, ms_end, true, 0);
+    }
+    qsort(frames_sorted, (size_t)n_frames, sizeof *frames_sorted, by_ts_crystal_tag);
+    /* the first block of a stream: its first mark alone (a producer's start) */
+    for (int c = 0; c < MS_N; c++)
+        for (int at = 0; at < streams[c].n;) {
+            at += at ? 1 + (int)rnd(30) : 1;
+            streams[c].block_end[streams[c].n_blocks++] = at < streams[c].n ? at : streams[c].n;
+        }
+}
+
+static void put_sync(uint16_t crystal, uint64_t ts)
+{
+    adf_sync sync = { crystal, 0 };
+    ck_assert_int_eq(adf_sync_write(&w, 0, ts, &sync), ADF_OK);
+}
+
+/* The single-stream build of the frames sorted by time, cut at random, into ref. */
+static void ms_reference(void)
+{
+    char log[4096];
+    out_used = 0;
+    void *inst = begin("Window 50\nDelay 0\n");
+    for (int i = 0; i < n_frames; i++) {
+        put_psa(frames_sorted[i].crystal, frames_sorted[i].ts, frames_sorted[i].tag);
+        if (rnd(40) == 0)
+            feed(inst);
+    }
+    put_eof(0);
+    feed(inst);
+    stop_only(inst, log, sizeof log);
+    ck_assert_ptr_nonnull(strstr(log, "0 frames came after their time was closed"));
+    memcpy(ref, out, out_used);
+    ref_used = out_used;
+    out_used = 0;
+}
+
+/* Stream c's next block, as one call; false when it has none left. */
+static bool ms_block(void *inst, int c)
+{
+    ms_stream *s = &streams[c];
+    if (s->next_block == s->n_blocks)
+        return false;
+    int from = s->next_block ? s->block_end[s->next_block - 1] : 0, to = s->block_end[s->next_block++];
+    for (int i = from; i < to; i++) {
+        if (s->item[i].sync)
+            put_sync(s->item[i].crystal, s->item[i].ts);
+        else
+            put_psa(s->item[i].crystal, s->item[i].ts, s->item[i].tag);
+    }
+    feed(inst);
+    return true;
+}
+
+typedef int ms_pick_fn(int step);
+
+/* Delivers every stream's blocks in the order pick gives (the next stream
+ * with blocks left when the one picked has none); after_block, if set,
+ * checks the builder after each block. */
+static void ms_deliver(void *inst, ms_pick_fn *pick, void (*after_block)(int c))
+{
+    for (int step = 0;; step++) {
+        int c = pick(step), tries = 0;
+        while (tries < MS_N && !ms_block(inst, c)) {
+            c = (c + 1) % MS_N;
+            tries++;
+        }
+        if (tries == MS_N)
+            return;
+        if (after_block)
+            after_block(c);
+    }
+}
+
+/* The merged build of the streams under conf, delivered in pick's order,
+ * ended by one meta:eof; the builder's log from start to unload into log. */
+static void ms_merge(const char *conf, ms_pick_fn *pick, void (*after_block)(int c), char *log, size_t len)
+{
+    unsigned code;
+    out_used = 0;
+    for (int c = 0; c < MS_N; c++)
+        streams[c].next_block = 0;
+    void *inst = begin(conf);
+    const char *path = tk_path(tmp, "merge-stderr.txt");
+    int saved = tk_capture_begin(path);
+    ms_deliver(inst, pick, after_block);
+    put_eof(0);
+    feed(inst);
+    builder.stop(inst, &code);
+    tk_capture_end(saved, path, log, len);
+    ck_assert_uint_eq(code, 0);
+    builder.unload(inst, &code);
+    ck_assert_uint_eq(code, 0);
+}
+
+static void same_as_reference(const char *log)
+{
+    ck_assert_msg(out_used == ref_used && memcmp(out, ref, ref_used) == 0,
+                  "merged output (%zu bytes) differs from the single-stream build (%zu bytes)", out_used, ref_used);
+    char expect[128];
+    snprintf(expect, sizeof expect, "from %d data:psa frames", n_frames);
+    ck_assert_ptr_nonnull(strstr(log, expect));
+    ck_assert_ptr_nonnull(strstr(log, "0 frames came after their time was closed, 0 events closed early"));
+}
+
+/* The builder's configuration for the merges: it waits for the three crystals from the start. */
+static const char merge_conf[] = "Window 50\nDelay 0\nCrystals 0-2\n";
+
+static int pick_random(int step) { return (void)step, (int)rnd(MS_N); }
+/* The first block of each stream (its first mark: the builder meets all
+ * three), then stream 2 falls 10 blocks behind the two others, then all go
+ * in turn. */
+static int pick_late(int step) { return step < MS_N ? step : step < MS_N + 20 ? step % 2 : step % MS_N; }
+/* Stream 2's blocks only after 10 blocks of each other stream, then all in turn. */
+static int pick_late_start(int step) { return step < 20 ? step % 2 : step % MS_N; }
+/* One whole stream after the other: the largest skew there is. */
+static int pick_whole(int step) { return (void)step, 0; }
+
+/* Met through their first blocks, the sources need no Crystals key. */
+START_TEST(merged_streams_one_late_by_ten_blocks_build_the_single_stream_events)
+{
+    char log[4096];
+    ms_make(-1, -1, false);
+    ms_reference();
+    ck_assert_int_gt(ref_used, 0);
+    ms_merge("Window 50\nDelay 0\n", pick_late, NULL, log, sizeof log);
+    same_as_reference(log);
+    ck_assert_ptr_nonnull(strstr(log, "1 meta:eof passed on"));
+    ms_merge(merge_conf, pick_late_start, NULL, log, sizeof log);
+    same_as_reference(log);
+}
+END_TEST
+
+START_TEST(merged_streams_in_random_blocks_and_orders_build_the_single_stream_events)
+{
+    char log[4096];
+    for (int round = 0; round < 6; round++) {
+        ms_make(-1, -1, false);
+        ms_reference();
+        ms_merge(merge_conf, round % 3 ? pick_random : pick_whole, NULL, log, sizeof log);
+        same_as_reference(log);
+    }
+}
+END_TEST
+
+/* The silent crystal's marks: how far its stream has come so far. */
+static uint64_t silent_progress;
+
+static void events_before_the_silent_progress(int c)
+{
+    int n = read_events(NULL, NULL);
+    if (c == 2)
+        for (int i = streams[2].block_end[streams[2].next_block - 1] - 1; i >= 0; i--)
+            if (streams[2].item[i].sync) {
+                silent_progress = streams[2].item[i].ts;
+                break;
+            }
+    /* closed only once the silent stream is past the event's window */
+    if (n)
+        ck_assert_uint_lt(events[n - 1].ts + MS_WINDOW, silent_progress);
+}
+
+/* Stream 2, silent, gets one block in four turns: its marks hold the events back. */
+static int pick_silent_lagging(int step) { return step % 4 == 3 ? 2 : step % 2; }
+
+START_TEST(a_silent_source_holds_events_until_its_marks_pass_them)
+{
+    char log[4096];
+    ms_make(2, -1, false);
+    ms_reference();
+    silent_progress = 0;
+    ms_merge(merge_conf, pick_silent_lagging, events_before_the_silent_progress, log, sizeof log);
+    same_as_reference(log);
+    char expect[64];
+    int syncs = 0;
+    for (int c = 0; c < MS_N; c++)
+        for (int i = 0; i < streams[c].n; i++)
+            syncs += streams[c].item[i].sync;
+    snprintf(expect, sizeof expect, "1 meta:eof passed on; %d meta:sync taken", syncs);
+    ck_assert_msg(strstr(log, expect) != NULL, "'%s' not in %s", expect, log);
+}
+END_TEST
+
+/* The events the builder may close once every source is at floor (Delay 0). */
+static int events_closed_at(uint64_t floor)
+{
+    int n = 0;
+    adf_iter it;
+    adf_frame f;
+    adf_iter_init(&it, ref, ref_used);
+    while (adf_iter_next(&it, &f) > 0)
+        n += f.key.id == ADF_ID_EVENT_DATA_PSA && floor > f.key.timestamp && floor - f.key.timestamp > MS_WINDOW;
+    return n;
+}
+
+static int events_out;
+static void count_events(int c) { (void)c, events_out = read_events(NULL, NULL); }
+
+/* Stream 2 ends halfway, delivered first: its last mark, at its last frame,
+ * holds the rest until the meta:eof; a last mark at UINT64_MAX ("ended")
+ * lets the others' events out as they come.  Both build the same events. */
+START_TEST(a_source_ending_early_holds_nothing_back_once_it_says_it_ended)
+{
+    char log[4096];
+    for (int end_mark = 0; end_mark < 2; end_mark++) {
+        ms_make(-1, 2, end_mark);
+        ms_reference();
+        events_out = 0;
+        ms_merge(merge_conf, pick_late_start, count_events, log, sizeof log);
+        same_as_reference(log);
+        ck_assert_int_eq(events_out, events_closed_at(end_mark ? ms_end : early_end));
+        ck_assert_int_lt(events_closed_at(early_end), events_closed_at(ms_end) - MS_EVENTS / 4);
+    }
+}
+END_TEST
+
+/* Without Crystals, a crystal whose stream comes last is not waited for: its
+ * frames come after their time; with Crystals 0-2 the builder waits for it. */
+START_TEST(crystals_key_waits_for_a_crystal_silent_at_the_start)
+{
+    char log[4096];
+    ms_make(-1, -1, false);
+    ms_reference();
+    ms_merge("Window 50\nDelay 0\n", pick_whole, NULL, log, sizeof log);
+    ck_assert_ptr_null(strstr(log, " 0 frames came after their time was closed"));
+    ck_assert(out_used != ref_used || memcmp(out, ref, ref_used) != 0);
+    out_used = 0;
+    for (int c = 0; c < MS_N; c++)
+        streams[c].next_block = 0;
+    void *inst = begin(merge_conf);
+    while (ms_block(inst, 0) || ms_block(inst, 1))
+        ;
+    ck_assert_uint_eq(out_used, 0); /* crystal 2 has said nothing yet: everything waits */
+    while (ms_block(inst, 2))
+        ;
+    put_eof(0);
+    feed(inst);
+    stop_only(inst, log, sizeof log);
+    same_as_reference(log);
+}
+END_TEST
+
+/* One stream whole before the others, with MaxHeld small: the oldest events
+ * go out early, said once in the log; every frame is in an event. */
+START_TEST(max_held_bounds_the_frames_held_and_loses_nothing)
+{
+    char log[4096];
+    static int seen[MS_N * MS_EVENTS];
+    ms_make(-1, -1, false);
+    ms_merge("Window 50\nDelay 0\nCrystals 0-2\nMaxHeld 40\n", pick_whole, NULL, log, sizeof log);
+    const char warning[] = "[Builder] warning: MaxHeld 40 reached";
+    const char *said = strstr(log, warning);
+    ck_assert_msg(said != NULL, "%s", log);
+    ck_assert_ptr_null(strstr(said + sizeof warning - 1, "MaxHeld 40 reached")); /* once */
+    char expect[128];
+    snprintf(expect, sizeof expect, "from %d data:psa frames", n_frames);
+    ck_assert_ptr_nonnull(strstr(log, expect));
+    ck_assert_ptr_null(strstr(log, " 0 events closed early by MaxHeld"));
+    int n = read_events((uint32_t[4]){ 0 }, &(int){ 0 }), members = 0;
+    memset(seen, 0, sizeof seen);
+    for (int e = 0; e < n; e++)
+        for (int k = 0; k < events[e].fold; k++, members++)
+            ck_assert_int_eq(seen[(int)events[e].tag[k]]++, 0);
+    ck_assert_int_eq(members, n_frames);
+}
+END_TEST
+
+START_TEST(crystals_all_and_bad_marks_are_refused)
+{
+    unsigned code;
+    char log[4096];
+    tk_write_text(tk_path(conf_dir, "Builder.conf"), "Crystals all\n");
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
+    builder.config(conf_dir, &code);
+    tk_capture_end(saved, path, log, sizeof log);
+    ck_assert_uint_eq(code, NARVAL_E_CONFIG);
+    ck_assert_msg(strstr(log, "Builder.conf:1: key 'Crystals': 'all' cannot be waited for") != NULL, "%s", log);
+    void *inst = begin("");
+    ck_assert_int_eq(adf_begin(&w, ADF_ID_META_SYNC, 0, 5), ADF_OK);
+    ck_assert_int_eq(adf_put(&w, (uint8_t[4]){ 1, 0, 0, 0 }, 4), ADF_OK);
+    ck_assert_int_eq(adf_end(&w), ADF_OK);
+    unsigned used = 0;
+    builder.filter(inst, in, (unsigned)w.used, out, CAP, &used, &code);
+    ck_assert_uint_eq(code, NARVAL_E_INPUT);
+    ck_assert_uint_eq(used, 0);
+    builder.stop(inst, &code);
+    builder.unload(inst, &code);
+}
+END_TEST
+
 static Suite *builder_suite(void)
 {
     Suite *s = suite_create("builder");
@@ -560,6 +934,17 @@ static Suite *builder_suite(void)
     tcase_add_test(tc, other_frames_pass_and_the_flush_call_still_works);
     tcase_add_test(tc, output_too_small_leaves_the_state_untouched);
     tcase_add_test(tc, short_psa_frame_is_refused);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("merging");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, merged_streams_one_late_by_ten_blocks_build_the_single_stream_events);
+    tcase_add_test(tc, merged_streams_in_random_blocks_and_orders_build_the_single_stream_events);
+    tcase_add_test(tc, a_silent_source_holds_events_until_its_marks_pass_them);
+    tcase_add_test(tc, a_source_ending_early_holds_nothing_back_once_it_says_it_ended);
+    tcase_add_test(tc, crystals_key_waits_for_a_crystal_silent_at_the_start);
+    tcase_add_test(tc, max_held_bounds_the_frames_held_and_loses_nothing);
+    tcase_add_test(tc, crystals_all_and_bad_marks_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

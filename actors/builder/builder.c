@@ -6,18 +6,23 @@
 
 #include "builder_core.h"
 #include "kit.h"
+#include "kit_crystals.h"
 
 typedef struct builder_conf {
     int64_t window, delay, max_held;
+    kit_list crystals;
 } builder_conf;
 
 static const kit_key builder_keys[] = {
     { "Window", KIT_INT, offsetof(builder_conf, window), "50", KIT_RANGE(0, 1e15),
       .help = "10 ns ticks: frames within this of an event's first frame join it" },
     { "Delay", KIT_INT, offsetof(builder_conf, delay), "100000", KIT_RANGE(0, 1e15),
-      .help = "10 ns ticks a frame may come late (after later ones) and still join its event" },
+      .help = "10 ns ticks a frame may come after later ones of its source and still join its event" },
     { "MaxHeld", KIT_INT, offsetof(builder_conf, max_held), "100000", KIT_RANGE(1, 1e9),
-      .help = "frames waiting at most; beyond, the oldest events close early (counted)" },
+      .help = "frames waiting at most; beyond, the oldest events close early (logged once, counted)" },
+    { "Crystals", KIT_LIST, offsetof(builder_conf, crystals), "none",
+      .help = "crystal ids and ranges (0-2 5) whose streams are waited for from the start, even before "
+              "their first frame or meta:sync; none: only the crystals met" },
 };
 
 static const kit_spec builder_kit = {
@@ -27,6 +32,7 @@ static const kit_spec builder_kit = {
 };
 
 static builder_conf conf;
+static kit_crystals crystals; /* Crystals, read */
 
 /* A block builds on `base`: the committed state, or, after a meta:eof in
  * the block, the state that flush leaves (`flushed`, which owns no memory).
@@ -40,14 +46,18 @@ typedef struct builder {
     bld_pending pending;
     bld_frame *fresh;
     size_t n_fresh, cap_fresh;
+    bld_mark *marks;               /* the block's meta:sync frames */
+    size_t n_marks, cap_marks;
     uint64_t passed, passed_block; /* other frames passed on */
     uint64_t eofs, eofs_block;     /* meta:eof frames passed on */
+    uint64_t syncs, syncs_block;   /* meta:sync frames taken */
+    bool max_held_said;            /* MaxHeld's warning went out this run */
 } builder;
 
 /* Builds what is due from base and the fresh frames into w; flush closes everything. */
 static unsigned build(builder *b, bool flush, adf_writer *w)
 {
-    if (bld_block(b->base, b->fresh, b->n_fresh, flush, w, &b->pending) != 0)
+    if (bld_block(b->base, b->fresh, b->n_fresh, b->marks, b->n_marks, flush, w, &b->pending) != 0)
         return kit_fail(b->k.name, NARVAL_E_NOMEM, "no memory to sort %zu frames",
                         b->base->n_held + b->n_fresh);
     return 0;
@@ -63,8 +73,39 @@ static unsigned on_eof(builder *b, adf_writer *out)
     bld_flushed(b->base, &b->pending, &b->flushed);
     b->base = &b->flushed;
     b->n_fresh = 0;
+    b->n_marks = 0;
     b->eofs_block++;
     return KIT_PASS;
+}
+
+/* Room for one more element in a block's array (*v of *cap elements of size). */
+static int grow(void **v, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t want = *cap ? 2 * *cap : 1024;
+    void *bigger = realloc(*v, want * size);
+    if (!bigger)
+        return -1;
+    *v = bigger;
+    *cap = want;
+    return 0;
+}
+
+/* A meta:sync: its crystal's stream has come that far.  It is taken, not
+ * passed on: it describes one input stream, and the builder's output is one
+ * stream of events whose consumers need no marks. */
+static unsigned on_sync(builder *b, const adf_frame *f)
+{
+    adf_sync sync;
+    int rc = adf_sync_read(f, &sync);
+    if (rc != ADF_OK)
+        return kit_fail(b->k.name, NARVAL_E_INPUT, "meta:sync at offset %zu: %s", f->offset, adf_strerror(rc));
+    if (grow((void **)&b->marks, b->n_marks, &b->cap_marks, sizeof *b->marks) != 0)
+        return kit_fail(b->k.name, NARVAL_E_NOMEM, "no memory for %zu meta:sync of a block", b->n_marks + 1);
+    b->marks[b->n_marks++] = (bld_mark){ sync.crystal_id, f->key.timestamp };
+    b->syncs_block++;
+    return 0;
 }
 
 static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
@@ -72,18 +113,14 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     builder *b = ctx;
     if (f->key.id == ADF_ID_META_EOF)
         return on_eof(b, out);
+    if (f->key.id == ADF_ID_META_SYNC)
+        return on_sync(b, f);
     if (f->key.id != ADF_ID_DATA_PSA) {
         b->passed_block++;
         return KIT_PASS;
     }
-    if (b->n_fresh == b->cap_fresh) {
-        size_t cap = b->cap_fresh ? 2 * b->cap_fresh : 1024;
-        bld_frame *fresh = realloc(b->fresh, cap * sizeof *fresh);
-        if (!fresh)
-            return kit_fail(b->k.name, NARVAL_E_NOMEM, "no memory for %zu frames of a block", cap);
-        b->fresh = fresh;
-        b->cap_fresh = cap;
-    }
+    if (grow((void **)&b->fresh, b->n_fresh, &b->cap_fresh, sizeof *b->fresh) != 0)
+        return kit_fail(b->k.name, NARVAL_E_NOMEM, "no memory for %zu frames of a block", b->n_fresh + 1);
     if (bld_frame_of(f, &b->fresh[b->n_fresh]) != 0)
         return kit_fail(b->k.name, NARVAL_E_INPUT, "data:psa at offset %zu: payload of %u bytes is "
                         "shorter than the %u-byte global part", f->offset, f->payload_size, ADF_PSA_GLOBAL);
@@ -110,6 +147,13 @@ static unsigned commit(builder *b)
     }
     b->passed += b->passed_block;
     b->eofs += b->eofs_block;
+    b->syncs += b->syncs_block;
+    if (b->pending.delta.forced && !b->max_held_said) {
+        kit_log(b->k.name, KIT_WARN, "MaxHeld %lld reached: the oldest events go out before every source "
+                "has passed them (a source's frames may come late and build events of their own); "
+                "said once per run", (long long)conf.max_held);
+        b->max_held_said = true;
+    }
     return 0;
 }
 
@@ -146,10 +190,10 @@ static unsigned builder_stop(void *algo_data)
     const bld_counts *c = &b->state.counts;
     kit_log(b->k.name, KIT_INFO, "built %llu events from %llu data:psa frames (window %lld ticks, delay %lld "
             "ticks); %llu frames came after their time was closed, %llu events closed early by MaxHeld; "
-            "%llu other frames passed on; %llu meta:eof passed on",
+            "%llu other frames passed on; %llu meta:eof passed on; %llu meta:sync taken",
             (unsigned long long)c->events, (unsigned long long)c->frames, (long long)conf.window,
             (long long)conf.delay, (unsigned long long)c->late, (unsigned long long)c->forced,
-            (unsigned long long)b->passed, (unsigned long long)b->eofs);
+            (unsigned long long)b->passed, (unsigned long long)b->eofs, (unsigned long long)b->syncs);
     log_folds(b);
     log_held(b, "stop");
     return 0;
@@ -158,11 +202,13 @@ static unsigned builder_stop(void *algo_data)
 /* A run's state, fresh: what start sets up and reset and unload discard. */
 static void clear_run(builder *b)
 {
-    bld_conf c = { (uint64_t)conf.window, (uint64_t)conf.delay, (size_t)conf.max_held };
+    bld_conf c = { (uint64_t)conf.window, (uint64_t)conf.delay, (size_t)conf.max_held, crystals.id, crystals.n };
     bld_free(&b->state);
     bld_init(&b->state, &c);
     b->passed = 0;
     b->eofs = 0;
+    b->syncs = 0;
+    b->max_held_said = false;
 }
 
 static unsigned builder_start(void *algo_data)
@@ -192,11 +238,40 @@ static void builder_release(void *algo_data)
     bld_free(&b->state);
     bld_pending_free(&b->pending);
     free(b->fresh);
+    free(b->marks);
+}
+
+/* Crystals: "none" (the default), or ids and ranges; "all" cannot be waited
+ * for (the builder would wait for 65536 crystals). */
+static unsigned read_crystals(const char *directory_path)
+{
+    kit_crystals c = { 0 };
+    char msg[1024];
+    unsigned code = 0;
+    char *path = kit_conf_path(directory_path, builder_kit.actor);
+    if (!path)
+        return kit_fail(builder_kit.actor, NARVAL_E_NOMEM, "out of memory");
+    if (!(conf.crystals.n == 1 && strcmp(conf.crystals.v[0], "none") == 0))
+        code = kit_crystals_read(&conf.crystals, path, "Crystals", &c, msg, sizeof msg);
+    if (!code && c.all) {
+        unsigned line = conf.crystals.line ? conf.crystals.line[0] : 0;
+        snprintf(msg, sizeof msg, "%s:%u: key 'Crystals': 'all' cannot be waited for: list the crystal ids "
+                 "(0-2 5), or none", path, line);
+        code = NARVAL_E_CONFIG;
+    }
+    free(path);
+    if (code)
+        return kit_fail(builder_kit.actor, code, "%s", msg);
+    kit_crystals_free(&crystals);
+    crystals = c;
+    return 0;
 }
 
 void process_config(const char *directory_path, unsigned int *error_code)
 {
     *error_code = kit_config(&builder_kit, directory_path, &conf);
+    if (*error_code == 0)
+        *error_code = read_crystals(directory_path);
 }
 
 const char *process_describe(void) { return kit_describe(&builder_kit); }
@@ -214,8 +289,10 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
         return;
     b->base = &b->state;
     b->n_fresh = 0;
+    b->n_marks = 0;
     b->passed_block = 0;
     b->eofs_block = 0;
+    b->syncs_block = 0;
     unsigned code = kit_filter_block(b->k.name, &ops, b, input_buffer, size_of_input_buffer, output_buffer,
                                      size_of_output_buffer, used_size_of_output_buffer);
     if (code == 0)

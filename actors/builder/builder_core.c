@@ -1,4 +1,4 @@
-/* builder_core.c: the event builder's buffer: merge by timestamp, close events whose window has passed, keep the rest for later blocks. */
+/* builder_core.c: the event builder's buffer: merge by timestamp, close events whose window every source has passed, keep the rest for later blocks. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +13,7 @@ void bld_init(bld_state *s, const bld_conf *c)
 
 void bld_free(bld_state *s)
 {
+    free(s->src);
     free(s->held);
     free(s->arena);
     memset(s, 0, sizeof *s);
@@ -20,6 +21,7 @@ void bld_free(bld_state *s)
 
 void bld_pending_free(bld_pending *p)
 {
+    free(p->src);
     free(p->all);
     memset(p, 0, sizeof *p);
 }
@@ -37,6 +39,8 @@ static int by_time(const void *pa, const void *pb)
     const bld_frame *a = pa, *b = pb;
     if (a->timestamp != b->timestamp)
         return a->timestamp < b->timestamp ? -1 : 1;
+    if (a->crystal != b->crystal)
+        return a->crystal < b->crystal ? -1 : 1;
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
@@ -78,9 +82,98 @@ static size_t event_end(const bld_state *s, const bld_pending *p, size_t i)
     return j;
 }
 
-static bool window_passed(const bld_state *s, uint64_t latest, uint64_t start)
+/* The source of crystal c in p->src, added (at 0, not synchronised) when
+ * absent; NULL when out of memory. */
+static bld_source *source_of(bld_pending *p, uint16_t c)
 {
-    return latest > start && latest - start > s->conf.window && latest - start - s->conf.window > s->conf.delay;
+    size_t lo = 0, hi = p->n_src;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->src[mid].crystal < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < p->n_src && p->src[lo].crystal == c)
+        return &p->src[lo];
+    if (p->n_src == p->cap_src) {
+        size_t cap = 2 * p->cap_src + 16;
+        bld_source *src = realloc(p->src, cap * sizeof *src);
+        if (!src)
+            return NULL;
+        p->src = src;
+        p->cap_src = cap;
+    }
+    memmove(p->src + lo + 1, p->src + lo, (p->n_src - lo) * sizeof *p->src);
+    p->src[lo] = (bld_source){ .crystal = c };
+    p->n_src++;
+    return &p->src[lo];
+}
+
+static void reach(bld_source *x, uint64_t timestamp)
+{
+    if (timestamp > x->progress)
+        x->progress = timestamp;
+}
+
+/* p's sources: s's, then the listed crystals, the marks and the fresh frames. */
+static int take_progress(const bld_state *s, const bld_frame *fresh, size_t n, const bld_mark *marks,
+                         size_t n_marks, bld_pending *p)
+{
+    if (s->n_src > p->cap_src) {
+        bld_source *src = realloc(p->src, s->n_src * sizeof *src);
+        if (!src)
+            return -1;
+        p->src = src;
+        p->cap_src = s->n_src;
+    }
+    if (s->n_src)
+        memcpy(p->src, s->src, s->n_src * sizeof *p->src);
+    p->n_src = s->n_src;
+    bld_source *x;
+    for (size_t i = 0; i < s->conf.n_crystals; i++) {
+        if (!(x = source_of(p, s->conf.crystals[i])))
+            return -1;
+        x->synced = true;
+    }
+    for (size_t i = 0; i < n_marks; i++) {
+        if (!(x = source_of(p, marks[i].crystal)))
+            return -1;
+        x->synced = true;
+        reach(x, marks[i].timestamp);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!(x = source_of(p, fresh[i].crystal)))
+            return -1;
+        reach(x, fresh[i].timestamp);
+    }
+    return 0;
+}
+
+/* How far every source has come: the least progress of the synchronised
+ * sources and of the data-only crystals taken together (the latest of
+ * those).  A listed crystal that has delivered nothing is at 0, before
+ * every frame: it holds every event. */
+static uint64_t sources_floor(const bld_pending *p)
+{
+    uint64_t least = UINT64_MAX, pool = 0;
+    bool in_pool = false;
+    for (size_t i = 0; i < p->n_src; i++) {
+        const bld_source *x = &p->src[i];
+        if (x->synced)
+            least = x->progress < least ? x->progress : least;
+        else {
+            pool = x->progress > pool ? x->progress : pool;
+            in_pool = true;
+        }
+    }
+    return in_pool && pool < least ? pool : least;
+}
+
+/* Every source is past start + window + delay: nothing can join the event starting at start. */
+static bool window_passed(const bld_state *s, uint64_t floor, uint64_t start)
+{
+    return floor > start && floor - start > s->conf.window && floor - start - s->conf.window > s->conf.delay;
 }
 
 static void write_event(adf_writer *w, const bld_pending *p, size_t i, size_t j)
@@ -91,26 +184,24 @@ static void write_event(adf_writer *w, const bld_pending *p, size_t i, size_t j)
     adf_end(w); /* a failure stays in w->status */
 }
 
-int bld_block(const bld_state *s, bld_frame *fresh, size_t n_fresh, bool flush, adf_writer *w,
-              bld_pending *p)
+int bld_block(const bld_state *s, bld_frame *fresh, size_t n_fresh, const bld_mark *marks, size_t n_marks,
+              bool flush, adf_writer *w, bld_pending *p)
 {
     memset(&p->delta, 0, sizeof p->delta);
-    p->latest = s->latest;
     p->closed_any = s->closed_any;
     p->closed_until = s->closed_until;
     for (size_t i = 0; i < n_fresh; i++) {
         fresh[i].seq = s->next_seq + i;
-        if (fresh[i].timestamp > p->latest)
-            p->latest = fresh[i].timestamp;
         p->delta.late += s->closed_any && (fresh[i].timestamp <= s->closed_until ||
                                            fresh[i].timestamp - s->closed_until <= s->conf.window);
     }
     p->delta.frames = n_fresh;
-    if (merge(s, fresh, n_fresh, p) != 0)
+    if (take_progress(s, fresh, n_fresh, marks, n_marks, p) != 0 || merge(s, fresh, n_fresh, p) != 0)
         return -1;
+    uint64_t floor = sources_floor(p);
     size_t i = 0;
     while (i < p->n_all) {
-        bool due = flush || window_passed(s, p->latest, p->all[i].timestamp);
+        bool due = flush || window_passed(s, floor, p->all[i].timestamp);
         bool forced = !due && p->n_all - i > s->conf.max_held;
         if (!due && !forced)
             break;
@@ -131,7 +222,6 @@ int bld_block(const bld_state *s, bld_frame *fresh, size_t n_fresh, bool flush, 
 static void advance(bld_state *s, const bld_pending *p)
 {
     s->next_seq += p->delta.frames;
-    s->latest = p->latest;
     s->closed_any = p->closed_any;
     s->closed_until = p->closed_until;
     s->counts.frames += p->delta.frames;
@@ -156,12 +246,22 @@ int bld_commit(bld_state *s, bld_pending *p)
     for (size_t k = p->closed; k < p->n_all; k++)
         bytes += p->all[k].length;
     bld_frame *held = n > s->cap_held ? malloc((n + n / 2 + 16) * sizeof *held) : NULL;
+    bld_source *src = p->n_src > s->cap_src ? malloc(p->n_src * sizeof *src) : NULL;
     uint8_t *arena = malloc(bytes ? bytes : 1);
-    if ((n > s->cap_held && !held) || !arena) {
+    if ((n > s->cap_held && !held) || (p->n_src > s->cap_src && !src) || !arena) {
         free(held);
+        free(src);
         free(arena);
         return -1;
     }
+    if (src) {
+        free(s->src);
+        s->src = src;
+        s->cap_src = p->n_src;
+    }
+    if (p->n_src)
+        memcpy(s->src, p->src, p->n_src * sizeof *s->src);
+    s->n_src = p->n_src;
     if (held) {
         free(s->held);
         s->held = held;

@@ -9,21 +9,41 @@
 #include "adf.h"
 
 /*
- * Frames wait in a buffer sorted by timestamp (then by arrival).  An event
- * starts at the earliest frame waiting and takes the frames that follow it
- * within `window` ticks, one per crystal: a second frame of a crystal already
- * in the event ends it (a crystal fires once per event).  An event is closed,
- * and written, once a frame later than its start + window + delay has been
- * seen (delay is the out-of-order tolerance: a frame may arrive up to `delay`
- * ticks after a later one and still join its event), when more than max_held
- * frames wait (the oldest events close early, counted as forced), or at the
- * end of the data.  A frame that matches nothing is a one-crystal event; a
- * frame that arrives after its time was closed (later than the tolerance)
- * still becomes an event, counted as late.  Nothing is dropped.
+ * Frames wait in a buffer sorted by timestamp, then crystal id, then arrival
+ * (so that frames of one timestamp from several streams line up the same
+ * way whatever order the streams arrive in).  An event starts at the
+ * earliest frame waiting and takes the frames that follow it within `window`
+ * ticks, one per crystal: a second frame of a crystal already in the event
+ * ends it (a crystal fires once per event).
+ *
+ * Sources.  Every crystal id the builder meets (in a data:psa frame, in a
+ * meta:sync mark, or listed in conf.crystals) is a source whose progress is
+ * the largest timestamp it has delivered: a crystal's stream is in time
+ * order, so it will deliver nothing earlier (up to `delay`, below).  A
+ * source is *synchronised* when it is listed in conf.crystals or has sent a
+ * meta:sync: the builder waits for it, however far behind the others it is.
+ * The crystals seen only in data frames count together as one more source
+ * whose progress is the latest of theirs (one stream of several crystals,
+ * the single-stream chain): so a crystal that fires once is not waited for.
+ * A listed crystal that has delivered nothing yet holds every event.  A
+ * meta:sync with timestamp UINT64_MAX says its stream has ended.
+ *
+ * An event starting at t is closed, and written, once every source's
+ * progress is past t + window + delay (delay is the disorder a stream may
+ * have: a frame may come up to `delay` ticks after a later one of its
+ * source and still join its event), when more than max_held frames wait
+ * (the oldest events close early, counted as forced: memory stays bounded,
+ * at the price of exactness), or at the end of the data.  A frame that
+ * matches nothing is a one-crystal event; a frame that arrives after its
+ * time was closed still becomes an event, counted as late.  Nothing is
+ * dropped.  So the events do not depend on how the frames were cut into
+ * blocks nor on how the streams interleave, as long as nothing is late.
  */
 typedef struct bld_conf {
-    uint64_t window, delay; /* 10 ns ticks */
-    size_t max_held;        /* frames */
+    uint64_t window, delay;  /* 10 ns ticks */
+    size_t max_held;         /* frames */
+    const uint16_t *crystals; /* waited for from the start; ascending, owned by the caller */
+    size_t n_crystals;
 } bld_conf;
 
 enum { BLD_FOLD_BINS = 65 }; /* folds 1 .. 64; the last bin counts 64 and more */
@@ -43,14 +63,29 @@ typedef struct bld_frame {
     uint16_t crystal;
 } bld_frame;
 
+/* A progress mark: the crystal's stream holds nothing earlier than timestamp
+ * from now on (a meta:sync frame's crystal id and key timestamp). */
+typedef struct bld_mark {
+    uint16_t crystal;
+    uint64_t timestamp;
+} bld_mark;
+
+/* A source (a crystal) and how far it has come. */
+typedef struct bld_source {
+    uint16_t crystal;
+    bool synced;         /* listed in conf.crystals or sent a meta:sync: waited for */
+    uint64_t progress;   /* the largest timestamp delivered (0: nothing yet) */
+} bld_source;
+
 typedef struct bld_state {
     bld_conf conf;
+    bld_source *src;     /* by crystal id */
+    size_t n_src, cap_src;
     bld_frame *held;     /* sorted; data points into arena */
     size_t n_held, cap_held;
     uint8_t *arena;
     size_t arena_used, arena_cap;
     uint64_t next_seq;
-    uint64_t latest;     /* the latest timestamp seen */
     bool closed_any;
     uint64_t closed_until; /* start of the last event closed */
     bld_counts counts;
@@ -62,7 +97,8 @@ typedef struct bld_pending {
     bld_frame *all;      /* held + fresh, sorted */
     size_t n_all, cap_all;
     size_t closed;       /* all[0 .. closed) went out in events */
-    uint64_t latest;
+    bld_source *src;     /* the sources after the block, by crystal id */
+    size_t n_src, cap_src;
     bool closed_any;
     uint64_t closed_until;
     bld_counts delta;
@@ -77,18 +113,20 @@ void bld_pending_free(bld_pending *p);
 int bld_frame_of(const adf_frame *f, bld_frame *out);
 
 /* Builds what can be built from the waiting frames and the fresh ones
- * (fresh[i].seq is assigned here), writing event:data:psa frames into w
- * (failures stay in w, as the kit expects).  flush closes everything.
- * Returns 0, or -1 when out of memory. */
-int bld_block(const bld_state *s, bld_frame *fresh, size_t n_fresh, bool flush, adf_writer *w,
-              bld_pending *p);
+ * (fresh[i].seq is assigned here), after the sources' progress took the
+ * fresh frames and marks, writing event:data:psa frames into w (failures
+ * stay in w, as the kit expects).  flush closes everything.  Returns 0, or
+ * -1 when out of memory. */
+int bld_block(const bld_state *s, bld_frame *fresh, size_t n_fresh, const bld_mark *marks, size_t n_marks,
+              bool flush, adf_writer *w, bld_pending *p);
 
 /* Makes p the new state: the frames not yet built are copied into the arena.
  * Returns 0, or -1 when out of memory (the state is then unchanged). */
 int bld_commit(bld_state *s, bld_pending *p);
 
-/* The state after p, when p flushed (closed every frame): nothing held, p's
- * clocks and counts applied.  It owns no memory, so a filter can build the
+/* The state after p, when p flushed (closed every frame): nothing held, no
+ * source met (the streams ended: the next ones start afresh), p's clocks
+ * and counts applied.  It owns no memory, so a filter can build the
  * rest of a block on it (the frames after a meta:eof) and still leave s
  * untouched until the block succeeds: bld_commit into *out, then *out
  * replaces s.  out may be s only when s owns no memory either. */
