@@ -34,6 +34,8 @@ static const kit_spec builder_kit = {
 static builder_conf conf;
 static kit_crystals crystals; /* Crystals, read */
 
+__attribute__((destructor)) static void free_crystals(void) { kit_crystals_free(&crystals); }
+
 /* A block builds on `base`: the committed state, or, after a meta:eof in
  * the block, the state that flush leaves (`flushed`, which owns no memory).
  * Nothing of the committed state changes before the block succeeds, since

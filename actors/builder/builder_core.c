@@ -55,7 +55,8 @@ static int merge(const bld_state *s, bld_frame *fresh, size_t n, bld_pending *p)
         p->all = all;
         p->cap_all = cap;
     }
-    qsort(fresh, n, sizeof *fresh, by_time);
+    if (n) /* fresh is NULL before the first data frame */
+        qsort(fresh, n, sizeof *fresh, by_time);
     size_t i = 0, j = 0, k = 0;
     while (i < s->n_held || j < n) {
         if (j == n || (i < s->n_held && by_time(&s->held[i], &fresh[j]) < 0))
