@@ -6,7 +6,7 @@
 #   detector/*.c          -> build/lib/libdetector.a
 #   sim/*.c               -> build/lib/libsim.a (the γ-ray Monte Carlo: the generator and the tools link it)
 #   analysis/*.c          -> build/lib/libanalysis.a (`narwhal summary`; its gnuplot runner, histo's too)
-#   an actor's algorithm  -> build/lib/lib<actor>.a (TRACKER_LIB_SRCS ...: no glue, no kit; the actor and the tools link it)
+#   an actor's algorithm  -> build/lib/lib<actor>.a (<ACTOR>_LIB_SRCS: no glue, no kit; the actor and the tools link it)
 #   detector/tools/*.c    -> build/bin/<name>   (one program per file)
 #   emulator/*.c          -> build/bin/narwhal  (emulator/main.c holds main)
 #   kernels/*.cu          -> compiled when nvcc is found, linked into the actors
@@ -89,6 +89,7 @@ LIBANA := $(BUILD)/lib/libanalysis.a
 LIBEMU := $(BUILD)/lib/libemu.a
 LIBPSA := $(BUILD)/lib/libpsa.a
 LIBTRACKER := $(BUILD)/lib/libtracker.a
+LIBHISTO := $(BUILD)/lib/libhisto.a
 NARWHAL := $(BUILD)/bin/narwhal
 
 # ---- actors: name, its C sources, its CUDA sources and the libraries of ours it needs beyond
@@ -96,15 +97,17 @@ NARWHAL := $(BUILD)/bin/narwhal
 ACTORS := adf_reader adf_writer histo histo_sink tracker builder generator psa
 adf_reader_SRCS := actors/io/adf_reader.c
 adf_writer_SRCS := actors/io/adf_writer.c
-histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c actors/histo/histo_engine.c \
-	actors/histo/histo_cpu.c actors/histo/histo_spec.c actors/histo/histo_frames.c \
-	actors/histo/histo_output.c actors/histo/histo_plot.c actors/histo/histo_write.c \
-	actors/histo/histo_backend_cpu.c $(call gpu_backend,actors/histo/histo_backend_cuda.c)
+# the histogrammer's algorithm, a library; its glue is histo_actor.c with histo_filter.c or histo_sink.c
+HISTO_LIB_SRCS := actors/histo/histo_engine.c actors/histo/histo_cpu.c actors/histo/histo_spec.c \
+	actors/histo/histo_frames.c actors/histo/histo_output.c actors/histo/histo_plot.c \
+	actors/histo/histo_write.c actors/histo/histo_backend_cpu.c \
+	$(call gpu_backend,actors/histo/histo_backend_cuda.c)
+histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c
 histo_CU := kernels/histogram.cu
-histo_LIBS := $(LIBANA)
-histo_sink_SRCS := actors/histo/histo_sink.c $(filter-out actors/histo/histo_filter.c,$(histo_SRCS))
+histo_LIBS := $(LIBHISTO) $(LIBANA)
+histo_sink_SRCS := actors/histo/histo_sink.c actors/histo/histo_actor.c
 histo_sink_CU := kernels/histogram.cu
-histo_sink_LIBS := $(LIBANA)
+histo_sink_LIBS := $(LIBHISTO) $(LIBANA)
 # the tracker's algorithm, a library (actors/tracker/ less its glue, tracker.c)
 TRACKER_LIB_SRCS := actors/tracker/tracker_engine.c actors/tracker/tracker_cpu.c \
 	actors/tracker/tracker_model.c actors/tracker/tracker_events.c actors/tracker/tracker_truth.c \
@@ -130,7 +133,8 @@ ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 # (libdetector and libadf; not the kit: a tool links an actor's library, never its glue)
 PROGRAMS := bench-histo sim-validate bench-tracker ge2adf bench-psa adf-split
 adf-split_SRCS := tools/adf_split.c
-bench-histo_SRCS := tools/bench_histo.c actors/histo/histo_cpu.c
+bench-histo_SRCS := tools/bench_histo.c
+bench-histo_LIBS := $(LIBHISTO)
 bench-histo_CU := kernels/histogram.cu kernels/histogram_cub.cu
 sim-validate_SRCS := tools/sim_validate.c
 sim-validate_LIBS := $(LIBSIM)
@@ -215,6 +219,9 @@ $(LIBPSA): $(call obj,$(PSA_LIB_SRCS))
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 $(LIBTRACKER): $(call obj,$(TRACKER_LIB_SRCS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+$(LIBHISTO): $(call obj,$(HISTO_LIB_SRCS))
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 

@@ -1,4 +1,4 @@
-/* histo_actor.c: the Histo actor: reads Histo.conf, fills the declared histograms from every block, publishes them at stop (snapshots every N seconds). */
+/* histo_actor.c: the Histo actors' glue (histo.so, histo_sink.so) onto the histogram library: reads Histo.conf, fills the declared histograms from every block, publishes them at stop (snapshots every N seconds). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +74,19 @@ typedef struct histo_actor {
     histo_decoder dec;
 } histo_actor;
 
+/* The library's codes (histo_status.h) as NARVAL's. */
+static unsigned narval_code(histo_status s)
+{
+    static const unsigned codes[] = { [HISTO_OK] = 0,
+                                      [HISTO_E_NOMEM] = NARVAL_E_NOMEM,
+                                      [HISTO_E_INPUT] = NARVAL_E_INPUT,
+                                      [HISTO_E_DATA] = NARVAL_E_DATA,
+                                      [HISTO_E_CONFIG] = NARVAL_E_CONFIG,
+                                      [HISTO_E_IO] = NARVAL_E_IO,
+                                      [HISTO_E_DEVICE] = NARVAL_E_DEVICE };
+    return codes[s];
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -101,6 +114,8 @@ static unsigned parse_device(const char *path, char *msg, size_t len)
     return NARVAL_E_CONFIG;
 }
 
+static histo_values values_of(const kit_list *l) { return (histo_values){ l->n, l->v, l->line }; }
+
 /* The declarations replace the previous ones only when they are all valid. */
 static unsigned build_spec(const char *dir)
 {
@@ -110,10 +125,10 @@ static unsigned build_spec(const char *dir)
     unsigned code = NARVAL_E_NOMEM;
     if (!path)
         return kit_fail(histo_kit.actor, code, "out of memory");
-    histo_spec_keys keys = { &conf.histograms, &conf.plots, &conf.formats, conf.crystals,
-                             conf.segments, path };
+    histo_spec_keys keys = { values_of(&conf.histograms), values_of(&conf.plots), values_of(&conf.formats),
+                             conf.crystals, conf.segments, path };
     if ((code = parse_device(path, msg, sizeof msg)) == 0 &&
-        (code = histo_spec_build(&next, &keys, msg, sizeof msg)) == 0) {
+        (code = narval_code(histo_spec_build(&next, &keys, msg, sizeof msg))) == 0) {
         histo_spec_free(&spec);
         spec = next;
     }
@@ -173,7 +188,7 @@ static unsigned claim_dir(histo_actor *a)
         return kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory");
     if (note[0])
         kit_log(a->k.name, KIT_INFO, "%s", note);
-    if ((code = histo_output_mkdir(a->dir, msg, sizeof msg)) != 0 ||
+    if ((code = narval_code(histo_output_mkdir(a->dir, msg, sizeof msg))) != 0 ||
         (code = kit_claim_output(&a->claim, a->dir, true, "OutputDir", conf_path, msg,
                                  sizeof msg)) != 0)
         return kit_fail(a->k.name, code, "%s", msg);
@@ -198,13 +213,14 @@ static unsigned histo_initialise(void *algo_data)
         return kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory");
     for (size_t i = 0; i < spec.n_decl; i++)
         groups[i] = spec.decl[i].g;
-    code = histo_engine_create(&a->engine, groups, spec.n_decl, device, (int)conf.gpu, msg, sizeof msg);
+    code = narval_code(histo_engine_create(&a->engine, groups, spec.n_decl, device, (int)conf.gpu, msg,
+                                           sizeof msg));
     free(groups);
     if (code)
         return kit_fail(a->k.name, code, "%s", msg);
     kit_log(a->k.name, KIT_INFO, "counting on the %s", msg);
     log_plans(a);
-    a->dec = (histo_decoder){ .spec = &spec, .engine = a->engine, .who = a->k.name };
+    a->dec = (histo_decoder){ .spec = &spec, .engine = a->engine };
     return 0;
 }
 
@@ -216,12 +232,90 @@ static unsigned histo_start(void *algo_data)
     a->entries = 0;
     a->ended = false;
     a->last_write = now();
-    unsigned code = histo_engine_clear(a->engine, msg, sizeof msg);
+    unsigned code = narval_code(histo_engine_clear(a->engine, msg, sizeof msg));
     if (code)
         return kit_fail(a->k.name, code, "%s", msg);
     a->running = true;
     a->run++;
     return 0;
+}
+
+/* ---- the files of one write (histo_files, histo_write.h) ---------------------------------
+ * Each a unique temporary beside its final name (publish.h), renamed together
+ * once all of them are written, else removed together. */
+typedef struct file_set {
+    kit_output *v;
+    size_t n, cap;
+    const char *who; /* the instance, for the warnings */
+} file_set;
+
+static histo_status histo_code(unsigned narval)
+{
+    return narval == NARVAL_E_NOMEM ? HISTO_E_NOMEM : HISTO_E_IO;
+}
+
+static histo_status set_create(void *ctx, const char *path, FILE **fp, char *msg, size_t len)
+{
+    file_set *st = ctx;
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? 2 * st->cap : 64;
+        kit_output *v = realloc(st->v, cap * sizeof *v);
+        if (!v) {
+            snprintf(msg, len, "out of memory for %zu output files", cap);
+            return HISTO_E_NOMEM;
+        }
+        st->v = v;
+        st->cap = cap;
+    }
+    kit_output *o = &st->v[st->n];
+    *o = (kit_output){ .fd = -1 };
+    unsigned code = kit_output_open(o, path, msg, len);
+    if (code)
+        return histo_code(code);
+    if (!(*fp = kit_output_stream(o, msg, len))) {
+        kit_output_discard(o);
+        return HISTO_E_IO;
+    }
+    st->n++;
+    return HISTO_OK;
+}
+
+/* Closes the file created last: kept, to be published, when it was written
+ * (ok) and closes cleanly; else removed. */
+static histo_status set_finish(void *ctx, bool ok, char *msg, size_t len)
+{
+    file_set *st = ctx;
+    kit_output *o = &st->v[st->n - 1];
+    unsigned code = kit_output_close(o, false, msg, len);
+    if (!code && !ok) {
+        snprintf(msg, len, "cannot write '%s'", o->temp);
+        code = NARVAL_E_IO;
+    }
+    if (!code)
+        return HISTO_OK;
+    kit_output_discard(o);
+    st->n--;
+    return histo_code(code);
+}
+
+static void set_warn(void *ctx, const char *sentence)
+{
+    const file_set *st = ctx;
+    kit_log(st->who, KIT_WARN, "%s", sentence);
+}
+
+/* Renames every temporary (publish; after a failure the rest are removed),
+ * or removes them all. */
+static unsigned set_end(file_set *st, bool publish, char *msg, size_t len)
+{
+    unsigned code = 0;
+    for (size_t i = 0; i < st->n; i++)
+        if (publish && !code)
+            code = kit_output_publish(&st->v[i], false, msg, len);
+        else
+            kit_output_discard(&st->v[i]);
+    free(st->v);
+    return code;
 }
 
 /* Publishes every file of the counts so far: at stop into the instance's
@@ -230,12 +324,17 @@ static unsigned write_all(histo_actor *a, bool final)
 {
     const uint64_t *counts;
     histo_written w = { 0 };
+    file_set set = { .who = a->k.name };
+    const histo_files files = { &set, set_create, set_finish, set_warn };
     char msg[PATH_MAX + 1024], dir[PATH_MAX];
-    unsigned code = histo_engine_counts(a->engine, &counts, msg, sizeof msg);
+    histo_status rc = histo_engine_counts(a->engine, &counts, msg, sizeof msg);
     if (snprintf(dir, sizeof dir, "%s%s", a->dir, final ? "" : "/live") >= (int)sizeof dir)
         return kit_fail(a->k.name, NARVAL_E_IO, "path too long: '%s/live'", a->dir);
-    if (!code)
-        code = histo_output_write(&spec, counts, dir, a->k.name, &w, msg, sizeof msg);
+    if (rc == HISTO_OK)
+        rc = histo_output_write(&spec, counts, dir, &files, &w, msg, sizeof msg);
+    unsigned code = set_end(&set, rc == HISTO_OK, msg, sizeof msg);
+    if (rc != HISTO_OK)
+        code = narval_code(rc);
     if (code)
         return kit_fail(a->k.name, code, "%s; no file of this write was published", msg);
     a->last_write = now();
@@ -249,9 +348,11 @@ static unsigned write_all(histo_actor *a, bool final)
 static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
 {
     histo_actor *a = ctx;
-    unsigned code = histo_decode(&a->dec, f);
+    histo_status rc = histo_decode(&a->dec, f);
     a->block_ends = f->key.id == ADF_ID_META_EOF;
-    return code ? code : a->pass ? KIT_PASS : 0;
+    if (rc != HISTO_OK)
+        return kit_fail(a->k.name, narval_code(rc), "%s", a->dec.msg);
+    return a->pass ? KIT_PASS : 0;
 }
 
 unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, void *out,
@@ -276,7 +377,7 @@ unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, vo
     a->ended = a->block_ends;
     for (int k = 0; k < HISTO_SEEN_KINDS; k++)
         a->seen[k] += a->dec.seen[k];
-    if ((code = histo_engine_commit(a->engine, msg, sizeof msg)) != 0)
+    if ((code = narval_code(histo_engine_commit(a->engine, msg, sizeof msg))) != 0)
         code = kit_fail(a->k.name, code, "%s", msg);
     else if (conf.write_every > 0 && now() - a->last_write >= conf.write_every)
         code = write_all(a, false);
@@ -324,7 +425,7 @@ static unsigned histo_reset(void *algo_data)
     histo_actor *a = algo_data;
     char msg[512];
     discard_run(a, "reset before process_stop");
-    unsigned code = histo_engine_clear(a->engine, msg, sizeof msg);
+    unsigned code = narval_code(histo_engine_clear(a->engine, msg, sizeof msg));
     return code ? kit_fail(a->k.name, code, "%s", msg) : 0;
 }
 

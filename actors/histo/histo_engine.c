@@ -6,7 +6,6 @@
 
 #include "histo_backend.h"
 #include "histo_engine.h"
-#include "narval_gpu.h"
 
 struct histo_engine {
     histo_group *groups;
@@ -19,7 +18,13 @@ struct histo_engine {
     void *state;            /* the backend's */
 };
 
-unsigned histo_stage_grow(histo_stage *s)
+/* A backend's gpu_status as the library's. */
+static histo_status of_gpu(int rc)
+{
+    return rc == GPU_OK ? HISTO_OK : rc == GPU_NOMEM ? HISTO_E_NOMEM : HISTO_E_DEVICE;
+}
+
+histo_status histo_stage_grow(histo_stage *s)
 {
     size_t cap = s->cap ? 2 * s->cap : 4096;
     uint32_t *inst = realloc(s->inst, cap * sizeof *inst);
@@ -32,20 +37,20 @@ unsigned histo_stage_grow(histo_stage *s)
     if (y)
         s->y = y;
     if (!y)
-        return NARVAL_E_NOMEM;
+        return HISTO_E_NOMEM;
     s->cap = cap;
-    return 0;
+    return HISTO_OK;
 }
 
 /* The counts on GPU `device` (desc: its description); msg tells the choice. */
-static unsigned open_gpu(histo_engine *e, const histo_backend *gpu, int device, const char *desc, char *msg,
-                         size_t len)
+static histo_status open_gpu(histo_engine *e, const histo_backend *gpu, int device, const char *desc, char *msg,
+                             size_t len)
 {
     char why[256];
     int rc = gpu->open(&e->state, device, e->slots, why, sizeof why);
     if (rc != GPU_OK) {
         snprintf(msg, len, "the GPU (%s) cannot hold the histograms: %s", desc, why);
-        return narval_gpu_code(rc);
+        return of_gpu(rc);
     }
     e->be = gpu;
     snprintf(msg, len, "GPU %d: %s; %.1f MiB of counts resident", device, desc, e->slots * 8.0 / (1 << 20));
@@ -53,7 +58,7 @@ static unsigned open_gpu(histo_engine *e, const histo_backend *gpu, int device, 
 }
 
 /* Picks the GPU when asked or when usable (the Device and GPU keys, gpu_choose); msg tells the choice. */
-static unsigned choose_device(histo_engine *e, histo_device want, int device, char *msg, size_t len)
+static histo_status choose_device(histo_engine *e, histo_device want, int device, char *msg, size_t len)
 {
     const histo_backend *gpu = HISTO_BACKEND_GPU;
     char why[256] = "Device cpu is configured";
@@ -61,21 +66,23 @@ static unsigned choose_device(histo_engine *e, histo_device want, int device, ch
         gpu_choice c = gpu_choose(gpu ? gpu->probe : NULL, want == HISTO_DEVICE_GPU, device, why, sizeof why);
         if (c == GPU_CHOICE_GPU)
             return open_gpu(e, gpu, device, why, msg, len);
-        if (c != GPU_CHOICE_CPU)
-            return narval_gpu_refuse(c, why, msg, len);
+        if (c != GPU_CHOICE_CPU) {
+            snprintf(msg, len, "%s", why);
+            return c == GPU_CHOICE_NUMBER ? HISTO_E_CONFIG : HISTO_E_DEVICE;
+        }
     }
     e->be = &histo_backend_cpu;
-    unsigned code = narval_gpu_code(e->be->open(&e->state, device, e->slots, msg, len));
+    histo_status code = of_gpu(e->be->open(&e->state, device, e->slots, msg, len));
     if (!code)
         snprintf(msg, len, "CPU, %d OpenMP threads (%s)", omp_get_max_threads(), why);
     return code;
 }
 
-unsigned histo_engine_create(histo_engine **out, const histo_group *groups, size_t n,
-                             histo_device want, int gpu, char *msg, size_t len)
+histo_status histo_engine_create(histo_engine **out, const histo_group *groups, size_t n,
+                                 histo_device want, int gpu, char *msg, size_t len)
 {
     histo_engine *e = calloc(1, sizeof *e);
-    unsigned code = NARVAL_E_NOMEM;
+    histo_status code = HISTO_E_NOMEM;
     *out = NULL;
     snprintf(msg, len, "out of memory for %zu histogram groups", n);
     if (!e)
@@ -156,23 +163,23 @@ static void view_stages(histo_engine *e)
     }
 }
 
-unsigned histo_engine_commit(histo_engine *e, char *msg, size_t len)
+histo_status histo_engine_commit(histo_engine *e, char *msg, size_t len)
 {
     view_stages(e);
     int rc = e->be->fill(e->state, e->groups, e->entries, e->n_groups, e->counts, msg, len);
     histo_engine_discard(e);
-    return narval_gpu_code(rc);
+    return of_gpu(rc);
 }
 
-unsigned histo_engine_clear(histo_engine *e, char *msg, size_t len)
+histo_status histo_engine_clear(histo_engine *e, char *msg, size_t len)
 {
     histo_engine_discard(e);
     memset(e->counts, 0, e->slots * sizeof *e->counts);
-    return narval_gpu_code(e->be->clear(e->state, msg, len));
+    return of_gpu(e->be->clear(e->state, msg, len));
 }
 
-unsigned histo_engine_counts(histo_engine *e, const uint64_t **counts, char *msg, size_t len)
+histo_status histo_engine_counts(histo_engine *e, const uint64_t **counts, char *msg, size_t len)
 {
     *counts = e->counts;
-    return narval_gpu_code(e->be->counts(e->state, e->counts, msg, len));
+    return of_gpu(e->be->counts(e->state, e->counts, msg, len));
 }

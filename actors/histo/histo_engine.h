@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "histo_status.h"
 #include "histogram_bin.h"
-#include "narval.h"
 
 /*
  * Entries are staged per group while a block is decoded; histo_engine_commit
@@ -15,7 +15,7 @@
  * on the CPU) and histo_engine_discard drops them (a block that failed half
  * way is not counted at all).  On the GPU the counts live on the device and
  * histo_engine_counts copies them back; on the CPU they are the host array.
- * Functions return 0 or a NARVAL_E_* code with a sentence in msg.
+ * Functions return HISTO_OK or a code with a sentence in msg.
  */
 typedef enum histo_device { HISTO_DEVICE_AUTO, HISTO_DEVICE_CPU, HISTO_DEVICE_GPU } histo_device;
 
@@ -30,34 +30,34 @@ typedef struct histo_engine histo_engine;
 /* Counts on CUDA device `gpu` (the GPU key) or the CPU, as gpu_choose
  * reads the Device and GPU keys.  On success msg says which path counts and
  * why ("GPU 0: NVIDIA H200, ..." or "CPU, 16 OpenMP threads (no usable GPU:
- * ...)").  HISTO_DEVICE_GPU without a usable device is NARVAL_E_DEVICE, a
- * GPU number other than 0 that names no device NARVAL_E_CONFIG. */
-unsigned histo_engine_create(histo_engine **e, const histo_group *groups, size_t n,
-                             histo_device want, int gpu, char *msg, size_t len);
+ * ...)").  HISTO_DEVICE_GPU without a usable device is HISTO_E_DEVICE, a
+ * GPU number other than 0 that names no device HISTO_E_CONFIG. */
+histo_status histo_engine_create(histo_engine **e, const histo_group *groups, size_t n,
+                                 histo_device want, int gpu, char *msg, size_t len);
 void histo_engine_destroy(histo_engine *e);
 /* How group g is counted, for the log. */
 void histo_engine_plan(const histo_engine *e, size_t g, char *out, size_t len);
 
 /* The staging area of group g (histo_engine_put appends to it). */
 histo_stage *histo_engine_stage(histo_engine *e, size_t g);
-unsigned histo_stage_grow(histo_stage *s);
+histo_status histo_stage_grow(histo_stage *s);
 
-static inline unsigned histo_engine_put(histo_stage *s, uint32_t inst, float x, float y)
+static inline histo_status histo_engine_put(histo_stage *s, uint32_t inst, float x, float y)
 {
     if (s->n == s->cap && histo_stage_grow(s))
-        return NARVAL_E_NOMEM;
+        return HISTO_E_NOMEM;
     s->inst[s->n] = inst;
     s->x[s->n] = x;
     s->y[s->n] = y;
     s->n++;
-    return 0;
+    return HISTO_OK;
 }
 
 size_t histo_engine_staged(const histo_engine *e);
 void histo_engine_discard(histo_engine *e);
-unsigned histo_engine_commit(histo_engine *e, char *msg, size_t len);
-unsigned histo_engine_clear(histo_engine *e, char *msg, size_t len);
+histo_status histo_engine_commit(histo_engine *e, char *msg, size_t len);
+histo_status histo_engine_clear(histo_engine *e, char *msg, size_t len);
 /* Every slot's count (histogram_bin.h layout, groups at their offsets). */
-unsigned histo_engine_counts(histo_engine *e, const uint64_t **counts, char *msg, size_t len);
+histo_status histo_engine_counts(histo_engine *e, const uint64_t **counts, char *msg, size_t len);
 
 #endif

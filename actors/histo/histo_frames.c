@@ -1,10 +1,25 @@
 /* histo_frames.c: decodes data:crystal, data:psa and data:tracked frames (inside composites too) into histogram entries. */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "histo_frames.h"
-#include "kit.h"
+
+static histo_status fail(histo_decoder *dec, histo_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* code, with the sentence in dec->msg. */
+static histo_status fail(histo_decoder *dec, histo_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dec->msg, sizeof dec->msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
 
 /* The instance of declaration `d` for a crystal and a segment (-1: none). */
-static unsigned instance(const histo_decoder *dec, const histo_decl *d, const adf_frame *f,
-                         unsigned crystal, int segment, uint32_t *inst)
+static histo_status instance(histo_decoder *dec, const histo_decl *d, const adf_frame *f,
+                             unsigned crystal, int segment, uint32_t *inst)
 {
     const histo_spec *s = dec->spec;
     if (d->scope == HISTO_SUM) {
@@ -12,7 +27,7 @@ static unsigned instance(const histo_decoder *dec, const histo_decl *d, const ad
         return 0;
     }
     if (crystal >= s->crystals)
-        return kit_fail(dec->who, NARVAL_E_DATA, "frame at offset %zu: crystal id %u, but "
+        return fail(dec, HISTO_E_DATA, "frame at offset %zu: crystal id %u, but "
                         "Crystals is %u (histogram '%s')", f->offset, crystal, s->crystals,
                         d->name);
     if (d->scope == HISTO_PER_CRYSTAL) {
@@ -20,35 +35,36 @@ static unsigned instance(const histo_decoder *dec, const histo_decl *d, const ad
         return 0;
     }
     if (segment < 0 || (unsigned)segment >= s->segments)
-        return kit_fail(dec->who, NARVAL_E_DATA, "frame at offset %zu: crystal %u segment %d, "
+        return fail(dec, HISTO_E_DATA, "frame at offset %zu: crystal %u segment %d, "
                         "but Segments is %u (histogram '%s')", f->offset, crystal, segment,
                         s->segments, d->name);
     *inst = crystal * s->segments + (unsigned)segment;
     return 0;
 }
 
-static unsigned put(histo_decoder *dec, size_t k, const adf_frame *f, unsigned crystal,
-                    int segment, float x, float y)
+static histo_status put(histo_decoder *dec, size_t k, const adf_frame *f, unsigned crystal,
+                        int segment, float x, float y)
 {
     uint32_t inst = 0;
-    unsigned code = instance(dec, &dec->spec->decl[k], f, crystal, segment, &inst);
+    histo_status code = instance(dec, &dec->spec->decl[k], f, crystal, segment, &inst);
     if (!code && (code = histo_engine_put(histo_engine_stage(dec->engine, k), inst, x, y)) != 0)
-        kit_fail(dec->who, code, "no memory to stage histogram entries");
+        fail(dec, code, "no memory to stage histogram entries");
     return code;
 }
 
-static unsigned decode_failure(const histo_decoder *dec, const adf_frame *f, int rc)
+/* libadf's reading failures are all of a malformed frame. */
+static histo_status decode_failure(histo_decoder *dec, const adf_frame *f, int rc)
 {
     const char *name = adf_id_name(f->key.id);
-    return kit_fail(dec->who, kit_adf_code(rc), "frame at offset %zu (%s): %s", f->offset,
+    return fail(dec, HISTO_E_INPUT, "frame at offset %zu (%s): %s", f->offset,
                     name ? name : "unknown id", adf_strerror(rc));
 }
 
-static unsigned crystal_frame(histo_decoder *dec, const adf_frame *f)
+static histo_status crystal_frame(histo_decoder *dec, const adf_frame *f)
 {
     adf_crystal *c = &dec->crystal;
     int rc = adf_crystal_read(f, c);
-    unsigned code = 0;
+    histo_status code = HISTO_OK;
     if (rc != ADF_OK)
         return decode_failure(dec, f, rc);
     const int core = c->n_channels - 1;
@@ -74,11 +90,11 @@ static int hit_value(histo_quantity q, const adf_psa_hit *h, float *v)
     }
 }
 
-static unsigned psa_frame(histo_decoder *dec, const adf_frame *f)
+static histo_status psa_frame(histo_decoder *dec, const adf_frame *f)
 {
     adf_psa *p = &dec->psa;
     int rc = adf_psa_read(f, p);
-    unsigned code = 0;
+    histo_status code = HISTO_OK;
     if (rc != ADF_OK)
         return decode_failure(dec, f, rc);
     for (size_t k = 0; k < dec->spec->n_decl && !code; k++) {
@@ -98,10 +114,10 @@ static unsigned psa_frame(histo_decoder *dec, const adf_frame *f)
 }
 
 /* Every ordered pair (i, j), i != j, so the matrix is symmetric. */
-static unsigned pairs(histo_decoder *dec, size_t k, const adf_frame *f, bool dc)
+static histo_status pairs(histo_decoder *dec, size_t k, const adf_frame *f, bool dc)
 {
     const adf_tracked *t = &dec->tracked;
-    unsigned code = 0;
+    histo_status code = HISTO_OK;
     for (unsigned i = 0; i < t->n_gammas && !code; i++)
         for (unsigned j = 0; j < t->n_gammas && !code; j++)
             if (i != j)
@@ -110,11 +126,11 @@ static unsigned pairs(histo_decoder *dec, size_t k, const adf_frame *f, bool dc)
     return code;
 }
 
-static unsigned tracked_frame(histo_decoder *dec, const adf_frame *f)
+static histo_status tracked_frame(histo_decoder *dec, const adf_frame *f)
 {
     const adf_tracked *t = &dec->tracked;
     int rc = adf_tracked_read(f, &dec->tracked);
-    unsigned code = 0;
+    histo_status code = HISTO_OK;
     if (rc != ADF_OK)
         return decode_failure(dec, f, rc);
     for (size_t k = 0; k < dec->spec->n_decl && !code; k++) {
@@ -129,7 +145,7 @@ static unsigned tracked_frame(histo_decoder *dec, const adf_frame *f)
     return code;
 }
 
-unsigned histo_decode(histo_decoder *d, const adf_frame *f)
+histo_status histo_decode(histo_decoder *d, const adf_frame *f)
 {
     const histo_spec *s = d->spec;
     switch (f->key.id) {
@@ -151,7 +167,7 @@ unsigned histo_decode(histo_decoder *d, const adf_frame *f)
     }
     adf_iter it;
     adf_frame sub;
-    unsigned code = 0;
+    histo_status code = HISTO_OK;
     int rc = adf_iter_sub(&it, f);
     if (rc != ADF_OK)
         return decode_failure(d, f, rc);

@@ -13,7 +13,7 @@ enum { HISTO_SEEN_CRYSTAL, HISTO_SEEN_PSA, HISTO_SEEN_TRACKED, HISTO_SEEN_OTHER,
 typedef struct histo_decoder {
     const histo_spec *spec;
     histo_engine *engine;
-    const char *who;              /* log name */
+    char msg[512];                /* why histo_decode failed */
     uint64_t seen[HISTO_SEEN_KINDS]; /* frames of each kind staged since the last reset */
     adf_crystal crystal;          /* decoding scratch: adf_crystal holds 40 KiB of traces */
     adf_psa psa;
@@ -22,8 +22,8 @@ typedef struct histo_decoder {
 
 /* Stages the entries of a frame and, for a composite, of every sub-frame.
  * Frames of other types are counted and ignored.  A payload libadf rejects
- * is NARVAL_E_INPUT; a crystal id or segment beyond Crystals or Segments, for
- * a declaration that needs it, is NARVAL_E_DATA; both are logged. */
-unsigned histo_decode(histo_decoder *d, const adf_frame *f);
+ * is HISTO_E_INPUT; a crystal id or segment beyond Crystals or Segments, for
+ * a declaration that needs it, is HISTO_E_DATA; d->msg says which frame. */
+histo_status histo_decode(histo_decoder *d, const adf_frame *f);
 
 #endif

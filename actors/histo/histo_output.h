@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "histo_spec.h"
-#include "publish.h"
+#include "histo_write.h"
 
 /*
  * Layout under DIR:
@@ -20,28 +20,28 @@
  * process_stop, and the snapshots of WriteEvery into OutputDir/live/, which
  * holds the same layout.
  *
- * A write is a set: every file goes into its own unique temporary beside its
- * final name, and only when all of them are written are they renamed, so a
- * set whose writing failed publishes nothing and leaves no temporary.
+ * A write is a set: every file goes through the caller's files (histo_files,
+ * histo_write.h), which publishes them all only when all of them are written,
+ * so that a set whose writing failed publishes nothing.
  */
 typedef struct histo_written {
     size_t files, plots;
-    bool plot_failed; /* a warning has been logged */
+    bool plot_failed; /* a warning has been given to files->warn */
 } histo_written;
 
-/* Writes all histograms (NARVAL_E_IO on the first failure: nothing is
- * published) and the plots (a failed plot is logged as a warning under `who`
- * and left out), then publishes them. */
-unsigned histo_output_write(const histo_spec *s, const uint64_t *counts, const char *dir,
-                            const char *who, histo_written *w, char *msg, size_t len);
+/* Writes all histograms (the first failure's code: the caller then publishes
+ * nothing) and the plots (a failed plot is a warning to files->warn, and left
+ * out).  Publishing is the caller's. */
+histo_status histo_output_write(const histo_spec *s, const uint64_t *counts, const char *dir,
+                                const histo_files *files, histo_written *w, char *msg, size_t len);
 
-/* One plot into a temporary of DIR/FILE.png held by *o (zeroed on entry),
- * as histo_write.h's functions do; 0, or -1 with msg and *o holding nothing.
- * *no_gnuplot tells that gnuplot itself is missing, so that the caller stops trying. */
+/* One plot, DIR/FILE.png, through files as histo_write.h's functions write;
+ * 0, or -1 with msg and nothing of it kept.  *no_gnuplot tells that gnuplot
+ * itself is missing, so that the caller stops trying. */
 int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *counts,
-                     const char *dir, kit_output *o, bool *no_gnuplot, char *msg, size_t len);
+                     const char *dir, const histo_files *files, bool *no_gnuplot, char *msg, size_t len);
 
-/* mkdir -p; NARVAL_E_IO with msg. */
-unsigned histo_output_mkdir(const char *dir, char *msg, size_t len);
+/* mkdir -p; HISTO_E_IO with msg. */
+histo_status histo_output_mkdir(const char *dir, char *msg, size_t len);
 
 #endif

@@ -109,11 +109,12 @@ static int run_gnuplot(int png_fd, const char *title, const histo_axis *a, const
 }
 
 int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *counts,
-                     const char *dir, kit_output *o, bool *no_gnuplot, char *msg, size_t len)
+                     const char *dir, const histo_files *files, bool *no_gnuplot, char *msg, size_t len)
 {
     const histo_decl *d = &s->decl[p->decl];
     const uint64_t n = d->g.slots;
     char path[PATH_MAX], title[256];
+    FILE *png;
     int rc = -1;
     uint64_t *sum = calloc(n, sizeof *sum);
     *no_gnuplot = false;
@@ -134,13 +135,16 @@ int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *c
              (unsigned long long)extra[HISTO_NAN]);
     if (snprintf(path, sizeof path, "%s/%s.png", dir, p->file) >= (int)sizeof path)
         snprintf(msg, len, "path too long: '%s/%s.png'", dir, p->file);
-    else if (kit_output_open(o, path, msg, len) == 0 &&
-             (rc = run_gnuplot(o->fd, title, &d->g.ax[0], histo_quantities[d->q].label[0], sum,
-                               no_gnuplot, msg, len)) == 0 &&
-             kit_output_close(o, false, msg, len) != 0)
-        rc = -1;
-    if (rc != 0)
-        kit_output_discard(o);
+    else if (files->create(files->ctx, path, &png, msg, len) == HISTO_OK) {
+        char ignored[256]; /* gnuplot's reason stays in msg */
+        /* gnuplot writes the PNG through the descriptor: nothing passes through png's buffer */
+        rc = run_gnuplot(fileno(png), title, &d->g.ax[0], histo_quantities[d->q].label[0], sum,
+                         no_gnuplot, msg, len);
+        if (rc != 0)
+            files->finish(files->ctx, false, ignored, sizeof ignored);
+        else if (files->finish(files->ctx, true, msg, len) != HISTO_OK)
+            rc = -1;
+    }
     free(sum);
     return rc;
 }

@@ -50,11 +50,11 @@ typedef struct parser {
     size_t len;
 } parser;
 
-static unsigned fail(const parser *p, const char *key, unsigned line, const char *fmt, ...)
+static histo_status fail(const parser *p, const char *key, unsigned line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* Errors read like the kit's: "<file>:<line>: key '<key>': <reason>". */
-static unsigned fail(const parser *p, const char *key, unsigned line, const char *fmt, ...)
+static histo_status fail(const parser *p, const char *key, unsigned line, const char *fmt, ...)
 {
     int n = line ? snprintf(p->msg, p->len, "%s:%u: key '%s': ", p->k->path, line, key)
                  : snprintf(p->msg, p->len, "%s: key '%s' (default): ", p->k->path, key);
@@ -65,7 +65,7 @@ static unsigned fail(const parser *p, const char *key, unsigned line, const char
         vsnprintf(p->msg + at, p->len - at, fmt, ap);
         va_end(ap);
     }
-    return NARVAL_E_CONFIG;
+    return HISTO_E_CONFIG;
 }
 
 static int find_quantity(const char *name)
@@ -105,8 +105,8 @@ static uint32_t instances_of(const histo_spec *s, histo_scope scope)
 }
 
 /* One axis from three values: BINS LO HI. */
-static unsigned parse_axis(const parser *p, unsigned line, const char *name,
-                           const char *const *v, histo_axis *a)
+static histo_status parse_axis(const parser *p, unsigned line, const char *name,
+                               const char *const *v, histo_axis *a)
 {
     char *end;
     errno = 0;
@@ -129,8 +129,8 @@ static unsigned parse_axis(const parser *p, unsigned line, const char *name,
 }
 
 /* A declaration at v[0..]: NAME QUANTITY SCOPE BINS LO HI [BINS LO HI]; *used = tokens taken. */
-static unsigned parse_decl(const parser *p, histo_spec *s, char **v, const unsigned *lines,
-                           size_t left, size_t *used)
+static histo_status parse_decl(const parser *p, histo_spec *s, char *const *v, const unsigned *lines,
+                               size_t left, size_t *used)
 {
     histo_decl *d = &s->decl[s->n_decl];
     unsigned line = lines[0];
@@ -182,7 +182,7 @@ static unsigned parse_decl(const parser *p, histo_spec *s, char **v, const unsig
     d->line = line;
     d->g.dims = info->dims;
     for (unsigned a = 0; a < info->dims; a++) {
-        unsigned code = parse_axis(p, line, v[0], axes + 3 * a, &d->g.ax[a]);
+        histo_status code = parse_axis(p, line, v[0], axes + 3 * a, &d->g.ax[a]);
         if (code)
             return code;
     }
@@ -201,13 +201,13 @@ static unsigned parse_decl(const parser *p, histo_spec *s, char **v, const unsig
     return 0;
 }
 
-static unsigned parse_histograms(const parser *p, histo_spec *s)
+static histo_status parse_histograms(const parser *p, histo_spec *s)
 {
-    const kit_list *l = p->k->histograms;
+    const histo_values *l = &p->k->histograms;
     if (!(s->decl = calloc(l->n / 3 + 1, sizeof *s->decl)))
-        return NARVAL_E_NOMEM;
+        return HISTO_E_NOMEM;
     for (size_t i = 0, used = 0; i < l->n; i += used) {
-        unsigned code = parse_decl(p, s, l->v + i, l->line + i, l->n - i, &used);
+        histo_status code = parse_decl(p, s, l->v + i, l->line + i, l->n - i, &used);
         if (code)
             return code;
     }
@@ -235,7 +235,7 @@ static void plot_all(histo_spec *s, const histo_decl *d)
 }
 
 /* NAME, NAME:cC or NAME:cCsS. */
-static unsigned parse_plot(const parser *p, histo_spec *s, const char *v, unsigned line)
+static histo_status parse_plot(const parser *p, histo_spec *s, const char *v, unsigned line)
 {
     const char *colon = strchr(v, ':');
     size_t n = colon ? (size_t)(colon - v) : strlen(v);
@@ -275,11 +275,11 @@ static unsigned parse_plot(const parser *p, histo_spec *s, const char *v, unsign
     return 0;
 }
 
-static unsigned parse_plots(const parser *p, histo_spec *s)
+static histo_status parse_plots(const parser *p, histo_spec *s)
 {
-    const kit_list *l = p->k->plots;
+    const histo_values *l = &p->k->plots;
     if (!(s->plot = calloc(l->n + s->n_decl + 1, sizeof *s->plot)))
-        return NARVAL_E_NOMEM;
+        return HISTO_E_NOMEM;
     for (size_t i = 0; i < l->n; i++) {
         bool word = strcmp(l->v[i], "all") == 0 || strcmp(l->v[i], "none") == 0;
         if (word && l->n > 1)
@@ -289,7 +289,7 @@ static unsigned parse_plots(const parser *p, histo_spec *s)
                 if (s->decl[k].g.dims == 1)
                     plot_all(s, &s->decl[k]);
         } else if (!word) {
-            unsigned code = parse_plot(p, s, l->v[i], l->line[i]);
+            histo_status code = parse_plot(p, s, l->v[i], l->line[i]);
             if (code)
                 return code;
         }
@@ -297,9 +297,9 @@ static unsigned parse_plots(const parser *p, histo_spec *s)
     return 0;
 }
 
-static unsigned parse_formats(const parser *p, histo_spec *s)
+static histo_status parse_formats(const parser *p, histo_spec *s)
 {
-    const kit_list *l = p->k->formats;
+    const histo_values *l = &p->k->formats;
     static const struct {
         const char *name;
         unsigned bit;
@@ -318,15 +318,15 @@ static unsigned parse_formats(const parser *p, histo_spec *s)
     return 0;
 }
 
-unsigned histo_spec_build(histo_spec *s, const histo_spec_keys *k, char *msg, size_t len)
+histo_status histo_spec_build(histo_spec *s, const histo_spec_keys *k, char *msg, size_t len)
 {
     parser p = { k, msg, len };
-    unsigned code;
+    histo_status code;
     s->crystals = (uint32_t)k->crystals;
     s->segments = (uint32_t)k->segments;
     if ((code = parse_histograms(&p, s)) || (code = parse_plots(&p, s)) ||
         (code = parse_formats(&p, s))) {
-        if (code == NARVAL_E_NOMEM)
+        if (code == HISTO_E_NOMEM)
             snprintf(msg, len, "%s: out of memory for the declarations", k->path);
         histo_spec_free(s);
         return code;

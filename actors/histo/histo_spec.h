@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "histo_status.h"
 #include "histogram_bin.h"
-#include "kit.h"
 
 /* Where a quantity comes from. */
 typedef enum histo_source { HISTO_FROM_CRYSTAL, HISTO_FROM_PSA, HISTO_FROM_TRACKED } histo_source;
@@ -77,17 +77,25 @@ typedef struct histo_spec {
     bool needs[3];      /* per histo_source: some declaration reads it */
 } histo_spec;
 
-/* The keys of Histo.conf this module interprets (the kit has parsed them). */
+/* A key's values as read from Histo.conf: n strings, each with its line in
+ * the file (0: the key's default), for the messages. */
+typedef struct histo_values {
+    size_t n;
+    char *const *v;
+    const unsigned *line;
+} histo_values;
+
+/* The keys of Histo.conf this module interprets (the actor has read them). */
 typedef struct histo_spec_keys {
-    const kit_list *histograms, *plots, *formats;
+    histo_values histograms, plots, formats;
     int64_t crystals, segments;
     const char *path; /* of Histo.conf, for messages */
 } histo_spec_keys;
 
-/* Builds *s (zeroed by the caller) from the keys; NARVAL_E_CONFIG with
+/* Builds *s (zeroed by the caller) from the keys; HISTO_E_CONFIG with
  * "<path>:<line>: key 'Histogram': ..." in msg for a bad declaration,
- * NARVAL_E_NOMEM. */
-unsigned histo_spec_build(histo_spec *s, const histo_spec_keys *k, char *msg, size_t len);
+ * HISTO_E_NOMEM. */
+histo_status histo_spec_build(histo_spec *s, const histo_spec_keys *k, char *msg, size_t len);
 void histo_spec_free(histo_spec *s);
 
 /* Instance i of a declaration as a file name: "NAME", "NAME_c012", "NAME_c012_s05". */

@@ -1,4 +1,4 @@
-/* histo_write.c: writes histograms as RadWare .spe and .m4b files and as CSV, each into a unique temporary that the caller publishes. */
+/* histo_write.c: writes histograms as RadWare .spe and .m4b files and as CSV, each into a file of the caller's (histo_files), which it publishes with the others. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,35 +6,21 @@
 
 #include "adf.h"
 #include "histo_write.h"
-#include "narval.h"
 
 typedef struct out_file {
-    kit_output *o;
+    const histo_files *files;
     FILE *fp;
 } out_file;
 
-static unsigned open_tmp(out_file *f, kit_output *o, const char *path, char *msg, size_t len)
+static histo_status open_file(out_file *f, const histo_files *files, const char *path, char *msg, size_t len)
 {
-    unsigned code = kit_output_open(o, path, msg, len);
-    f->o = o;
-    if (!code && !(f->fp = kit_output_stream(o, msg, len))) {
-        kit_output_discard(o);
-        code = NARVAL_E_IO;
-    }
-    return code;
+    f->files = files;
+    return files->create(files->ctx, path, &f->fp, msg, len);
 }
 
-/* Closes the temporary file, kept to be published (ok) or removed (!ok, or a failed close). */
-static unsigned close_tmp(out_file *f, bool ok, char *msg, size_t len)
+static histo_status close_file(out_file *f, bool ok, char *msg, size_t len)
 {
-    unsigned code = kit_output_close(f->o, false, msg, len);
-    if (!code && !ok) {
-        snprintf(msg, len, "cannot write '%s'", f->o->temp);
-        code = NARVAL_E_IO;
-    }
-    if (code)
-        kit_output_discard(f->o);
-    return code;
+    return f->files->finish(f->files->ctx, ok, msg, len);
 }
 
 static bool put(out_file *f, const void *p, size_t n) { return fwrite(p, 1, n, f->fp) == n; }
@@ -46,18 +32,18 @@ static bool put_u32(out_file *f, uint32_t v)
     return put(f, b, 4);
 }
 
-unsigned histo_write_spe(kit_output *o, const char *path, const char *name, const uint64_t *bins,
-                         uint32_t n, char *msg, size_t len)
+histo_status histo_write_spe(const histo_files *files, const char *path, const char *name, const uint64_t *bins,
+                             uint32_t n, char *msg, size_t len)
 {
     out_file f;
     char title[8];
     uint8_t *rec = malloc((size_t)n * 4);
-    unsigned code;
+    histo_status code;
     if (!rec) {
         snprintf(msg, len, "out of memory writing '%s'", path);
-        return NARVAL_E_NOMEM;
+        return HISTO_E_NOMEM;
     }
-    if ((code = open_tmp(&f, o, path, msg, len)) != 0) {
+    if ((code = open_file(&f, files, path, msg, len)) != HISTO_OK) {
         free(rec);
         return code;
     }
@@ -70,15 +56,15 @@ unsigned histo_write_spe(kit_output *o, const char *path, const char *name, cons
               put_u32(&f, 1) && put_u32(&f, 1) && put_u32(&f, 1) && put_u32(&f, 24) &&
               put_u32(&f, 4 * n) && put(&f, rec, (size_t)n * 4) && put_u32(&f, 4 * n);
     free(rec);
-    return close_tmp(&f, ok, msg, len);
+    return close_file(&f, ok, msg, len);
 }
 
-unsigned histo_write_m4b(kit_output *o, const char *path, const uint64_t *bins, char *msg,
-                         size_t len)
+histo_status histo_write_m4b(const histo_files *files, const char *path, const uint64_t *bins, char *msg,
+                             size_t len)
 {
     out_file f;
     uint8_t row[4 * HISTO_M4B_SIDE];
-    unsigned code = open_tmp(&f, o, path, msg, len);
+    histo_status code = open_file(&f, files, path, msg, len);
     bool ok = true;
     if (code)
         return code;
@@ -89,7 +75,7 @@ unsigned histo_write_m4b(kit_output *o, const char *path, const uint64_t *bins, 
         }
         ok = put(&f, row, sizeof row);
     }
-    return close_tmp(&f, ok, msg, len);
+    return close_file(&f, ok, msg, len);
 }
 
 static double edge(const histo_axis *a, uint64_t i)
@@ -130,13 +116,13 @@ static bool csv_2d(out_file *f, const histo_axis *ax, const histo_axis *ay, cons
     return ok && csv_extras(f, slots + (uint64_t)ax->bins * ay->bins, ",,,");
 }
 
-unsigned histo_write_csv(kit_output *o, const char *path, const histo_group *g,
-                         const uint64_t *slots, char *msg, size_t len)
+histo_status histo_write_csv(const histo_files *files, const char *path, const histo_group *g,
+                             const uint64_t *slots, char *msg, size_t len)
 {
     out_file f;
-    unsigned code = open_tmp(&f, o, path, msg, len);
+    histo_status code = open_file(&f, files, path, msg, len);
     if (code)
         return code;
     bool ok = g->dims == 1 ? csv_1d(&f, &g->ax[0], slots) : csv_2d(&f, &g->ax[0], &g->ax[1], slots);
-    return close_tmp(&f, ok, msg, len);
+    return close_file(&f, ok, msg, len);
 }

@@ -1,21 +1,36 @@
-/* histo_write.h: histogram files: RadWare .spe and .m4b, CSV; each written under a unique temporary name, to be published with the others. */
+/* histo_write.h: histogram files: RadWare .spe and .m4b, CSV; each written through the caller's files (histo_files), to be published with the others. */
 #ifndef NARWHAL_HISTO_WRITE_H
 #define NARWHAL_HISTO_WRITE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "histo_status.h"
 #include "histogram_bin.h"
-#include "publish.h"
 
 /*
- * Every function writes the file PATH into a new temporary of PATH (the kit's
- * kit_output_open: PATH.XXXXXX.part, created with O_EXCL, never following a
- * link) and closes it; *o (zeroed on entry) then holds the temporary, which
- * the caller publishes (renames to PATH) or discards together with the other
- * files of the run, so that no file of an unfinished run ever has its final
- * name.  On failure the temporary is removed, *o holds nothing, and the
- * return is NARVAL_E_IO (NARVAL_E_NOMEM) with the path and the reason in msg.
+ * Where the files of a write go: the caller publishes them.  create gives a
+ * stream on a new file that is to become PATH once the whole set is written
+ * (the actor's: a unique temporary beside PATH, so that no file of an
+ * unfinished run ever has its final name); finish ends the file created
+ * last: kept when ok (and its closing succeeds), else removed and forgotten.
+ * Both return HISTO_OK, or HISTO_E_IO (HISTO_E_NOMEM) with the path and the
+ * reason in msg.  warn gets a sentence the write goes on after (a plot that
+ * failed).
+ */
+typedef struct histo_files {
+    void *ctx;
+    histo_status (*create)(void *ctx, const char *path, FILE **fp, char *msg, size_t len);
+    histo_status (*finish)(void *ctx, bool ok, char *msg, size_t len);
+    void (*warn)(void *ctx, const char *sentence);
+} histo_files;
+
+/*
+ * Every function writes the file PATH through f->create and f->finish; on
+ * failure nothing of it is kept and the return is finish's code or
+ * HISTO_E_NOMEM, with the path and the reason in msg.
  *
  * .spe (RadWare gf3), little-endian Fortran records of a spectrum of n bins:
  *   record 1: int32 24 | name, 8 characters padded with blanks | int32 n, 1, 1, 1 | int32 24
@@ -33,12 +48,12 @@
  */
 #define HISTO_M4B_SIDE 4096
 
-unsigned histo_write_spe(kit_output *o, const char *path, const char *name, const uint64_t *bins,
-                         uint32_t n, char *msg, size_t len);
-unsigned histo_write_m4b(kit_output *o, const char *path, const uint64_t *bins, char *msg,
-                         size_t len);
+histo_status histo_write_spe(const histo_files *f, const char *path, const char *name, const uint64_t *bins,
+                             uint32_t n, char *msg, size_t len);
+histo_status histo_write_m4b(const histo_files *f, const char *path, const uint64_t *bins, char *msg,
+                             size_t len);
 /* slots: one histogram of group g (its bins then its three counters). */
-unsigned histo_write_csv(kit_output *o, const char *path, const histo_group *g,
-                         const uint64_t *slots, char *msg, size_t len);
+histo_status histo_write_csv(const histo_files *f, const char *path, const histo_group *g,
+                             const uint64_t *slots, char *msg, size_t len);
 
 #endif

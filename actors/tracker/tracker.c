@@ -1,4 +1,4 @@
-/* tracker.c: the Tracker filter: event:data:psa (or smeared truth) in, data:tracked out, by forward tracking on the GPU or the CPU. */
+/* tracker.c: the Tracker filter, the glue onto the tracker library: event:data:psa (or smeared truth) in, data:tracked out, by forward tracking on the GPU or the CPU. */
 #define NARVAL_FILTER
 #include <dlfcn.h>
 #include <math.h>
