@@ -1,4 +1,4 @@
-/* gpud.h: GPUd() marks a function that both nvcc (device and host) and gcc compile, so CPU and GPU share one source; GPU_LAYOUT asserts a layout both compilers share. */
+/* gpud.h: GPUd() marks a function that both nvcc (device and host) and gcc compile, so CPU and GPU share one source; GPUshared(), GPUthread(), GPUthreads() and GPUbarrier() let a whole kernel body compile for the CPU; GPU_LAYOUT asserts a layout both compilers share. */
 #ifndef NARWHAL_GPUD_H
 #define NARWHAL_GPUD_H
 
@@ -9,6 +9,23 @@
 #define GPUd() __device__ __host__
 #else
 #define GPUd()
+#endif
+
+/* A kernel body written once (ALICE O2's GPUCommonDefAPI.h): on the device
+ * the threads of a block share the work (GPUthread() of GPUthreads(), block
+ * shared memory, barriers); on the host the body runs as one thread, its
+ * shared memory an automatic array and a barrier nothing.  Work split as
+ * `for (v = GPUthread(); v < n; v += GPUthreads())` is then the plain loop. */
+#ifdef __CUDA_ARCH__
+#define GPUshared() __shared__
+#define GPUthread() ((unsigned)threadIdx.x)
+#define GPUthreads() ((unsigned)blockDim.x)
+#define GPUbarrier() __syncthreads()
+#else
+#define GPUshared()
+#define GPUthread() 0u
+#define GPUthreads() 1u
+#define GPUbarrier() ((void)0)
 #endif
 
 /* A struct that gcc's objects and nvcc's exchange must have one layout in

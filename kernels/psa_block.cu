@@ -8,6 +8,7 @@
 #include "gpu_device.h"
 #include "gridsearch_resident.h"
 #include "psa_block_gpu.h"
+#include "psa_refine.h"
 
 namespace {
 
@@ -25,38 +26,30 @@ struct kp {
     pb_event *ev;
     float *resid; /* per event: 37 x window aligned values */
     uint32_t n_ev;
-    const float *signal, *point_edge;
     const dseg *seg;
     const uint32_t *points;
-    pt_window w;
-    uint32_t n_samples; /* the basis's */
-    double basis_edge, shift_step, half_step;
-    int steps;
+    pr_basis b;   /* the window, the basis's signals and edges on the device, the shifts */
 };
 
 __device__ __forceinline__ float *resid_of(const kp &a, uint32_t j)
 {
-    return a.resid + (size_t)j * DET_CHANNELS * a.w.length;
+    return a.resid + (size_t)j * DET_CHANNELS * a.b.w.length;
 }
 
-/* The event's 37 channels read at start t into its aligned values, by `lanes` threads from `lane`. */
-__device__ void align(const kp &a, uint32_t j, double t, unsigned lane, unsigned lanes)
+/* Event j as psa_refine.h's steps read it. */
+__device__ __forceinline__ pr_event view(const kp &a, uint32_t j)
 {
     const pb_event &ev = a.ev[j];
-    const uint8_t *trace = a.block + ev.trace;
-    float *out = resid_of(a, j);
-    for (uint32_t v = lane; v < DET_CHANNELS * a.w.length; v += lanes) {
-        uint32_t ch = v / a.w.length, i = v % a.w.length;
-        pt_tap tp = pt_tap_at(&a.w, ev.n_samples, t, i);
-        out[v] = pt_lerp(pt_raw(trace, ev.n_samples, ev.per_kev, ch, tp.lo),
-                         pt_raw(trace, ev.n_samples, ev.per_kev, ch, tp.hi), tp.f);
-    }
+    const dseg &g = a.seg[ev.net[0]];
+    return pr_event{ a.block + ev.trace, ev.n_samples, ev.n_net, ev.per_kev, ev.t0, ev.net, ev.e, g.mask, g.n_mask,
+                     ev.point[0] };
 }
 
 __global__ void __launch_bounds__(kThreads) align_events(const kp a, uint32_t first)
 {
     const uint32_t j = first + blockIdx.x;
-    align(a, j, PT_DADD(a.ev[j].t0, a.ev[j].shift), threadIdx.x, kThreads);
+    const pr_event v = view(a, j);
+    pr_align(&a.b.w, &v, PT_DADD(a.ev[j].t0, a.ev[j].shift), resid_of(a, j));
 }
 
 /* Search i's measured values: its event's aligned mask channels over the segment's energy. */
@@ -66,15 +59,12 @@ __global__ void __launch_bounds__(kThreads) fill(const kp a, const gs_query *q, 
     if (picked && blockIdx.x >= picked->n)
         return;
     const gs_query x = q[blockIdx.x];
-    const uint32_t j = owner[blockIdx.x], W = a.w.length;
+    const uint32_t j = owner[blockIdx.x];
     const dseg &g = a.seg[x.segment];
-    const float e = a.ev[j].e[r];
-    const float *res = resid_of(a, j);
-    for (uint32_t v = threadIdx.x; v < g.n_mask * W; v += kThreads)
-        meas[x.meas + v] = pt_fill(res[(size_t)g.mask[v / W] * W + v % W], e);
+    pr_fill(resid_of(a, j), g.mask, g.n_mask, a.b.w.length, a.ev[j].e[r], meas + x.meas);
 }
 
-/* Each search's answer as hit r of its event (actors/psa/psa_block.c's answer()). */
+/* Each search's answer as hit r of its event (pr_answer, as actors/psa/psa_block.c's answer()). */
 __global__ void answer(const kp a, const gs_query *q, const uint32_t *owner, uint32_t n, int r,
                        const unsigned long long *ans, unsigned *err, const gs_remap *picked)
 {
@@ -89,132 +79,16 @@ __global__ void answer(const kp a, const gs_query *q, const uint32_t *owner, uin
         atomicOr(err, 1u);
         return;
     }
-    ev.hit_status[r] = x.use ? 0 : PSA_HIT_NO_MASK;
-    ev.point[r] = a.points[g.point_off + (x.use ? col : g.centre)];
+    pr_answer(x.use, col, g.centre, a.points + g.point_off, &ev.hit_status[r], &ev.point[r]);
     ev.fom[r] = __uint_as_float((uint32_t)(ans[i] >> 32));
 }
 
-/* Channel ch's sum of squares over the window between the traces started
- * at t and the point's signals sig (samples in order, as the CPU sums them). */
-__device__ double channel_squares(const kp &a, const pb_event &ev, double t, const float *sig, uint32_t ch,
-                                  double inv)
-{
-    const uint8_t *trace = a.block + ev.trace;
-    const float *s = sig + (size_t)ch * a.n_samples + a.w.start;
-    double acc = 0;
-    for (uint32_t i = 0; i < a.w.length; i++) {
-        pt_tap tp = pt_tap_at(&a.w, ev.n_samples, t, i);
-        float v = pt_lerp(pt_raw(trace, ev.n_samples, ev.per_kev, ch, tp.lo),
-                          pt_raw(trace, ev.n_samples, ev.per_kev, ch, tp.hi), tp.f);
-        acc = pt_square(acc, v, inv, s[i]);
-    }
-    return acc;
-}
-
-/* The refinement's channels for an event (psa_event_refine's): the mask's
- * channels that are not other net-charge segments, the segment, and the
- * core for a single net-charge segment; returns their count. */
-__device__ int refine_channels(const kp &a, const pb_event &ev, uint8_t *ch)
-{
-    const dseg &g = a.seg[ev.net[0]];
-    int n = 0;
-    for (uint32_t c = 0; c < g.n_mask; c++) {
-        bool other = false;
-        for (uint32_t k = 1; k < ev.n_net; k++)
-            other = other || ev.net[k] == g.mask[c];
-        if (!other && g.mask[c] != ev.net[0])
-            ch[n++] = g.mask[c];
-    }
-    ch[n++] = ev.net[0];
-    if (ev.n_net == 1)
-        ch[n++] = DET_CORE;
-    return n;
-}
-
-/* Whether pass `pass` refines event j: every event in the first pass, then
- * those whose start moved and whose search found another point. */
-__device__ __forceinline__ bool refining(const kp &a, uint32_t j, int pass, const uint8_t *todo)
-{
-    return pass == 0 || (todo[j] && a.ev[j].point[0] != a.ev[j].before);
-}
-
-/* The point's own start: the basis's median edge less the point's edge (0 without one). */
-__device__ __forceinline__ double own_start(const kp &a, uint32_t point)
-{
-    const float pe = a.point_edge[point];
-    return isfinite(pe) ? PT_DSUB(a.basis_edge, (double)pe) : 0;
-}
-
-/* Starts tried side by side in a refinement pass (each with its channels). */
-constexpr int kGroup = 7;
-
-/*
- * A refinement pass (psa_event_refine and psa_block.c's refine()), a block
- * per event: for each group of starts, the threads sum a start's channel
- * each; then every thread adds the channels in order and scans the starts
- * in order (a lower sum wins), so that all hold the same best.  The first
- * pass's shifts, then the step halved twice around the best; the new shift,
- * the mark for another search, and the alignment at the new start.
- */
+/* A refinement pass (pr_pass: psa_block.c's refine() runs the same body), a block per event. */
 __global__ void __launch_bounds__(kThreads) refine(const kp a, int pass, uint8_t *todo)
 {
-    __shared__ double part[kGroup][PSA_MAX_MASK + 2];
     const uint32_t j = blockIdx.x;
-    if (!refining(a, j, pass, todo)) {
-        if (threadIdx.x == 0)
-            todo[j] = 0;
-        return;
-    }
-    const pb_event &ev = a.ev[j];
-    uint8_t ch[PSA_MAX_MASK + 2];
-    const int n = refine_channels(a, ev, ch);
-    const uint32_t point = ev.point[0];
-    const float *sig = a.signal + (size_t)point * DET_CHANNELS * a.n_samples;
-    const double t0 = ev.t0, inv = 1.0 / (double)ev.e[0], own = own_start(a, point), was = ev.shift;
-    double best = own, best_sum = INFINITY;
-    const int shifts = 2 * a.steps + 1;
-    for (int k0 = 0; k0 < shifts; k0 += kGroup) {
-        const int m = shifts - k0 < kGroup ? shifts - k0 : kGroup;
-        for (int t = threadIdx.x; t < m * n; t += kThreads) {
-            const double start = PT_DADD(t0, pt_shift(own, k0 + t / n - a.steps, a.shift_step));
-            part[t / n][t % n] = channel_squares(a, ev, start, sig, ch[t % n], inv);
-        }
-        __syncthreads();
-        for (int k = 0; k < m; k++) {
-            double sum = 0;
-            for (int c = 0; c < n; c++)
-                sum = PT_DADD(sum, part[k][c]);
-            if (sum < best_sum) {
-                best_sum = sum;
-                best = pt_shift(own, k0 + k - a.steps, a.shift_step);
-            }
-        }
-        __syncthreads();
-    }
-    for (double h = a.shift_step / 2; h >= a.shift_step / 4; h /= 2) {
-        const double centre = best, tc = PT_DADD(t0, centre);
-        for (int t = threadIdx.x; t < 2 * n; t += kThreads)
-            part[t / n][t % n] = channel_squares(a, ev, t / n == 0 ? PT_DSUB(tc, h) : PT_DADD(tc, h), sig,
-                                                 ch[t % n], inv);
-        __syncthreads();
-        for (int k = 0; k < 2; k++) {
-            double sum = 0;
-            for (int c = 0; c < n; c++)
-                sum = PT_DADD(sum, part[k][c]);
-            if (sum < best_sum) {
-                best_sum = sum;
-                best = pt_shift(centre, 2 * k - 1, h);
-            }
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        todo[j] = pass == 0 ? best != was : fabs(PT_DSUB(best, was)) >= a.half_step;
-        a.ev[j].before = point;
-        a.ev[j].shift = best;
-    }
-    if (best != was)
-        align(a, j, PT_DADD(t0, best), threadIdx.x, kThreads);
+    const pr_event v = view(a, j);
+    pr_pass(&a.b, &v, pass, &a.ev[j].shift, &a.ev[j].before, &todo[j], resid_of(a, j));
 }
 
 /*
@@ -281,11 +155,8 @@ __global__ void __launch_bounds__(kThreads) subtract(const kp a, int r)
     const pb_event &ev = a.ev[j];
     if ((int)ev.n_net <= r)
         return;
-    const float *sig = a.signal + (size_t)ev.point[r] * DET_CHANNELS * a.n_samples + a.w.start;
-    const float e = ev.e[r];
-    float *res = resid_of(a, j);
-    for (uint32_t v = threadIdx.x; v < DET_CHANNELS * a.w.length; v += kThreads)
-        res[v] = pt_subtract(res[v], e, sig[(size_t)(v / a.w.length) * a.n_samples + v % a.w.length]);
+    const float *sig = a.b.signal + (size_t)ev.point[r] * DET_CHANNELS * a.b.n_samples + a.b.w.start;
+    pr_subtract(resid_of(a, j), sig, a.b.n_samples, a.b.w.length, ev.e[r]);
 }
 
 /* A device buffer kept from block to block, grown when asked for more. */
@@ -410,16 +281,10 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
                      "uploading the points' edges", msg, len)))
         return rc;
     kp &a = p->a;
-    a.signal = p->d_signal;
-    a.point_edge = p->d_point_edge;
     a.seg = p->d_seg;
     a.points = p->d_points;
-    a.w = s->window;
-    a.n_samples = s->n_samples;
-    a.basis_edge = s->basis_edge;
-    a.shift_step = s->shift_step;
-    a.half_step = s->half_step;
-    a.steps = s->steps;
+    a.b = pr_basis{ s->window, s->n_samples, p->d_signal, p->d_point_edge, s->basis_edge, s->shift_step,
+                    s->half_step, s->steps };
     return GPU_OK;
 }
 
@@ -530,7 +395,7 @@ extern "C" void pb_host_free(void *p)
 
 extern "C" int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, char *msg, size_t len)
 {
-    const size_t values = (size_t)DET_CHANNELS * p->a.w.length;
+    const size_t values = (size_t)DET_CHANNELS * p->a.b.w.length;
     GPU_SELECT(p->device);
     GPU_CHECK(grow(&p->block, bytes), "cudaMalloc of the block");
     GPU_CHECK(grow(&p->ev, n * sizeof(pb_event)), "cudaMalloc of the events");
@@ -589,7 +454,7 @@ extern "C" int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t
     size_t remap_at = plan, q_at = remap_at + (sizeof(gs_remap) + 15) / 16 * 16;
     size_t owner_at = q_at + (n * sizeof *q + 15) / 16 * 16, bytes = owner_at + n * sizeof *owner;
     const gs_query &last = q[n - 1];
-    size_t values = (size_t)last.meas + (size_t)p->a.w.length * PSA_MAX_MASK;
+    size_t values = (size_t)last.meas + (size_t)p->a.b.w.length * PSA_MAX_MASK;
     GPU_CHECK(cudaEventSynchronize(h->sent), "the copy of the round before the last");
     GPU_CHECK(grow(h, bytes), "cudaMallocHost of a round's searches");
     GPU_CHECK(grow(d, bytes), "cudaMalloc of a round's searches");

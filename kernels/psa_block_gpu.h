@@ -15,7 +15,8 @@ extern "C" {
 /*
  * An event with net-charge segments as the device holds it.  The host fills
  * the inputs; the device writes shift, point, fom and hit_status, as the
- * CPU path (actors/psa/psa_block.c) computes them.
+ * CPU path (actors/psa/psa_block.c) computes them: the same kernel bodies
+ * (psa_refine.h).
  */
 typedef struct pb_event {
     uint64_t trace;     /* byte offset of its 37 x n_samples int16 ADC values in the block */

@@ -142,7 +142,7 @@ static void decode_range(psa_block *w, const psa_setup *s, size_t from, size_t t
 
 /* A batch of round r's searches for the events that have an r-th net-charge
  * segment (only the marked ones when marked is not NULL). */
-static psa_status gather(psa_block *w, const psa_setup *s, int r, const bool *marked)
+static psa_status gather(psa_block *w, const psa_setup *s, int r, const uint8_t *marked)
 {
     double t = psa_now();
     psa_batch_clear(&w->batch);
@@ -186,54 +186,46 @@ static void answer(psa_block *w, const psa_setup *s, int r)
         const psa_query *q = &w->batch.q[i];
         psa_event *ev = &w->ev[w->owner[i]];
         const psa_segment *g = &s->layout->seg[q->segment];
-        ev->hit_status[r] = q->use ? 0 : PSA_HIT_NO_MASK;
-        ev->point[r] = g->point[q->use ? q->column : g->centre];
+        pr_answer(q->use, q->column, g->centre, g->point, &ev->hit_status[r], &ev->point[r]);
         ev->fom[r] = q->fom;
     }
 }
 
-/* Round 0's start times (PSA_REFINE_PASSES says how). */
+/* Round 0's start times (PSA_REFINE_PASSES says how): each pass is
+ * kernels/psa_refine.h's pr_pass, event by event, as the GPU block runs it;
+ * the events it moved are searched again. */
 static psa_status refine(psa_block *w, const psa_setup *s)
 {
-    bool *todo = malloc((w->n_ev + 1) * sizeof *todo);
-    uint32_t *before = malloc((w->n_ev + 1) * sizeof *before);
+    uint8_t *moved = calloc(w->n_ev + 1, sizeof *moved);
+    uint32_t *before = calloc(w->n_ev + 1, sizeof *before);
+    const pr_basis b = psa_event_basis(s->basis, s->layout, s->timing);
     psa_status code = PSA_OK;
-    if (!todo || !before) {
-        free(todo);
+    if (!moved || !before) {
+        free(moved);
         free(before);
         return PSA_E_NOMEM;
     }
-    for (size_t k = 0; k < w->n_ev; k++)
-        todo[k] = !w->ev[k].reject && w->ev[k].n_net > 0;
     for (int pass = 0; pass < PSA_REFINE_PASSES && !code; pass++) {
-        long moved = 0, n = (long)w->n_ev;
+        long n_moved = 0, n = (long)w->n_ev;
         double t = psa_now();
-#pragma omp parallel for schedule(dynamic, 16) reduction(+ : moved) num_threads(threads(s))
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : n_moved) num_threads(threads(s))
         for (long k = 0; k < n; k++) {
             psa_event *ev = &w->ev[k];
-            if (!todo[k])
+            if (ev->reject || ev->n_net == 0)
                 continue;
-            double shift = psa_event_refine(ev, ev->point[0], s->basis, s->layout, s->timing);
-            todo[k] = pass == 0 ? shift != ev->shift
-                                : fabs(shift - ev->shift) >= 0.5 * s->timing->shift_step;
-            before[k] = ev->point[0];
-            if (shift != ev->shift) {
-                ev->shift = shift;
-                psa_event_align(ev, s->basis, s->layout, s->timing);
-            }
-            moved += todo[k];
+            const pr_event v = psa_event_view(ev, s->layout);
+            pr_pass(&b, &v, pass, &ev->shift, &before[k], &moved[k], ev->resid);
+            n_moved += moved[k];
         }
         psa_block_lap(w, PSA_PHASE_REFINE, &t);
-        if (!moved)
+        if (!n_moved)
             break;
-        if ((code = gather(w, s, 0, todo)) || (code = run(w, s)))
+        if ((code = gather(w, s, 0, moved)) || (code = run(w, s)))
             break;
         answer(w, s, 0);
-        w->refined += moved;
-        for (size_t k = 0; k < w->n_ev; k++)
-            todo[k] = todo[k] && w->ev[k].point[0] != before[k];
+        w->refined += n_moved;
     }
-    free(todo);
+    free(moved);
     free(before);
     return code;
 }

@@ -1,11 +1,11 @@
 /* psa_block_cuda.c: whole blocks on the GPU (GPUWork block): the PSA block's CUDA backend, the same steps as psa_block.c's on the device (kernels/psa_block.cu); compiled only with CUDA. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "psa_backend.h"
 #include "psa_block_gpu.h"
+#include "psa_refine.h"
 
 static bool open_block(const psa_setup *s, char *msg, size_t len)
 {
@@ -16,7 +16,7 @@ static bool open_block(const psa_setup *s, char *msg, size_t len)
                    .window = { l->window_start, l->window, s->basis->pretrigger, tm->ratio },
                    .basis_edge = tm->basis_edge, .shift_step = tm->shift_step,
                    .half_step = 0.5 * tm->shift_step,
-                   .steps = (int)floor(tm->shift_range / tm->shift_step + 1e-9) };
+                   .steps = pr_steps(tm->shift_range, tm->shift_step) };
     for (int g = 0; g < DET_SEGMENTS; g++) {
         const psa_segment *x = &l->seg[g];
         p.seg[g] = (pb_segment){ x->n_points, x->n_mask, x->centre, { 0 }, x->point };

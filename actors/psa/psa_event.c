@@ -1,4 +1,4 @@
-/* psa_event.c: checks a data:crystal frame, finds its net-charge segments and start time, aligns it on the basis, feeds and follows its searches. */
+/* psa_event.c: checks a data:crystal frame, finds its net-charge segments and start time, aligns it on the basis, feeds and follows its searches (the steps on its traces: kernels/psa_refine.h, which the GPU block runs too). */
 #include "psa_event.h"
 
 #include <math.h>
@@ -175,57 +175,29 @@ void psa_event_decode(const adf_frame *f, psa_event *ev, const psa_timing *tm)
     ev->reject = start_time(ev, tm);
 }
 
-enum { MAX_WINDOW = 512 }; /* WindowLength's largest value */
-
-/* Where the window's basis samples fall in the traces for a start at t
- * (trace samples): the two samples each one reads and the weight of the
- * second, linear, held at the ends.  Computed once per start and shared by
- * every channel. */
-typedef struct taps {
-    uint32_t lo[MAX_WINDOW], hi[MAX_WINDOW];
-    double f[MAX_WINDOW];
-    uint32_t first, last; /* the samples read lie in first..last */
-} taps;
-
 static pt_window window_of(const det_basis *b, const psa_layout *l, const psa_timing *tm)
 {
     return (pt_window){ l->window_start, l->window, b->pretrigger, tm->ratio };
 }
 
-static void make_taps(taps *tp, const psa_event *ev, const det_basis *b, const psa_layout *l,
-                      const psa_timing *tm, double t)
+pr_event psa_event_view(const psa_event *ev, const psa_layout *l)
 {
-    pt_window w = window_of(b, l, tm);
-    tp->first = ev->n_samples - 1u;
-    tp->last = 0;
-    for (uint32_t i = 0; i < l->window; i++) {
-        pt_tap x = pt_tap_at(&w, ev->n_samples, t, i);
-        tp->lo[i] = x.lo;
-        tp->hi[i] = x.hi;
-        tp->f[i] = x.f;
-        tp->first = x.lo < tp->first ? x.lo : tp->first;
-        tp->last = x.hi > tp->last ? x.hi : tp->last;
-    }
+    const psa_segment *g = &l->seg[ev->net[0]];
+    return (pr_event){ ev->trace, ev->n_samples, (uint32_t)ev->n_net, ev->per_kev, ev->t0, ev->net, ev->e,
+                       g->mask, g->n_mask, ev->point[0] };
 }
 
-/* Samples first..last of channel ch in keV, at v[first..last]: each sample
- * converted once, however many taps read it. */
-static void span(const psa_event *ev, unsigned ch, uint32_t first, uint32_t last, float *v)
+pr_basis psa_event_basis(const det_basis *b, const psa_layout *l, const psa_timing *tm)
 {
-    for (uint32_t s = first; s <= last; s++)
-        v[s] = psa_event_raw(ev, ch, s);
+    return (pr_basis){ window_of(b, l, tm), b->n_samples, b->signal, tm->point_edge, tm->basis_edge,
+                       tm->shift_step, 0.5 * tm->shift_step, pr_steps(tm->shift_range, tm->shift_step) };
 }
 
 void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, const psa_timing *tm)
 {
-    taps tp;
-    float v[ADF_MAX_SAMPLES];
-    make_taps(&tp, ev, b, l, tm, ev->t0 + ev->shift);
-    for (unsigned ch = 0; ch < DET_CHANNELS; ch++) {
-        span(ev, ch, tp.first, tp.last, v);
-        for (uint32_t i = 0; i < l->window; i++)
-            ev->resid[(size_t)ch * l->window + i] = pt_lerp(v[tp.lo[i]], v[tp.hi[i]], tp.f[i]);
-    }
+    const pt_window w = window_of(b, l, tm);
+    const pr_event v = psa_event_view(ev, l);
+    pr_align(&w, &v, ev->t0 + ev->shift, ev->resid);
 }
 
 static int is_other_net(const psa_event *ev, int r, unsigned ch)
@@ -253,134 +225,10 @@ int psa_event_query(const psa_event *ev, int r, const psa_layout *l, psa_batch *
 void psa_event_fill(const psa_event *ev, int r, const psa_layout *l, float *m)
 {
     const psa_segment *g = &l->seg[ev->net[r]];
-    for (uint32_t c = 0; c < g->n_mask; c++)
-        for (uint32_t i = 0; i < l->window; i++)
-            m[c * l->window + i] = pt_fill(ev->resid[(size_t)g->mask[c] * l->window + i], ev->e[r]);
-}
-
-enum { SHIFT_GROUP = 8 }; /* starts whose sums of squares are taken together */
-
-/* The taps of up to SHIFT_GROUP starts, sample by sample (the starts of a
- * sample side by side). */
-typedef struct group_taps {
-    uint32_t lo[MAX_WINDOW][SHIFT_GROUP], hi[MAX_WINDOW][SHIFT_GROUP];
-    double f[MAX_WINDOW][SHIFT_GROUP];
-    uint32_t first, last;
-} group_taps;
-
-/* The m sums in registers (m a constant where this is inlined), each in the
- * order one start alone takes: channel by channel, each channel's sum over
- * the window added to the total in channel order (the GPU sums the channels
- * side by side and adds them in the same order: the same values). */
-static inline __attribute__((always_inline)) void
-sum_channels(const psa_event *ev, const group_taps *tp, int m, double *sum, const float *sig,
-             const uint8_t *channels, int n, const det_basis *b, const psa_layout *l)
-{
-    double acc[SHIFT_GROUP] = { 0 }, inv = 1.0 / ev->e[0];
-    float v[ADF_MAX_SAMPLES];
-    for (int c = 0; c < n; c++) {
-        const float *s = sig + (size_t)channels[c] * b->n_samples + l->window_start;
-        double part[SHIFT_GROUP] = { 0 };
-        span(ev, channels[c], tp->first, tp->last, v);
-        for (uint32_t i = 0; i < l->window; i++)
-#pragma GCC unroll 8
-            for (int k = 0; k < m; k++)
-                part[k] = pt_square(part[k], pt_lerp(v[tp->lo[i][k]], v[tp->hi[i][k]], tp->f[i][k]), inv, s[i]);
-#pragma GCC unroll 8
-        for (int k = 0; k < m; k++)
-            acc[k] = PT_DADD(acc[k], part[k]);
-    }
-#pragma GCC unroll 8
-    for (int k = 0; k < m; k++)
-        sum[k] = acc[k];
-}
-
-/* Sums of squares between the traces started at t[0..m) (1 <= m <=
- * SHIFT_GROUP) and the point's signals on channels[]. */
-static void squares(const psa_event *ev, const double *t, int m, double *sum, const float *sig,
-                    const uint8_t *channels, int n, const det_basis *b, const psa_layout *l,
-                    const psa_timing *tm)
-{
-    group_taps tp;
-    taps one;
-    tp.first = ev->n_samples - 1u;
-    tp.last = 0;
-    for (int k = 0; k < m; k++) {
-        make_taps(&one, ev, b, l, tm, t[k]);
-        tp.first = one.first < tp.first ? one.first : tp.first;
-        tp.last = one.last > tp.last ? one.last : tp.last;
-        for (uint32_t i = 0; i < l->window; i++) {
-            tp.lo[i][k] = one.lo[i];
-            tp.hi[i][k] = one.hi[i];
-            tp.f[i][k] = one.f[i];
-        }
-    }
-    switch (m) {
-    case 1: sum_channels(ev, &tp, 1, sum, sig, channels, n, b, l); break;
-    case 2: sum_channels(ev, &tp, 2, sum, sig, channels, n, b, l); break;
-    case 3: sum_channels(ev, &tp, 3, sum, sig, channels, n, b, l); break;
-    case 4: sum_channels(ev, &tp, 4, sum, sig, channels, n, b, l); break;
-    case 5: sum_channels(ev, &tp, 5, sum, sig, channels, n, b, l); break;
-    case 6: sum_channels(ev, &tp, 6, sum, sig, channels, n, b, l); break;
-    case 7: sum_channels(ev, &tp, 7, sum, sig, channels, n, b, l); break;
-    default: sum_channels(ev, &tp, SHIFT_GROUP, sum, sig, channels, n, b, l); break;
-    }
-}
-
-/* The shifts own + k * step, k = -steps..steps, tried in order (a lower sum wins). */
-static void try_shifts(const psa_event *ev, double own, int steps, const float *sig, const uint8_t *channels,
-                       int n, const det_basis *b, const psa_layout *l, const psa_timing *tm,
-                       double *best, double *best_sum)
-{
-    double t[SHIFT_GROUP], sum[SHIFT_GROUP];
-    for (int k0 = -steps; k0 <= steps; k0 += SHIFT_GROUP) {
-        int m = steps - k0 + 1 < SHIFT_GROUP ? steps - k0 + 1 : SHIFT_GROUP;
-        for (int k = 0; k < m; k++)
-            t[k] = ev->t0 + pt_shift(own, k0 + k, tm->shift_step);
-        squares(ev, t, m, sum, sig, channels, n, b, l, tm);
-        for (int k = 0; k < m; k++)
-            if (sum[k] < *best_sum) {
-                *best_sum = sum[k];
-                *best = pt_shift(own, k0 + k, tm->shift_step);
-            }
-    }
-}
-
-double psa_event_refine(const psa_event *ev, uint32_t point, const det_basis *b,
-                        const psa_layout *l, const psa_timing *tm)
-{
-    const psa_segment *g = &l->seg[ev->net[0]];
-    uint8_t channels[PSA_MAX_MASK + 2];
-    int n = 0;
-    for (uint32_t c = 0; c < g->n_mask; c++)
-        if (!is_other_net(ev, 0, g->mask[c]) && g->mask[c] != ev->net[0])
-            channels[n++] = g->mask[c];
-    channels[n++] = ev->net[0];
-    if (ev->n_net == 1)
-        channels[n++] = DET_CORE;
-    const float *sig = det_basis_point(b, point);
-    double own = isfinite(tm->point_edge[point]) ? tm->basis_edge - tm->point_edge[point] : 0;
-    double best = own, best_sum = INFINITY;
-    int steps = (int)floor(tm->shift_range / tm->shift_step + 1e-9);
-    try_shifts(ev, own, steps, sig, channels, n, b, l, tm, &best, &best_sum);
-    /* then halve the step twice around the best */
-    for (double h = tm->shift_step / 2; h >= tm->shift_step / 4; h /= 2) {
-        double centre = best, t[2] = { ev->t0 + centre - h, ev->t0 + centre + h }, sum[2];
-        squares(ev, t, 2, sum, sig, channels, n, b, l, tm);
-        for (int k = 0; k < 2; k++)
-            if (sum[k] < best_sum) {
-                best_sum = sum[k];
-                best = pt_shift(centre, 2 * k - 1, h);
-            }
-    }
-    return best;
+    pr_fill(ev->resid, g->mask, g->n_mask, l->window, ev->e[r], m);
 }
 
 void psa_event_subtract(psa_event *ev, int r, const det_basis *b, const psa_layout *l)
 {
-    const float *sig = det_basis_point(b, ev->point[r]);
-    for (unsigned ch = 0; ch < DET_CHANNELS; ch++)
-        for (uint32_t i = 0; i < l->window; i++)
-            ev->resid[(size_t)ch * l->window + i] = pt_subtract(
-                ev->resid[(size_t)ch * l->window + i], ev->e[r], sig[(size_t)ch * b->n_samples + l->window_start + i]);
+    pr_subtract(ev->resid, det_basis_point(b, ev->point[r]) + l->window_start, b->n_samples, l->window, ev->e[r]);
 }

@@ -7,6 +7,7 @@
 #include "adf.h"
 #include "basis.h"
 #include "gridsearch_fom.h"
+#include "psa_refine.h"
 #include "psa_trace.h"
 #include "psa_search.h"
 
@@ -103,12 +104,13 @@ int psa_event_query(const psa_event *ev, int r, const psa_layout *l, psa_batch *
 /* The measured values of that search: the aligned traces over the segment's energy. */
 void psa_event_fill(const psa_event *ev, int r, const psa_layout *l, float *meas);
 
-/* The start with basis point `point` found for net segment 0: its own edge,
- * then the shifts of the timing around it tried by least squares over the
- * mask, the segment and, for a single net-charge segment, the core; returns
- * the best shift from ev->t0. */
-double psa_event_refine(const psa_event *ev, uint32_t point, const det_basis *b,
-                        const psa_layout *l, const psa_timing *tm);
+/* The event as kernels/psa_refine.h's steps read it (net segment 0's mask and point). */
+pr_event psa_event_view(const psa_event *ev, const psa_layout *l);
+/* What those steps read of the basis and the timing (the refinement's
+ * shifts: the point's own start, then the timing's shifts around it tried by
+ * least squares over the mask, the segment and, for a single net-charge
+ * segment, the core). */
+pr_basis psa_event_basis(const det_basis *b, const psa_layout *l, const psa_timing *tm);
 
 /* Subtracts the signal of net segment r's point times its energy from resid. */
 void psa_event_subtract(psa_event *ev, int r, const det_basis *b, const psa_layout *l);
