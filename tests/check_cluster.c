@@ -1,0 +1,185 @@
+/* check_cluster.c: triple.xml (a producer and a PSA per crystal, the builder merging three streams) tracks the same γ rays as full_chain.xml on the same events, sequential and pipelined. */
+#define _XOPEN_SOURCE 700
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adf.h"
+#include "narwhal_exec.h"
+#include "testkit.h"
+
+enum { EVENTS = 300 };
+
+static const int crystal[3] = {175, 176, 170}; /* triple.xml's producers gen<ID>, in its order */
+static char tmp[PATH_MAX];
+
+static const char *at(const char *name) { return tk_path(tmp, name); }
+
+/* Writes tmp/conf/TO: the shipped FROM without the lines of the keys `set`
+ * gives, then `set` (the shipped physics stays; paths, devices and the
+ * size of the run change). */
+static void derive(const char *from, const char *to, const char *set)
+{
+    char line[4096], *text = NULL;
+    size_t len = 0;
+    FILE *in = fopen(from, "r"), *out = open_memstream(&text, &len);
+    ck_assert_msg(in && out, "cannot read the shipped %s", from);
+    while (fgets(line, sizeof line, in)) {
+        size_t n = strcspn(line, " \t\r\n");
+        int replaced = 0;
+        for (const char *s = set; n && *s && !replaced; s += strcspn(s, "\n"), s += *s == '\n')
+            replaced = strcspn(s, " \t\n") == n && strncmp(s, line, n) == 0;
+        if (!replaced)
+            fputs(line, out);
+    }
+    fprintf(out, "\n# check_cluster\n%s", set);
+    fclose(in);
+    fclose(out);
+    char path[PATH_MAX + 80];
+    snprintf(path, sizeof path, "%s/conf/%s", tmp, to);
+    tk_write_text(path, text);
+    free(text);
+}
+
+/* The shipped triple.xml's settings over a coarse basis, on the CPU; full_chain.xml's generator
+ * simulates the same events for every crystal of the triple (Crystals all, one stream). */
+static void write_confs(void)
+{
+    char set[2 * PATH_MAX], from[PATH_MAX], to[64];
+    ck_assert_int_eq(mkdir(at("conf"), 0700), 0);
+    for (int k = 0; k < 3; k++) {
+        snprintf(from, sizeof from, "topologies/conf/triple/gen%d/Generator.conf", crystal[k]);
+        char dir[PATH_MAX + 80];
+        snprintf(dir, sizeof dir, "%s/conf/gen%d", tmp, crystal[k]);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        snprintf(to, sizeof to, "gen%d/Generator.conf", crystal[k]);
+        snprintf(set, sizeof set, "Basis %s\nEvents %d\n", at("coarse.basis"), EVENTS);
+        derive(from, to, set);
+        if (k == 0) {
+            snprintf(set, sizeof set, "Basis %s\nEvents %d\nCrystals all\nOutput crystal truth\n", at("coarse.basis"),
+                     EVENTS);
+            derive(from, "Generator.conf", set);
+        }
+    }
+    snprintf(set, sizeof set, "Basis %s\nDevice cpu\n", at("coarse.basis"));
+    derive("topologies/conf/PSA.conf", "PSA.conf", set);
+    derive("topologies/conf/triple/Builder.conf", "Builder.conf", "");
+    derive("topologies/conf/triple/Tracker.conf", "Tracker.conf", "Device cpu\n");
+    snprintf(set, sizeof set, "OutputDir %s\nDevice cpu\nFormats csv\nPlot none\n", at("histo"));
+    derive("topologies/conf/triple/Histo.conf", "Histo.conf", set);
+    snprintf(set, sizeof set, "File %s\n", at("out.adf"));
+    derive("topologies/conf/triple/ADFWriter.conf", "ADFWriter.conf", set);
+}
+
+/* check_chain's coarse basis: 6 mm grid, 2 mm fields, a fraction of a second.  -1 with why when
+ * basisgen is not built (the tests skip); basisgen failing fails the case. */
+static int build_basis(char *why, size_t len)
+{
+    const char *basisgen = nw_build_path("/bin/basisgen");
+    if (access(basisgen, X_OK) != 0) {
+        snprintf(why, len, "%s is not built", basisgen);
+        return -1;
+    }
+    char cmd[3 * PATH_MAX];
+    snprintf(cmd, sizeof cmd, "%s --quiet --geometry detector/geometry/agata.geo --grid 6 --field-grid 2 -o %s",
+             basisgen, at("coarse.basis"));
+    ck_assert_msg(system(cmd) == 0, "basisgen failed: %s", cmd);
+    return 0;
+}
+
+/* narwhal run TOPOLOGY --strict over the test's settings; the writer's file, read whole. */
+static uint8_t *run(const char *topology, int pipelined, size_t *size)
+{
+    char conf[2 * PATH_MAX];
+    snprintf(conf, sizeof conf, "%s:topologies/conf", at("conf"));
+    const char *args[] = {"run", topology, "--strict", "--conf", conf, pipelined ? "--pipeline" : NULL, NULL};
+    nw_result r;
+    ck_assert_int_eq(nw_run_timed(&r, args, NULL, 300, 0, 0), 0);
+    ck_assert_msg(r.status == 0, "narwhal run %s%s exited %d:\n%s", topology, pipelined ? " --pipeline" : "",
+                  r.status, r.err);
+    ck_assert_msg(strstr(r.err, "warning") == NULL, "%s logged a warning:\n%s", topology, r.err);
+    return tk_read_file(at("out.adf"), size);
+}
+
+/* The frames of kind id in a file, back to back in its order; *n of them. */
+static uint8_t *frames_of(const uint8_t *file, size_t size, uint32_t id, size_t *bytes, unsigned *n)
+{
+    uint8_t *out = malloc(size ? size : 1);
+    adf_iter it;
+    adf_frame f;
+    *bytes = 0;
+    *n = 0;
+    adf_iter_init(&it, file, size);
+    int rc;
+    while ((rc = adf_iter_next(&it, &f)) == 1) {
+        if (f.key.id != id)
+            continue;
+        memcpy(out + *bytes, f.data, f.key.length);
+        *bytes += f.key.length;
+        ++*n;
+    }
+    ck_assert_int_eq(rc, 0);
+    return out;
+}
+
+/* The same frames of kind id, in the same order, byte for byte. */
+static void expect_same(const uint8_t *a, size_t na, const uint8_t *b, size_t nb, uint32_t id, const char *what,
+                        unsigned at_least)
+{
+    size_t ba, bb;
+    unsigned fa, fb;
+    uint8_t *x = frames_of(a, na, id, &ba, &fa), *y = frames_of(b, nb, id, &bb, &fb);
+    ck_assert_msg(fa == fb, "%s: %u frames 0x%08x in the single stream's output, %u in the cluster's", what, fa, id,
+                  fb);
+    ck_assert_uint_eq(ba, bb);
+    ck_assert_msg(memcmp(x, y, ba) == 0, "%s: the frames 0x%08x differ", what, id);
+    ck_assert_uint_ge(fa, at_least);
+    free(x);
+    free(y);
+}
+
+START_TEST(cluster_tracks_what_the_single_stream_tracks)
+{
+    char why[PATH_MAX + 64];
+    tk_make_tmpdir(tmp, sizeof tmp, "check_cluster");
+    if (build_basis(why, sizeof why) != 0)
+        TK_SKIP("%s", why);
+    write_confs();
+    size_t n_single, n_seq, n_pipe;
+    uint8_t *single = run("topologies/full_chain.xml", 0, &n_single);
+    uint8_t *seq = run("topologies/triple.xml", 0, &n_seq);
+    uint8_t *pipe = run("topologies/triple.xml", 1, &n_pipe);
+    /* most of the beam's events fire the cluster; a γ ray or more tracked in most */
+    expect_same(single, n_single, seq, n_seq, ADF_ID_DATA_TRACKED, "sequential", EVENTS / 2);
+    expect_same(single, n_single, pipe, n_pipe, ADF_ID_DATA_TRACKED, "pipelined", EVENTS / 2);
+    /* the events the tracker took (KeepInput), the truth from gen175 alone, one meta:eof */
+    expect_same(single, n_single, seq, n_seq, ADF_ID_EVENT_DATA_PSA, "sequential", EVENTS / 2);
+    expect_same(single, n_single, pipe, n_pipe, ADF_ID_EVENT_DATA_PSA, "pipelined", EVENTS / 2);
+    expect_same(single, n_single, seq, n_seq, ADF_ID_NW_TRUTH, "sequential", EVENTS);
+    expect_same(single, n_single, pipe, n_pipe, ADF_ID_NW_TRUTH, "pipelined", EVENTS);
+    size_t b;
+    unsigned eofs;
+    free(frames_of(seq, n_seq, ADF_ID_META_EOF, &b, &eofs));
+    ck_assert_uint_eq(eofs, 1);
+    free(single);
+    free(seq);
+    free(pipe);
+    tk_remove_tree(tmp);
+}
+END_TEST
+
+static Suite *cluster_suite(void)
+{
+    Suite *s = suite_create("cluster");
+    TCase *tc = tcase_create("triple");
+    tcase_set_timeout(tc, 900);
+    tcase_add_test(tc, cluster_tracks_what_the_single_stream_tracks);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return tk_run_suite(cluster_suite()); }

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# make-agata.sh: writes a crystal-per-producer topology (NAME.xml) and its configuration directories (conf/NAME/) for an array of any size.
+#
+# usage: topologies/make-agata.sh [--crystals N] [--array FILE] [--name NAME] [--events N]
+#                                 [--direction "DX DY DZ"] [--dir DIR]
+#
+# One producer per crystal (generator.so, actor gen<ID>, emitting only its crystal's frames of
+# events that every producer simulates whole, same Seed), one PSA per crystal (psa<ID>), the
+# builder merging the N streams (input_buffers="N"), then tracker, histo and writer.  The
+# producers are named and listed in the array file's order, three by three as triple clusters.
+# Written: DIR/NAME.xml, DIR/conf/NAME/gen<ID>/Generator.conf (each producer its own, complete:
+# the emulator gives an actor the first file of each name along its search list, it does not
+# merge them), DIR/conf/NAME/{Builder,Tracker,Histo,ADFWriter}.conf.  The PSA reads the shared
+# topologies/conf/PSA.conf.
+#   --crystals N   the array's first N crystals (a multiple of 3; default: all of the array)
+#   --array FILE   the array (default detector/arrays/agata180.txt, agata45.txt for --crystals 45)
+#   --name NAME    default agata<N>
+#   --events N     events per run (default 20000: every producer simulates them all)
+#   --direction    a pencil beam "DX DY DZ" instead of the default isotropic source
+#   --dir DIR      where the topology goes (default: this script's directory, topologies/)
+# Examples (from the repository root):
+#   topologies/make-agata.sh --crystals 45                     # topologies/agata45.xml, 15 triple clusters
+#   topologies/make-agata.sh --crystals 180                    # the whole array, 60 triple clusters
+#   topologies/make-agata.sh --array detector/arrays/triple.txt --name triple --events 2000 \
+#       --direction "-35 -25 -228"                            # topologies/triple.xml
+set -euo pipefail
+
+die() { echo "make-agata.sh: $*" >&2; exit 2; }
+
+crystals='' array='' name='' events=20000 direction='isotropic'
+dir=$(cd "$(dirname "$0")" && pwd)
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --crystals) crystals=${2:?}; shift 2 ;;
+    --array) array=${2:?}; shift 2 ;;
+    --name) name=${2:?}; shift 2 ;;
+    --events) events=${2:?}; shift 2 ;;
+    --direction) direction=${2:?}; shift 2 ;;
+    --dir) dir=${2:?}; shift 2 ;;
+    *) die "unknown argument '$1' (see the usage at the top of $0)" ;;
+    esac
+done
+[ -z "$array" ] && { [ "$crystals" = 45 ] && array=detector/arrays/agata45.txt || array=detector/arrays/agata180.txt; }
+[ -f "$array" ] || die "$array: no such array file (run from the repository root)"
+mapfile -t ids < <(awk '$1 ~ /^[0-9]+$/ && NF == 14 { print $1 }' "$array")
+[ ${#ids[@]} -gt 0 ] || die "$array: no crystal lines (narwhal-array format: id type T R)"
+[ -z "$crystals" ] && crystals=${#ids[@]}
+[[ "$crystals" =~ ^[0-9]+$ ]] && [ "$crystals" -ge 3 ] && [ $((crystals % 3)) -eq 0 ] ||
+    die "--crystals $crystals: a multiple of 3 (triple clusters)"
+[ "$crystals" -le ${#ids[@]} ] || die "--crystals $crystals: $array has ${#ids[@]}"
+[[ "$events" =~ ^[0-9]+$ ]] || die "--events $events: a count"
+ids=("${ids[@]:0:$crystals}")
+[ -z "$name" ] && name=agata$crystals
+conf=$dir/conf/$name
+mkdir -p "$conf"
+
+# ---- the topology
+buffer_size=4000000
+{
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo "<!-- $name.xml: $crystals crystals of $array ($((crystals / 3)) triple clusters), a producer and a PSA per"
+    echo "     crystal, the builder merging their streams, tracker, histo, writer.  Written by"
+    echo "     topologies/make-agata.sh; settings: conf/$name/ (gen<ID>/ per producer), then conf/. -->"
+    echo '<configuration>'
+    for id in "${ids[@]}"; do
+        cat <<EOF
+  <producer>
+    <name>gen$id</name>
+    <hostname>localhost</hostname>
+    <binary_code>generic_producer</binary_code>
+    <library>generator.so</library>
+    <output_buffer_name>traces$id</output_buffer_name>
+    <size output_buffer="traces$id">$buffer_size</size>
+  </producer>
+  <intermediary input_buffers="1" output_buffers="1">
+    <name>psa$id</name>
+    <hostname>localhost</hostname>
+    <binary_code>generic_filter</binary_code>
+    <library>psa.so</library>
+    <data_source source_buffer="traces$id">gen$id</data_source>
+    <output_buffer_name>hits$id</output_buffer_name>
+    <size output_buffer="hits$id">$buffer_size</size>
+  </intermediary>
+EOF
+    done
+    echo "  <intermediary input_buffers=\"$crystals\" output_buffers=\"1\">"
+    echo '    <name>builder</name>'
+    echo '    <hostname>localhost</hostname>'
+    echo '    <binary_code>generic_filter</binary_code>'
+    echo '    <library>builder.so</library>'
+    for id in "${ids[@]}"; do
+        echo "    <data_source source_buffer=\"hits$id\">psa$id</data_source>"
+    done
+    cat <<EOF
+    <output_buffer_name>events</output_buffer_name>
+    <size output_buffer="events">$buffer_size</size>
+  </intermediary>
+  <intermediary input_buffers="1" output_buffers="1">
+    <name>tracker</name>
+    <hostname>localhost</hostname>
+    <binary_code>generic_filter</binary_code>
+    <library>tracker.so</library>
+    <data_source source_buffer="events">builder</data_source>
+    <output_buffer_name>gammas</output_buffer_name>
+    <size output_buffer="gammas">$buffer_size</size>
+  </intermediary>
+  <intermediary input_buffers="1" output_buffers="1">
+    <name>histo</name>
+    <hostname>localhost</hostname>
+    <binary_code>generic_filter</binary_code>
+    <library>histo.so</library>
+    <data_source source_buffer="gammas">tracker</data_source>
+    <output_buffer_name>spectra</output_buffer_name>
+    <size output_buffer="spectra">$buffer_size</size>
+  </intermediary>
+  <consumer>
+    <name>writer</name>
+    <hostname>localhost</hostname>
+    <binary_code>generic_consumer</binary_code>
+    <library>adf_writer.so</library>
+    <data_source source_buffer="spectra">histo</data_source>
+  </consumer>
+</configuration>
+EOF
+} > "$dir/$name.xml"
+
+# ---- one Generator.conf per producer: the same events everywhere, its crystal's frames; the first also the truth
+for id in "${ids[@]}"; do
+    mkdir -p "$conf/gen$id"
+    output=crystal
+    [ "$id" = "${ids[0]}" ] && output='crystal truth'
+    cat > "$conf/gen$id/Generator.conf" <<EOF
+# Generator.conf of gen$id in $name.xml (written by topologies/make-agata.sh; keys: topologies/conf/Generator.conf).
+# Every producer of $name.xml simulates the same events (same Seed, same settings) and emits only
+# its crystal's data:crystal frames and meta:sync every SyncEvery ticks; gen${ids[0]} also emits the truth.
+# A 137Cs + 60Co source at the target, as full_chain.xml's, at 10 kHz; Direction: isotropic or a pencil beam.
+Array      $array
+Basis      build/cache/default.basis
+Seed       1
+Events     $events
+Source     lines
+Lines      661.657 1  1173.228 1  1332.492 1
+Rate       10000
+Direction  $direction
+Crystals   $id
+Output     $output
+SyncEvery  100000
+EOF
+done
+
+cat > "$conf/Builder.conf" <<EOF
+# Builder.conf for $name.xml (written by topologies/make-agata.sh; keys: topologies/conf/Builder.conf):
+# the crystals whose streams the builder waits for from the start.
+Window   50
+Delay    100000
+MaxHeld  100000
+Crystals ${ids[*]}
+EOF
+cat > "$conf/Tracker.conf" <<EOF
+# Tracker.conf for $name.xml (written by topologies/make-agata.sh; keys: topologies/conf/Tracker.conf):
+# the array of the producers, and the PSA's events passed on as well (the summary compares hits with the truth).
+Array     $array
+KeepInput true
+EOF
+cat > "$conf/Histo.conf" <<EOF
+# Histo.conf for $name.xml (written by topologies/make-agata.sh; keys: topologies/conf/Histo.conf).
+OutputDir  build/$name/histo
+WriteEvery 0
+Device     auto
+Formats    spe csv
+Crystals   180
+Segments   36
+
+#          name      quantity     scope    bins   lo    hi      bins  lo   hi
+Histogram  gamma     tracked.e    sum      4096   0     4096
+Histogram  crystal   psa.core     sum      4096   0     4096
+Histogram  hit       psa.e        sum      4096   0     4096
+Histogram  core      psa.core     crystal  4096   0     4096
+
+Plot       gamma crystal hit
+EOF
+cat > "$conf/ADFWriter.conf" <<EOF
+# ADFWriter.conf for $name.xml (written by topologies/make-agata.sh): truth, the PSA's events, the tracked γ rays.
+File   build/$name/output.adf
+EOF
+echo "make-agata.sh: $dir/$name.xml ($crystals crystals of $array) and $conf/"
