@@ -148,13 +148,15 @@ static void release(psa_actor *a)
     memset((char *)a + sizeof a->k, 0, sizeof *a - sizeof a->k);
 }
 
-/* The parts a block's decoding is cut into: BlockParts, else one (on the
- * H200 the replay chain ran at 342,481 crystal-events/s with one part and
- * 325,347 with four: the host's decoding is a tenth of the GPU's time, so
- * sending the block in parts hides little; docs/PERF.md). */
-static size_t part_count(size_t crystals)
+/* The parts a block's decoding is cut into: BlockParts, else two with the
+ * whole block on the GPU (the first part's traces are copied and aligned
+ * there while the host decodes the second; on the H200 the replay chain ran
+ * at 394,049-406,887 crystal-events/s with two parts against
+ * 349,092-384,950 with one, in four runs of each; docs/PERF.md), one on
+ * the CPU (nothing to overlap). */
+static size_t part_count(const psa_actor *a, size_t crystals)
 {
-    size_t n = psa_set.block_parts ? (size_t)psa_set.block_parts : 1;
+    size_t n = psa_set.block_parts ? (size_t)psa_set.block_parts : a->gpu_block ? 2 : 1;
     return n < crystals ? n : crystals ? crystals : 1;
 }
 
@@ -357,7 +359,7 @@ static unsigned run_block(psa_actor *a, const void *in, unsigned size, void *out
     unsigned code;
     psa_status st = psa_block_begin(w, &a->setup, in, size, &bad, a->gpu_block);
     if (!st) {
-        n = part_count(w->n_ev);
+        n = part_count(a, w->n_ev);
         for (size_t j = 1; j <= n; j++)
             psa_block_decode_part(w, &a->setup, w->n_ev * j / n);
         st = psa_block_search(w, &a->setup);

@@ -20,7 +20,8 @@ static const kit_key keys[] = {
               "round; the rest on the host's cores)" },
     { "BlockParts", KIT_INT, offsetof(psa_settings, block_parts), "0", KIT_RANGE(0, 64),
       .help = "parts a block is decoded in: with the whole block on the GPU, each part's traces go "
-              "there and are aligned while the host decodes the next (0: one part)" },
+              "there and are aligned while the host decodes the next (0: two with the whole block on "
+              "the GPU, one on the CPU)" },
     { "Search", KIT_LIST, offsetof(psa_settings, search), "full",
       .help = "full (every point of the segment: the exact minimum) or adaptive (the coarse grid, "
               "then the points near its best)" },
