@@ -85,15 +85,17 @@ static void trace(const emu_calls *s, size_t k, const char *call)
         fprintf(s->o->trace, "narwhal: %s: %s\n", spec_of(s, k)->name, call);
 }
 
-/* -v: a process_block with what it is handed; the consumer has no output. */
+static enum emu_role role_of(const emu_calls *s, size_t k) { return spec_of(s, k)->role; }
+
+/* -v: a process_block with what it is handed; a consumer has no output. */
 static void trace_block(const emu_calls *s, size_t k, unsigned in_size, const char *note)
 {
     if (!s->o->trace)
         return;
     const char *name = spec_of(s, k)->name;
-    if (k == 0)
+    if (role_of(s, k) == EMU_PRODUCER)
         fprintf(s->o->trace, "narwhal: %s: process_block out=%u\n", name, s->size[k]);
-    else if (k + 1 < s->n)
+    else if (role_of(s, k) == EMU_FILTER)
         fprintf(s->o->trace, "narwhal: %s: process_block in=%u out=%u%s\n", name, in_size, s->size[k], note);
     else
         fprintf(s->o->trace, "narwhal: %s: process_block in=%u\n", name, in_size);
@@ -134,8 +136,8 @@ int emu_calls_init(emu_calls *s, const emu_chain *c, const emu_run_options *o, e
     s->warned = calloc(s->n, 1);
     if (!s->instance || !s->registered || !s->size || !s->warned)
         return emu_calls_fail(s, "out of memory");
-    for (size_t k = 0; k + 1 < s->n; k++)
-        s->size[k] = spec_of(s, k)->output_size;
+    for (size_t k = 0; k < s->n; k++)
+        s->size[k] = role_of(s, k) == EMU_CONSUMER ? 0 : spec_of(s, k)->output_size;
     return EMU_OK;
 }
 
@@ -347,7 +349,7 @@ static void call_producer_or_filter(emu_calls *s, size_t k, uint8_t *in, unsigne
                                     unsigned *used, unsigned *code)
 {
     void *block = library_of(s->c, k)->block;
-    if (k == 0) {
+    if (role_of(s, k) == EMU_PRODUCER) {
         narval_producer_block_fn *fn;
         memcpy(&fn, &block, sizeof fn);
         fn(s->instance[k], out->data, s->size[k], used, code);
@@ -365,11 +367,14 @@ static void add_time(emu_calls *s, size_t k, double t0)
     s->res->actors[k].block_seconds += dt;
 }
 
-/* A non-empty producer block, in the session's count and the run's. */
+/* A non-empty producer block, in the session's count and the run's;
+ * pipelined, several producers' threads count. */
 static void count_producer_block(emu_calls *s)
 {
+    pthread_mutex_lock(&s->lock);
     s->res->blocks++;
     s->cycle->blocks++;
+    pthread_mutex_unlock(&s->lock);
 }
 
 static int call_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames,
@@ -397,7 +402,7 @@ static int call_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, uns
                                   spec_of(s, k)->name, spec_of(s, k)->library, *used, s->size[k]);
         *out_frames = count_frames(s, k, out->data, *used);
         account(s, k, in_size, in_frames, *used, *out_frames);
-        if (k == 0 && *used > 0)
+        if (role_of(s, k) == EMU_PRODUCER && *used > 0)
             count_producer_block(s);
         return EMU_OK;
     }
@@ -466,26 +471,28 @@ int emu_calls_signalled(emu_calls *s)
     int sig = atomic_load(&stop_signal);
     if (!sig)
         return 0;
+    pthread_mutex_lock(&s->lock);
     s->res->signal = sig;
+    pthread_mutex_unlock(&s->lock);
     emu_calls_end(s, EMU_END_SIGNAL);
     return 1;
 }
 
-int emu_calls_producer_done(emu_calls *s)
+int emu_calls_producer_done(emu_calls *s, unsigned long long blocks)
 {
     if (emu_calls_signalled(s))
         return 1;
-    if (s->o->max_blocks && s->cycle->blocks >= s->o->max_blocks) {
+    if (s->o->max_blocks && blocks >= s->o->max_blocks) {
         emu_calls_end(s, EMU_END_LIMIT);
         return 1;
     }
     return 0;
 }
 
-int emu_calls_pause_due(emu_calls *s, int *wait)
+int emu_calls_pause_due(emu_calls *s, unsigned long long round, int *wait)
 {
     *wait = atomic_exchange(&pause_signal, 0) != 0;
-    return *wait || (s->o->pause_every && s->cycle->blocks % s->o->pause_every == 0);
+    return *wait || (s->o->pause_every && round % s->o->pause_every == 0);
 }
 
 /* Until a SIGCONT that came after the SIGTSTP: stopped by SIGSTOP (the

@@ -1,4 +1,4 @@
-/* calls.h: the process_* calls of a chain's actors, timed, counted, checked and reported; what both run loops share. */
+/* calls.h: the process_* calls of a topology's actors, timed, counted, checked and reported; what both run loops share. */
 #ifndef NARWHAL_CALLS_H
 #define NARWHAL_CALLS_H
 
@@ -30,13 +30,14 @@ typedef struct emu_calls {
     unsigned *size;   /* per actor but the consumer: the output size it is handed */
     char *warned;     /* a malformed-output warning was printed for this actor */
     emu_cycle_stats *cycle; /* the run in hand: res->cycle[res->runs - 1] */
+    struct emu_flow *flow;  /* where each actor's output goes (flow.h); reset at each run */
     pthread_mutex_t lock;
     int failed;
     char *err;
     size_t errlen;
 } emu_calls;
 
-/* The lifecycle calls a host makes on every actor at once, in chain order. */
+/* The lifecycle calls a host makes on every actor at once, in topology order. */
 enum emu_call {
     EMU_CALL_INITIALISE,
     EMU_CALL_START,
@@ -63,16 +64,16 @@ int emu_calls_fail(emu_calls *s, const char *fmt, ...) __attribute__((format(pri
 /* How the run ended, unless a failure already said so. */
 void emu_calls_end(emu_calls *s, enum emu_end end);
 
-/* Register and initialise each actor in turn, in chain order; stops at the
+/* Register and initialise each actor in turn, in topology order; stops at the
  * first failure (those registered are owed their unload). */
 int emu_calls_register(emu_calls *s);
-/* One lifecycle call on every actor, in chain order.  The first failure
+/* One lifecycle call on every actor, in topology order.  The first failure
  * ends it, but for EMU_CALL_STOP (the run was ending normally: the others
  * still stop) and EMU_CALL_UNLOAD, which goes to every registered actor
  * and leaves none registered. */
 int emu_calls_every(emu_calls *s, enum emu_call call);
 
-/* One process_block of the producer (k == 0, no input) or of filter k into
+/* One process_block of producer k (no input) or of filter k into
  * out, called again with a larger buffer for as long as the actor asks for
  * one, so that no frame is lost or emitted twice; with o->strict the
  * request stops the run instead, naming the topology's <size> to raise.
@@ -96,15 +97,16 @@ void emu_calls_catch_signals(emu_saved_signals *saved);
 void emu_calls_restore_signals(const emu_saved_signals *saved);
 /* Whether SIGINT or SIGTERM came; then it also records how the run ended. */
 int emu_calls_signalled(emu_calls *s);
-/* Whether the producer is to stop before its next block: a signal came or
- * o->max_blocks blocks of this run were run; then it also records how. */
-int emu_calls_producer_done(emu_calls *s);
+/* Whether a producer that made `blocks` non-empty blocks this run is to
+ * stop before its next one: a signal came or it made o->max_blocks; then
+ * it also records how. */
+int emu_calls_producer_done(emu_calls *s, unsigned long long blocks);
 
-/* Whether a pause is due now, between two blocks: SIGTSTP came (*wait set:
- * the pause lasts until SIGCONT) or the run's producer blocks reached a
- * multiple of o->pause_every. */
-int emu_calls_pause_due(emu_calls *s, int *wait);
-/* The pause: process_pause on every actor in chain order; with wait, the
+/* Whether a pause is due now, after round `round` of the run (a round: one
+ * block of every producer still producing): SIGTSTP came (*wait set: the
+ * pause lasts until SIGCONT) or round is a multiple of o->pause_every. */
+int emu_calls_pause_due(emu_calls *s, unsigned long long round, int *wait);
+/* The pause: process_pause on every actor in topology order; with wait, the
  * process stops itself (SIGSTOP, as a shell's Ctrl-Z expects) until a
  * SIGCONT; then process_resume on every actor.  Every actor must be
  * between blocks. */

@@ -77,8 +77,9 @@ static void print_rows(FILE *out, const emu_chain *c, const emu_run_result *r)
                 c->topology->actors[k].name, wl, base_name(c->libraries[c->library_of[k]].path), st->blocks,
                 st->frames_in, st->frames_out, st->bytes_in, st->bytes_out, st->seconds, share);
         if (r->ring_depth) {
-            print_wait(out, k > 0, st->wait_input);
-            print_wait(out, k + 1 < n, st->wait_output);
+            enum emu_role role = c->topology->actors[k].role;
+            print_wait(out, role != EMU_PRODUCER, st->wait_input);
+            print_wait(out, role != EMU_CONSUMER, st->wait_output);
         }
         fputc('\n', out);
     }
@@ -90,7 +91,10 @@ static void print_throughput(FILE *out, const emu_chain *c, const emu_run_result
 {
     if (r->block_seconds <= 0)
         return;
-    unsigned long long frames = r->actors[0].frames_out;
+    unsigned long long frames = 0;
+    for (size_t k = 0; k < c->topology->n_actors; k++)
+        if (c->topology->actors[k].role == EMU_PRODUCER)
+            frames += r->actors[k].frames_out;
     if (r->ring_depth)
         fprintf(out, "blocks ran %.3f s pipelined (a thread per actor, rings of %u buffers)", r->block_seconds,
                 r->ring_depth);
@@ -129,8 +133,20 @@ void emu_report_print(FILE *out, const emu_chain *c, const emu_run_result *r)
 
 void emu_report_chain(FILE *out, const emu_topology *t)
 {
+    if (emu_topology_is_chain(t)) {
+        for (size_t k = 0; k < t->n_actors; k++)
+            fprintf(out, "%s%s", k ? " -> " : "", t->actors[k].name);
+        return;
+    }
+    const char *sep = "";
     for (size_t k = 0; k < t->n_actors; k++)
-        fprintf(out, "%s%s", k ? " -> " : "", t->actors[k].name);
+        for (size_t i = 0; i < t->actors[k].n_sources; i++) {
+            const emu_source *src = &t->actors[k].sources[i];
+            fprintf(out, "%s%s -> %s", sep, t->actors[src->from].name, t->actors[k].name);
+            if (src->share != EMU_SHARE_NONE)
+                fprintf(out, " (%s)", emu_share_name(src->share));
+            sep = ", ";
+        }
 }
 
 static const char *end_name(enum emu_end end)

@@ -26,7 +26,9 @@ void emu_report_print(FILE *out, const emu_chain *c, const emu_run_result *r);
  * Returns 0, or -1 when writing failed. */
 int emu_report_write(FILE *out, const emu_chain *c, const emu_run_result *r);
 
-/* "a -> b -> c": the chain's actor names in data-flow order, for messages. */
+/* "a -> b -> c": a chain's actor names in data-flow order; for any other
+ * graph its edges, "a -> b, a -> c (round-robin), ...", readers in topology
+ * order; for messages. */
 void emu_report_chain(FILE *out, const emu_topology *t);
 
 #endif

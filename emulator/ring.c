@@ -1,4 +1,4 @@
-/* ring.c: a bounded ring of buffers between two neighbouring actors' threads: order kept, writer waits when full. */
+/* ring.c: a bounded ring of buffers from one actor's thread to one reader's: order kept, writer waits when full. */
 #include "ring.h"
 #include "emu.h"
 
@@ -95,6 +95,14 @@ unsigned emu_ring_waiting(emu_ring *r)
 {
     pthread_mutex_lock(&r->lock);
     unsigned n = r->waiting;
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
+unsigned emu_ring_count(emu_ring *r)
+{
+    pthread_mutex_lock(&r->lock);
+    unsigned n = r->count;
     pthread_mutex_unlock(&r->lock);
     return n;
 }

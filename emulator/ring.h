@@ -1,4 +1,4 @@
-/* ring.h: a bounded ring of buffers between two neighbouring actors' threads: order kept, writer waits when full. */
+/* ring.h: a bounded ring of buffers from one actor's thread to one reader's: order kept, writer waits when full. */
 #ifndef NARWHAL_RING_H
 #define NARWHAL_RING_H
 
@@ -10,8 +10,24 @@
 enum emu_mark {
     EMU_MARK_NONE,  /* a block: the frames an actor emitted */
     EMU_MARK_END,   /* sent after an actor's last block (and its flush) */
-    EMU_MARK_PAUSE, /* passed down the chain before a pause: every block before it has been through */
+    EMU_MARK_PAUSE, /* passed down the graph before a pause: every block before it has been through */
+    EMU_MARK_SKIP,  /* nothing at this key: the writer emitted nothing, or its block went to another instance */
 };
+
+/* Splits recorded in a key: a pipelined graph refuses deeper ones. */
+#define EMU_KEY_PATH 32
+
+/* Where a block stands in the sequential order (pipeline.c): the round and
+ * producer (or, for a flush, UINT64_MAX and the filter) it comes from, then
+ * at each writer with several outlets the outlet (and for a shared group
+ * the instance's place in that delivery) it took.  Keys compare
+ * lexicographically, a prefix first. */
+typedef struct emu_key {
+    unsigned long long round;
+    unsigned origin;
+    unsigned depth;
+    unsigned short path[EMU_KEY_PATH];
+} emu_key;
 
 /* One block in flight, or a mark (used == 0). */
 typedef struct emu_slot {
@@ -19,6 +35,7 @@ typedef struct emu_slot {
     unsigned used;
     unsigned long long frames;
     enum emu_mark mark;
+    emu_key key;
 } emu_slot;
 
 /* One writer thread and one reader thread.  The writer fills the slot
@@ -55,6 +72,9 @@ void emu_ring_release(emu_ring *r);
 
 /* Wakes both sides for good: every later acquire and peek returns NULL. */
 void emu_ring_abort(emu_ring *r);
+
+/* Slots published and not yet released: 0 when the reader has nothing waiting. */
+unsigned emu_ring_count(emu_ring *r);
 
 /* How many threads are blocked in acquire or peek now: a test sees that a
  * thread waits before it aborts the ring. */

@@ -1,72 +1,138 @@
-/* run.c: drives a loaded chain through NARVAL's lifecycle and its blocks, sequentially or pipelined. */
+/* run.c: drives a loaded topology through NARVAL's lifecycle and its blocks, sequentially or pipelined. */
 #include "run.h"
 #include "calls.h"
 #include "emu.h"
+#include "flow.h"
 #include "pipeline.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The sequential loop's state: one output buffer per actor but the consumer. */
+/* The sequential loop's state: one output buffer per actor but the
+ * consumers, and each producer's count of blocks this run. */
 typedef struct sequential {
     emu_calls *s;
+    emu_flow *f;
     emu_buffer *out;
+    unsigned long long *made;
+    char *live;
 } sequential;
 
-/* Hands a block to actor k and on down the chain.  It stops early when a
- * filter emits nothing: an empty input would tell the next one to flush. */
-static int pass_down(sequential *q, size_t k, uint8_t *data, unsigned size, unsigned long long frames)
+static int deliver(sequential *q, size_t w, const uint8_t *data, unsigned size, unsigned long long frames);
+
+/* Hands a block that came on input i to actor k, and what it emits on,
+ * depth-first.  A filter that emits nothing passes nothing on: an empty
+ * input would tell the next one to flush. */
+static int feed(sequential *q, size_t k, size_t i, const uint8_t *data, unsigned size, unsigned long long frames)
 {
     emu_calls *s = q->s;
-    for (; k + 1 < s->n; k++) {
-        unsigned used;
-        unsigned long long out_frames;
-        if (emu_calls_block(s, k, data, size, frames, &q->out[k], &used, &out_frames) != EMU_OK)
-            return EMU_E_RUN;
-        if (used == 0)
-            return EMU_OK;
-        data = q->out[k].data;
-        size = used;
-        frames = out_frames;
-    }
-    return emu_calls_consume(s, s->n - 1, data, size, frames);
+    if (emu_flow_take(q->f, k, i, &data, &size, &frames) != EMU_OK)
+        return emu_calls_fail(s, "out of memory");
+    if (size == 0)
+        return EMU_OK;
+    /* Actors take their input as void *; they only read it. */
+    uint8_t *in = (uint8_t *)(uintptr_t)data;
+    if (s->c->topology->actors[k].role == EMU_CONSUMER)
+        return emu_calls_consume(s, k, in, size, frames);
+    unsigned used;
+    unsigned long long out_frames;
+    if (emu_calls_block(s, k, in, size, frames, &q->out[k], &used, &out_frames) != EMU_OK)
+        return EMU_E_RUN;
+    return used ? deliver(q, k, q->out[k].data, used, out_frames) : EMU_OK;
 }
 
-/* The producer's blocks, each down the whole chain before the next, so that
- * between two of them (where a pause goes) every actor is idle. */
-static int run_blocks(sequential *q)
+/* A block to a group of instances: to the one whose turn it is; when it
+ * ends the stream, every other instance, in turn, gets its meta:eof alone. */
+static int feed_shared(sequential *q, emu_outlet *o, const uint8_t *data, unsigned size, unsigned long long frames)
 {
-    emu_calls *s = q->s;
-    while (!emu_calls_producer_done(s)) {
-        unsigned used;
-        unsigned long long frames;
-        int wait;
-        if (emu_calls_block(s, 0, NULL, 0, 0, &q->out[0], &used, &frames) != EMU_OK)
-            return EMU_E_RUN;
-        if (used == 0) {
-            emu_calls_end(s, EMU_END_DATA);
-            return EMU_OK;
-        }
-        if (pass_down(q, 1, q->out[0].data, used, frames) != EMU_OK)
-            return EMU_E_RUN;
-        if (emu_calls_pause_due(s, &wait) && emu_calls_pause(s, wait) != EMU_OK)
+    size_t at = emu_flow_next_turn(o);
+    unsigned offset, length;
+    if (feed(q, o->reader[at], o->input[at], data, size, frames) != EMU_OK)
+        return EMU_E_RUN;
+    if (!emu_flow_find_eof(data, size, &offset, &length))
+        return EMU_OK;
+    for (size_t j = 1; j < o->n; j++) {
+        size_t other = (at + j) % o->n;
+        if (feed(q, o->reader[other], o->input[other], data + offset, length, 1) != EMU_OK)
             return EMU_E_RUN;
     }
     return EMU_OK;
 }
 
-/* Every filter, in order, gets one call with an empty input; what it emits
- * then goes down the chain like any block.  Done however the run ended, short
+/* Writer w's block to each of its outlets in turn. */
+static int deliver(sequential *q, size_t w, const uint8_t *data, unsigned size, unsigned long long frames)
+{
+    emu_flow_actor *a = &q->f->actor[w];
+    for (size_t o = 0; o < a->n_outlets; o++) {
+        emu_outlet *out = &a->outlets[o];
+        int rc = out->share == EMU_SHARE_NONE ? feed(q, out->reader[0], out->input[0], data, size, frames)
+                                               : feed_shared(q, out, data, size, frames);
+        if (rc != EMU_OK)
+            return EMU_E_RUN;
+    }
+    return EMU_OK;
+}
+
+/* One block of producer p, delivered through the whole graph; *made says
+ * whether it was non-empty (else the producer is done). */
+static int produce(sequential *q, size_t p, int *made)
+{
+    emu_calls *s = q->s;
+    unsigned used;
+    unsigned long long frames;
+    *made = 0;
+    if (emu_calls_block(s, p, NULL, 0, 0, &q->out[p], &used, &frames) != EMU_OK)
+        return EMU_E_RUN;
+    if (used == 0)
+        return EMU_OK;
+    *made = 1;
+    q->made[p]++;
+    return deliver(q, p, q->out[p].data, used, frames);
+}
+
+/* Rounds: one block of each producer still producing, in topology order,
+ * each delivered depth-first through the graph before the next, so that
+ * between two rounds (where a pause goes) every actor is idle. */
+static int run_rounds(sequential *q)
+{
+    emu_calls *s = q->s;
+    size_t n = s->n, live = 0;
+    for (size_t k = 0; k < n; k++)
+        live += q->live[k] = s->c->topology->actors[k].role == EMU_PRODUCER;
+    for (unsigned long long round = 1; live > 0; round++) {
+        int any = 0, wait;
+        for (size_t p = 0; p < n; p++) {
+            int made = 0;
+            if (!q->live[p])
+                continue;
+            if (!emu_calls_producer_done(s, q->made[p]) && produce(q, p, &made) != EMU_OK)
+                return EMU_E_RUN;
+            if (!made) {
+                q->live[p] = 0;
+                live--;
+            }
+            any |= made;
+        }
+        if (any && emu_calls_pause_due(s, round, &wait) && emu_calls_pause(s, wait) != EMU_OK)
+            return EMU_E_RUN;
+    }
+    return EMU_OK;
+}
+
+/* Every filter, in topology order, gets one call with an empty input; what
+ * it emits then goes on like any block.  Done however the run ended, short
  * of an error, so that frames an actor held back reach the outputs. */
 static int flush(sequential *q)
 {
     emu_calls *s = q->s;
-    for (size_t k = 1; k + 1 < s->n; k++) {
+    for (size_t k = 0; k < s->n; k++) {
         unsigned used;
         unsigned long long frames;
+        if (s->c->topology->actors[k].role != EMU_FILTER)
+            continue;
         if (emu_calls_flush(s, k, &q->out[k], &used, &frames) != EMU_OK)
             return EMU_E_RUN;
-        if (used && pass_down(q, k + 1, q->out[k].data, used, frames) != EMU_OK)
+        if (used && deliver(q, k, q->out[k].data, used, frames) != EMU_OK)
             return EMU_E_RUN;
     }
     return EMU_OK;
@@ -74,16 +140,30 @@ static int flush(sequential *q)
 
 static int run_sequential(emu_calls *s)
 {
-    sequential q = {.s = s, .out = calloc(s->n, sizeof *q.out)};
-    if (!q.out)
-        return emu_calls_fail(s, "out of memory");
-    int rc = run_blocks(&q);
+    sequential q = {.s = s, .f = s->flow, .out = calloc(s->n, sizeof *q.out), .made = calloc(s->n, sizeof *q.made),
+                    .live = calloc(s->n, 1)};
+    int rc = q.out && q.made && q.live ? run_rounds(&q) : emu_calls_fail(s, "out of memory");
     if (rc == EMU_OK && !s->o->strict)
         rc = flush(&q);
-    for (size_t k = 0; k < s->n; k++)
+    for (size_t k = 0; q.out && k < s->n; k++)
         free(q.out[k].data);
     free(q.out);
+    free(q.made);
+    free(q.live);
     return rc;
+}
+
+/* Frames the run's producers emitted and its consumers were handed. */
+static void count_ends(const emu_calls *s, unsigned long long *produced, unsigned long long *consumed)
+{
+    *produced = *consumed = 0;
+    for (size_t k = 0; k < s->n; k++) {
+        enum emu_role role = s->c->topology->actors[k].role;
+        if (role == EMU_PRODUCER)
+            *produced += s->res->actors[k].frames_out;
+        if (role == EMU_CONSUMER)
+            *consumed += s->res->actors[k].frames_in;
+    }
 }
 
 /* One run: (after the first, reset and initialise), start, the blocks,
@@ -93,9 +173,10 @@ static int one_run(emu_calls *s, unsigned run)
     if (run > 0 && (emu_calls_every(s, EMU_CALL_RESET) != EMU_OK || emu_calls_every(s, EMU_CALL_INITIALISE) != EMU_OK))
         return EMU_E_RUN;
     emu_run_result *res = s->res;
-    emu_actor_stats *producer = &res->actors[0], *consumer = &res->actors[s->n - 1];
-    unsigned long long produced = producer->frames_out, consumed = consumer->frames_in;
+    unsigned long long produced, consumed, produced_after, consumed_after;
+    count_ends(s, &produced, &consumed);
     s->cycle = &res->cycle[res->runs++];
+    emu_flow_reset(s->flow);
     emu_calls_end(s, EMU_END_DATA);
     int rc = emu_calls_every(s, EMU_CALL_START);
     if (rc == EMU_OK) {
@@ -105,8 +186,9 @@ static int one_run(emu_calls *s, unsigned run)
     }
     if (rc == EMU_OK)
         rc = emu_calls_every(s, EMU_CALL_STOP);
-    s->cycle->produced = producer->frames_out - produced;
-    s->cycle->consumed = consumer->frames_in - consumed;
+    count_ends(s, &produced_after, &consumed_after);
+    s->cycle->produced = produced_after - produced;
+    s->cycle->consumed = consumed_after - consumed;
     s->cycle->end = res->end;
     return rc;
 }
@@ -129,6 +211,7 @@ static void run_cycles(emu_calls *s)
 int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, char *err, size_t errlen)
 {
     emu_calls s;
+    emu_flow flow;
     double t0 = emu_now();
     res->end = EMU_END_DATA;
     res->ring_depth = o->ring_depth;
@@ -140,6 +223,9 @@ int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, c
     if (rc == EMU_OK && res->cycles > EMU_MAX_CYCLES)
         rc = emu_calls_fail(&s, "%u runs are more than the limit of %u", res->cycles, EMU_MAX_CYCLES);
     if (rc == EMU_OK && !(res->cycle = calloc(res->cycles, sizeof *res->cycle)))
+        rc = emu_calls_fail(&s, "out of memory");
+    s.flow = &flow;
+    if (emu_flow_init(&flow, c->topology) != EMU_OK && rc == EMU_OK)
         rc = emu_calls_fail(&s, "out of memory");
     if (rc == EMU_OK) {
         char why[1024];
@@ -153,6 +239,7 @@ int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, c
     /* A failure while stopping or unloading fails the run too. */
     rc = s.failed ? EMU_E_RUN : rc;
     emu_calls_free(&s);
+    emu_flow_free(&flow);
     return rc;
 }
 

@@ -19,6 +19,16 @@ typedef struct reader {
     size_t errlen;
 } reader;
 
+const char *emu_share_name(enum emu_share share)
+{
+    switch (share) {
+    case EMU_SHARE_ROUND_ROBIN: return "round-robin";
+    case EMU_SHARE_FIRST_FREE: return "first-free";
+    case EMU_SHARE_NONE: break;
+    }
+    return "every block";
+}
+
 const char *emu_role_name(enum emu_role role)
 {
     switch (role) {
@@ -202,26 +212,44 @@ static int read_name(reader *r, const xmlNode *el, emu_actor_spec *a)
     return EMU_OK;
 }
 
-/* NARVAL's input_buffers/output_buffers attributes; the emulator runs one
- * chain, so any count other than 1 is refused here rather than misread. */
-static int check_buffer_count(reader *r, const xmlNode *el, const emu_actor_spec *a, const char *attr)
+/* NARVAL's output_buffers attribute: an actor writes one buffer here, so
+ * any count other than 1 is refused rather than misread. */
+static int check_output_count(reader *r, const xmlNode *el, const emu_actor_spec *a)
 {
     char *value = NULL;
-    int rc = attribute(r, el, attr, &value);
+    int rc = attribute(r, el, "output_buffers", &value);
     if (rc == EMU_OK && value && strcmp(value, "1") != 0)
-        rc = fail_at(r, el, "%s '%s' declares %s=\"%s\": the emulator supports one input and one output per actor",
-                     emu_role_name(a->role), a->name, attr, value);
+        rc = fail_at(r, el, "%s '%s' declares output_buffers=\"%s\": the emulator supports one output buffer per actor",
+                     emu_role_name(a->role), a->name, value);
     free(value);
     return rc;
 }
 
-static int check_buffer_counts(reader *r, const xmlNode *el, const emu_actor_spec *a)
+/* NARVAL's input_buffers attribute: how many <data_source> elements the
+ * actor has (1 when absent), checked against them once all are read. */
+static int read_input_count(reader *r, const xmlNode *el, emu_actor_spec *a)
+{
+    char *value = NULL, *end = NULL;
+    a->input_buffers = 1;
+    int rc = attribute(r, el, "input_buffers", &value);
+    if (rc != EMU_OK || !value)
+        return rc;
+    unsigned long n = strtoul(value, &end, 10);
+    if (!isdigit((unsigned char)value[0]) || *end || n == 0 || n > EMU_MAX_ACTORS)
+        rc = fail_at(r, el, "%s '%s' declares input_buffers=\"%s\": not a whole number from 1 to %d",
+                     emu_role_name(a->role), a->name, value, EMU_MAX_ACTORS);
+    a->input_buffers = (unsigned)n;
+    free(value);
+    return rc;
+}
+
+static int check_buffer_counts(reader *r, const xmlNode *el, emu_actor_spec *a)
 {
     int rc = EMU_OK;
     if (a->role != EMU_CONSUMER)
-        rc = check_buffer_count(r, el, a, "output_buffers");
+        rc = check_output_count(r, el, a);
     if (rc == EMU_OK && a->role != EMU_PRODUCER)
-        rc = check_buffer_count(r, el, a, "input_buffers");
+        rc = read_input_count(r, el, a);
     return rc;
 }
 
@@ -266,20 +294,47 @@ static int read_size(reader *r, const xmlNode *c, emu_actor_spec *a)
     return rc;
 }
 
+/* The share attribute of a <data_source>; absent: every block. */
+static int read_share(reader *r, const xmlNode *c, const emu_actor_spec *a, enum emu_share *share)
+{
+    char *value = NULL;
+    int rc = attribute(r, c, "share", &value);
+    *share = EMU_SHARE_NONE;
+    if (rc != EMU_OK || !value)
+        return rc;
+    if (strcmp(value, "round-robin") == 0)
+        *share = EMU_SHARE_ROUND_ROBIN;
+    else if (strcmp(value, "first-free") == 0)
+        *share = EMU_SHARE_FIRST_FREE;
+    else
+        rc = fail_at(r, c, "<data_source> of '%s' has share=\"%s\": it is \"round-robin\" or \"first-free\" "
+                     "(instances sharing the blocks), or absent (every block)", a->name, value);
+    free(value);
+    return rc;
+}
+
 static int read_source(reader *r, const xmlNode *c, emu_actor_spec *a)
 {
     if (a->role == EMU_PRODUCER)
         return fail_at(r, c, "producer '%s' has an input (<data_source>): a producer only writes", a->name);
-    if (a->source)
-        return fail_at(r, c, "%s '%s' has a second <data_source>: the emulator supports one input per actor",
-                       emu_role_name(a->role), a->name);
-    a->source_line = xmlGetLineNo(c);
-    int rc = attribute(r, c, "source_buffer", &a->source_buffer);
-    if (rc == EMU_OK && !a->source_buffer)
+    if (a->n_sources == EMU_MAX_ACTORS)
+        return fail_at(r, c, "%s '%s' has more than %d <data_source> elements", emu_role_name(a->role), a->name,
+                       EMU_MAX_ACTORS);
+    emu_source *grown = realloc(a->sources, (a->n_sources + 1) * sizeof *grown);
+    if (!grown)
+        return fail_at(r, c, "out of memory");
+    a->sources = grown;
+    emu_source *src = &a->sources[a->n_sources++];
+    memset(src, 0, sizeof *src);
+    src->line = xmlGetLineNo(c);
+    int rc = attribute(r, c, "source_buffer", &src->buffer);
+    if (rc == EMU_OK && !src->buffer)
         rc = fail_at(r, c, "<data_source> of '%s' has no source_buffer attribute naming the buffer it reads",
                      a->name);
     if (rc == EMU_OK)
-        rc = element_text(r, c, &a->source);
+        rc = read_share(r, c, a, &src->share);
+    if (rc == EMU_OK)
+        rc = element_text(r, c, &src->actor);
     return rc;
 }
 
@@ -289,8 +344,11 @@ static int check_complete(reader *r, const xmlNode *el, const emu_actor_spec *a)
     const char *role = emu_role_name(a->role);
     if (a->role != EMU_CONSUMER && !a->output)
         return fail_at(r, el, "%s '%s' has no <output_buffer_name>", role, a->name);
-    if (a->role != EMU_PRODUCER && !a->source)
+    if (a->role != EMU_PRODUCER && a->n_sources == 0)
         return fail_at(r, el, "%s '%s' has no input: it needs a <data_source source_buffer=\"...\">", role, a->name);
+    if (a->role != EMU_PRODUCER && a->n_sources != a->input_buffers)
+        return fail_at(r, el, "%s '%s' declares input_buffers=\"%u\"%s but has %zu <data_source> elements", role,
+                       a->name, a->input_buffers, a->input_buffers == 1 ? " (or none)" : "", a->n_sources);
     if (a->role == EMU_CONSUMER)
         return EMU_OK;
     if (!a->size_buffer)
@@ -306,7 +364,7 @@ static int check_complete(reader *r, const xmlNode *el, const emu_actor_spec *a)
 static int read_actor(reader *r, const xmlNode *el, enum emu_role role)
 {
     if (r->t->n_actors == EMU_MAX_ACTORS)
-        return fail_at(r, el, "more than %d actors: the emulator's limit for one chain", EMU_MAX_ACTORS);
+        return fail_at(r, el, "more than %d actors: the emulator's limit for one topology", EMU_MAX_ACTORS);
     emu_actor_spec *a = new_actor(r, el);
     if (!a)
         return fail_at(r, el, "out of memory");
@@ -353,7 +411,7 @@ static int read_configuration(reader *r, const xmlNode *root)
         else if (is_tag(c, "consumer"))
             rc = read_actor(r, c, EMU_CONSUMER);
         else if (is_tag(c, "stand_alone_actor"))
-            rc = fail_at(r, c, "<stand_alone_actor> is not supported: the emulator runs a producer-to-consumer chain");
+            rc = fail_at(r, c, "<stand_alone_actor> is not supported: the emulator runs producer-to-consumer graphs");
         else
             note_ignored(r, c, NULL);
     }
@@ -537,8 +595,11 @@ void emu_topology_free(emu_topology *t)
         free(a->library);
         free(a->output);
         free(a->size_buffer);
-        free(a->source);
-        free(a->source_buffer);
+        for (size_t j = 0; j < a->n_sources; j++) {
+            free(a->sources[j].actor);
+            free(a->sources[j].buffer);
+        }
+        free(a->sources);
         free(a->conf_dir);
     }
     free(t->actors);

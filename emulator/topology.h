@@ -1,4 +1,4 @@
-/* topology.h: a NARVAL XML topology read into a checked chain of actor specifications. */
+/* topology.h: a NARVAL XML topology read into a checked, acyclic graph of actor specifications. */
 #ifndef NARWHAL_TOPOLOGY_H
 #define NARWHAL_TOPOLOGY_H
 
@@ -6,6 +6,26 @@
 #include <stdio.h>
 
 enum emu_role { EMU_PRODUCER, EMU_FILTER, EMU_CONSUMER };
+
+/* How the readers of one buffer divide its blocks.  Without a `share`
+ * attribute on its <data_source>, a reader gets every block (a monitor
+ * tapping a stream); the readers of one buffer that carry share="..." are
+ * instances of one stage and split its blocks between them (NARVAL ignores
+ * the attribute). */
+enum emu_share {
+    EMU_SHARE_NONE,        /* every block */
+    EMU_SHARE_ROUND_ROBIN, /* share="round-robin": block i to instance i mod K, in topology order */
+    EMU_SHARE_FIRST_FREE,  /* share="first-free": the first idle instance after the last one chosen */
+};
+
+/* One <data_source> of an actor: one input stream. */
+typedef struct emu_source {
+    char *actor;          /* its text: the upstream actor */
+    char *buffer;         /* its source_buffer attribute */
+    enum emu_share share; /* its share attribute */
+    long line;
+    size_t from;          /* the upstream actor's index in emu_topology.actors, once checked */
+} emu_source;
 
 /* One actor as the topology describes it.  Line numbers point into the
  * topology file so that every later error (a library not found, a missing
@@ -26,15 +46,16 @@ typedef struct emu_actor_spec {
     unsigned output_size; /* <size output_buffer="..."> in bytes */
     char *size_buffer;    /* the output_buffer attribute of <size> */
     long size_line;
-    char *source;         /* <data_source> text: the upstream actor; NULL for a producer */
-    char *source_buffer;  /* its source_buffer attribute */
-    long source_line;
+    emu_source *sources;  /* its <data_source> elements, in document order: input i is sources[i] */
+    size_t n_sources;     /* 0 for a producer */
+    unsigned input_buffers; /* the input_buffers attribute (1 when absent): must equal n_sources */
 } emu_actor_spec;
 
-/* A topology that passed every check: actors[0] is the producer,
- * actors[n_actors - 1] the consumer, and each actor reads the output of the
- * one before it.  What the command line and a main configuration file add
- * to the XML (libraries, configuration directories) is kept here too. */
+/* A topology that passed every check (graph.c): an acyclic graph whose
+ * actors are in topological order, every actor after the actors it reads
+ * (ties kept in document order, so a chain is in data-flow order).  What
+ * the command line and a main configuration file add to the XML
+ * (libraries, configuration directories) is kept here too. */
 typedef struct emu_topology {
     char *path;           /* as given, used in messages */
     char *dir;            /* the directory holding it */
@@ -67,8 +88,16 @@ char *emu_directory_of(const char *path);
 /* "producer", "intermediary" or "consumer", as the topology spells them. */
 const char *emu_role_name(enum emu_role role);
 
-/* Checks how the actors connect and puts them in data-flow order (graph.c).
- * Called by emu_topology_parse; exposed for the tests. */
+/* "round-robin" or "first-free" as the attribute spells them; "every block" for EMU_SHARE_NONE. */
+const char *emu_share_name(enum emu_share share);
+
+/* Whether every actor reads the one before it: a producer-to-consumer chain. */
+int emu_topology_is_chain(const emu_topology *t);
+
+/* Checks how the actors connect (names, sources, counts, cycles, unread
+ * buffers, shares) and puts them in topological order, setting every
+ * emu_source.from (graph.c).  Called by emu_topology_parse; exposed for
+ * the tests. */
 int emu_graph_order(emu_topology *t, char *err, size_t errlen);
 
 #endif

@@ -56,8 +56,11 @@ START_TEST(good_topologies_give_the_chain_in_data_flow_order)
         ck_assert_int_eq(t->actors[k].role, k == 0 ? EMU_PRODUCER : k + 1 == n ? EMU_CONSUMER : EMU_FILTER);
         ck_assert_uint_eq(t->actors[k].output_size, g->sizes[k]);
         if (k > 0) {
-            ck_assert_str_eq(t->actors[k].source, t->actors[k - 1].name);
-            ck_assert_str_eq(t->actors[k].source_buffer, t->actors[k - 1].output);
+            ck_assert_uint_eq(t->actors[k].n_sources, 1);
+            ck_assert_str_eq(t->actors[k].sources[0].actor, t->actors[k - 1].name);
+            ck_assert_str_eq(t->actors[k].sources[0].buffer, t->actors[k - 1].output);
+            ck_assert_uint_eq(t->actors[k].sources[0].from, k - 1);
+            ck_assert_int_eq(t->actors[k].sources[0].share, EMU_SHARE_NONE);
         }
     }
     ck_assert_str_eq(t->dir, "tests/topologies/good");
@@ -143,9 +146,9 @@ static const bad_case bads[] = {
     {"producer_input.xml", 7, "producer 'source' has an input (<data_source>): a producer only writes"},
     {"consumer_output.xml", 14, "consumer 'sink' has an output buffer: a consumer only reads"},
     {"filter_no_input.xml", 10, "intermediary 'psa' has no input: it needs a <data_source source_buffer=\"...\">"},
-    {"two_sources.xml", 14, "consumer 'sink' has a second <data_source>: the emulator supports one input per actor"},
+    {"two_sources.xml", 10, "consumer 'sink' declares input_buffers=\"1\" (or none) but has 2 <data_source> elements"},
     {"two_outputs.xml", 10,
-     "intermediary 'psa' declares output_buffers=\"2\": the emulator supports one input and one output per actor"},
+     "intermediary 'psa' declares output_buffers=\"2\": the emulator supports one output buffer per actor"},
     {"size_zero.xml", 8, "buffer size '0' is not a positive whole number of bytes"},
     {"size_text.xml", 8, "buffer size '4 kB' is not a positive whole number of bytes"},
     {"size_negative.xml", 8, "buffer size '-4096' is not a positive whole number of bytes"},
@@ -156,16 +159,27 @@ static const bad_case bads[] = {
     {"no_library.xml", 10,
      "consumer 'sink' has no <library>: name its shared object there, or in a main configuration file (set library "
      "LIB INSTANCE sink) given with --main"},
-    {"no_producer.xml", 3, "no <producer>: a chain needs one"},
-    {"no_consumer.xml", 3, "no <consumer>: a chain needs one"},
-    {"two_producers.xml", 10,
-     "second producer 'source2' (the first is 'source'): the emulator runs one chain with one producer"},
-    {"not_connected.xml", 10, "intermediary 'side' is not connected to the chain: nothing reads its output 'side_out'"},
-    {"fan_out.xml", 27,
-     "buffer 'left_out' of 'left' is already read by 'right' (line 20): the emulator runs one chain, one reader per "
-     "buffer"},
+    {"no_producer.xml", 3, "no <producer>: a topology needs one"},
+    {"no_consumer.xml", 3, "no <consumer>: a topology needs one"},
+    /* Graphs (issue 13): two producers and a buffer read twice are fine; what is not: */
+    {"two_producers.xml", 10, "producer 'source2': nothing reads its output buffer 'data'"},
+    {"not_connected.xml", 10, "intermediary 'side': nothing reads its output buffer 'side_out'"},
+    {"fan_out.xml", 13, "'left' reads 'right', which depends on the output of 'left': the actors form a cycle"},
+    {"graph_cycle.xml", 13, "'back' reads 'mix', which depends on the output of 'back': the actors form a cycle"},
+    {"input_count.xml", 16, "intermediary 'mix' declares input_buffers=\"3\" but has 2 <data_source> elements"},
+    {"input_count_text.xml", 16,
+     "intermediary 'mix' declares input_buffers=\"two\": not a whole number from 1 to 1024"},
+    {"reads_twice.xml", 14, "'sink' reads buffer 'data' of 'source' twice (first on line 13)"},
+    {"share_unknown.xml", 12,
+     "<data_source> of 'psa1' has share=\"random\": it is \"round-robin\" or \"first-free\" (instances sharing the "
+     "blocks), or absent (every block)"},
+    {"share_mixed.xml", 20,
+     "'psa2' shares buffer 'data' of 'source' first-free, but 'psa1' (line 13) shares it round-robin: the instances "
+     "sharing a buffer share it one way"},
+    {"graph_unread.xml", 15, "intermediary 'monitor': nothing reads its output buffer 'seen'"},
+    {"graph_unknown_source.xml", 32, "<data_source> of 'builder' names no actor 'psa3'"},
     {"stand_alone.xml", 15,
-     "<stand_alone_actor> is not supported: the emulator runs a producer-to-consumer chain"},
+     "<stand_alone_actor> is not supported: the emulator runs producer-to-consumer graphs"},
     /* Found only once the libraries are looked for: the actor directory is in the message. */
     {"library_not_found.xml", 12, "consumer 'sink': library 'no_such_actor.so' not found in @ACTORS@"},
     {"library_not_elf.xml", 12, "cannot load library tests/topologies/bad/not_a_library.so: invalid ELF header"},
@@ -318,7 +332,7 @@ START_TEST(a_chain_may_hold_up_to_1024_actors)
     free(xml);
     xml = long_chain(1025);
     ck_assert_int_eq(parse(xml, &t, err, sizeof err), EMU_E_TOPOLOGY);
-    ck_assert_str_eq(err, "mem.xml:1026: more than 1024 actors: the emulator's limit for one chain");
+    ck_assert_str_eq(err, "mem.xml:1026: more than 1024 actors: the emulator's limit for one topology");
     free(xml);
 }
 END_TEST

@@ -18,24 +18,29 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* What emu_topology_parse promises about an accepted topology. */
-static void check_chain(const emu_topology *t)
+/* What emu_topology_parse promises about an accepted topology: an acyclic
+ * graph in topological order, every source resolved to an earlier actor's
+ * buffer, input counts as declared. */
+static void check_graph(const emu_topology *t)
 {
     size_t n = t->n_actors;
-    if (n < 2 || t->actors[0].role != EMU_PRODUCER || t->actors[n - 1].role != EMU_CONSUMER)
+    if (n < 2)
         abort();
     for (size_t k = 0; k < n; k++) {
         const emu_actor_spec *a = &t->actors[k];
         /* No <library> is accepted: a main configuration file may name it. */
         if (!a->name || !a->name[0] || (a->library && !a->library[0]))
             abort();
-        if (k > 0 && k + 1 < n && a->role != EMU_FILTER)
+        if (a->role != EMU_CONSUMER && (!a->output || a->output_size == 0 || a->output_size > EMU_MAX_BUFFER))
             abort();
-        if (k + 1 < n && (!a->output || a->output_size == 0 || a->output_size > EMU_MAX_BUFFER))
+        if ((a->role == EMU_PRODUCER) != (a->n_sources == 0) || (a->n_sources && a->n_sources != a->input_buffers))
             abort();
-        if (k > 0 && (strcmp(a->source, t->actors[k - 1].name) != 0 ||
-                      strcmp(a->source_buffer, t->actors[k - 1].output) != 0))
-            abort();
+        for (size_t i = 0; i < a->n_sources; i++) {
+            const emu_actor_spec *src = &t->actors[a->sources[i].from];
+            if (a->sources[i].from >= k || strcmp(a->sources[i].actor, src->name) != 0 ||
+                strcmp(a->sources[i].buffer, src->output) != 0)
+                abort();
+        }
         for (size_t j = 0; j < k; j++)
             if (strcmp(a->name, t->actors[j].name) == 0)
                 abort();
@@ -48,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[1024] = "";
     int rc = emu_topology_parse("fuzz.xml", (const char *)data, size, notes, &t, err, sizeof err);
     if (rc == EMU_OK) {
-        check_chain(t);
+        check_graph(t);
     } else if (rc != EMU_E_TOPOLOGY || t != NULL || strncmp(err, "fuzz.xml:", 9) != 0 || strchr(err, '\n')) {
         abort();
     }
