@@ -370,10 +370,18 @@ END_TEST
 START_TEST(claim_errors_name_the_output)
 {
     kit_claim c = { 0 };
+    /* missing folders are made: an output may name a folder the run is the first to write */
     ck_assert_uint_eq(kit_claim_output(&c, in_tmp("no/such/out.adf"), false, "File", "x.conf",
+                                       msg, sizeof msg), 0);
+    ck_assert(tk_exists(in_tmp("no/such/.out.adf.lock")));
+    kit_claim_release(&c);
+    ck_assert(!tk_exists(in_tmp("no/such/.out.adf.lock")));
+    /* a folder that cannot be made (a file is in the way) */
+    tk_write_text(in_tmp("plain"), "x");
+    ck_assert_uint_eq(kit_claim_output(&c, in_tmp("plain/sub/out.adf"), false, "File", "x.conf",
                                        msg, sizeof msg), NARVAL_E_IO);
-    ck_assert_msg(strstr(msg, "cannot claim output") && strstr(msg, "no/such/.out.adf.lock") &&
-                      strstr(msg, "No such file or directory"), "%s", msg);
+    ck_assert_msg(strstr(msg, "cannot claim output") && strstr(msg, "plain/sub/.out.adf.lock") &&
+                      strstr(msg, "Not a directory"), "%s", msg);
     ck_assert_uint_eq(kit_claim_output(&c, in_tmp("dir/"), false, "File", "x.conf", msg,
                                        sizeof msg), NARVAL_E_CONFIG);
     ck_assert_msg(strstr(msg, "names a directory, not a file"), "%s", msg);
@@ -771,7 +779,8 @@ START_TEST(writer_bad_configuration)
     expect_config_error("File run%d-%d.adf\n", "value 'run%d-%d.adf'");
     expect_config_error("File 100%.adf\n", "value '100%.adf'");
     expect_config_error("File run%10d.adf\n", "value 'run%10d.adf'");
-    configure_file(&wr, conf_dir, in_tmp("no/such/dir/out.adf"));
+    tk_write_text(in_tmp("plain"), "x");
+    configure_file(&wr, conf_dir, in_tmp("plain/dir/out.adf")); /* a file where a folder should be */
     void *w = registered(&wr);
     call(wr.initialise, w, NARVAL_E_IO); /* before any run, not at its end */
     call(wr.unload, w, 0);

@@ -90,6 +90,24 @@ static int lock_file(const char *lock, int *fd_out)
     return EWOULDBLOCK;
 }
 
+/* The directories leading to file (mkdir -p of its folder), so that an
+ * output may name a folder the run is the first to write; 0 or an errno. */
+static int make_parents(const char *file)
+{
+    char *p = strdup(file);
+    if (!p)
+        return ENOMEM;
+    int err = 0;
+    for (char *s = strchr(p + 1, '/'); s && !err; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            err = errno;
+        *s = '/';
+    }
+    free(p);
+    return err;
+}
+
 unsigned kit_claim_output(kit_claim *c, const char *path, bool directory, const char *key,
                           const char *conf_file, char *msg, size_t len)
 {
@@ -99,6 +117,8 @@ unsigned kit_claim_output(kit_claim *c, const char *path, bool directory, const 
     if (code)
         return code;
     int fd = -1, err = lock_file(lock, &fd);
+    if (err == ENOENT && (err = make_parents(lock)) == 0)
+        err = lock_file(lock, &fd);
     if (err == 0) {
         c->lock = lock;
         c->fd = fd;

@@ -62,9 +62,11 @@ typedef struct kit_claim {
 
 /* Claims `path` for this instance.  Busy: NARVAL_E_CONFIG with
  *   "output 'PATH' is already being written by another live instance: change key 'KEY' in CONF"
- * ("output directory 'PATH' ..." when directory is set).  A lock file that
- * cannot be created (missing or read-only directory): NARVAL_E_IO.  A claim
- * already held by c is released first. */
+ * ("output directory 'PATH' ..." when directory is set).  The folders
+ * leading to the lock file are made when missing (an output may name a
+ * folder the run is the first to write); a lock file that still cannot be
+ * created (a read-only directory): NARVAL_E_IO.  A claim already held by c is
+ * released first. */
 unsigned kit_claim_output(kit_claim *c, const char *path, bool directory, const char *key,
                           const char *conf_file, char *msg, size_t len);
 /* Removes the lock file and drops the lock; nothing when c holds no claim. */
