@@ -150,11 +150,34 @@ static int open_reader(line_reader *lr, const char *path, char *msg, size_t len)
     return 0;
 }
 
+/* Adds p to out, or says in msg why not, naming the line it ends on. */
+static int place(det_array *out, const det_placement *p, int *cap, const line_reader *lr, const char *path, char *msg,
+                 size_t len)
+{
+    char why[160];
+    if (!accept(out, p, cap, why, sizeof why)) return 0;
+    snprintf(msg, len, "%s:%d: %s", path, lr->lineno, why);
+    return -1;
+}
+
+/* Ends a load and closes its file. rc is next_numbers' last answer (-1: the file ended; -2: msg says what went
+   wrong): the crystals become *a only when the file ended after at least one, else they are freed. */
+static int end_load(line_reader *lr, det_array *out, int rc, det_array *a, const char *path, char *msg, size_t len)
+{
+    fclose(lr->f);
+    if (rc == -1 && out->n == 0) snprintf(msg, len, "%s: no crystals", path);
+    if (rc != -1 || out->n == 0) {
+        det_array_free(out);
+        return -1;
+    }
+    *a = *out;
+    return 0;
+}
+
 int det_array_load(det_array *a, const char *path, char *msg, size_t len)
 {
     det_array out = {0, NULL};
     int cap = 0, n;
-    char why[160];
     double v[14];
     line_reader lr;
     if (open_reader(&lr, path, msg, len)) return -1;
@@ -178,23 +201,11 @@ int det_array_load(det_array *a, const char *path, char *msg, size_t len)
         det_placement p = {.id = (int)v[0], .type = (int)v[1]};
         memcpy(p.T, v + 2, sizeof p.T);
         for (int i = 0; i < 9; i++) p.R[i / 3][i % 3] = v[5 + i];
-        if (accept(&out, &p, &cap, why, sizeof why)) {
-            snprintf(msg, len, "%s:%d: %s", path, lr.lineno, why);
-            goto fail;
-        }
+        if (place(&out, &p, &cap, &lr, path, msg, len)) goto fail;
     }
-    if (rc == -2) goto fail;
-    if (out.n == 0) {
-        snprintf(msg, len, "%s: no crystals", path);
-        goto fail;
-    }
-    fclose(lr.f);
-    *a = out;
-    return 0;
+    return end_load(&lr, &out, rc, a, path, msg, len);
 fail:
-    fclose(lr.f);
-    det_array_free(&out);
-    return -1;
+    return end_load(&lr, &out, -2, a, path, msg, len);
 }
 
 static int finish_write(FILE *f, const char *path, char *msg, size_t len)
@@ -230,7 +241,6 @@ int det_array_load_lut(det_array *a, const char *path, char *msg, size_t len)
 {
     det_array out = {0, NULL};
     int cap = 0, n, rc;
-    char why[160];
     double v[5];
     line_reader lr;
     if (open_reader(&lr, path, msg, len)) return -1;
@@ -257,23 +267,11 @@ int det_array_load_lut(det_array *a, const char *path, char *msg, size_t len)
             }
             memcpy(p.R[k], v + 1, sizeof p.R[k]);
         }
-        if (accept(&out, &p, &cap, why, sizeof why)) {
-            snprintf(msg, len, "%s:%d: %s", path, lr.lineno, why);
-            goto fail;
-        }
+        if (place(&out, &p, &cap, &lr, path, msg, len)) goto fail;
     }
-    if (rc == -2) goto fail;
-    if (out.n == 0) {
-        snprintf(msg, len, "%s: no crystals", path);
-        goto fail;
-    }
-    fclose(lr.f);
-    *a = out;
-    return 0;
+    return end_load(&lr, &out, rc, a, path, msg, len);
 fail:
-    fclose(lr.f);
-    det_array_free(&out);
-    return -1;
+    return end_load(&lr, &out, -2, a, path, msg, len);
 }
 
 int det_array_save_lut(const det_array *a, const char *path, char *msg, size_t len)
