@@ -320,6 +320,17 @@ static int read_records(det_basis *b, FILE *f, uint32_t *crc, char *why, size_t 
     return 0;
 }
 
+/* Ends a load or an import and closes its file; why != NULL: it failed for that reason, b is freed and msg names the
+   file. */
+static int end_read(FILE *f, det_basis *b, const char *why, const char *path, char *msg, size_t len)
+{
+    fclose(f);
+    if (!why) return 0;
+    snprintf(msg, len, "%s: %s", path, why);
+    det_basis_free(b);
+    return -1;
+}
+
 int det_basis_load(det_basis *b, const char *path, char *msg, size_t len)
 {
     char why[400];
@@ -353,13 +364,9 @@ int det_basis_load(det_basis *b, const char *path, char *msg, size_t len)
         goto fail;
     }
     if (det_basis_check_points(b, why, sizeof why)) goto fail;
-    fclose(f);
-    return 0;
+    return end_read(f, b, NULL, path, msg, len);
 fail:
-    snprintf(msg, len, "%s: %s", path, why);
-    fclose(f);
-    det_basis_free(b);
-    return -1;
+    return end_read(f, b, why, path, msg, len);
 }
 
 /* ---- the plain import format ---- */
@@ -439,11 +446,7 @@ int det_basis_import(det_basis *b, const char *path, const det_crystal *c, char 
     }
     uint32_t unused = 0;
     if (read_records(b, f, &unused, why, sizeof why) || det_basis_check_points(b, why, sizeof why)) goto fail;
-    fclose(f);
-    return 0;
+    return end_read(f, b, NULL, path, msg, len);
 fail:
-    snprintf(msg, len, "%s: %s", path, why);
-    fclose(f);
-    det_basis_free(b);
-    return -1;
+    return end_read(f, b, why, path, msg, len);
 }
