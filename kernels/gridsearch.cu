@@ -481,6 +481,38 @@ int finish(gs_gpu *g, stage *s, const order *o, gs_query *q, char *msg, size_t l
     return GPU_OK;
 }
 
+/* The kernels' arguments for n searches: the grid's tables from g, the searches, their measured values, answers
+ * and tiles from the caller (a chunk's stage or gs_resident_launch's). */
+args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned long long *answer, const tile *tiles,
+               size_t n, const gs_remap *remap)
+{
+    args a;
+    a.values = g->values;
+    a.pm = g->pm;
+    a.seg = g->seg;
+    a.near_first = g->near_first;
+    a.near = g->near;
+    a.scale = g->scale;
+    memcpy(a.coef, g->coef, sizeof a.coef);
+    a.window = g->window;
+    a.q = q;
+    a.meas = meas;
+    a.answer = answer;
+    a.tiles = tiles;
+    a.n_queries = (uint32_t)n;
+    a.remap = remap;
+    return a;
+}
+
+/* Queues on st the tile search of n searches and, when adaptive, the search of their neighbours after it. */
+template <typename T>
+void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, int adaptive, cudaStream_t st)
+{
+    search_tiles<T><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
+    if (adaptive)
+        search_near<T><<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, g->smem_near, st>>>(a, g->max_k);
+}
+
 /* Packs sorted searches [from, to) into s and queues its work; their
  * measured values are the batch's, already on their way (g->d_meas). */
 int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to,
@@ -502,32 +534,13 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     GPU_CHECK(cudaStreamWaitEvent(s->stream, g->meas_done, 0), "cudaStreamWaitEvent");
     GPU_CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
           "clearing the answers");
-    args a;
-    a.values = g->values;
-    a.pm = g->pm;
-    a.seg = g->seg;
-    a.near_first = g->near_first;
-    a.near = g->near;
-    a.scale = g->scale;
-    memcpy(a.coef, g->coef, sizeof a.coef);
-    a.window = g->window;
-    a.q = reinterpret_cast<const gs_query *>(s->d_in + off_q);
-    a.meas = g->d_meas;
-    a.answer = s->d_out;
-    a.tiles = reinterpret_cast<const tile *>(s->d_in);
-    a.n_queries = (uint32_t)n;
-    a.remap = nullptr;
-    unsigned blocks_near = (unsigned)((n + kWarps - 1) / kWarps);
+    args a = make_args(g, reinterpret_cast<const gs_query *>(s->d_in + off_q), g->d_meas, s->d_out,
+                       reinterpret_cast<const tile *>(s->d_in), n, nullptr);
     GPU_CHECK(cudaEventRecord(s->k0, s->stream), "cudaEventRecord");
-    if (g->elem == 2) {
-        search_tiles<int16_t><<<(unsigned)n_tiles, kThreads, g->smem_tiles, s->stream>>>(a);
-        if (adaptive)
-            search_near<int16_t><<<blocks_near, kThreads, g->smem_near, s->stream>>>(a, g->max_k);
-    } else {
-        search_tiles<float><<<(unsigned)n_tiles, kThreads, g->smem_tiles, s->stream>>>(a);
-        if (adaptive)
-            search_near<float><<<blocks_near, kThreads, g->smem_near, s->stream>>>(a, g->max_k);
-    }
+    if (g->elem == 2)
+        launch_searches<int16_t>(g, a, n_tiles, n, adaptive, s->stream);
+    else
+        launch_searches<float>(g, a, n_tiles, n, adaptive, s->stream);
     GPU_CHECK(cudaGetLastError(), "launching the grid search");
     GPU_CHECK(cudaEventRecord(s->k1, s->stream), "cudaEventRecord");
     GPU_CHECK(cudaMemcpyAsync(s->h_out, s->d_out, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
@@ -757,23 +770,7 @@ cudaError_t gs_resident_launch(const gs_gpu *g, cudaStream_t st, const void *d_p
     cudaError_t err = cudaMemsetAsync(d_answer, 0xff, n * sizeof *d_answer, st);
     if (err != cudaSuccess)
         return err;
-    args a;
-    a.values = g->values;
-    a.pm = g->pm;
-    a.seg = g->seg;
-    a.near_first = g->near_first;
-    a.near = g->near;
-    a.scale = g->scale;
-    memcpy(a.coef, g->coef, sizeof a.coef);
-    a.window = g->window;
-    a.q = d_q;
-    a.meas = d_meas;
-    a.answer = d_answer;
-    a.tiles = static_cast<const tile *>(d_plan);
-    a.n_queries = (uint32_t)n;
-    a.remap = d_remap;
-    search_tiles<float><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
-    if (adaptive)
-        search_near<float><<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, g->smem_near, st>>>(a, g->max_k);
+    launch_searches<float>(g, make_args(g, d_q, d_meas, d_answer, static_cast<const tile *>(d_plan), n, d_remap),
+                           n_tiles, n, adaptive, st);
     return cudaGetLastError();
 }
