@@ -60,35 +60,28 @@ GPU_LAYOUT(sizeof(gs_pow) == 1052 && offsetof(gs_pow, c) == 4 && offsetof(gs_pow
 #define GS_FMA(a, b, c) __fmaf_rn((a), (b), (c))
 #define GS_ADD(a, b) __fadd_rn((a), (b))
 #define GS_SUB(a, b) __fsub_rn((a), (b))
+/* A float's bits and back (gs_bits, gs_float): the device reinterprets the register. */
+#define GS_PUN(name, from, to, intrinsic) \
+    GPUd() static inline to name(from x) { return intrinsic(x); }
 #else
 /* gcc builds C11 with -ffp-contract=off: a * b + c is never fused behind our back,
  * and __builtin_fmaf becomes one instruction in the functions built for FMA. */
 #define GS_FMA(a, b, c) __builtin_fmaf((a), (b), (c))
 #define GS_ADD(a, b) ((a) + (b))
 #define GS_SUB(a, b) ((a) - (b))
+/* The host copies the bytes: C11's only defined way, and gcc makes it one move. */
+#define GS_PUN(name, from, to, intrinsic) \
+    GPUd() static inline to name(from x) \
+    { \
+        to y; \
+        memcpy(&y, &x, sizeof y); \
+        return y; \
+    }
 #endif
 
-GPUd() static inline uint32_t gs_bits(float x)
-{
-#ifdef __CUDA_ARCH__
-    return __float_as_uint(x);
-#else
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-#endif
-}
-
-GPUd() static inline float gs_float(uint32_t u)
-{
-#ifdef __CUDA_ARCH__
-    return __uint_as_float(u);
-#else
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-#endif
-}
+GS_PUN(gs_bits, float, uint32_t, __float_as_uint)
+GS_PUN(gs_float, uint32_t, float, __uint_as_float)
+#undef GS_PUN
 
 /* m^p for the mantissa of d (t = m - 1.5), the polynomial alone. */
 GPUd() static inline float gs_pow_mantissa(const float *c, uint32_t bits)
@@ -128,41 +121,33 @@ GPUd() static inline int16_t gs_quantise(float v)
  * GPU kernels.  basis points at the point's first value and steps by
  * `stride` from one (channel, sample) to the next (the layouts of
  * psa_layout.h); meas holds n_mask x window values; use has bit c set when
- * mask channel c enters the sum.
+ * mask channel c enters the sum.  gs_fom_point16 is the same for int16 values
+ * (gs_quantise's); the two differ only in a sample's term (TERM: the
+ * accumulated power of meas - basis), so GS_FOM_POINT writes both.
  */
-GPUd() static inline float gs_fom_point(const float *meas, const float *basis, uint32_t stride,
-                                        uint32_t n_mask, uint32_t window, uint32_t use,
-                                        const float *c, const float *scale)
-{
-    float total = 0.0f;
-    for (uint32_t ch = 0; ch < n_mask; ch++) {
-        float part = 0.0f;
-        for (uint32_t i = 0; i < window; i++) {
-            uint32_t k = ch * window + i;
-            part = gs_acc_pow(part, GS_SUB(meas[k], basis[(uint64_t)k * stride]), c, scale);
-        }
-        if (use >> ch & 1u)
-            total = GS_ADD(total, part);
+#define GS_FOM_POINT(name, T, TERM) \
+    GPUd() static inline float name(const T *meas, const T *basis, uint32_t stride, uint32_t n_mask, \
+                                    uint32_t window, uint32_t use, const float *c, const float *scale) \
+    { \
+        float total = 0.0f; \
+        for (uint32_t ch = 0; ch < n_mask; ch++) { \
+            float part = 0.0f; \
+            for (uint32_t i = 0; i < window; i++) { \
+                uint32_t k = ch * window + i; \
+                part = TERM(part, meas[k], basis[(uint64_t)k * stride], c, scale); \
+            } \
+            if (use >> ch & 1u) \
+                total = GS_ADD(total, part); \
+        } \
+        return total; \
     }
-    return total;
-}
-
-GPUd() static inline float gs_fom_point16(const int16_t *meas, const int16_t *basis, uint32_t stride,
-                                          uint32_t n_mask, uint32_t window, uint32_t use,
-                                          const float *c, const float *scale)
-{
-    float total = 0.0f;
-    for (uint32_t ch = 0; ch < n_mask; ch++) {
-        float part = 0.0f;
-        for (uint32_t i = 0; i < window; i++) {
-            uint32_t k = ch * window + i;
-            part = gs_acc_pow16(part, (int)meas[k] - (int)basis[(uint64_t)k * stride], c, scale);
-        }
-        if (use >> ch & 1u)
-            total = GS_ADD(total, part);
-    }
-    return total;
-}
+#define GS_TERM(acc, m, b, c, scale) gs_acc_pow(acc, GS_SUB(m, b), c, scale)
+#define GS_TERM16(acc, m, b, c, scale) gs_acc_pow16(acc, (int)(m) - (int)(b), c, scale)
+GS_FOM_POINT(gs_fom_point, float, GS_TERM)
+GS_FOM_POINT(gs_fom_point16, int16_t, GS_TERM16)
+#undef GS_FOM_POINT
+#undef GS_TERM
+#undef GS_TERM16
 
 /* The best of two (FoM, column) candidates: the lower FoM, then the lower column. */
 GPUd() static inline int gs_better(float fom, uint32_t col, float best_fom, uint32_t best_col)
