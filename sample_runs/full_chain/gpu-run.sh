@@ -9,17 +9,12 @@ steps=${3:-check run throughput}
 has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 out=${OUT:-build/gpu-run-chain}
 mkdir -p "$out"
-{ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; lscpu | grep -E 'Model name|^CPU\(s\)'; } \
-    | tee "$out/gpu.txt"
+. "$(dirname "$0")/../gpu-common.sh"
+gpu_describe "$out"
 actors="build/actors/generator.so build/actors/psa.so build/actors/builder.so build/actors/tracker.so \
 build/actors/histo.so build/actors/adf_reader.so build/actors/adf_writer.so"
 start=$(date +%s)
-if ! make -j16 build/bin/narwhal build/bin/basisgen $actors build/tests/check_chain > "$out/build.log" 2>&1; then
-    tail -n 40 "$out/build.log"
-    exit 1
-fi
-grep -E 'warning|error' "$out/build.log" | head -n 20
-echo "build: $(($(date +%s) - start)) s"
+gpu_build "$out" "$start" build/bin/narwhal build/bin/basisgen $actors build/tests/check_chain
 status=0
 mkdir -p build/cache
 { time build/bin/basisgen --quiet -o build/cache/default.basis; } > "$out/basisgen.log" 2>&1 || status=1

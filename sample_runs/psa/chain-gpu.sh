@@ -9,17 +9,12 @@ steps=${3:-check bench throughput}
 has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 out=${OUT:-build/chain-gpu}
 mkdir -p "$out"
+. "$(dirname "$0")/../gpu-common.sh"
 start=$(date +%s)
-{ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; lscpu | grep -E 'Model name|^CPU\(s\)'; } \
-    | tee "$out/gpu.txt"
+gpu_describe "$out"
 targets="build-all"
 has check && targets="$targets build-tests"
-if ! make -j16 $targets > "$out/build.log" 2>&1; then
-    tail -n 40 "$out/build.log"
-    exit 1
-fi
-grep -E 'warning|error' "$out/build.log" | head -n 20
-echo "build: $(($(date +%s) - start)) s"
+gpu_build "$out" "$start" $targets
 status=0
 mkdir -p build/cache
 build/bin/basisgen --quiet -o build/cache/default.basis >> "$out/build.log" 2>&1 || status=1
