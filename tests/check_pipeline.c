@@ -492,19 +492,6 @@ END_TEST
 /* After an error the run aborts: no process_stop, every actor unloaded. */
 #define UNLOAD_ALL "P process_unload\nF0 process_unload\nF1 process_unload\nC process_unload\n"
 
-static size_t count(const char *text, const char *what)
-{
-    size_t n = 0;
-    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
-        n++;
-    return n;
-}
-
-static void expect_tail(const char *text, const char *tail)
-{
-    size_t n = strlen(text), m = strlen(tail);
-    ck_assert_msg(n >= m && strcmp(text + n - m, tail) == 0, "the log does not end with\n%s\nit is\n%s", tail, text);
-}
 
 START_TEST(an_actor_error_stops_every_thread_and_everyone_is_unloaded_without_stop)
 {
@@ -514,13 +501,13 @@ START_TEST(an_actor_error_stops_every_thread_and_everyone_is_unloaded_without_st
     ck_assert_int_eq(r.status, 1);
     ck_assert_str_eq(r.err, "narwhal: actor 'first' (lifecycle_filter.so): process_block returned error code 8: "
                             "input inconsistent with configuration\n");
-    expect_tail(log_text[1], UNLOAD_ALL);
-    ck_assert_uint_eq(count(log_text[1], "process_stop"), 0);
-    ck_assert_uint_eq(count(log_text[1], "in=0 "), 0); /* no flush after an error */
-    ck_assert_uint_eq(count(log_text[1], "F0 process_block"), 2);
+    tk_expect_tail(log_text[1], UNLOAD_ALL);
+    ck_assert_uint_eq(tk_count(log_text[1], "process_stop"), 0);
+    ck_assert_uint_eq(tk_count(log_text[1], "in=0 "), 0); /* no flush after an error */
+    ck_assert_uint_eq(tk_count(log_text[1], "F0 process_block"), 2);
     /* Block 0 may or may not have reached the consumer: threads downstream
      * of a failure drop what their rings hold rather than finish it. */
-    ck_assert_uint_le(count(log_text[1], "C process_block"), 1);
+    ck_assert_uint_le(tk_count(log_text[1], "C process_block"), 1);
     ck_assert_ptr_nonnull(strstr(r.out, "stopped by an error\n"));
 }
 END_TEST
@@ -533,10 +520,10 @@ START_TEST(an_error_downstream_of_an_endless_producer_ends_the_run_promptly)
     ck_assert_int_eq(r.status, 1);
     ck_assert_str_eq(r.err, "narwhal: actor 'sink' (lifecycle_consumer.so): process_block returned error code 5: "
                             "input/output error\n");
-    expect_tail(log_text[1], UNLOAD_ALL);
-    ck_assert_uint_eq(count(log_text[1], "process_stop"), 0);
+    tk_expect_tail(log_text[1], UNLOAD_ALL);
+    ck_assert_uint_eq(tk_count(log_text[1], "process_stop"), 0);
     /* The consumer's 3 blocks, at most 2 per ring and one in each thread's hands. */
-    size_t produced = count(log_text[1], "P process_block");
+    size_t produced = tk_count(log_text[1], "P process_block");
     ck_assert_msg(produced <= 3 + 3 * 2 + 3, "the producer ran %zu blocks", produced);
 }
 END_TEST
@@ -551,18 +538,18 @@ START_TEST(errors_in_a_flush_and_in_the_producer_stop_the_pipelined_run)
     ck_assert_str_eq(r.err, "narwhal: actor 'second' (lifecycle_filter.so): process_block returned error code 5: "
                             "input/output error\n");
     ck_assert_ptr_nonnull(strstr(log_text[1], "F1 process_block in=0 seq= out=4096\n"));
-    ck_assert_uint_le(count(log_text[1], "C process_block"), 3);
-    expect_tail(log_text[1], UNLOAD_ALL);
-    ck_assert_uint_eq(count(log_text[1], "process_stop"), 0);
+    ck_assert_uint_le(tk_count(log_text[1], "C process_block"), 3);
+    tk_expect_tail(log_text[1], UNLOAD_ALL);
+    ck_assert_uint_eq(tk_count(log_text[1], "process_stop"), 0);
 
     run_logged(&r, CHAIN4, 3, producer_env);
     ck_assert_int_eq(r.status, 1);
     ck_assert_str_eq(r.err, "narwhal: actor 'source' (lifecycle_producer.so): process_block returned error code 9: "
                             "internal error\n");
-    ck_assert_uint_le(count(log_text[1], "C process_block"), 1);
-    ck_assert_uint_eq(count(log_text[1], "in=0 "), 0);
-    expect_tail(log_text[1], UNLOAD_ALL);
-    ck_assert_uint_eq(count(log_text[1], "process_stop"), 0);
+    ck_assert_uint_le(tk_count(log_text[1], "C process_block"), 1);
+    ck_assert_uint_eq(tk_count(log_text[1], "in=0 "), 0);
+    tk_expect_tail(log_text[1], UNLOAD_ALL);
+    ck_assert_uint_eq(tk_count(log_text[1], "process_stop"), 0);
 }
 END_TEST
 

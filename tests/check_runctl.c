@@ -146,19 +146,6 @@ static void expect_shape(const char *who, const char *expected, unsigned ring)
                   expected, log_text);
 }
 
-static size_t count(const char *text, const char *what)
-{
-    size_t n = 0;
-    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
-        n++;
-    return n;
-}
-
-static void expect_tail(const char *text, const char *tail)
-{
-    size_t n = strlen(text), m = strlen(tail);
-    ck_assert_msg(n >= m && strcmp(text + n - m, tail) == 0, "the log does not end with\n%s\nit is\n%s", tail, text);
-}
 
 #define EVERY(call) "P " call "\nF0 " call "\nF1 " call "\nC " call "\n"
 #define PAUSE_GROUP EVERY("process_pause") EVERY("process_resume")
@@ -178,8 +165,8 @@ START_TEST(a_normal_run_makes_every_call_in_order)
         expect_calls("F0", "register initialise start block*3 flush stop unload", modes[m]);
         expect_calls("F1", "register initialise start block*3 flush stop unload", modes[m]);
         expect_calls("C", "config register initialise start block*3 stop unload", modes[m]);
-        expect_tail(log_text, EVERY("process_stop") UNLOAD_ALL);
-        ck_assert_uint_eq(count(log_text, "out of sequence"), 0);
+        tk_expect_tail(log_text, EVERY("process_stop") UNLOAD_ALL);
+        ck_assert_uint_eq(tk_count(log_text, "out of sequence"), 0);
     }
 }
 END_TEST
@@ -202,9 +189,9 @@ START_TEST(verbose_traces_every_call_with_its_sizes)
         for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
             ck_assert_msg(strstr(r.err, lines[i]) != NULL, "no '%s' in:\n%s", lines[i], r.err);
         /* One trace line per call the actors logged (process_config is the loader's). */
-        ck_assert_uint_eq(count(r.err, ": process_block "), count(log_text, " process_block "));
-        ck_assert_uint_eq(count(r.err, ": process_reset"), 4);
-        ck_assert_uint_eq(count(r.err, ": process_pause"), count(log_text, " process_pause"));
+        ck_assert_uint_eq(tk_count(r.err, ": process_block "), tk_count(log_text, " process_block "));
+        ck_assert_uint_eq(tk_count(r.err, ": process_reset"), 4);
+        ck_assert_uint_eq(tk_count(r.err, ": process_pause"), tk_count(log_text, " process_pause"));
     }
 }
 END_TEST
@@ -226,7 +213,7 @@ START_TEST(strict_makes_no_flush_call_and_meta_eof_loses_nothing)
         ck_assert_ptr_nonnull(strstr(log_text, "F0 process_block in=80 seq=8-9,eof out=4096\n"));
         ck_assert_ptr_nonnull(strstr(log_text, "C process_block in=272 frames=11 seq=0-9,eof\n"));
         ck_assert_ptr_nonnull(strstr(r.out, "under --strict: 11 producer frames"));
-        ck_assert_uint_eq(count(log_text, "in=0 "), 0);
+        ck_assert_uint_eq(tk_count(log_text, "in=0 "), 0);
     }
 }
 END_TEST
@@ -265,8 +252,8 @@ START_TEST(strict_output_size_aborts_naming_the_topology_size)
                                 "that <size> to at least 5000\n");
         /* One call, no retry; abort: no stop, every actor unloaded. */
         expect_calls("F1", "register initialise start block unload", modes[m]);
-        ck_assert_uint_eq(count(log_text, "process_stop"), 0);
-        expect_tail(log_text, UNLOAD_ALL);
+        ck_assert_uint_eq(tk_count(log_text, "process_stop"), 0);
+        tk_expect_tail(log_text, UNLOAD_ALL);
         ck_assert_ptr_nonnull(strstr(r.out, "stopped by an error\n"));
         ck_assert_ptr_null(strstr(r.out, "grown"));
     }
@@ -311,18 +298,18 @@ START_TEST(cycles_stop_reset_initialise_and_start_again)
                      modes[m]);
         expect_calls("C", "config register initialise start block*3 stop reset initialise start block*3 stop unload",
                      modes[m]);
-        ck_assert_uint_eq(count(log_text, BETWEEN_RUNS), 1);
-        expect_tail(log_text, EVERY("process_stop") UNLOAD_ALL);
+        ck_assert_uint_eq(tk_count(log_text, BETWEEN_RUNS), 1);
+        tk_expect_tail(log_text, EVERY("process_stop") UNLOAD_ALL);
         /* Each run its data: the producer starts again from frame 0. */
-        ck_assert_uint_eq(count(log_text, "C process_block in=96 frames=4 seq=0-3\n"), 2);
-        ck_assert_uint_eq(count(log_text, "C process_block in=48 frames=2 seq=8-9\n"), 2);
+        ck_assert_uint_eq(tk_count(log_text, "C process_block in=96 frames=4 seq=0-3\n"), 2);
+        ck_assert_uint_eq(tk_count(log_text, "C process_block in=48 frames=2 seq=8-9\n"), 2);
         ck_assert_ptr_nonnull(strstr(r.out, "\nrun 1: 3 producer blocks, 10 frames produced, 10 consumed, ended at "
                                             "the end of the data\nrun 2: 3 producer blocks, 10 frames produced, 10 "
                                             "consumed, ended at the end of the data\nwall time "));
         ck_assert_ptr_nonnull(strstr(r.out, " s, 6 producer blocks, 2 of 2 runs, ended at the end of the data\n"));
         /* The table sums the runs. */
         ck_assert_ptr_nonnull(strstr(r.out, ": 20 producer frames, "));
-        ck_assert_uint_eq(count(log_text, "out of sequence"), 0);
+        ck_assert_uint_eq(tk_count(log_text, "out of sequence"), 0);
     }
 }
 END_TEST
@@ -339,7 +326,7 @@ START_TEST(blocks_limits_each_run_of_the_cycles)
                      "config register initialise start block*2 stop reset initialise start block*2 stop reset "
                      "initialise start block*2 stop unload",
                      modes[m]);
-        ck_assert_uint_eq(count(log_text, "C process_block in=96 frames=4 seq=4-7\n"), 3);
+        ck_assert_uint_eq(tk_count(log_text, "C process_block in=96 frames=4 seq=4-7\n"), 3);
         ck_assert_ptr_nonnull(strstr(r.out, " s, 6 producer blocks, 3 of 3 runs, ended after the requested number of "
                                             "blocks\n"));
     }
@@ -377,12 +364,12 @@ START_TEST(an_error_between_runs_aborts)
         expect_calls("F0", "register initialise start block*3 flush stop reset unload", modes[m]);
         expect_calls("F1", "register initialise start block*3 flush stop reset unload", modes[m]);
         expect_calls("C", "config register initialise start block*3 stop unload", modes[m]);
-        expect_tail(log_text, "F1 process_reset\n" UNLOAD_ALL);
+        tk_expect_tail(log_text, "F1 process_reset\n" UNLOAD_ALL);
 
         run_logged(&r, CHAIN4, extra, init_env, modes[m]);
         ck_assert_int_eq(r.status, 1);
         expect_calls("C", "config register initialise start block*3 stop reset initialise unload", modes[m]);
-        expect_tail(log_text, "C process_initialise\n" UNLOAD_ALL);
+        tk_expect_tail(log_text, "C process_initialise\n" UNLOAD_ALL);
         ck_assert_ptr_nonnull(strstr(r.out, "\nrun 1: 3 producer blocks, 10 frames produced, 10 consumed, ended at "
                                             "the end of the data\n"));
         ck_assert_ptr_nonnull(strstr(r.out, " s, 3 producer blocks, 1 of 2 runs, stopped by an error\n"));
@@ -411,7 +398,7 @@ START_TEST(pause_every_pairs_pause_and_resume_between_blocks)
                           "stop unload",
                      modes[m]);
         /* Every actor pauses, in chain order, then every actor resumes: no block between. */
-        ck_assert_uint_eq(count(log_text, PAUSE_GROUP), 3);
+        ck_assert_uint_eq(tk_count(log_text, PAUSE_GROUP), 3);
         ck_assert_ptr_nonnull(strstr(r.out, " s, 3 producer blocks, 3 pause(s), ended at the end of the data\n"));
 
         /* 20 frames: 5 blocks, a pause after the 2nd and the 4th. */
@@ -423,7 +410,7 @@ START_TEST(pause_every_pairs_pause_and_resume_between_blocks)
         expect_calls("F1", "register initialise start block*2 pause resume block*2 pause resume block flush stop "
                            "unload",
                      modes[m]);
-        ck_assert_uint_eq(count(log_text, PAUSE_GROUP), 2);
+        ck_assert_uint_eq(tk_count(log_text, PAUSE_GROUP), 2);
     }
 }
 END_TEST
@@ -446,7 +433,7 @@ START_TEST(a_pipelined_pause_waits_for_the_blocks_in_flight)
         expect_calls("F0", "register initialise start block*3 pause resume block*3 pause resume block flush stop "
                            "reset initialise start block*3 pause resume block*3 pause resume block flush stop unload",
                      ring);
-        ck_assert_uint_eq(count(log_text, PAUSE_GROUP), 4);
+        ck_assert_uint_eq(tk_count(log_text, PAUSE_GROUP), 4);
         ck_assert_ptr_nonnull(strstr(r.out, "\nrun 2: 7 producer blocks, 28 frames produced, 28 consumed, 2 pause(s), "
                                             "ended at the end of the data\n"));
         ck_assert_ptr_nonnull(strstr(r.out, " s, 14 producer blocks, 2 of 2 runs, 4 pause(s), ended at the end of the "
@@ -468,7 +455,7 @@ START_TEST(an_error_in_a_pause_aborts)
         expect_calls("P", "config register initialise start block pause resume block pause unload", modes[m]);
         expect_calls("F1", "register initialise start block pause resume block pause unload", modes[m]);
         expect_calls("C", "config register initialise start block pause resume block unload", modes[m]);
-        expect_tail(log_text, "F1 process_pause\n" UNLOAD_ALL);
+        tk_expect_tail(log_text, "F1 process_pause\n" UNLOAD_ALL);
     }
 }
 END_TEST
@@ -489,7 +476,7 @@ static int wait_for_log(const char *what, size_t n)
 {
     for (int i = 0; i < 2000; i++) {
         tk_read_text(log_path, log_text, sizeof log_text);
-        if (count(log_text, what) >= n)
+        if (tk_count(log_text, what) >= n)
             return 1;
         usleep(5000);
     }
@@ -524,7 +511,7 @@ static void tstp_then_cont(unsigned ring)
     ck_assert_uint_eq(strlen(log_text), paused_at);
     kill(pid, SIGCONT);
     ck_assert(wait_for_log("C process_resume", 1));
-    size_t blocks = count(log_text, "C process_block");
+    size_t blocks = tk_count(log_text, "C process_block");
     ck_assert(wait_for_log("C process_block", blocks + 3));
     kill(pid, SIGINT);
     ck_assert_int_eq(nw_wait(&r, pid, TIMEOUT, 0, 0), 0);
@@ -538,7 +525,7 @@ static void tstp_then_cont(unsigned ring)
     expect_shape("P", "config register initialise start block pause resume block stop unload", ring);
     expect_shape("F0", "register initialise start block pause resume block flush stop unload", ring);
     expect_shape("C", "config register initialise start block pause resume block stop unload", ring);
-    ck_assert_uint_eq(count(log_text, PAUSE_GROUP), 1);
+    ck_assert_uint_eq(tk_count(log_text, PAUSE_GROUP), 1);
     ck_assert_ptr_nonnull(strstr(r.out, " producer blocks, 1 pause(s), stopped by SIGINT\n"));
 }
 
@@ -565,9 +552,9 @@ START_TEST(an_actor_error_unloads_every_actor_without_stop)
         ck_assert_int_eq(r.status, 1);
         ck_assert_str_eq(r.err, "narwhal: actor 'first' (lifecycle_filter.so): process_block returned error code 8: "
                                 "input inconsistent with configuration\n");
-        ck_assert_uint_eq(count(log_text, "process_stop"), 0);
-        ck_assert_uint_eq(count(log_text, "in=0 "), 0);
-        expect_tail(log_text, UNLOAD_ALL);
+        ck_assert_uint_eq(tk_count(log_text, "process_stop"), 0);
+        ck_assert_uint_eq(tk_count(log_text, "in=0 "), 0);
+        tk_expect_tail(log_text, UNLOAD_ALL);
         if (modes[m] == 0) {
             expect_calls("P", "config register initialise start block*2 unload", 0);
             expect_calls("F0", "register initialise start block*2 unload", 0);
@@ -594,7 +581,7 @@ START_TEST(a_start_error_unloads_every_actor_without_stop)
         expect_calls("P", "config register initialise start unload", modes[m]);
         expect_calls("F1", "register initialise start unload", modes[m]);
         expect_calls("C", "config register initialise unload", modes[m]);
-        expect_tail(log_text, "F1 process_start\n" UNLOAD_ALL);
+        tk_expect_tail(log_text, "F1 process_start\n" UNLOAD_ALL);
     }
 }
 END_TEST
@@ -606,7 +593,7 @@ START_TEST(a_stop_error_still_stops_the_others)
     for (size_t m = 0; m < N_MODES; m++) {
         run_logged(&r, CHAIN4, NULL, env, modes[m]);
         ck_assert_int_eq(r.status, 1);
-        expect_tail(log_text, EVERY("process_stop") UNLOAD_ALL);
+        tk_expect_tail(log_text, EVERY("process_stop") UNLOAD_ALL);
         ck_assert_ptr_nonnull(strstr(r.out, "stopped by an error\n"));
     }
 }

@@ -49,6 +49,22 @@ static inline void tk_skip_line(const char *fn, const char *fmt, ...)
     fflush(stderr);
 }
 
+/* How many times `what` occurs in text (overlapping occurrences counted). */
+static inline size_t tk_count(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
+/* Fails the test unless text ends with tail. */
+static inline void tk_expect_tail(const char *text, const char *tail)
+{
+    size_t n = strlen(text), m = strlen(tail);
+    ck_assert_msg(n >= m && strcmp(text + n - m, tail) == 0, "the log does not end with\n%s\nit is\n%s", tail, text);
+}
+
 /* An actor library and every process_* entry point, typed as narval.h declares them. */
 typedef struct tk_actor {
     void *so;

@@ -139,4 +139,25 @@ static inline unsigned gr_block(gr_instance *in, const uint8_t *buf, size_t size
     return gr_injected(in->who, ++in->blocks);
 }
 
+/* The calls every graph test actor answers alike: config, register and the
+ * lifecycle, each logged under the library's letter (P, F or C). */
+#define GR_ACTOR(letter)                                                                           \
+    static unsigned instances;                                                                     \
+    void process_config(const char *directory_path, unsigned int *error_code)                      \
+    {                                                                                              \
+        gr_log(#letter, "process_config", directory_path);                                         \
+        *error_code = NARVAL_OK;                                                                   \
+    }                                                                                              \
+    void *process_register(unsigned int *error_code)                                               \
+    {                                                                                              \
+        return gr_register(#letter[0], &instances, error_code);                                    \
+    }                                                                                              \
+    void process_initialise(void *a, unsigned int *e) { gr_call(a, "process_initialise", e); }     \
+    void process_start(void *a, unsigned int *e) { gr_call(a, "process_start", e); }               \
+    void process_pause(void *a, unsigned int *e) { gr_call(a, "process_pause", e); }               \
+    void process_resume(void *a, unsigned int *e) { gr_call(a, "process_resume", e); }             \
+    void process_stop(void *a, unsigned int *e) { gr_call(a, "process_stop", e); }                 \
+    void process_reset(void *a, unsigned int *e) { gr_call(a, "process_reset", e); }               \
+    void process_unload(void *a, unsigned int *e) { gr_unload(a, e); }
+
 #endif
