@@ -160,26 +160,31 @@ all: deps
 .PHONY: build-all
 build-all: $(NARWHAL) $(ACTOR_SOS) $(TOOLS) $(PROGRAM_BINS) $(LIBADF_SO) $(BUILD)/lib/narwhal.pc
 
-# ---- dependencies: libxml2, Check, pkg-config (needed), gnuplot (the spectra's plots; wanted).
-# Installed here when possible.  A machine where gnuplot cannot be installed still builds:
-# the attempt is made once (stamp in $(BUILD)), and the histogram actor says it skips plots.
+# ---- dependencies: libxml2, Check, pkg-config (needed); gnuplot (the spectra's plots), Open MPI (runs across
+# hosts), libmicrohttpd (the live monitoring page), chromium (the page's browser test) and clang (libFuzzer):
+# wanted, optional.  Installed here when possible.  A machine where an optional one cannot be installed still
+# builds without it: the attempt is made once (stamp in $(BUILD)), and what needs it says so or is skipped.
 DEPS_PKGS := libxml2-dev check pkg-config
-PLOT_PKGS := gnuplot-nox
+OPT_PKGS := gnuplot-nox libopenmpi-dev openmpi-bin libmicrohttpd-dev chromium clang
+opt_present = command -v gnuplot >/dev/null && command -v mpicc >/dev/null && command -v mpirun >/dev/null && \
+	pkg-config --exists libmicrohttpd 2>/dev/null && command -v chromium >/dev/null && command -v clang >/dev/null
 deps:
 	@libs_ok() { pkg-config --exists libxml-2.0 check 2>/dev/null; }; \
-	if libs_ok && { command -v gnuplot >/dev/null || [ -f $(BUILD)/.gnuplot-tried ]; }; then exit 0; fi; \
-	if libs_ok; then want="$(PLOT_PKGS)"; else want="$(DEPS_PKGS) $(PLOT_PKGS)"; fi; \
+	opt_ok() { $(opt_present); }; \
+	if libs_ok && { opt_ok || [ -f $(BUILD)/.optional-tried ]; }; then exit 0; fi; \
+	if libs_ok; then want="$(OPT_PKGS)"; else want="$(DEPS_PKGS) $(OPT_PKGS)"; fi; \
 	echo "narwhal: installing what is missing: $$want"; \
 	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO=sudo; \
 	else SUDO=none; fi; \
 	if [ "$$SUDO" != none ] && command -v apt-get >/dev/null; then \
-	  $$SUDO apt-get install -y $$want >/dev/null 2>&1 || \
-	  { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y $$want >/dev/null 2>&1; }; fi; \
+	  for p in $$want; do $$SUDO apt-get install -y $$p >/dev/null 2>&1 || \
+	    { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y $$p >/dev/null 2>&1; } || \
+	    echo "narwhal: could not install $$p" >&2; done; fi; \
 	if ! libs_ok; then \
-	  echo "narwhal: libxml2 and Check are needed. Run:  sudo apt-get update && sudo apt-get install -y $(DEPS_PKGS) $(PLOT_PKGS)" >&2; \
+	  echo "narwhal: libxml2 and Check are needed. Run:  sudo apt-get update && sudo apt-get install -y $(DEPS_PKGS) $(OPT_PKGS)" >&2; \
 	  exit 1; fi; \
-	if ! command -v gnuplot >/dev/null; then mkdir -p $(BUILD); touch $(BUILD)/.gnuplot-tried; \
-	  echo "narwhal: gnuplot could not be installed: spectra are written without PNG plots (sudo apt-get install -y $(PLOT_PKGS))" >&2; fi
+	if ! opt_ok; then mkdir -p $(BUILD); touch $(BUILD)/.optional-tried; \
+	  echo "narwhal: not every optional package could be installed ($(OPT_PKGS)): what needs a missing one is built without it or skipped" >&2; fi
 
 # ---- compile rules
 $(BUILD)/obj/%.o: %.c
