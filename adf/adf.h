@@ -38,24 +38,43 @@ extern "C" {
 #define ADF_MAX_DEPTH 4 /* key levels: a composite inside a composite inside ... */
 
 enum adf_id {
-    ADF_ID_DATA_CRYSTAL = 0xFA010101u,
+    /* AGATA's ids whose published payload layouts Narwhal writes byte for byte:
+     * AGATA's readers read these frames. */
     ADF_ID_DATA_PSA = 0xFA010102u,
+    ADF_ID_EVENT_DATA_PSA = 0xCA010102u,
+    /* AGATA's ids whose payloads are Narwhal's (AGATA defines the id, not this
+     * layout; the readers AGATA's experiments use do not know these frames). */
+    ADF_ID_META_EOF = 0xFA001100u,
+    ADF_ID_META_SYNC = 0xFA011101u,
+    /* AGATA's ids that Narwhal neither writes nor decodes: named (adf_id_name,
+     * `narwhal dump`) so that a file of AGATA's shows what it holds. */
+    ADF_ID_AGATA_CRYSTAL = 0xFA010101u, /* data:crystal: AGATA's traces, not Narwhal's layout */
+    ADF_ID_AGATA_CCRYSTAL = 0xFA010111u,
     ADF_ID_DATA_EB = 0xFA010103u,
     ADF_ID_DATA_MERGER = 0xFA010104u,
-    ADF_ID_DATA_TRACKED = 0xFA010105u,
+    ADF_ID_AGATA_TRACKED = 0xFA010105u, /* data:tracked: AGATA's γ rays, not Narwhal's layout */
+    ADF_ID_DATA_RANC0 = 0xFA0201A0u,   /* ancillary detectors' data */
+    ADF_ID_DATA_RANC1 = 0xFA0201A1u,
+    ADF_ID_DATA_RANC2 = 0xFA0201A2u,
     ADF_ID_EVENT_DATA = 0xCA000100u,
     ADF_ID_EVENT_DATA_CRYSTAL = 0xCA010101u,
-    ADF_ID_EVENT_DATA_PSA = 0xCA010102u,
     ADF_ID_EVENT_DATA_TRACKED = 0xCA010103u,
     ADF_ID_CONF_GLOBAL = 0xFA000200u,
     ADF_ID_CONF_CRYSTAL = 0xFA010201u,
     ADF_ID_CONF_PSA = 0xFA010202u,
+    ADF_ID_CONF_EB = 0xFA010203u,
+    ADF_ID_CONF_MERGER = 0xFA010204u,
     ADF_ID_CONF_TRACKED = 0xFA010205u,
-    ADF_ID_META_EOF = 0xFA001100u,
-    ADF_ID_META_SYNC = 0xFA011101u,
+    ADF_ID_CONF_RANC0 = 0xFA0202A0u,
+    ADF_ID_CONF_RANC1 = 0xFA0202A1u,
+    ADF_ID_CONF_RANC2 = 0xFA0202A2u,
     ADF_ID_META_VERTEX = 0xFA011102u,
-    /* Narwhal's own frames: top byte 0x4E ('N'), outside AGATA's 0xFA/0xCA ranges. */
-    ADF_ID_NW_TRUTH = 0x4E570001u, /* simulation truth; layout defined with the generator */
+    /* Narwhal's own frames: top byte 0x4E ('N'), outside AGATA's 0xFA/0xCA
+     * ranges, so that no reader of AGATA's takes them for its own.  The low
+     * half mirrors AGATA's id of the same role (0x0101 traces, 0x0105 γ rays). */
+    ADF_ID_NW_TRUTH = 0x4E570001u,   /* narwhal:truth: simulation truth */
+    ADF_ID_NW_CRYSTAL = 0x4E570101u, /* narwhal:crystal: a crystal's energies and traces */
+    ADF_ID_NW_TRACKED = 0x4E570105u, /* narwhal:tracked: the tracked γ rays of an event */
 };
 
 typedef struct adf_key {
@@ -88,9 +107,9 @@ enum adf_status {
 /* A fixed English sentence for a status code ("frame length below 20 bytes"). */
 const char *adf_strerror(int status);
 
-/* AGATA's name for a key id ("data:crystal"), or NULL if libadf does not know it. */
+/* The name of a key id ("data:psa", "narwhal:truth"), or NULL if libadf does not know it. */
 const char *adf_id_name(uint32_t id);
-/* The id for an AGATA name, or 0 when unknown. */
+/* The id of a name, or 0 when unknown. */
 uint32_t adf_id_from_name(const char *name);
 /* Non-zero for ids whose payload is a sequence of sub-frames (top byte 0xCA). */
 int adf_id_is_composite(uint32_t id);
@@ -244,9 +263,9 @@ void adf_iter_describe(const adf_iter *it, char *msg, size_t len);
  * Either pointer may be NULL. */
 int adf_validate(const void *buf, size_t size, size_t *bad_offset, size_t *frames);
 
-/* ---- data:crystal (ADF_ID_DATA_CRYSTAL), Narwhal's layout ------------------
+/* ---- narwhal:crystal (ADF_ID_NW_CRYSTAL), Narwhal's layout -----------------
  *
- * One crystal's digitised event: energies from the digital filters and the
+ * Narwhal's data:crystal: one crystal's digitised event: energies from the digital filters and the
  * traces of every channel.  Channel c < n_channels - 1 is segment c (sector
  * s = c / 6 counting A..F, ring r = c % 6 counting front to back, as AGATA
  * numbers them: segment = 6 * sector + ring); channel n_channels - 1 is the core.
@@ -347,9 +366,9 @@ int adf_psa_read(const adf_frame *f, adf_psa *p);
  */
 int adf_event_psa_read(const adf_frame *f, adf_psa *out, unsigned max, unsigned *n);
 
-/* ---- data:tracked (ADF_ID_DATA_TRACKED), Narwhal's layout -----------------
+/* ---- narwhal:tracked (ADF_ID_NW_TRACKED), Narwhal's layout -----------------
  *
- * The γ rays the tracker reconstructed in one event (lab frame, origin at the
+ * Narwhal's data:tracked: the γ rays the tracker reconstructed in one event (lab frame, origin at the
  * target, mm; energies keV).
  *
  *   offset  type   field (header, 8 bytes)

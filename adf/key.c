@@ -1,4 +1,4 @@
-/* key.c: the 20-byte ADF key, key ids and their AGATA names, floats in frames, status sentences. */
+/* key.c: the 20-byte ADF key, key ids and their names (AGATA's and Narwhal's), floats in frames, status sentences. */
 #include "adf.h"
 
 #include <string.h>
@@ -7,23 +7,34 @@ static const struct {
     uint32_t id;
     const char *name;
 } id_names[] = {
-    {ADF_ID_DATA_CRYSTAL, "data:crystal"},
     {ADF_ID_DATA_PSA, "data:psa"},
+    {ADF_ID_EVENT_DATA_PSA, "event:data:psa"},
+    {ADF_ID_META_EOF, "meta:eof"},
+    {ADF_ID_META_SYNC, "meta:sync"},
+    {ADF_ID_AGATA_CRYSTAL, "data:crystal"},
+    {ADF_ID_AGATA_CCRYSTAL, "data:ccrystal"},
     {ADF_ID_DATA_EB, "data:eb"},
     {ADF_ID_DATA_MERGER, "data:merger"},
-    {ADF_ID_DATA_TRACKED, "data:tracked"},
+    {ADF_ID_AGATA_TRACKED, "data:tracked"},
+    {ADF_ID_DATA_RANC0, "data:ranc0"},
+    {ADF_ID_DATA_RANC1, "data:ranc1"},
+    {ADF_ID_DATA_RANC2, "data:ranc2"},
     {ADF_ID_EVENT_DATA, "event:data"},
     {ADF_ID_EVENT_DATA_CRYSTAL, "event:data:crystal"},
-    {ADF_ID_EVENT_DATA_PSA, "event:data:psa"},
     {ADF_ID_EVENT_DATA_TRACKED, "event:data:tracked"},
     {ADF_ID_CONF_GLOBAL, "conf:global"},
     {ADF_ID_CONF_CRYSTAL, "conf:crystal"},
     {ADF_ID_CONF_PSA, "conf:psa"},
+    {ADF_ID_CONF_EB, "conf:eb"},
+    {ADF_ID_CONF_MERGER, "conf:merger"},
     {ADF_ID_CONF_TRACKED, "conf:tracked"},
-    {ADF_ID_META_EOF, "meta:eof"},
-    {ADF_ID_META_SYNC, "meta:sync"},
+    {ADF_ID_CONF_RANC0, "conf:ranc0"},
+    {ADF_ID_CONF_RANC1, "conf:ranc1"},
+    {ADF_ID_CONF_RANC2, "conf:ranc2"},
     {ADF_ID_META_VERTEX, "meta:vertex"},
     {ADF_ID_NW_TRUTH, "narwhal:truth"},
+    {ADF_ID_NW_CRYSTAL, "narwhal:crystal"},
+    {ADF_ID_NW_TRACKED, "narwhal:tracked"},
 };
 #define N_ID_NAMES (sizeof id_names / sizeof id_names[0])
 

@@ -58,13 +58,13 @@ int adf_crystal_write(adf_writer *w, uint32_t event, uint64_t timestamp, const a
         return ADF_E_ARG;
     if (!crystal_counts_ok(c->n_channels, c->n_samples))
         return ADF_E_LIMIT;
-    return write_frame(w, ADF_ID_DATA_CRYSTAL, event, timestamp,
+    return write_frame(w, ADF_ID_NW_CRYSTAL, event, timestamp,
                        adf_crystal_payload_size(c->n_channels, c->n_samples), crystal_encode, c);
 }
 
 int adf_crystal_read(const adf_frame *f, adf_crystal *c)
 {
-    int rc = check_head(f, c, ADF_ID_DATA_CRYSTAL, ADF_CRYSTAL_FIXED);
+    int rc = check_head(f, c, ADF_ID_NW_CRYSTAL, ADF_CRYSTAL_FIXED);
     if (rc != ADF_OK)
         return rc;
     const uint8_t *p = f->payload;
@@ -215,13 +215,13 @@ int adf_tracked_write(adf_writer *w, uint32_t event, uint64_t timestamp, const a
         return ADF_E_ARG;
     if (t->n_gammas > ADF_TRACKED_MAX)
         return ADF_E_LIMIT;
-    return write_frame(w, ADF_ID_DATA_TRACKED, event, timestamp, adf_tracked_payload_size(t->n_gammas),
+    return write_frame(w, ADF_ID_NW_TRACKED, event, timestamp, adf_tracked_payload_size(t->n_gammas),
                        tracked_encode, t);
 }
 
 int adf_tracked_read(const adf_frame *f, adf_tracked *t)
 {
-    int rc = check_head(f, t, ADF_ID_DATA_TRACKED, ADF_TRACKED_HEADER);
+    int rc = check_head(f, t, ADF_ID_NW_TRACKED, ADF_TRACKED_HEADER);
     if (rc != ADF_OK)
         return rc;
     const uint8_t *p = f->payload;

@@ -231,8 +231,8 @@ static int on_frame(sum_data *d, const adf_frame *f, uint64_t base)
     case ADF_ID_NW_TRUTH: rc = on_truth(d, f, base); break;
     case ADF_ID_EVENT_DATA_PSA:
     case ADF_ID_DATA_PSA: rc = on_built(d, f, base); break;
-    case ADF_ID_DATA_TRACKED: rc = on_tracked(d, f, base); break;
-    case ADF_ID_DATA_CRYSTAL: d->s->crystal++; break;
+    case ADF_ID_NW_TRACKED: rc = on_tracked(d, f, base); break;
+    case ADF_ID_NW_CRYSTAL: d->s->crystal++; break;
     case ADF_ID_META_EOF: d->s->eof++; break;
     default: d->s->other++; break;
     }

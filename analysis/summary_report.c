@@ -178,12 +178,12 @@ static void check_crystals(ana_summary *s, const sum_report *r)
 /* Each event the builder made is tracked: one data:tracked each. */
 static void check_events(ana_summary *s, const sum_report *r)
 {
-    const sum_actor *tracker = first_emitting(r, ADF_ID_DATA_TRACKED);
+    const sum_actor *tracker = first_emitting(r, ADF_ID_NW_TRACKED);
     const sum_actor *builder = first_emitting(r, ADF_ID_EVENT_DATA_PSA);
     if (!tracker)
         return;
     unsigned long long built = builder ? sum_emitted(builder, ADF_ID_EVENT_DATA_PSA) : 0;
-    unsigned long long made = sum_emitted(tracker, ADF_ID_DATA_TRACKED);
+    unsigned long long made = sum_emitted(tracker, ADF_ID_NW_TRACKED);
     check(s, made == s->tracked && (!builder || built == made),
           "events built by '%s': %llu; data:tracked made by '%s': %llu, in the file: %llu (%llu tracked, %llu not "
           "tracked: over 256 points, %llu with γ rays left out: over 64)",
@@ -196,7 +196,7 @@ void sum_check_balance(ana_summary *s, const sum_report *r)
     const sum_actor *a = r->actors.p, *producer = &a[0], *last = &a[r->actors.n - 2];
     snprintf(s->producer, sizeof s->producer, "%s", producer->name);
     s->produced_truth = sum_emitted(producer, ADF_ID_NW_TRUTH);
-    s->produced_crystal = sum_emitted(producer, ADF_ID_DATA_CRYSTAL);
+    s->produced_crystal = sum_emitted(producer, ADF_ID_NW_CRYSTAL);
     s->writer_frames = last->frames_out;
     check(s, s->writer_frames == s->frames, "the writer '%s' received %llu frames; the file holds %llu",
           a[r->actors.n - 1].name, s->writer_frames, s->frames);

@@ -129,9 +129,9 @@ static void summarise_eof(dumper *d, const adf_frame *f)
 static void summarise(dumper *d, const adf_frame *f)
 {
     switch (f->key.id) {
-    case ADF_ID_DATA_CRYSTAL: summarise_crystal(d, f); break;
+    case ADF_ID_NW_CRYSTAL: summarise_crystal(d, f); break;
     case ADF_ID_DATA_PSA: summarise_psa(d, f); break;
-    case ADF_ID_DATA_TRACKED: summarise_tracked(d, f); break;
+    case ADF_ID_NW_TRACKED: summarise_tracked(d, f); break;
     case ADF_ID_NW_TRUTH: summarise_truth(d, f); break;
     case ADF_ID_META_EOF: summarise_eof(d, f); break;
     default: break;

@@ -112,22 +112,30 @@ START_TEST(test_id_names)
         const char *name;
         int composite;
     } t[] = {
-        {ADF_ID_DATA_CRYSTAL, "data:crystal", 0},          {ADF_ID_DATA_PSA, "data:psa", 0},
+        {ADF_ID_AGATA_CRYSTAL, "data:crystal", 0},        {ADF_ID_DATA_PSA, "data:psa", 0},
         {ADF_ID_DATA_EB, "data:eb", 0},                    {ADF_ID_DATA_MERGER, "data:merger", 0},
-        {ADF_ID_DATA_TRACKED, "data:tracked", 0},          {ADF_ID_EVENT_DATA, "event:data", 1},
+        {ADF_ID_AGATA_TRACKED, "data:tracked", 0},        {ADF_ID_EVENT_DATA, "event:data", 1},
         {ADF_ID_EVENT_DATA_CRYSTAL, "event:data:crystal", 1}, {ADF_ID_EVENT_DATA_PSA, "event:data:psa", 1},
         {ADF_ID_EVENT_DATA_TRACKED, "event:data:tracked", 1}, {ADF_ID_CONF_GLOBAL, "conf:global", 0},
         {ADF_ID_CONF_CRYSTAL, "conf:crystal", 0},          {ADF_ID_CONF_PSA, "conf:psa", 0},
         {ADF_ID_CONF_TRACKED, "conf:tracked", 0},          {ADF_ID_META_EOF, "meta:eof", 0},
         {ADF_ID_META_SYNC, "meta:sync", 0},                {ADF_ID_META_VERTEX, "meta:vertex", 0},
-        {ADF_ID_NW_TRUTH, "narwhal:truth", 0},
+        {ADF_ID_AGATA_CCRYSTAL, "data:ccrystal", 0},      {ADF_ID_CONF_EB, "conf:eb", 0},
+        {ADF_ID_CONF_MERGER, "conf:merger", 0},
+        {0xFA0201A0u, "data:ranc0", 0},                    {0xFA0201A1u, "data:ranc1", 0},
+        {0xFA0201A2u, "data:ranc2", 0},                    {0xFA0202A0u, "conf:ranc0", 0},
+        {0xFA0202A1u, "conf:ranc1", 0},                    {0xFA0202A2u, "conf:ranc2", 0},
+        {ADF_ID_NW_TRUTH, "narwhal:truth", 0},             {0x4E570101u, "narwhal:crystal", 0},
+        {0x4E570105u, "narwhal:tracked", 0},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         ck_assert_str_eq(adf_id_name(t[i].id), t[i].name);
         ck_assert_uint_eq(adf_id_from_name(t[i].name), t[i].id);
         ck_assert_int_eq(adf_id_is_composite(t[i].id) != 0, t[i].composite);
     }
-    ck_assert_uint_eq(ADF_ID_DATA_CRYSTAL, 0xFA010101u);
+    ck_assert_uint_eq(ADF_ID_AGATA_CRYSTAL, 0xFA010101u);
+    ck_assert_uint_eq(ADF_ID_NW_CRYSTAL, 0x4E570101u);
+    ck_assert_uint_eq(ADF_ID_NW_TRACKED, 0x4E570105u);
     ck_assert_uint_eq(ADF_ID_EVENT_DATA_PSA, 0xCA010102u);
     ck_assert_uint_eq(ADF_ID_META_EOF, 0xFA001100u);
     ck_assert_ptr_null(adf_id_name(0x12345678u));
@@ -296,7 +304,7 @@ START_TEST(test_writer_nesting_errors)
     ck_assert_int_eq(w.depth, 0);
 
     adf_writer_init(&w, buf, sizeof buf);
-    adf_begin(&w, ADF_ID_DATA_TRACKED, 1, 1);
+    adf_begin(&w, ADF_ID_NW_TRACKED, 1, 1);
     uint8_t frame[ADF_KEY_SIZE];
     raw_key(frame, ADF_KEY_SIZE, ADF_ID_META_SYNC);
     ck_assert_int_eq(adf_put_frame(&w, frame, sizeof frame), ADF_E_NESTING);
@@ -581,7 +589,7 @@ START_TEST(test_crystal_round_trip)
     ck_assert_int_eq(adf_crystal_write(&w, 9, 77, &crystal_in), ADF_OK);
     ck_assert_uint_eq(w.used, 7580);
     ck_assert_str_eq(hex(buf, 4), "9c1d0000");
-    ck_assert_str_eq(hex(buf + 4, 4), "010101fa");
+    ck_assert_str_eq(hex(buf + 4, 4), "0101574e");
     ck_assert_str_eq(hex(buf + 20, 12), "11000000250064000000a040");
     ck_assert_str_eq(hex(buf + 32 + 4, 4), "00002841"); /* energy[1] = 10.5 */
     ck_assert_str_eq(hex(buf + 32 + 148, 4), "e0b1e1b1"); /* trace[0][0] = -20000, [0][1] = -19999 */
@@ -684,7 +692,7 @@ START_TEST(test_psa_errors)
     ck_assert_int_eq(adf_psa_read(&f, &out), ADF_OK);
     f.payload_size = 23;
     ck_assert_int_eq(adf_psa_read(&f, &out), ADF_E_PAYLOAD);
-    f.key.id = ADF_ID_DATA_TRACKED;
+    f.key.id = ADF_ID_NW_TRACKED;
     ck_assert_int_eq(adf_psa_read(&f, &out), ADF_E_WRONG_ID);
     ck_assert_int_eq(adf_psa_read(NULL, &out), ADF_E_ARG);
 }
@@ -711,7 +719,7 @@ START_TEST(test_event_psa)
     }
     ck_assert_int_eq(adf_event_psa_read(&f, out, 2, &n), ADF_E_LIMIT);
     ck_assert_uint_eq(n, 2);
-    adf_put_u32(buf + 20 + 4, ADF_ID_DATA_TRACKED);
+    adf_put_u32(buf + 20 + 4, ADF_ID_NW_TRACKED);
     ck_assert_int_eq(adf_event_psa_read(&f, out, 3, &n), ADF_E_PAYLOAD);
     adf_put_u32(buf + 20 + 4, ADF_ID_DATA_PSA);
     adf_put_u16(buf + 20 + 20 + 22, 0); /* member says 0 hits but carries 1 */

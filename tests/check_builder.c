@@ -341,7 +341,7 @@ START_TEST(eof_emits_every_event_held_then_passes_on)
     ck_assert_uint_eq(ids[1], ADF_ID_EVENT_DATA_PSA);
     ck_assert_uint_eq(ids[2], ADF_ID_EVENT_DATA_PSA);
     ck_assert_uint_eq(ids[3], ADF_ID_META_EOF);
-    ck_assert_uint_eq(ids[4], ADF_ID_DATA_TRACKED);
+    ck_assert_uint_eq(ids[4], ADF_ID_NW_TRACKED);
     uint32_t other[4];
     int n_other;
     ck_assert_int_eq(read_events(other, &n_other), 3);
@@ -490,7 +490,7 @@ START_TEST(other_frames_pass_and_the_flush_call_still_works)
     feed(inst);
     ck_assert_int_eq(read_events(ids, &n_other), 0);
     ck_assert_int_eq(n_other, 1);
-    ck_assert_uint_eq(ids[0], ADF_ID_DATA_TRACKED);
+    ck_assert_uint_eq(ids[0], ADF_ID_NW_TRACKED);
     finish(inst, log, sizeof log);
     ck_assert_int_eq(read_events(ids, &n_other), 1);
     ck_assert_int_eq(n_other, 1);

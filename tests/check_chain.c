@@ -226,8 +226,8 @@ START_TEST(a_missing_frame_breaks_the_balance)
         if (id == ADF_ID_NW_TRUTH)
             ck_assert_int_eq(s.check[1].ok, 0);
         else
-            ck_assert_uint_eq(id, ADF_ID_DATA_TRACKED);
-        if (id == ADF_ID_DATA_TRACKED)
+            ck_assert_uint_eq(id, ADF_ID_NW_TRACKED);
+        if (id == ADF_ID_NW_TRACKED)
             ck_assert_int_eq(s.check[3].ok, 0);
         ana_summary_free(&s);
     }
@@ -252,8 +252,8 @@ START_TEST(a_producer_count_the_file_lacks_breaks_the_balance)
     int changed = 0;
     while (fgets(line, sizeof line, in)) {
         unsigned long long n, inside;
-        if (sscanf(line, "kind\tgenerator\t0xfa010101\tdata:crystal\t%llu\t%llu", &n, &inside) == 2) {
-            fprintf(out, "kind\tgenerator\t0xfa010101\tdata:crystal\t%llu\t%llu\n", n - 1, inside);
+        if (sscanf(line, "kind\tgenerator\t0x4e570101\tnarwhal:crystal\t%llu\t%llu", &n, &inside) == 2) {
+            fprintf(out, "kind\tgenerator\t0x4e570101\tnarwhal:crystal\t%llu\t%llu\n", n - 1, inside);
             changed = 1;
         } else {
             fputs(line, out);

@@ -154,8 +154,8 @@ START_TEST(cluster_tracks_what_the_single_stream_tracks)
     uint8_t *seq = run("topologies/triple.xml", 0, &n_seq);
     uint8_t *pipe = run("topologies/triple.xml", 1, &n_pipe);
     /* most of the beam's events fire the cluster; a γ ray or more tracked in most */
-    expect_same(single, n_single, seq, n_seq, ADF_ID_DATA_TRACKED, "sequential", EVENTS / 2);
-    expect_same(single, n_single, pipe, n_pipe, ADF_ID_DATA_TRACKED, "pipelined", EVENTS / 2);
+    expect_same(single, n_single, seq, n_seq, ADF_ID_NW_TRACKED, "sequential", EVENTS / 2);
+    expect_same(single, n_single, pipe, n_pipe, ADF_ID_NW_TRACKED, "pipelined", EVENTS / 2);
     /* the events the tracker took (KeepInput), the truth from gen175 alone, one meta:eof */
     expect_same(single, n_single, seq, n_seq, ADF_ID_EVENT_DATA_PSA, "sequential", EVENTS / 2);
     expect_same(single, n_single, pipe, n_pipe, ADF_ID_EVENT_DATA_PSA, "pipelined", EVENTS / 2);

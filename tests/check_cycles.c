@@ -300,7 +300,7 @@ static void count_out(const uint8_t *out, size_t size, unsigned *tracked, unsign
     *tracked = *eofs = 0;
     adf_iter_init(&it, out, size);
     while (adf_iter_next(&it, &f) > 0) {
-        *tracked += f.key.id == ADF_ID_DATA_TRACKED;
+        *tracked += f.key.id == ADF_ID_NW_TRACKED;
         *eofs += f.key.id == ADF_ID_META_EOF;
     }
     ck_assert_uint_eq(adf_get_u32(out + size - EOF_SIZE + 4), ADF_ID_META_EOF);

@@ -68,12 +68,12 @@ START_TEST(frames_are_listed_with_sub_frames_indented_and_payloads_summarised)
     ck_assert_str_eq(r.err, "");
     char expected[4096];
     snprintf(expected, sizeof expected, "%s%s", header,
-             "0                  7580  0xfa010101  data:crystal                 42       123456789  crystal 7, 37 "
+             "0                  7580  0x4e570101  narwhal:crystal              42       123456789  crystal 7, 37 "
              "channels x 100 samples, core 1332.50 keV\n"
              "7580                148  0xca010102  event:data:psa               42       123456790  composite\n"
              "  7600                128  0xfa010102  data:psa                     42       123456791  crystal 7, core "
              "1332.50 keV, 2 hits: seg 3 (1.0, 2.0, 3.0) mm 500.25 keV; seg 10 (-4.5, 5.5, 60.0) mm 832.25 keV\n"
-             "7728                116  0xfa010105  data:tracked                 42       123456792  2 gammas: 1332.50 "
+             "7728                116  0x4e570105  narwhal:tracked              42       123456792  2 gammas: 1332.50 "
              "keV, 1173.25 keV\n"
              "7844                 32  0xfa001100  meta:eof                      0               0  end of stream: 4 "
              "frames, 7844 bytes before it\n"
@@ -92,7 +92,7 @@ START_TEST(max_limits_the_top_level_frames)
     ck_assert_int_eq(r.status, 0);
     ck_assert_int_eq(nw_lines(r.out), 1 + 3 + 1);
     ck_assert_ptr_nonnull(strstr(r.out, "\n3 frames (2 top-level)\n"));
-    ck_assert_ptr_null(strstr(r.out, "data:tracked"));
+    ck_assert_ptr_null(strstr(r.out, "narwhal:tracked"));
 }
 END_TEST
 

@@ -59,10 +59,10 @@ typedef struct contents {
 static int kind_of(uint32_t id)
 {
     switch (id) {
-    case ADF_ID_DATA_CRYSTAL: return K_CRYSTAL;
+    case ADF_ID_NW_CRYSTAL: return K_CRYSTAL;
     case ADF_ID_DATA_PSA: return K_PSA;
     case ADF_ID_EVENT_DATA_PSA: return K_EVENT_PSA;
-    case ADF_ID_DATA_TRACKED: return K_TRACKED;
+    case ADF_ID_NW_TRACKED: return K_TRACKED;
     case ADF_ID_META_EOF: return K_EOF;
     default: return K_OTHER;
     }
@@ -139,7 +139,7 @@ static void make_input(void)
         return;
     snprintf(cmd, sizeof cmd, "%s %s %d > /dev/null && %s %s %s 0x%08X > /dev/null", nw_build_path("/tests/mkadf"),
              at("mixed.adf"), EVENTS, nw_build_path("/tests/adf_keep"), at("mixed.adf"), at("input.adf"),
-             ADF_ID_DATA_CRYSTAL);
+             ADF_ID_NW_CRYSTAL);
     if (shell(cmd) != 0)
         return;
     contents in;

@@ -63,7 +63,7 @@ static size_t make_frames(uint8_t *buf, size_t cap, unsigned n, unsigned seed)
                 adf_end(&w);
             }
         } else {
-            adf_begin(&w, k % 2 ? ADF_ID_DATA_CRYSTAL : ADF_ID_META_SYNC, i, 100u * i);
+            adf_begin(&w, k % 2 ? ADF_ID_NW_CRYSTAL : ADF_ID_META_SYNC, i, 100u * i);
             adf_put(&w, payload, k % 500);
         }
         ck_assert_int_eq(adf_end(&w), ADF_OK);
@@ -243,7 +243,7 @@ START_TEST(reader_buffer_smaller_than_a_frame)
     adf_begin(&w, ADF_ID_META_SYNC, 1, 1);
     adf_put(&w, payload + 300, 80);
     adf_end(&w);
-    adf_begin(&w, ADF_ID_DATA_CRYSTAL, 2, 2);
+    adf_begin(&w, ADF_ID_NW_CRYSTAL, 2, 2);
     adf_put(&w, payload, 480);
     ck_assert_int_eq(adf_end(&w), ADF_OK);
     ck_assert_uint_eq(w.used, 600);

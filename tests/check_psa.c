@@ -443,7 +443,7 @@ END_TEST
 /* A data:crystal frame claiming `channels` x SAMPLES, with `payload` bytes, traces all 0. */
 static void put_raw_crystal(uint32_t event, unsigned channels, unsigned payload, float gain, float energy)
 {
-    ck_assert_int_eq(adf_begin(&w, ADF_ID_DATA_CRYSTAL, event, event), ADF_OK);
+    ck_assert_int_eq(adf_begin(&w, ADF_ID_NW_CRYSTAL, event, event), ADF_OK);
     uint8_t *d = adf_reserve(&w, payload);
     ck_assert_ptr_nonnull(d);
     memset(d, 0, payload);

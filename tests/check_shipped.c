@@ -246,7 +246,7 @@ static void tally_frame(tally *t, const adf_frame *f)
         static adf_psa p;
         ck_assert_int_eq(adf_psa_read(f, &p), ADF_OK);
         t->hits += p.n_hits;
-    } else if (f->key.id == ADF_ID_DATA_TRACKED) {
+    } else if (f->key.id == ADF_ID_NW_TRACKED) {
         static adf_tracked g;
         ck_assert_int_eq(adf_tracked_read(f, &g), ADF_OK);
         t->gammas += g.n_gammas;
@@ -276,16 +276,16 @@ static void count_frames(const char *path, tally *t)
     t->bytes += size;
     while ((rc = adf_iter_next(&it, &f)) > 0) {
         t->frames++;
-        t->crystal += f.key.id == ADF_ID_DATA_CRYSTAL;
+        t->crystal += f.key.id == ADF_ID_NW_CRYSTAL;
         t->psa += f.key.id == ADF_ID_DATA_PSA;
-        t->tracked += f.key.id == ADF_ID_DATA_TRACKED;
+        t->tracked += f.key.id == ADF_ID_NW_TRACKED;
         t->truth += f.key.id == ADF_ID_NW_TRUTH;
         t->events += f.key.id == ADF_ID_EVENT_DATA_PSA;
         t->eof += f.key.id == ADF_ID_META_EOF;
         if (f.key.id == ADF_ID_META_EOF)
             ck_assert_int_eq(adf_eof_read(&f, &t->eof_says), ADF_OK);
         t->eof_last = f.key.id == ADF_ID_META_EOF;
-        t->tracked_paired += f.key.id == ADF_ID_DATA_TRACKED && after_event && f.key.event == last_event.event &&
+        t->tracked_paired += f.key.id == ADF_ID_NW_TRACKED && after_event && f.key.event == last_event.event &&
                              f.key.timestamp == last_event.timestamp;
         after_event = f.key.id == ADF_ID_EVENT_DATA_PSA;
         last_event = f.key;
@@ -530,7 +530,7 @@ START_TEST(simulate_writes_every_event_then_one_eof)
         ck_assert_uint_eq(t.eof_says.frames, t.frames - 1);
         ck_assert_uint_eq(t.eof_says.bytes, t.bytes - ADF_KEY_SIZE - ADF_EOF_PAYLOAD);
         ck_assert_uint_eq(report_kind(report, "generator", ADF_ID_NW_TRUTH), SIM_EVENTS);
-        ck_assert_uint_eq(report_kind(report, "generator", ADF_ID_DATA_CRYSTAL), t.crystal);
+        ck_assert_uint_eq(report_kind(report, "generator", ADF_ID_NW_CRYSTAL), t.crystal);
         report_actor(report, "generator", &fin, &fout);
         ck_assert_uint_eq(fout, t.frames);
         report_actor(report, "writer", &fin, &fout);
@@ -557,7 +557,7 @@ static void psa_output_follows_input(const char *in_path, const char *out_path)
     adf_iter_init(&b, out, n_out);
     for (; adf_iter_next(&a, &f) > 0; i++) {
         ck_assert_msg(adf_iter_next(&b, &g) > 0, "%s ends at frame %llu of %s", out_path, i, in_path);
-        if (f.key.id != ADF_ID_DATA_CRYSTAL) {
+        if (f.key.id != ADF_ID_NW_CRYSTAL) {
             ck_assert_msg(f.key.length == g.key.length && memcmp(f.data, g.data, f.key.length) == 0,
                           "frame %llu (%s) did not pass unchanged", i, adf_id_name(f.key.id));
             continue;
@@ -615,7 +615,7 @@ START_TEST(replay_chain_tracks_every_crystal)
         TK_SKIP("%s", no_basis);
     ck_assert_msg(!*no_basis, "no basis: %s", no_basis);
     ck_assert_msg(!*no_sim, "no input: %s", no_sim);
-    tally in = {.key_id = ADF_ID_DATA_CRYSTAL};
+    tally in = {.key_id = ADF_ID_NW_CRYSTAL};
     count_frames(at("simulated.adf"), &in);
     overlay_conf("replay_chain", "ADFReader.conf", "File %s\n", at("simulated.adf"));
     overlay_conf("replay_chain", "PSA.conf", "Basis %s\n", at("coarse.basis"));
@@ -699,7 +699,7 @@ START_TEST(listing1_runs_from_its_main_file)
         no_temporaries(dir);
         ck_assert_uint_gt(blocks, 1);
         count_frames(out, &t);
-        unsigned long long crystals = report_kind(report, "crystal_producer", ADF_ID_DATA_CRYSTAL);
+        unsigned long long crystals = report_kind(report, "crystal_producer", ADF_ID_NW_CRYSTAL);
         ck_assert_uint_gt(crystals, LISTING1_EVENTS / 2);
         ck_assert_uint_eq(report_kind(report, "psa_filter", ADF_ID_DATA_PSA), crystals);
         ck_assert_uint_eq(t.psa, crystals);

@@ -460,7 +460,7 @@ static void one_trace(double e, const double p[3], double noise, const char *ext
     int crystals = 0, truths_seen = 0;
     adf_iter_init(&it, s.bytes, s.size);
     while (adf_iter_next(&it, &f) == 1) {
-        if (f.key.id == ADF_ID_DATA_CRYSTAL) {
+        if (f.key.id == ADF_ID_NW_CRYSTAL) {
             ck_assert_int_eq(adf_crystal_read(&f, c), ADF_OK);
             crystals++;
         } else {
@@ -570,7 +570,7 @@ END_TEST
 /* The crystal id of a data:crystal frame; -1 for any other frame. */
 static int crystal_of(const adf_frame *f)
 {
-    return f->key.id == ADF_ID_DATA_CRYSTAL ? adf_get_u16(f->data + ADF_KEY_SIZE) : -1;
+    return f->key.id == ADF_ID_NW_CRYSTAL ? adf_get_u16(f->data + ADF_KEY_SIZE) : -1;
 }
 
 /* The frames of whole that `keep` keeps (truth: the truth frames; crystals ids lo..hi), in order, byte for byte. */
@@ -756,7 +756,7 @@ START_TEST(test_event_layout)
             truths_seen++;
             continue;
         }
-        ck_assert_uint_eq(f.key.id, ADF_ID_DATA_CRYSTAL);
+        ck_assert_uint_eq(f.key.id, ADF_ID_NW_CRYSTAL);
         ck_assert_int_eq(adf_crystal_read(&f, c), ADF_OK);
         ck_assert_uint_eq(f.key.event, event);
         ck_assert_uint_eq(f.key.timestamp, stamp);

@@ -200,7 +200,7 @@ static int read_tracked(size_t n, adf_tracked *t, int max)
     int count = 0, rc;
     adf_iter_init(&it, out, n);
     while ((rc = adf_iter_next(&it, &f)) > 0) {
-        if (f.key.id != ADF_ID_DATA_TRACKED)
+        if (f.key.id != ADF_ID_NW_TRACKED)
             continue;
         ck_assert_int_lt(count, max);
         ck_assert_int_eq(adf_tracked_read(&f, &t[count]), ADF_OK);
@@ -382,7 +382,7 @@ START_TEST(other_frames_pass_in_order_and_single_psa_frames_are_events)
     }
     ck_assert_int_eq(adf_iter_next(&it, &f), 0);
     ck_assert_uint_eq(ids[0], ADF_ID_META_EOF);
-    ck_assert_uint_eq(ids[1], ADF_ID_DATA_TRACKED);
+    ck_assert_uint_eq(ids[1], ADF_ID_NW_TRACKED);
     ck_assert_uint_eq(ids[2], ADF_ID_META_EOF);
     ck_assert_uint_eq(events[1], 2);
     ck_assert_int_eq(memcmp(out + n - (w.used - eof_at), in + eof_at, w.used - eof_at), 0);
@@ -413,8 +413,8 @@ START_TEST(keep_input_passes_each_tracked_frame_before_its_gammas)
     unsigned n = run("KeepInput true\n");
     ck_assert_uint_eq(n, plain + (unsigned)(at[1] - at[0]) + (unsigned)(at[3] - at[2]));
     /* order: event 7's input, its data:tracked, the eof, frame 9's input, its data:tracked */
-    static const uint32_t ids[5] = { ADF_ID_EVENT_DATA_PSA, ADF_ID_DATA_TRACKED, ADF_ID_META_EOF, ADF_ID_DATA_PSA,
-                                     ADF_ID_DATA_TRACKED };
+    static const uint32_t ids[5] = { ADF_ID_EVENT_DATA_PSA, ADF_ID_NW_TRACKED, ADF_ID_META_EOF, ADF_ID_DATA_PSA,
+                                     ADF_ID_NW_TRACKED };
     static const uint32_t events[5] = { 7, 7, 8, 9, 9 };
     adf_iter it;
     adf_frame f;
@@ -424,7 +424,7 @@ START_TEST(keep_input_passes_each_tracked_frame_before_its_gammas)
         ck_assert_int_eq(adf_iter_next(&it, &f), 1);
         ck_assert_uint_eq(f.key.id, ids[i]);
         ck_assert_uint_eq(f.key.event, events[i]);
-        if (f.key.id == ADF_ID_DATA_TRACKED) {
+        if (f.key.id == ADF_ID_NW_TRACKED) {
             ck_assert_int_eq(memcmp(f.data, tracked_only + tracked_at, f.key.length), 0);
             tracked_at += f.key.length;
         } else if (f.key.id != ADF_ID_META_EOF) {

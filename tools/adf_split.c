@@ -66,7 +66,7 @@ static int usage(void)
 /* The crystal of a single-crystal frame (data:crystal, data:psa: a u16 first in the payload); -1 for others. */
 static int crystal_of(const adf_frame *f)
 {
-    if ((f->key.id != ADF_ID_DATA_CRYSTAL && f->key.id != ADF_ID_DATA_PSA) || f->key.length < ADF_KEY_SIZE + 2)
+    if ((f->key.id != ADF_ID_NW_CRYSTAL && f->key.id != ADF_ID_DATA_PSA) || f->key.length < ADF_KEY_SIZE + 2)
         return -1;
     return adf_get_u16(f->data + ADF_KEY_SIZE);
 }

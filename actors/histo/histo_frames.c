@@ -149,13 +149,13 @@ histo_status histo_decode(histo_decoder *d, const adf_frame *f)
 {
     const histo_spec *s = d->spec;
     switch (f->key.id) {
-    case ADF_ID_DATA_CRYSTAL:
+    case ADF_ID_NW_CRYSTAL:
         d->seen[HISTO_SEEN_CRYSTAL]++;
         return s->needs[HISTO_FROM_CRYSTAL] ? crystal_frame(d, f) : 0;
     case ADF_ID_DATA_PSA:
         d->seen[HISTO_SEEN_PSA]++;
         return s->needs[HISTO_FROM_PSA] ? psa_frame(d, f) : 0;
-    case ADF_ID_DATA_TRACKED:
+    case ADF_ID_NW_TRACKED:
         d->seen[HISTO_SEEN_TRACKED]++;
         return s->needs[HISTO_FROM_TRACKED] ? tracked_frame(d, f) : 0;
     default:

@@ -92,7 +92,7 @@ static bool selected(const uint8_t *p, uint32_t length, uint32_t id)
 {
     if (selection.all)
         return true;
-    if ((id != ADF_ID_DATA_CRYSTAL && id != ADF_ID_DATA_PSA && id != ADF_ID_META_SYNC) || length < ADF_KEY_SIZE + 2)
+    if ((id != ADF_ID_NW_CRYSTAL && id != ADF_ID_DATA_PSA && id != ADF_ID_META_SYNC) || length < ADF_KEY_SIZE + 2)
         return false;
     return kit_crystals_has(&selection, adf_get_u16(p + ADF_KEY_SIZE));
 }

@@ -261,7 +261,7 @@ static void discard_search_log(psa_actor *a, const char *why)
 static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
 {
     psa_actor *a = ctx;
-    if (f->key.id != ADF_ID_DATA_CRYSTAL)
+    if (f->key.id != ADF_ID_NW_CRYSTAL)
         return KIT_PASS;
     const psa_event *ev = &a->writing->ev[a->cursor++];
     if (ev->reject == PSA_ACCEPTED)

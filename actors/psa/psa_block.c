@@ -90,14 +90,14 @@ static psa_status list_frames(psa_block *w, const void *in, unsigned size, bool 
     int rc;
     adf_iter_init(&it, in, size);
     while ((rc = adf_iter_next(&it, &f)) > 0)
-        n += f.key.id == ADF_ID_DATA_CRYSTAL;
+        n += f.key.id == ADF_ID_NW_CRYSTAL;
     *bad = rc < 0;
     if (psa_block_reserve((void **)&w->frame, &w->cap_frame, n + 1, sizeof *w->frame))
         return PSA_E_NOMEM;
     w->n_ev = 0;
     adf_iter_init(&it, in, size);
     while (adf_iter_next(&it, &f) > 0)
-        if (f.key.id == ADF_ID_DATA_CRYSTAL)
+        if (f.key.id == ADF_ID_NW_CRYSTAL)
             w->frame[w->n_ev++] = f;
     return 0;
 }

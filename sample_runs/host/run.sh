@@ -29,7 +29,7 @@ fi
 "$BUILD/bin/basisgen" --quiet --geometry detector/geometry/agata.geo --grid 6 --field-grid 2 \
     -o "$work/coarse.basis" > "$work/basisgen.log" 2>&1
 "$BUILD/tests/mkadf" "$work/mixed.adf" "$events" > /dev/null
-"$BUILD/tests/adf_keep" "$work/mixed.adf" "$work/input.adf" 0xFA010101 > "$work/input.txt"
+"$BUILD/tests/adf_keep" "$work/mixed.adf" "$work/input.adf" 0x4E570101 > "$work/input.txt"
 
 # conf STAGE OUT: the stage's configuration file as check_host writes it (OUT: the run's output directory)
 conf() {

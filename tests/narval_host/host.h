@@ -20,10 +20,10 @@ enum { HOST_MAX_STAGES = 16, HOST_MAX_INSTANCES = 16, HOST_MAX_KEEP = 16 }; /* i
 /* The frame kinds counted apart; everything else is "other". */
 enum host_kind { HK_CRYSTAL, HK_PSA, HK_EVENT_PSA, HK_TRACKED, HK_EOF, HK_OTHER, HK_COUNT };
 
-#define HOST_ID_DATA_CRYSTAL 0xFA010101u
+#define HOST_ID_DATA_CRYSTAL 0x4E570101u /* narwhal:crystal */
 #define HOST_ID_DATA_PSA 0xFA010102u
 #define HOST_ID_EVENT_DATA_PSA 0xCA010102u
-#define HOST_ID_DATA_TRACKED 0xFA010105u
+#define HOST_ID_DATA_TRACKED 0x4E570105u /* narwhal:tracked */
 #define HOST_ID_META_EOF 0xFA001100u
 #define HOST_KEY_SIZE 20u
 

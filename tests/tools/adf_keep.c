@@ -75,7 +75,7 @@ int main(int argc, char **argv)
     static copy c;
     char msg[512] = "";
     if (argc < 4 || argc - 3 > MAX_IDS) {
-        fprintf(stderr, "usage: adf_keep IN.adf OUT.adf ID... (key ids, e.g. 0xFA010101; at most %d)\n", MAX_IDS);
+        fprintf(stderr, "usage: adf_keep IN.adf OUT.adf ID... (key ids, e.g. 0x4E570101; at most %d)\n", MAX_IDS);
         return 2;
     }
     for (int i = 3; i < argc; i++)
