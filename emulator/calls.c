@@ -2,12 +2,14 @@
 #include "calls.h"
 #include "adf.h"
 #include "emu.h"
+#include "live.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Set by the signal handlers on whichever thread takes the signal, read by
  * the producer's: lock-free atomics are both async-signal-safe and
@@ -17,7 +19,21 @@
 static atomic_int stop_signal, pause_signal;
 static atomic_uint continued, continued_at_pause;
 
-static void on_signal(int sig) { atomic_store(&stop_signal, sig); }
+/* Said at once, from the handler (write is async-signal-safe), so that the
+ * person who pressed Ctrl-C knows it was heard while the blocks in hand end;
+ * on a terminal it first clears the progress line. */
+static const char stopping[] = "narwhal: stopping: finishing the block in hand… (a second Ctrl-C quits at once)\n";
+static int stderr_is_tty;
+
+static void on_signal(int sig)
+{
+    if (atomic_exchange(&stop_signal, sig) != 0)
+        return;
+    if (stderr_is_tty && write(STDERR_FILENO, "\r\033[K", 4) < 0)
+        return;
+    if (write(STDERR_FILENO, stopping, sizeof stopping - 1) < 0)
+        return;
+}
 
 static void on_pause_signal(int sig)
 {
@@ -61,6 +77,7 @@ int emu_calls_fail(emu_calls *s, const char *fmt, ...)
     s->failed = 1;
     s->res->end = EMU_END_ERROR;
     pthread_mutex_unlock(&s->lock);
+    emu_live_set_state(s->o->live, EMU_STATE_FAILED);
     return EMU_E_RUN;
 }
 
@@ -284,12 +301,17 @@ static unsigned long long count_frames(emu_calls *s, size_t k, const uint8_t *da
     return n;
 }
 
-/* Makes out as large as actor k's size. */
+/* Makes out as large as actor k's size.  What it held is not kept (an
+ * output buffer's bytes are the actor's to write): free and malloc, not
+ * realloc, which would copy them. */
 static int fit(emu_calls *s, size_t k, emu_buffer *out)
 {
     if (out->cap >= s->size[k])
         return EMU_OK;
-    uint8_t *grown = realloc(out->data, s->size[k]);
+    free(out->data);
+    out->data = NULL;
+    out->cap = 0;
+    uint8_t *grown = malloc(s->size[k]);
     if (!grown)
         return emu_calls_fail(s, "out of memory for a %u-byte output buffer of '%s'", s->size[k], spec_of(s, k)->name);
     out->data = grown;
@@ -360,11 +382,12 @@ static void call_producer_or_filter(emu_calls *s, size_t k, uint8_t *in, unsigne
     }
 }
 
-static void add_time(emu_calls *s, size_t k, double t0)
+static double add_time(emu_calls *s, size_t k, double t0)
 {
     double dt = emu_now() - t0;
     s->res->actors[k].seconds += dt;
     s->res->actors[k].block_seconds += dt;
+    return dt;
 }
 
 /* A non-empty producer block, in the session's count and the run's;
@@ -382,13 +405,14 @@ static int call_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, uns
 {
     if (fit(s, k, out) != EMU_OK)
         return EMU_E_RUN;
-    for (;;) {
+    for (double spent = 0;;) {
         unsigned code = 0;
         *used = 0;
         trace_block(s, k, in_size, note);
+        emu_live_call_begins(s->o->live, k);
         double t0 = emu_now();
         call_producer_or_filter(s, k, in, in_size, out, used, &code);
-        add_time(s, k, t0);
+        spent += add_time(s, k, t0);
         if (code == NARVAL_E_OUTPUT_SIZE) {
             if (grow(s, k, *used, out) != EMU_OK)
                 return EMU_E_RUN;
@@ -402,6 +426,8 @@ static int call_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, uns
                                   spec_of(s, k)->name, spec_of(s, k)->library, *used, s->size[k]);
         *out_frames = count_frames(s, k, out->data, *used);
         account(s, k, in_size, in_frames, *used, *out_frames);
+        emu_live_call_ends(s->o->live, k, s->instance[k], (unsigned long long)(spent * 1e9), in_size, in_frames,
+                           out->data, *used, *out_frames);
         if (role_of(s, k) == EMU_PRODUCER && *used > 0)
             count_producer_block(s);
         return EMU_OK;
@@ -429,12 +455,15 @@ int emu_calls_consume(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, uns
     unsigned code = 0;
     memcpy(&fn, &block, sizeof fn);
     trace_block(s, k, in_size, "");
+    emu_live_call_begins(s->o->live, k);
     double t0 = emu_now();
     fn(s->instance[k], in, in_size, &code);
-    add_time(s, k, t0);
+    double spent = add_time(s, k, t0);
     if (code)
         return actor_error(s, k, "process_block", code);
     account(s, k, in_size, in_frames, 0, 0);
+    emu_live_call_ends(s->o->live, k, s->instance[k], (unsigned long long)(spent * 1e9), in_size, in_frames, NULL, 0,
+                       0);
     return EMU_OK;
 }
 
@@ -452,6 +481,7 @@ void emu_calls_catch_signals(emu_saved_signals *saved)
 {
     atomic_store(&stop_signal, 0);
     atomic_store(&pause_signal, 0);
+    stderr_is_tty = isatty(STDERR_FILENO);
     catch(SIGINT, on_signal, SA_RESETHAND, &saved->old[0]);
     catch(SIGTERM, on_signal, SA_RESETHAND, &saved->old[1]);
     catch(SIGTSTP, on_pause_signal, 0, &saved->old[2]);
@@ -475,6 +505,8 @@ int emu_calls_signalled(emu_calls *s)
     s->res->signal = sig;
     pthread_mutex_unlock(&s->lock);
     emu_calls_end(s, EMU_END_SIGNAL);
+    if (!s->failed)
+        emu_live_set_state(s->o->live, EMU_STATE_STOPPING);
     return 1;
 }
 

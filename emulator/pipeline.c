@@ -2,6 +2,7 @@
 #include "pipeline.h"
 #include "emu.h"
 #include "flow.h"
+#include "live.h"
 #include "ring.h"
 
 #include <stdint.h>
@@ -78,24 +79,35 @@ static int extend(pipeline *p, emu_key *key, size_t step)
     return EMU_OK;
 }
 
-/* One message into input i of actor r: a copy of the block, or a mark. */
+/* One message into input i of actor r: the block, or a mark.  When `own`
+ * is given the block is the whole of that buffer and this is its last
+ * delivery: the slot takes the buffer and gives the writer its own (empty)
+ * one back, which calls.c's fit() sizes before the writer's next call, so
+ * a block crosses a link without being copied (7.6 GB a second at the
+ * replay chain's rate: a copy on the writer's thread cost it a third of
+ * its time).  Otherwise the block is copied. */
 static int put(pipeline *p, size_t w, size_t r, size_t i, const emu_key *key, enum emu_mark mark,
-               const uint8_t *data, unsigned used, unsigned long long frames)
+               const uint8_t *data, unsigned used, unsigned long long frames, emu_buffer *own)
 {
     emu_ring *ring = input_ring(p, r, i);
     emu_slot *slot = emu_ring_acquire(ring, &stats(p, w)->wait_output);
     if (!slot)
         return EMU_E_RUN;
-    if (slot->buf.cap < used) {
-        uint8_t *grown = realloc(slot->buf.data, used);
-        if (!grown)
-            return emu_calls_fail(p->s, "out of memory for a %u-byte block to '%s'", used,
-                                  p->s->c->topology->actors[r].name);
-        slot->buf.data = grown;
-        slot->buf.cap = used;
-    }
-    if (used)
+    if (own && used) {
+        emu_buffer mine = *own;
+        *own = slot->buf;
+        slot->buf = mine;
+    } else if (used) {
+        if (slot->buf.cap < used) {
+            uint8_t *grown = realloc(slot->buf.data, used);
+            if (!grown)
+                return emu_calls_fail(p->s, "out of memory for a %u-byte block to '%s'", used,
+                                      p->s->c->topology->actors[r].name);
+            slot->buf.data = grown;
+            slot->buf.cap = used;
+        }
         memcpy(slot->buf.data, data, used);
+    }
     slot->used = used;
     slot->frames = frames;
     slot->mark = mark;
@@ -130,7 +142,7 @@ static size_t first_free(pipeline *p, emu_outlet *o)
  * its meta:eof alone when it has one, else a skip; a mark goes to all.
  * Each instance's key records its place in the delivery, as sequentially. */
 static int put_shared(pipeline *p, size_t w, emu_outlet *o, const emu_key *key, enum emu_mark mark,
-                      const uint8_t *data, unsigned used, unsigned long long frames)
+                      const uint8_t *data, unsigned used, unsigned long long frames, emu_buffer *own)
 {
     unsigned offset = 0, length = 0;
     size_t at = 0;
@@ -146,22 +158,23 @@ static int put_shared(pipeline *p, size_t w, emu_outlet *o, const emu_key *key, 
             return EMU_E_RUN;
         int rc;
         if (mark != EMU_MARK_NONE)
-            rc = put(p, w, o->reader[to], o->input[to], &k, mark, NULL, 0, 0);
-        else if (j == 0)
-            rc = put(p, w, o->reader[to], o->input[to], &k, mark, data, used, frames);
+            rc = put(p, w, o->reader[to], o->input[to], &k, mark, NULL, 0, 0, NULL);
+        else if (j == 0) /* the others may need its meta:eof: the buffer is given away only without one */
+            rc = put(p, w, o->reader[to], o->input[to], &k, mark, data, used, frames, eof ? NULL : own);
         else if (eof)
-            rc = put(p, w, o->reader[to], o->input[to], &k, mark, data + offset, length, 1);
+            rc = put(p, w, o->reader[to], o->input[to], &k, mark, data + offset, length, 1, NULL);
         else
-            rc = put(p, w, o->reader[to], o->input[to], &k, EMU_MARK_SKIP, NULL, 0, 0);
+            rc = put(p, w, o->reader[to], o->input[to], &k, EMU_MARK_SKIP, NULL, 0, 0, NULL);
         if (rc != EMU_OK)
             return rc;
     }
     return EMU_OK;
 }
 
-/* Writer w's block or mark to every outlet, in order. */
+/* Writer w's block or mark to every outlet, in order.  `own`: the buffer
+ * holding the block (data is its start), given to the last outlet. */
 static int send(pipeline *p, size_t w, const emu_key *key, enum emu_mark mark, const uint8_t *data, unsigned used,
-                unsigned long long frames)
+                unsigned long long frames, emu_buffer *own)
 {
     emu_flow_actor *a = &p->f->actor[w];
     for (size_t o = 0; o < a->n_outlets; o++) {
@@ -169,8 +182,10 @@ static int send(pipeline *p, size_t w, const emu_key *key, enum emu_mark mark, c
         emu_key k = *key;
         if (a->n_outlets > 1 && extend(p, &k, o) != EMU_OK)
             return EMU_E_RUN;
-        int rc = out->share == EMU_SHARE_NONE ? put(p, w, out->reader[0], out->input[0], &k, mark, data, used, frames)
-                                               : put_shared(p, w, out, &k, mark, data, used, frames);
+        emu_buffer *give = o + 1 == a->n_outlets ? own : NULL;
+        int rc = out->share == EMU_SHARE_NONE
+                     ? put(p, w, out->reader[0], out->input[0], &k, mark, data, used, frames, give)
+                     : put_shared(p, w, out, &k, mark, data, used, frames, give);
         if (rc != EMU_OK)
             return rc;
     }
@@ -180,7 +195,7 @@ static int send(pipeline *p, size_t w, const emu_key *key, enum emu_mark mark, c
 static int send_mark(pipeline *p, size_t w, enum emu_mark mark, unsigned long long round, unsigned origin)
 {
     emu_key key = {.round = round, .origin = origin};
-    return send(p, w, &key, mark, NULL, 0, 0);
+    return send(p, w, &key, mark, NULL, 0, 0, NULL);
 }
 
 /* The pause, once every producer still producing reached it and every
@@ -268,7 +283,7 @@ static int produce(pipeline *p, worker *w)
             break;
         made++;
         emu_key key = {.round = round, .origin = (unsigned)k};
-        if ((rc = send(p, k, &key, EMU_MARK_NONE, w->out.data, used, frames)) != EMU_OK)
+        if ((rc = send(p, k, &key, EMU_MARK_NONE, w->out.data, used, frames, &w->out)) != EMU_OK)
             break;
         if (pause_after(p, round) &&
             ((rc = send_mark(p, k, EMU_MARK_PAUSE, round, LAST_ORIGIN)) != EMU_OK || (rc = pause_here(p)) != EMU_OK))
@@ -314,8 +329,8 @@ static int handle_block(pipeline *p, worker *w, size_t i, const emu_slot *in)
         return size ? emu_calls_consume(p->s, k, input, size, frames) : EMU_OK;
     if (size && emu_calls_block(p->s, k, input, size, frames, &w->out, &used, &out_frames) != EMU_OK)
         return EMU_E_RUN;
-    return used ? send(p, k, &in->key, EMU_MARK_NONE, w->out.data, used, out_frames)
-                : send(p, k, &in->key, EMU_MARK_SKIP, NULL, 0, 0);
+    return used ? send(p, k, &in->key, EMU_MARK_NONE, w->out.data, used, out_frames, &w->out)
+                : send(p, k, &in->key, EMU_MARK_SKIP, NULL, 0, 0, NULL);
 }
 
 /* The pause comes first: every input that reaches it has it at its head
@@ -362,7 +377,7 @@ static int take_inputs(pipeline *p, worker *w)
         if (mark == EMU_MARK_NONE)
             rc = handle_block(p, w, i, head);
         else if (mark == EMU_MARK_SKIP && role(p, k) == EMU_FILTER)
-            rc = send(p, k, &head->key, EMU_MARK_SKIP, NULL, 0, 0);
+            rc = send(p, k, &head->key, EMU_MARK_SKIP, NULL, 0, 0, NULL);
         emu_ring_release(input_ring(p, k, i));
         if (mark == EMU_MARK_END) {
             ended[i] = 1;
@@ -384,7 +399,7 @@ static int filter(pipeline *p, worker *w)
     if (!p->s->o->strict && emu_calls_flush(p->s, k, &w->out, &used, &frames) != EMU_OK)
         return EMU_E_RUN;
     emu_key key = {.round = UINT64_MAX, .origin = (unsigned)k};
-    if (used && send(p, k, &key, EMU_MARK_NONE, w->out.data, used, frames) != EMU_OK)
+    if (used && send(p, k, &key, EMU_MARK_NONE, w->out.data, used, frames, &w->out) != EMU_OK)
         return EMU_E_RUN;
     return send_mark(p, k, EMU_MARK_END, UINT64_MAX, LAST_ORIGIN);
 }
@@ -457,8 +472,11 @@ int emu_pipeline_run(emu_calls *s, unsigned depth)
     pthread_cond_init(&p.changed, NULL);
     worker *w = calloc(s->n, sizeof *w);
     int rc = w ? make_rings(&p, depth) : emu_calls_fail(s, "out of memory");
-    if (rc == EMU_OK)
+    if (rc == EMU_OK) {
+        emu_live_set_rings(s->o->live, p.ring, p.ring_of, p.n_rings);
         run_threads(&p, w, s->n);
+        emu_live_set_rings(s->o->live, NULL, NULL, 0);
+    }
     rc = s->failed ? EMU_E_RUN : rc;
     for (size_t i = 0; p.ring && i < p.n_rings; i++)
         emu_ring_destroy(&p.ring[i]);
