@@ -203,6 +203,60 @@ START_TEST(test_bad_composite)
 }
 END_TEST
 
+/* Requests of 4 MiB and more are read in parallel straight into the
+ * caller's buffer (file.c's bulk path): the same frames, offsets, next
+ * lengths and errors as frame by frame, on a 6 MB file whose last frames
+ * are a short length, then (second file) a truncated payload. */
+static void bulk_case(const char *name, uint32_t bad_length, size_t cut)
+{
+    enum { N = 3000, CAP = 4u << 20 };
+    size_t *lengths = malloc(N * sizeof *lengths), total = 0;
+    for (size_t i = 0; i < N; i++)
+        total += lengths[i] = 20 + (i * 7919) % 4000;
+    uint8_t *src = malloc(total), *buf = malloc(CAP), *back = malloc(total);
+    ck_assert_ptr_nonnull(src);
+    ck_assert_uint_eq(stream(src, total, lengths, N), total);
+    size_t last = total - lengths[N - 1];
+    if (bad_length)
+        adf_put_u32(src + last, bad_length);
+    tk_write_bytes(path(name), src, total - cut);
+    adf_file *f;
+    ck_assert_int_eq(adf_file_open_read(&f, path(name)), ADF_OK);
+    size_t got = 0, frames = 0, calls = 0, used, n;
+    int rc;
+    while ((rc = adf_file_read(f, buf, CAP, &used, &n)) == ADF_OK && used > 0) {
+        ck_assert_uint_le(used, CAP);
+        memcpy(back + got, buf, used);
+        got += used;
+        frames += n;
+        calls++;
+        ck_assert_uint_eq(adf_file_offset(f), got);
+        if (got < last) /* the next frame's key is held, as frame by frame */
+            ck_assert_uint_eq(adf_file_next_length(f), lengths[frames]);
+    }
+    ck_assert_uint_ge(calls, 2);
+    ck_assert_uint_eq(got, last);
+    ck_assert_uint_eq(frames, N - 1);
+    ck_assert_mem_eq(back, src, last);
+    ck_assert_int_eq(rc, bad_length ? ADF_E_SHORT : ADF_E_TRUNCATED);
+    char msg[300], want[120];
+    adf_file_describe(f, rc, msg, sizeof msg);
+    snprintf(want, sizeof want, "at offset %zu", last);
+    ck_assert_msg(strstr(msg, want) != NULL, "\"%s\" lacks \"%s\"", msg, want);
+    adf_file_close(f);
+    free(lengths);
+    free(src);
+    free(buf);
+    free(back);
+}
+
+START_TEST(test_bulk_reads_match_frame_reads)
+{
+    bulk_case("bulk-short.adf", 8, 0);
+    bulk_case("bulk-cut.adf", 0, 10);
+}
+END_TEST
+
 START_TEST(test_write_refuses_bad_buffer)
 {
     static const size_t lengths[] = {100, 60};
@@ -376,6 +430,7 @@ static Suite *file_suite(void)
     tcase_add_test(tc, test_frame_too_big);
     tcase_add_test(tc, test_short_length);
     tcase_add_test(tc, test_bad_composite);
+    tcase_add_test(tc, test_bulk_reads_match_frame_reads);
     tcase_add_test(tc, test_write_refuses_bad_buffer);
     tcase_add_test(tc, test_append);
     tcase_add_test(tc, test_offsets_past_4gib);
