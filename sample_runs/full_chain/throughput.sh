@@ -3,6 +3,8 @@
 #   sh sample_runs/full_chain/throughput.sh LABEL [EVENTS]    (EVENTS: generator events in the input file, 100000)
 #   VARIANTS=1 adds rows: 64 MB blocks, a ring of 8, passive OpenMP waits, the adaptive search, the CPU.
 #   PARTS="2 4 8" adds a pipelined row per PSA BlockParts value.
+#   PSAS="2 3" adds a pipelined row per count of PSA instances sharing the reader's blocks (round robin,
+#   one configuration, one GPU), the builder merging their streams.
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
 #   DIR/build), on the same input in the same run: its narwhal, actors, topology and configuration.
 # The input holds full_chain.xml's source (Generator.conf of conf/full_chain) with EVENTS events,
@@ -55,6 +57,32 @@ override() {
         > "$dir/$file"
 }
 
+# replay_chain.xml with its PSA split into $1 instances (psa1..psaN, share="round-robin") and the
+# builder reading the N streams
+split_psa() {
+    awk -v n="$1" '
+        /<intermediary/ { held = $0 "\n"; holding = 1; next }
+        holding { held = held $0 "\n"; if ($0 ~ /<\/intermediary>/) { holding = 0; flush() } ; next }
+        { print }
+        function flush() {
+            if (held ~ /<name>psa<\/name>/) {
+                for (i = 1; i <= n; i++) {
+                    b = held
+                    sub(/<name>psa<\/name>/, "<name>psa" i "</name>", b)
+                    sub(/source_buffer="crystals">/, "source_buffer=\"crystals\" share=\"round-robin\">", b)
+                    gsub(/hits/, "hits" i, b)
+                    printf "%s", b
+                }
+            } else if (held ~ /<name>builder<\/name>/) {
+                sub(/input_buffers="1"/, "input_buffers=\"" n "\"", held)
+                src = ""
+                for (i = 1; i <= n; i++) src = src "    <data_source source_buffer=\"hits" i "\">psa" i "</data_source>\n"
+                sub(/[ ]*<data_source source_buffer="hits">psa<\/data_source>\n/, src, held)
+                printf "%s", held
+            } else printf "%s", held
+        }' topologies/replay_chain.xml > "$work/replay_chain_psa$1.xml"
+}
+
 variants() {
     sed 's/16000000/64000000/' topologies/replay_chain.xml > "$work/replay_chain_64MB.xml"
     replay "sequential, 64 MB blocks" "$work/replay_chain_64MB.xml" "$conf"
@@ -84,6 +112,10 @@ variants() {
     for n in ${PARTS:-}; do
         override "parts$n" PSA.conf BlockParts "$n"
         replay "pipelined, BlockParts $n" topologies/replay_chain.xml "$work/conf-parts$n:$conf" --pipeline
+    done
+    for n in ${PSAS:-}; do
+        split_psa "$n"
+        replay "pipelined, $n PSA instances" "$work/replay_chain_psa$n.xml" "$conf" --pipeline
     done
     if [ "${VARIANTS:-0}" = 1 ]; then variants; fi
     if [ -n "${BEFORE:-}" ]; then
