@@ -271,6 +271,42 @@ typedef void narval_consumer_block_fn(void *algo_data, void *input_buffer,
  * and one line per key "Key  type  default  range  description". */
 typedef const char *narval_describe_fn(void);
 
+/*
+ * The live view (Narwhal extensions, optional and ignored by NARVAL): what
+ * `narwhal run` shows while a run goes (its progress line, the --monitor
+ * page).  The host calls them only between two calls of the instance, on
+ * the thread that makes its process_block calls (never at the same time as
+ * another call of this instance), and only while a run is started; so an
+ * actor answers from its own state, without a lock.
+ *
+ * process_progress(algo_data, done, total, unit)
+ *   A producer says how far it has got through the run's data: *done of
+ *   *total, counted in *unit (a static string: "events", "bytes",
+ *   "frames"); *total 0 when it cannot know (a run until stopped).  The
+ *   host makes an estimate of the time left from it.
+ *
+ * process_spectra(algo_data, put, ctx, error_code)
+ *   An actor that fills spectra calls put(ctx, &spectrum) once per 1D
+ *   spectrum with its counts so far; put copies what it needs before it
+ *   returns (nothing passed to it stays valid after).  A failure (the GPU
+ *   could not copy its counts back) is a non-zero code: the host stops
+ *   asking, and the run goes on.
+ */
+typedef void narval_progress_fn(void *algo_data, unsigned long long *done, unsigned long long *total,
+                                const char **unit);
+
+typedef struct narval_spectrum {
+    const char *name;    /* as the actor's configuration names it */
+    const char *title;   /* what it holds, in words ("tracked.e, sum of 180 crystals") */
+    const char *x_label; /* the axis ("energy (keV)") */
+    unsigned int bins;
+    double lo, hi;       /* bin i covers [lo + i (hi - lo) / bins, lo + (i + 1) (hi - lo) / bins) */
+    const unsigned long long *counts; /* bins values */
+    unsigned long long underflow, overflow;
+} narval_spectrum;
+typedef void narval_spectrum_put_fn(void *ctx, const narval_spectrum *spectrum);
+typedef void narval_spectra_fn(void *algo_data, narval_spectrum_put_fn *put, void *ctx, unsigned int *error_code);
+
 #define NARVAL_EXPORT __attribute__((visibility("default")))
 
 NARVAL_EXPORT void process_config(const char *directory_path, unsigned int *error_code);
@@ -283,6 +319,10 @@ NARVAL_EXPORT void process_resume(void *algo_data, unsigned int *error_code);
 NARVAL_EXPORT void process_reset(void *algo_data, unsigned int *error_code);
 NARVAL_EXPORT void process_unload(void *algo_data, unsigned int *error_code);
 NARVAL_EXPORT const char *process_describe(void);
+NARVAL_EXPORT void process_progress(void *algo_data, unsigned long long *done, unsigned long long *total,
+                                    const char **unit);
+NARVAL_EXPORT void process_spectra(void *algo_data, narval_spectrum_put_fn *put, void *ctx,
+                                   unsigned int *error_code);
 
 #if defined(NARVAL_PRODUCER)
 NARVAL_EXPORT void process_block(void *algo_data, void *output_buffer,

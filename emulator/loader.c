@@ -22,6 +22,8 @@ const emu_symbol emu_symbols[] = {
     SYMBOL("process_reset", EMU_SYM_OPTIONAL, reset),
     SYMBOL("process_unload", EMU_SYM_OPTIONAL, unload),
     SYMBOL("process_describe", EMU_SYM_EXTENSION, describe),
+    SYMBOL("process_progress", EMU_SYM_EXTENSION, progress),
+    SYMBOL("process_spectra", EMU_SYM_EXTENSION, spectra),
 };
 const size_t emu_n_symbols = sizeof emu_symbols / sizeof emu_symbols[0];
 

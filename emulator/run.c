@@ -3,6 +3,7 @@
 #include "calls.h"
 #include "emu.h"
 #include "flow.h"
+#include "live.h"
 #include "pipeline.h"
 
 #include <stdlib.h>
@@ -181,8 +182,14 @@ static int one_run(emu_calls *s, unsigned run)
     int rc = emu_calls_every(s, EMU_CALL_START);
     if (rc == EMU_OK) {
         double t0 = emu_now();
+        emu_live_set_state(s->o->live, EMU_STATE_RUNNING);
+        emu_live_blocks_begin(s->o->live);
         rc = s->o->ring_depth ? emu_pipeline_run(s, s->o->ring_depth) : run_sequential(s);
         res->block_seconds += emu_now() - t0;
+    }
+    if (rc == EMU_OK) {
+        emu_live_set_state(s->o->live, EMU_STATE_STOPPING);
+        emu_live_final_spectra(s->o->live, s->instance);
     }
     if (rc == EMU_OK)
         rc = emu_calls_every(s, EMU_CALL_STOP);
@@ -200,11 +207,14 @@ static void run_cycles(emu_calls *s)
 {
     emu_saved_signals saved;
     emu_calls_catch_signals(&saved);
-    if (emu_calls_register(s) == EMU_OK)
+    if (emu_calls_register(s) == EMU_OK) {
+        emu_live_set_state(s->o->live, EMU_STATE_CONFIGURED);
         for (unsigned run = 0; run < s->res->cycles && !emu_calls_signalled(s); run++)
             if (one_run(s, run) != EMU_OK)
                 break;
+    }
     emu_calls_every(s, EMU_CALL_UNLOAD);
+    emu_live_set_state(s->o->live, s->failed ? EMU_STATE_FAILED : EMU_STATE_DONE);
     emu_calls_restore_signals(&saved);
 }
 

@@ -55,6 +55,7 @@ typedef struct emu_run_options {
                                      NULL: none */
     unsigned ring_depth;          /* 0: sequential, on the calling thread; N: pipelined, one thread per
                                      actor, N buffers between neighbours (at most EMU_MAX_RING) */
+    struct emu_live *live;        /* what the progress line and the monitor see (live.h); NULL: nothing */
 } emu_run_options;
 
 /* The most runs of one `narwhal run --cycles N`. */
