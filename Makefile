@@ -332,19 +332,43 @@ memcheck: all
 	@$(MAKE) --no-print-directory build-tests
 	@BUILD=$(BUILD) tests/memcheck.sh
 
-# ---- fuzzing (clang + libFuzzer); FUZZ_SECONDS per target
+# ---- fuzzing (clang + libFuzzer): one target per tests/fuzz/fuzz_*.c, built by a make of its own in
+# build/fuzz/ (clang, ASan + UBSan and the fuzzer's coverage on every object, no CUDA).  A target named after
+# an actor (fuzz_psa) links that actor's objects and libraries and calls its process_* entry points
+# (tests/fuzz/harness.h); the others link the emulator's and the analysis libraries.  make fuzz runs each for
+# FUZZ_SECONDS, FUZZ_JOBS at a time (tests/fuzz/run.sh: corpora, logs and crashes in build/fuzz/); without a
+# clang that has libFuzzer it says so and succeeds.
 FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
 FUZZ_CC ?= clang
-FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(ADF_SRCS) $(EMU_SRCS) | deps
+FUZZ_DIR := build/fuzz
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+fuzz_actor = $(filter $(patsubst fuzz_%,%,$(1)),$(ACTORS))
+fuzz_links = $(if $(call fuzz_actor,$(1)),$(call obj,$($(call fuzz_actor,$(1))_SRCS)) $($(call fuzz_actor,$(1))_LIBS) \
+	$(LIBKIT),$(LIBEMU) $(LIBANA)) $(LIBDET) $(LIBADF_A)
+define fuzz_rule
+$(BUILD)/bin/$(1): $(BUILD)/obj/tests/fuzz/$(1).o $(call fuzz_links,$(1))
+	@mkdir -p $$(@D)
+	$$(CC) -fsanitize=fuzzer,address,undefined -fopenmp -o $$@ $$^ $$(LINK_LIBS)
+endef
+$(foreach f,$(FUZZ_NAMES),$(eval $(call fuzz_rule,$(f))))
+.PHONY: fuzz-build
+fuzz-build: $(FUZZ_NAMES:%=$(BUILD)/bin/%)
+
+# the PSA's basis for its target: check_chain's coarse one (6 mm grid), a fraction of a second
+$(FUZZ_DIR)/fuzz.basis: $(BUILD)/bin/basisgen detector/geometry/agata.geo
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_DEFAULT_SOURCE \
-	  -Iadf -Iactors -Iemulator $(XML_CFLAGS) -o $@ $^ $(XML_LIBS) -ldl
-fuzz: $(FUZZ_TARGETS)
-	@for t in $(FUZZ_TARGETS); do n=$$(basename $$t); mkdir -p build/fuzz/corpus-$$n; \
-	  echo "== $$n for $(FUZZ_SECONDS) s"; \
-	  $$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-$$n tests/fuzz/seeds-$$n \
-	    2>&1 | tee build/fuzz/$$n.log | grep -E '^(stat::|==|INFO: Running|Done)' || exit 1; done
+	$(BUILD)/bin/basisgen --quiet --geometry detector/geometry/agata.geo --grid 6 --field-grid 2 -o $@
+
+fuzz_usable = printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' | \
+	$(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1
+fuzz: deps
+	@if ! $(fuzz_usable); then echo "narwhal: make fuzz skipped: no $(FUZZ_CC) with libFuzzer here (apt-get install clang)"; \
+	  exit 0; fi; \
+	$(MAKE) --no-print-directory $(FUZZ_DIR)/fuzz.basis && \
+	$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR) CC=$(FUZZ_CC) NO_CUDA=1 OPT=-O1 SANFLAGS='$(FUZZ_SAN)' fuzz-build && \
+	tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_NAMES)
 
 # ---- benchmarks: every program named bench-* runs in turn
 bench: all

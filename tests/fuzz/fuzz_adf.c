@@ -1,4 +1,4 @@
-/* fuzz_adf_reader.c: libFuzzer target: untrusted buffers through the iterator, the decoders and back through the writer. */
+/* fuzz_adf.c: libFuzzer target: libadf on untrusted buffers: the iterator, the decoders and back through the writer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_adf_reader: invariant broken at line %d: %s\n", __LINE__, #cond); \
+            fprintf(stderr, "fuzz_adf: invariant broken at line %d: %s\n", __LINE__, #cond); \
             abort();                                                                               \
         }                                                                                          \
     } while (0)
