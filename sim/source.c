@@ -17,15 +17,6 @@ void sim_source_normalise(sim_source *s)
         s->cumulative[s->n - 1] = 1.0;
 }
 
-static double pick_line(const sim_source *s, sim_rng *r)
-{
-    double u = sim_uniform(r);
-    int i = 0;
-    while (i < s->n - 1 && u >= s->cumulative[i])
-        i++;
-    return s->energy[i];
-}
-
 /* Direction and lab energy of a γ of energy e0 in the emitter's frame. */
 static void emit(const sim_source *s, sim_rng *r, double e0, sim_gamma *g)
 {
@@ -46,11 +37,37 @@ static void emit(const sim_source *s, sim_rng *r, double e0, sim_gamma *g)
     g->e = e0 / (gamma * (1 - beta * c));
 }
 
+/* The first of n cumulative probabilities above a uniform draw. */
+static int pick(const double *cumulative, int n, sim_rng *r)
+{
+    double u = sim_uniform(r);
+    int i = 0;
+    while (i < n - 1 && u >= cumulative[i])
+        i++;
+    return i;
+}
+
+/* One decay: the level it feeds, then the transitions down to the ground
+ * state, each a γ ray unless converted (decay.h). */
+static int decay(const sim_source *s, sim_rng *r, sim_gamma *out)
+{
+    const sim_decay *d = &s->decay;
+    int level = pick(d->feeding, d->n_levels, r), m = 0;
+    while (d->count[level] > 0 && m < SIM_MAX_MULTIPLICITY) {
+        int j = d->first[level] + pick(d->branch + d->first[level], d->count[level], r);
+        const sim_transition *t = &d->scheme->t[d->out[j]];
+        if (sim_uniform(r) * (1 + t->alpha) < 1)
+            emit(s, r, t->e, &out[m++]);
+        level = d->to[d->out[j]];
+    }
+    return m;
+}
+
 int sim_source_draw(const sim_source *s, sim_rng *r, sim_gamma *out)
 {
     switch (s->kind) {
     case SIM_LINES:
-        emit(s, r, pick_line(s, r), &out[0]);
+        emit(s, r, s->energy[pick(s->cumulative, s->n, r)], &out[0]);
         return 1;
     case SIM_CASCADE:
         for (int i = 0; i < s->n; i++)
@@ -60,6 +77,8 @@ int sim_source_draw(const sim_source *s, sim_rng *r, sim_gamma *out)
         for (int i = 0; i < s->multiplicity; i++)
             emit(s, r, s->e_min + (s->e_max - s->e_min) * sim_uniform(r), &out[i]);
         return s->multiplicity;
+    case SIM_DECAY:
+        return decay(s, r, out);
     }
     return 0;
 }

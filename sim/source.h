@@ -2,6 +2,7 @@
 #ifndef NARWHAL_SIM_SOURCE_H
 #define NARWHAL_SIM_SOURCE_H
 
+#include "decay.h"
 #include "rng.h"
 
 /*
@@ -11,7 +12,11 @@
  *   cascade    every energy of the list in each event, M = 1..30 γ rays with
  *              independent directions (60Co: 1173.228 and 1332.492 keV; the
  *              angular correlation of the cascade is not modelled);
- *   continuum  M γ rays per event, each uniform in [e_min, e_max].
+ *   continuum  M γ rays per event, each uniform in [e_min, e_max];
+ *   decay      one radioactive decay per event (decay.h: 60Co, 152Eu, 133Ba,
+ *              56Co, 137Cs): the γ rays of its cascade, 0 to a few, with
+ *              the evaluated branchings; a decay that emits none (ground
+ *              state fed, or every transition converted) is an event too.
  * Energies are given in the emitter's frame.  With beta > 0 the emitter
  * moves at v/c = beta along +z (the beam axis): a γ emitted isotropically in
  * its frame reaches the lab at the aberrated angle, cos = (cos' + beta) /
@@ -20,7 +25,7 @@
  */
 enum { SIM_MAX_LINES = 64, SIM_MAX_MULTIPLICITY = 30 };
 
-typedef enum sim_source_kind { SIM_LINES, SIM_CASCADE, SIM_CONTINUUM } sim_source_kind;
+typedef enum sim_source_kind { SIM_LINES, SIM_CASCADE, SIM_CONTINUUM, SIM_DECAY } sim_source_kind;
 
 typedef struct sim_source {
     sim_source_kind kind;
@@ -29,6 +34,7 @@ typedef struct sim_source {
     double cumulative[SIM_MAX_LINES];    /* lines: cumulative normalised intensity */
     double e_min, e_max;                 /* continuum, keV */
     int multiplicity;                    /* continuum */
+    sim_decay decay;                     /* decay: sim_decay_prepare's */
     double beta;
     double origin[3];                    /* mm, lab */
     int pencil;

@@ -355,6 +355,93 @@ START_TEST(test_lookup_table_array)
 }
 END_TEST
 
+/* ---- decay schemes: the γ rays per decay against the evaluations --------------------- */
+
+/* A line of a scheme as evaluated (γ rays per decay) and what the generator emitted. */
+typedef struct emitted_line {
+    double e, per_decay;
+    unsigned long n;
+} emitted_line;
+
+enum { CO60_1173, CO60_1332 };
+enum { EU_122, EU_344, EU_1408 };
+
+/* Runs `events` decays of nuclide (one crystal: little transport) and counts each line of
+ * lines[] in the truth (every emitted γ, by its e0); coincident[i][j]: events with both. */
+static unsigned long count_decays(const char *nuclide, unsigned events, emitted_line *lines, int n,
+                                  unsigned long coincident[][5])
+{
+    char text[TEXT_MAX];
+    snprintf(text, sizeof text, "Array %s\nOutput truth\nEvents %u\nSource %s\nSeed 5\n", in_tmp("one.txt"), events,
+             nuclide);
+    stream s = run(text);
+    adf_truth *t = malloc(sizeof *t);
+    adf_iter it;
+    adf_frame f;
+    unsigned long decays = 0;
+    adf_iter_init(&it, s.bytes, s.size);
+    while (adf_iter_next(&it, &f) == 1) {
+        if (f.key.id != ADF_ID_NW_TRUTH)
+            continue;
+        ck_assert_int_eq(adf_truth_read(&f, t), ADF_OK);
+        decays++;
+        bool seen[5] = {false};
+        for (unsigned g = 0; g < t->n_gammas; g++)
+            for (int i = 0; i < n; i++)
+                if (fabs(t->gamma[g].e0 - lines[i].e) < 1e-3) {
+                    lines[i].n++;
+                    seen[i] = true;
+                }
+        for (int i = 0; i < n && coincident; i++)
+            for (int j = 0; j < n; j++)
+                coincident[i][j] += seen[i] && seen[j];
+    }
+    free(t);
+    free(s.bytes);
+    return decays;
+}
+
+/* Each line's γ rays per decay within 4 standard deviations (binomial) and `rel` of the evaluation. */
+static void assert_per_decay(const char *nuclide, const emitted_line *lines, int n, unsigned long decays, double rel)
+{
+    for (int i = 0; i < n; i++) {
+        double p = lines[i].per_decay, got = (double)lines[i].n / (double)decays;
+        double sigma = sqrt(p * (1 - p) / (double)decays);
+        ck_assert_msg(fabs(got - p) <= 4 * sigma + rel * p, "%s %.3f keV: %.4f γ per decay, evaluated %.4f", nuclide,
+                      lines[i].e, got, p);
+    }
+}
+
+START_TEST(test_decay_schemes)
+{
+    /* 60Co: 1173 and 1332 keV each about once per decay, in coincidence (ENSDF 2013: 99.85 %, 99.98 %) */
+    emitted_line co60[] = {{1173.228, 0.9985, 0}, {1332.492, 0.999826, 0}};
+    unsigned long both[5][5] = {{0}};
+    unsigned long decays = count_decays("60Co", 20000, co60, 2, both);
+    ck_assert_uint_eq(decays, 20000);
+    assert_per_decay("60Co", co60, 2, decays, 0.002);
+    ck_assert_uint_ge(both[CO60_1173][CO60_1332], (unsigned long)(0.995 * decays));
+    /* 152Eu: 121.8, 344.3 and 1408.0 keV (ENSDF 2013); 344.3 (152Gd, β-) never with 121.8 or 1408
+     * (152Sm, EC); 1408 feeds the 121.8 keV level, whose γ ray comes 1 / (1 + 1.14) of the time */
+    emitted_line eu152[] = {{121.7817, 0.2853, 0}, {344.2785, 0.2659, 0}, {1408.013, 0.2087, 0},
+                            {964.057, 0.1451, 0},  {1112.076, 0.1367, 0}};
+    memset(both, 0, sizeof both);
+    decays = count_decays("152Eu", 40000, eu152, 5, both);
+    assert_per_decay("152Eu", eu152, 5, decays, 0.01);
+    ck_assert_uint_eq(both[EU_344][EU_122], 0);
+    ck_assert_uint_eq(both[EU_344][EU_1408], 0);
+    double given_1408 = (double)both[EU_1408][EU_122] / (double)eu152[EU_1408].n;
+    ck_assert_msg(fabs(given_1408 - 1 / 2.14) < 0.03, "121.8 keV with 1408: %.3f of the time", given_1408);
+    /* 133Ba (ENSDF 2011) and 56Co (ENSDF 2011), their strongest lines; 137Cs: 85.1 % */
+    emitted_line ba133[] = {{356.0129, 0.6205, 0}, {80.9979, 0.3331, 0}, {302.8508, 0.1834, 0}};
+    assert_per_decay("133Ba", ba133, 3, count_decays("133Ba", 20000, ba133, 3, NULL), 0.03);
+    emitted_line co56[] = {{846.770, 0.999399, 0}, {1238.288, 0.6641, 0}, {2598.500, 0.1696, 0}};
+    assert_per_decay("56Co", co56, 3, count_decays("56Co", 20000, co56, 3, NULL), 0.01);
+    emitted_line cs137[] = {{661.657, 0.8510, 0}};
+    assert_per_decay("137Cs", cs137, 1, count_decays("cs137", 20000, cs137, 1, NULL), 0.002);
+}
+END_TEST
+
 START_TEST(test_doppler)
 {
     char text[TEXT_MAX];
@@ -1243,6 +1330,7 @@ int main(void)
     tcase_add_test(physics, test_energy_conservation);
     tcase_add_test(physics, test_doppler);
     tcase_add_test(physics, test_lookup_table_array);
+    tcase_add_test(physics, test_decay_schemes);
     suite_add_tcase(s, physics);
     TCase *frames = tcase_create("frames");
     tcase_add_checked_fixture(frames, setup, teardown);

@@ -20,7 +20,9 @@ static const kit_key gen_keys[] = {
     KEY("Events", KIT_INT, events, "10000", KIT_RANGE(0, 4294967295.0),
         .help = "events to simulate per run, then meta:eof and the end of data (0: until the run is stopped)"),
     KEY("Threads", KIT_INT, threads, "0", KIT_RANGE(0, 256), .help = "OpenMP threads (0: OpenMP's default)"),
-    KEY("Source", KIT_LIST, source, "lines", .help = "lines, cascade, continuum, co60, cs137 or gammaevents"),
+    KEY("Source", KIT_LIST, source, "lines",
+        .help = "lines, cascade, continuum, gammaevents, or a nuclide whose decays are the events: 60Co, 152Eu, "
+                "133Ba, 56Co or 137Cs (evaluated decay schemes, sim/decay.c; co60 and cs137 are 60Co and 137Cs)"),
     KEY("GammaEventsInput", KIT_STRING, gammaevents_input, "none",
         .help = "Source gammaevents: the GammaEvents file whose interactions are the events"),
     KEY("Lines", KIT_LIST, lines, "1332.492 1", .help = "Source lines: pairs 'energy/keV intensity', one γ per event"),
@@ -153,24 +155,26 @@ static unsigned read_cascade(where *w, sim_source *s)
     return 0;
 }
 
-static void preset(sim_source *s, sim_source_kind kind, int n, const double *e)
+/* Source NUCLIDE: its decay scheme (sim/decay.h). */
+static unsigned read_decay(where *w, sim_source *s, const sim_scheme *scheme)
 {
-    s->kind = kind;
-    s->n = n;
-    for (int i = 0; i < n; i++) {
-        s->energy[i] = e[i];
-        s->cumulative[i] = 1;
-    }
-    sim_source_normalise(s);
+    s->kind = SIM_DECAY;
+    if (sim_decay_prepare(&s->decay, scheme) != 0)
+        return bad(w, "Source", &gen_settings.source, 0, "the decay scheme of %s does not fit the tables",
+                   scheme->name);
+    return 0;
 }
 
 static unsigned read_kind(where *w, gen_plan *p)
 {
     sim_source *s = &p->source;
-    static const char *const kinds[] = {"lines", "cascade", "continuum", "co60", "cs137", "gammaevents", NULL};
-    static const double co60[] = {1173.228, 1332.492}, cs137[] = {661.657};
+    static const char *const kinds[] = {"lines", "cascade", "continuum", "gammaevents", NULL};
+    const kit_list *l = &gen_settings.source;
+    const sim_scheme *scheme = l->n == 1 ? sim_scheme_find(l->v[0]) : NULL;
     int k;
-    unsigned code = one_word(w, "Source", &gen_settings.source, kinds, &k);
+    if (scheme)
+        return read_decay(w, s, scheme);
+    unsigned code = one_word(w, "Source", l, kinds, &k);
     if (code)
         return code;
     switch (k) {
@@ -188,16 +192,10 @@ static unsigned read_kind(where *w, gen_plan *p)
         if (s->e_min > s->e_max)
             return bad(w, "ContinuumMin", NULL, 0, "%g keV is above ContinuumMax %g keV", s->e_min, s->e_max);
         return 0;
-    case 3:
-        preset(s, SIM_CASCADE, 2, co60);
-        return 0;
-    case 4:
-        preset(s, SIM_LINES, 1, cs137);
-        return 0;
     default:
         p->from_file = true;
         if (strcmp(gen_settings.gammaevents_input, "none") == 0)
-            return bad(w, "Source", &gen_settings.source, 0, "gammaevents needs a GammaEventsInput file");
+            return bad(w, "Source", l, 0, "gammaevents needs a GammaEventsInput file");
         return 0;
     }
 }
