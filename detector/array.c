@@ -150,6 +150,17 @@ static int open_reader(line_reader *lr, const char *path, char *msg, size_t len)
     return 0;
 }
 
+/* The first word of the first line that is not blank or a comment ("" when none), into first[64]. */
+static void first_word(line_reader *lr, char *first)
+{
+    first[0] = 0;
+    while (fgets(lr->line, sizeof lr->line, lr->f)) {
+        lr->lineno++;
+        if (sscanf(lr->line, " %63s", first) == 1 && first[0] != '#') return;
+        first[0] = 0;
+    }
+}
+
 /* Adds p to out, or says in msg why not, naming the line it ends on. */
 static int place(det_array *out, const det_placement *p, int *cap, const line_reader *lr, const char *path, char *msg,
                  size_t len)
@@ -180,13 +191,9 @@ int det_array_load(det_array *a, const char *path, char *msg, size_t len)
     int cap = 0, n;
     double v[14];
     line_reader lr;
+    char first[64];
     if (open_reader(&lr, path, msg, len)) return -1;
-    char first[64] = "";
-    while (fgets(lr.line, sizeof lr.line, lr.f)) {
-        lr.lineno++;
-        if (sscanf(lr.line, " %63s", first) == 1 && first[0] != '#') break;
-        first[0] = 0;
-    }
+    first_word(&lr, first);
     if (strcmp(first, "narwhal-array") || !strstr(lr.line, "narwhal-array 1")) {
         snprintf(msg, len, "%s:%d: expected the header line 'narwhal-array 1'", path, lr.lineno);
         goto fail;
@@ -206,6 +213,16 @@ int det_array_load(det_array *a, const char *path, char *msg, size_t len)
     return end_load(&lr, &out, rc, a, path, msg, len);
 fail:
     return end_load(&lr, &out, -2, a, path, msg, len);
+}
+
+int det_array_load_any(det_array *a, const char *path, char *msg, size_t len)
+{
+    line_reader lr;
+    char first[64];
+    if (open_reader(&lr, path, msg, len)) return -1;
+    first_word(&lr, first);
+    fclose(lr.f);
+    return strcmp(first, "narwhal-array") ? det_array_load_lut(a, path, msg, len) : det_array_load(a, path, msg, len);
 }
 
 static int finish_write(FILE *f, const char *path, char *msg, size_t len)

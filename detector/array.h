@@ -37,6 +37,10 @@ int det_array_save(const det_array *a, const char *path, char *msg, size_t len);
  * "id type Tx Ty Tz" then three lines "k Rk1 Rk2 Rk3" (k = 0, 1, 2), mm. */
 int det_array_load_lut(det_array *a, const char *path, char *msg, size_t len);
 int det_array_save_lut(const det_array *a, const char *path, char *msg, size_t len);
+/* Either format: Narwhal's when the first word that is not a comment is
+ * "narwhal-array", AGATA's CrystalPositionLookUpTable otherwise (what every
+ * reader of an Array key takes).  Same results as the loader it picks. */
+int det_array_load_any(det_array *a, const char *path, char *msg, size_t len);
 void det_array_free(det_array *a);
 /* Index of the crystal with this id, or -1. */
 int det_array_find(const det_array *a, int id);

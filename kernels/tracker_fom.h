@@ -338,7 +338,10 @@ GPUd() static inline tr_score tr_best_exhaustive(const tr_params *p, const tr_ph
  * accepted when above the cluster threshold and none of its points is taken.
  * Then each point left, in index order, is a single-interaction gamma when
  * exp(-mu(e) L) share_photo(e) over its germanium path from the target passes
- * the single-point threshold.  Points in neither stay unused. */
+ * the single-point threshold and the point is isolated: farther than the
+ * isolation distance from every other point of the event (taken or not), as
+ * forward tracking accepts a full-energy photoabsorption that lies apart and
+ * leaves a point near others to the clusters.  Points in neither stay unused. */
 
 GPUd() static inline int tr_cand_before(const tr_score *sc, int a, int b)
 {
@@ -352,6 +355,19 @@ GPUd() static inline float tr_single_log_fom(const tr_params *p, const tr_physic
     float src[3] = { 0.0f, 0.0f, 0.0f }, at[3] = { pt->x, pt->y, pt->z };
     tr_physics ph = tr_phys(tab, pt->e);
     return tr_travel(ph.mu, tr_ge_path(p, geo, src, at), ph.log_photo);
+}
+
+/* Whether point i lies farther than the isolation distance from every other of the n points. */
+GPUd() static inline int tr_isolated(const tr_params *p, const tr_point *pts, int n, int i)
+{
+    for (int j = 0; j < n; j++) {
+        if (j == i)
+            continue;
+        float dx = TR_SUB(pts[j].x, pts[i].x), dy = TR_SUB(pts[j].y, pts[i].y), dz = TR_SUB(pts[j].z, pts[i].z);
+        if (!(tr_dot3(dx, dy, dz, dx, dy, dz) > p->single_iso2))
+            return 0;
+    }
+    return 1;
 }
 
 /* Accepts candidate c with reading s as the next gamma of out. */
@@ -402,7 +418,7 @@ GPUd() static inline int tr_select_event(const tr_params *p, const tr_physics *t
         if (used[i])
             continue;
         float lf = tr_single_log_fom(p, tab, geo, &pts[i]);
-        if (lf < p->log_min_single) {
+        if (lf < p->log_min_single || !tr_isolated(p, pts, n, i)) {
             unused++;
             continue;
         }

@@ -103,6 +103,7 @@ typedef struct tr_params {
     float theta_scale2;          /* (angular uncertainty parameter)^2 */
     float log_min_cluster;       /* ln of the cluster threshold */
     float log_min_single;        /* ln of the single-point threshold */
+    float single_iso2;           /* a single point's isolation: squared distance to every other point, mm^2 */
     int path_model;              /* tr_path_model */
     float shell_in2, shell_out2; /* shell model radii squared, mm^2 */
     float cos_step[TR_MAX_STEPS];            /* cos(0.05 k) at index k - 1 */
@@ -110,13 +111,13 @@ typedef struct tr_params {
     uint8_t steps_below[TR_MAX_POINTS + 1];  /* 0.05 rad steps strictly below alpha_max(N) */
     tr_shape shape;
 } tr_params;
-GPU_LAYOUT(sizeof(tr_params) == 1656 && offsetof(tr_params, pos_b) == 4 &&
+GPU_LAYOUT(sizeof(tr_params) == 1660 && offsetof(tr_params, pos_b) == 4 &&
            offsetof(tr_params, sigma_e2) == 8 && offsetof(tr_params, theta_scale2) == 12 &&
            offsetof(tr_params, log_min_cluster) == 16 && offsetof(tr_params, log_min_single) == 20 &&
-           offsetof(tr_params, path_model) == 24 && offsetof(tr_params, shell_in2) == 28 &&
-           offsetof(tr_params, shell_out2) == 32 && offsetof(tr_params, cos_step) == 36 &&
-           offsetof(tr_params, cos_alpha_max) == 292 && offsetof(tr_params, steps_below) == 1320 &&
-           offsetof(tr_params, shape) == 1580);
+           offsetof(tr_params, single_iso2) == 24 && offsetof(tr_params, path_model) == 28 &&
+           offsetof(tr_params, shell_in2) == 32 && offsetof(tr_params, shell_out2) == 36 &&
+           offsetof(tr_params, cos_step) == 40 && offsetof(tr_params, cos_alpha_max) == 296 &&
+           offsetof(tr_params, steps_below) == 1324 && offsetof(tr_params, shape) == 1584);
 
 /* Crystals in groups of neighbours, each group with its own bounding sphere,
  * so that a path tests a few groups and then only their crystals. */
@@ -181,7 +182,7 @@ typedef struct tr_model {
     tr_physics physics[TR_TABLE_N];
     uint32_t perms[TR_PERMS_TOTAL];
 } tr_model;
-GPU_LAYOUT(sizeof(tr_model) == 232192 && offsetof(tr_model, geo) == 1656 &&
+GPU_LAYOUT(sizeof(tr_model) == 232192 && offsetof(tr_model, geo) == 1660 &&
            offsetof(tr_model, physics) == 44672 && offsetof(tr_model, perms) == 208528);
 
 /* A batch of events: event e owns points first[e] .. first[e + 1] - 1. */

@@ -1,9 +1,11 @@
 /* bench_tracker.c: bench-tracker: tracked events per second on the same simulated events (straightforward CPU, optimised CPU, GPU) at multiplicity 1 and 30, and the efficiency / peak-to-total study. */
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "event.h"
 #include "tracker/tracker_cpu.h"
@@ -16,13 +18,18 @@
 #endif
 
 /*
- * Usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--seed S]
- *                      [--shell] [--min-cluster F] [--min-single F] [--angular A]
- *                      [--energy-sigma KEV] [--study DIR]
+ * Usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--seed S] [--segment]
+ *                      [--shell] [--min-cluster F] [--min-single F] [--isolation MM] [--angular A]
+ *                      [--energy-sigma KEV] [--pos-a MM] [--pos-b MM]
+ *                      [--study DIR [--set table|scan|ENERGY,...] | --gammaevents FILE]
  *
- * Events come from libsim's transport (sim/), 1332.492 keV
- * γ rays from the target, M per event, deposits packed per segment; every
- * interaction's position is smeared by sigma(e) = 2.7 mm + 6.2 mm sqrt(100 keV/e).
+ * Events come from libsim's transport (sim/): 1332.492 keV γ rays from the
+ * target, M per event, isotropic, the default 180-crystal array, prepared as
+ * issue 16 defines the tracker's input (tracker_study.h: deposits packed
+ * within 5 mm, energies and positions smeared, 15 keV threshold); --segment
+ * takes the input of the earlier benchmarks instead (deposits packed per γ and
+ * segment, exact energies, no threshold, positions smeared by a sigma of
+ * 2.7 mm + 6.2 mm sqrt(100 keV / e)), for before/after comparisons.
  * The straightforward path (one thread, every ordering of every cluster, the
  * germanium paths of each cluster computed for it) runs on the first --naive
  * events; the optimised CPU path (all OpenMP threads, pruned search, paths
@@ -30,34 +37,67 @@
  * on all of them.  Every path's tracks are compared with the optimised CPU
  * path's, field by field: any difference fails the program.
  *
- * --study DIR: instead, the efficiency and peak-to-total with and without
- * tracking (tracker_study.h), at M = 1 and 30, written to DIR as a table and
- * spectra.  The model's settings default to Tracker.conf's; --shell,
- * --min-cluster, --min-single, --angular and --energy-sigma change them.
+ * --study DIR: instead, efficiency and peak-to-total (tracker_study.h), one
+ * table row per input, energy and multiplicity, on --events1 events at M = 1
+ * and --events30 at M = 30, each tracked spectrum written to DIR.  --set
+ * table (the default): issue 16's rows, 661.657, 1173.228 and 1332.492 keV on
+ * the smeared and the ideal input; scan: 300, 661.657, 1332.492 and 2500 keV
+ * on the smeared input (the set the defaults are chosen on); or a list of
+ * energies in keV.  --gammaevents FILE: one row from a GammaEvents file (its
+ * first γ's energy is the line; M is the γ rays of its first event).
+ * The model's settings default to Tracker.conf's; the options change them.
  */
 
 typedef struct options {
     uint32_t events[2], naive[2];
     uint64_t seed;
     tracker_model_conf model;
-    const char *study_dir;
+    tracker_input input;
+    const char *study_dir, *set, *gammaevents;
 } options;
 
 static const int mults[2] = { 1, 30 };
+#define TRACKER_BENCH_KEV 1332.492 /* the 60Co line */
 
 static int usage(void)
 {
     fprintf(stderr, "usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--seed S] "
-                    "[--shell] [--min-cluster F] [--min-single F] [--angular A] [--energy-sigma KEV] "
-                    "[--study DIR]\n");
+                    "[--segment] [--shell] [--min-cluster F] [--min-single F] [--isolation MM] [--angular A] "
+                    "[--energy-sigma KEV] [--pos-a MM] [--pos-b MM] "
+                    "[--study DIR [--set table|scan|KEV,...] | --gammaevents FILE]\n");
     return 2;
+}
+
+/* The input of the benchmarks before issue 16 (the same points, to float rounding). */
+static const tracker_input segment_input = { SIM_PACK_SEGMENT, 0, 0, 0, 0,
+                                             { 2.7 * TRACKER_FWHM_PER_SIGMA, 6.2 * TRACKER_FWHM_PER_SIGMA, 1 } };
+
+static double *real_option(options *o, const char *a)
+{
+    static const struct {
+        const char *name;
+        size_t at;
+    } reals[] = { { "--min-cluster", offsetof(tracker_model_conf, min_cluster) },
+                  { "--min-single", offsetof(tracker_model_conf, min_single) },
+                  { "--isolation", offsetof(tracker_model_conf, single_isolation) },
+                  { "--angular", offsetof(tracker_model_conf, theta_scale) },
+                  { "--energy-sigma", offsetof(tracker_model_conf, energy_sigma) },
+                  { "--pos-a", offsetof(tracker_model_conf, pos_a) },
+                  { "--pos-b", offsetof(tracker_model_conf, pos_b) } };
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
+        if (strcmp(a, reals[i].name) == 0)
+            return (double *)((char *)&o->model + reals[i].at);
+    return NULL;
 }
 
 static int parse(int argc, char **argv, options *o)
 {
     /* Tracker.conf's defaults */
-    *o = (options){ { 40000, 4000 }, { 4000, 200 }, 1, { 2.7, 6.2, 1.0, 1.2, 0.05, 0.02, TR_PATH_ARRAY, 235, 325 },
-                    NULL };
+    *o = (options){ .events = { 40000, 4000 }, .naive = { 4000, 200 }, .seed = 1,
+                    .model = { .pos_a = 2.7, .pos_b = 6.2, .energy_sigma = 1.0, .theta_scale = 1.2,
+                               .min_cluster = 0.05, .min_single = 0.02, .single_isolation = 40,
+                               .path_model = TR_PATH_ARRAY, .shell_inner = 235, .shell_outer = 325 },
+                    .input = tracker_input_issue16, .set = "table" };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         unsigned long long v = 0;
@@ -65,22 +105,26 @@ static int parse(int argc, char **argv, options *o)
             o->model.path_model = TR_PATH_SHELL;
             continue;
         }
+        if (strcmp(a, "--segment") == 0) {
+            o->input = segment_input;
+            continue;
+        }
         if (i + 1 >= argc)
             return usage();
         const char *val = argv[++i];
-        if (strcmp(a, "--study") == 0) {
-            o->study_dir = val;
+        const char **text = strcmp(a, "--study") == 0         ? &o->study_dir
+                            : strcmp(a, "--set") == 0         ? &o->set
+                            : strcmp(a, "--gammaevents") == 0 ? &o->gammaevents
+                                                              : NULL;
+        if (text) {
+            *text = val;
             continue;
         }
         char *end;
-        double *real = strcmp(a, "--min-cluster") == 0  ? &o->model.min_cluster
-                       : strcmp(a, "--min-single") == 0 ? &o->model.min_single
-                       : strcmp(a, "--angular") == 0    ? &o->model.theta_scale
-                       : strcmp(a, "--energy-sigma") == 0 ? &o->model.energy_sigma
-                                                          : NULL;
+        double *real = real_option(o, a);
         if (real) {
             *real = strtod(val, &end);
-            if (*end || end == val || !(*real > 0))
+            if (*end || end == val || !(*real >= 0))
                 return usage();
             continue;
         }
@@ -282,7 +326,8 @@ static int run_bench(const options *o, const tracker_study *st)
     for (int mi = 0; mi < 2 && !status; mi++) {
         tracker_sample s;
         double t0 = tool_seconds();
-        if (tracker_study_sample(st, mults[mi], o->events[mi], o->seed, &s, msg, sizeof msg) != 0) {
+        if (tracker_study_sample(st, &o->input, TRACKER_BENCH_KEV, mults[mi], o->events[mi], o->seed, &s, msg,
+                                 sizeof msg) != 0) {
             fprintf(stderr, "bench-tracker: %s\n", msg);
             status = 1;
             break;
@@ -311,6 +356,82 @@ static int run_bench(const options *o, const tracker_study *st)
     return status;
 }
 
+/* ---- the study ------------------------------------------------------------------------ */
+
+/* One row: a sample of mult γ rays of `line` keV on input in, measured. */
+static int study_row(const options *o, const tracker_study *st, const tracker_input *in, const char *label,
+                     double line, int mi)
+{
+    char msg[512], csv[4096];
+    tracker_sample s;
+    snprintf(csv, sizeof csv, "%s/%s-%.0f-m%d.csv", o->study_dir, label, line, mults[mi]);
+    int rc = tracker_study_sample(st, in, line, mults[mi], o->events[mi], o->seed, &s, msg, sizeof msg);
+    if (rc == 0)
+        rc = tracker_study_measure(st, &s, label, csv, msg, sizeof msg);
+    if (rc != 0)
+        fprintf(stderr, "bench-tracker: %s keV, M = %d: %s\n", label, mults[mi], msg);
+    tracker_sample_free(&s);
+    return rc;
+}
+
+/* The energies of --set: table, scan, or a comma-separated list; their number. */
+static int study_energies(const char *set, double *kev, int max)
+{
+    static const double table[] = { 1332.492, 661.657, 1173.228 }, scan[] = { 300, 661.657, 1332.492, 2500 };
+    const double *from = strcmp(set, "table") == 0 ? table : strcmp(set, "scan") == 0 ? scan : NULL;
+    int n = from == table ? 3 : from == scan ? 4 : 0;
+    if (from) {
+        memcpy(kev, from, (size_t)n * sizeof *kev);
+        return n;
+    }
+    for (const char *at = set; n < max;) {
+        char *end;
+        kev[n] = strtod(at, &end);
+        if (end == at || !(kev[n] > 0 && kev[n] < 20000) || (*end && *end != ','))
+            return 0;
+        n++;
+        if (!*end)
+            return n;
+        at = end + 1;
+    }
+    return 0;
+}
+
+static int run_study(const options *o, const tracker_study *st)
+{
+    double kev[16];
+    int n = study_energies(o->set, kev, 16), rc = 0;
+    if (n == 0 || (mkdir(o->study_dir, 0777) != 0 && errno != EEXIST)) {
+        fprintf(stderr, "bench-tracker: %s\n", n ? strerror(errno) : "--set takes table, scan or KEV,KEV,...");
+        return n ? 1 : 2;
+    }
+    tracker_input ideal = o->input;
+    ideal.smear.a = ideal.smear.b = 0;
+    tracker_study_header();
+    for (int k = 0; k < n && rc == 0; k++)
+        for (int mi = 0; mi < 2 && rc == 0; mi++)
+            rc = study_row(o, st, &o->input, "smeared", kev[k], mi);
+    for (int k = 0; k < n && rc == 0 && strcmp(o->set, "table") == 0; k++)
+        for (int mi = 0; mi < 2 && rc == 0; mi++)
+            rc = study_row(o, st, &ideal, "ideal", kev[k], mi);
+    return rc ? 1 : 0;
+}
+
+static int run_file(const options *o, const tracker_study *st)
+{
+    char msg[512];
+    tracker_sample s;
+    int rc = tracker_study_sample_file(st, &o->input, o->gammaevents, &s, msg, sizeof msg);
+    if (rc == 0) {
+        tracker_study_header();
+        rc = tracker_study_measure(st, &s, o->gammaevents, NULL, msg, sizeof msg);
+    }
+    if (rc != 0)
+        fprintf(stderr, "bench-tracker: %s\n", msg);
+    tracker_sample_free(&s);
+    return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -323,7 +444,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-tracker: %s\n", msg);
         return 1;
     }
-    int rc = o.study_dir ? tracker_study_run(&st, o.study_dir, o.events, o.seed) : run_bench(&o, &st);
+    int rc = o.gammaevents ? run_file(&o, &st) : o.study_dir ? run_study(&o, &st) : run_bench(&o, &st);
     tracker_study_free(&st);
     return rc;
 }

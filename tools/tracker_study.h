@@ -1,4 +1,4 @@
-/* tracker_study.h: simulated samples for the tracker (libsim's transport + smearing) and the efficiency / peak-to-total study with and without tracking. */
+/* tracker_study.h: the tracker's simulated inputs (libsim's transport or a GammaEvents file, packed, smeared, thresholded as issue 16 defines them) and the efficiency / peak-to-total study. */
 #ifndef NARWHAL_TRACKER_STUDY_H
 #define NARWHAL_TRACKER_STUDY_H
 
@@ -11,7 +11,38 @@
 #include "tracker/tracker_model.h"
 #include "transport.h"
 
-#define TRACKER_STUDY_KEV 1332.492 /* the 60Co line */
+/*
+ * What the tracker is given, from each event's simulated deposits (every
+ * Compton scattering, photoabsorption and pair vertex of libsim's transport:
+ * what the generator writes to a GammaEvents file with Packing none):
+ *
+ *   1. packing: the deposits of one crystal closer than pack_mm become one
+ *      point at their energy-weighted centre (the closest pair first, again
+ *      until no two are that close); packing SIM_PACK_SEGMENT instead takes
+ *      the transport's points packed per γ and segment (what a PSA finds);
+ *   2. energy: each point's energy gets a Gaussian of FWHM
+ *      sqrt(e_fwhm_a + e_fwhm_b E/MeV) keV (its own stream per event);
+ *   3. threshold: points under `threshold` keV are dropped, and the energy of
+ *      their crystal (the sum of its points, as its core measures it) is
+ *      shared by its other points in proportion to their energies (AGATA's
+ *      core scaling); a crystal with no point left loses its energy;
+ *   4. position: each axis of each point moves by a Gaussian whose FWHM is
+ *      smear.a + smear.b sqrt(100 keV / e) mm (tracker_truth.h: the FWHM of
+ *      the AGATA position-resolution measurement).
+ *
+ * tracker_input_issue16 is issue 16's input: deposits packed within 5 mm,
+ * FWHM 2.7 + 6.2 sqrt(0.1 MeV / E) mm, energies FWHM sqrt(1 + 3.7 E/MeV)
+ * keV, 15 keV threshold; its "ideal" input has smear.a = smear.b = 0.
+ */
+typedef struct tracker_input {
+    int packing;               /* SIM_PACK_NONE (then pack_mm) or SIM_PACK_SEGMENT */
+    double pack_mm;
+    double e_fwhm_a, e_fwhm_b; /* keV^2, keV^2 per MeV; 0 0: exact energies */
+    double threshold;          /* keV */
+    tracker_smear smear;       /* position FWHM (mm) and the seed of every stream */
+} tracker_input;
+
+extern const tracker_input tracker_input_issue16;
 
 typedef struct tracker_study {
     det_array array;
@@ -19,41 +50,44 @@ typedef struct tracker_study {
     sim_world world;
     tracker_lookup lookup;
     tr_model *model;
-    tracker_smear smear;
-    uint8_t *neighbour; /* n x n: crystals close enough for add-back */
-    double neighbour_mm;
 } tracker_study;
 
-/* Events of M γ rays of TRACKER_STUDY_KEV from the target (the physics
- * producer's transport, deposits packed per segment), their truth frames and
- * their smeared points. */
+/* A sample: its events as the tracker takes them, and what the source emitted. */
 typedef struct tracker_sample {
-    int mult;
+    double line;         /* keV: the γ energy (the photopeak) */
+    int mult;            /* γ rays per event */
+    uint64_t emitted;    /* γ rays */
+    uint64_t absorbed;   /* of them, fully absorbed in the germanium (the limit of tracking) */
     tracker_events ev;
-    uint8_t *truth;
-    size_t truth_size;
 } tracker_sample;
 
 int tracker_study_init(tracker_study *st, const char *array, const char *geometry, const tracker_model_conf *mc,
                        char *msg, size_t len);
 void tracker_study_free(tracker_study *st);
 
-int tracker_study_sample(const tracker_study *st, int mult, uint32_t events, uint64_t seed, tracker_sample *s,
-                         char *msg, size_t len);
+/* events events of mult γ rays of `line` keV from the target, isotropic,
+ * made by libsim's transport (seeded by seed) and prepared as *in says. */
+int tracker_study_sample(const tracker_study *st, const tracker_input *in, double line, int mult, uint32_t events,
+                         uint64_t seed, tracker_sample *s, char *msg, size_t len);
+/* The events of a GammaEvents file (actors/sim/gammaevents.h), prepared as
+ * *in says (packing by distance only); the line is the first γ's energy, M
+ * the γ rays of the first event. */
+int tracker_study_sample_file(const tracker_study *st, const tracker_input *in, const char *path,
+                              tracker_sample *s, char *msg, size_t len);
 void tracker_sample_free(tracker_sample *s);
 
 /*
- * For M = 1 and M = 30 (events[0] and events[1] events), photopeak efficiency
- * (counts within 3 keV of the line per γ emitted) and peak-to-total (those
- * counts over all counts) of four spectra:
- *   ideal     each γ's own deposits summed (the truth tells which are whose):
- *             the limit perfect tracking would reach;
- *   crystal   each fired crystal's energy (at least 10 keV) on its own;
- *   add-back  the energies of neighbouring fired crystals summed;
- *   tracked   the gammas the tracker (GPU when usable) reconstructs.
- * Writes DIR/efficiency.md and DIR/spectra-m1.csv, DIR/spectra-m30.csv
- * (1 keV bins) and prints the table.  Returns 0, or 1 with a message.
+ * Tracks s (the GPU when usable) and measures, with ±3 keV around the line,
+ * efficiency = photopeak counts per γ emitted and peak-to-total = photopeak
+ * counts over all tracked counts.  Prints one table row labelled `label`
+ * (efficiency, P/T, their binomial errors, the counts, the fully absorbed
+ * fraction, points per event) on stdout, and writes the tracked spectrum
+ * (1 keV bins) to csv when it is not NULL.  0, or -1 with a message.
  */
-int tracker_study_run(const tracker_study *st, const char *dir, const uint32_t events[2], uint64_t seed);
+int tracker_study_measure(const tracker_study *st, const tracker_sample *s, const char *label, const char *csv,
+                          char *msg, size_t len);
+
+/* The header of measure's rows. */
+void tracker_study_header(void);
 
 #endif

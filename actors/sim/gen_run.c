@@ -1,6 +1,5 @@
 /* gen_run.c: the generator's work: geometry and basis at initialise, events simulated in parallel batches, emitted whole and in order. */
 #include <assert.h>
-#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -17,30 +16,12 @@ enum { MIN_BATCH_PER_THREAD = 16, MAX_BATCH = 1 << 16 };
 
 static bool writes_gammaevents(void) { return strcmp(gen_settings.gammaevents, "none") != 0; }
 
-/* Narwhal's array format starts with "narwhal-array"; anything else is read as
- * AGATA's CrystalPositionLookUpTable. */
-static int load_array(det_array *a, const char *path, char *msg, size_t len)
-{
-    char head[16] = "";
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(msg, len, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t got = fread(head, 1, sizeof head - 1, f);
-    head[got] = '\0';
-    fclose(f);
-    if (strncmp(head, "narwhal-array", 13) == 0)
-        return det_array_load(a, path, msg, len);
-    return det_array_load_lut(a, path, msg, len);
-}
-
 static unsigned load_geometry(gen *g)
 {
     char msg[512];
     if (det_crystal_load(&g->shape, gen_settings.crystal, msg, sizeof msg))
         return kit_fail(g->k.name, NARVAL_E_IO, "crystal geometry: %s", msg);
-    if (load_array(&g->array, gen_settings.array, msg, sizeof msg))
+    if (det_array_load_any(&g->array, gen_settings.array, msg, sizeof msg))
         return kit_fail(g->k.name, NARVAL_E_IO, "array: %s", msg);
     if (sim_world_init(&g->world, &g->array, &g->shape, msg, sizeof msg))
         return kit_fail(g->k.name, NARVAL_E_CONFIG, "%s: %s", gen_settings.array, msg);

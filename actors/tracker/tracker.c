@@ -18,14 +18,15 @@ typedef struct tracker_conf {
     char *array, *geometry;
     kit_list device, clustering, path_model, input, beam;
     bool keep_input, core_scale;
-    double min_cluster, min_single, theta_scale, pos_a, pos_b, energy_sigma;
+    double min_cluster, min_single, single_isolation, theta_scale, pos_a, pos_b, energy_sigma;
     double shell_inner, shell_outer, beta, smear_a, smear_b;
     int64_t seed, gpu;
 } tracker_conf;
 
 #define KEY(name, type, field, def, ...) { name, type, offsetof(tracker_conf, field), def, __VA_ARGS__ }
 static const kit_key tracker_keys[] = {
-    KEY("Array", KIT_STRING, array, "detector/arrays/agata180.txt", .help = "array file: crystal placements"),
+    KEY("Array", KIT_STRING, array, "detector/arrays/agata180.txt",
+        .help = "array file: Narwhal's format or AGATA's CrystalPositionLookUpTable (detector/README.md)"),
     KEY("Geometry", KIT_STRING, geometry, "detector/geometry/agata.geo", .help = "crystal geometry file"),
     KEY("Device", KIT_LIST, device, "auto", .help = "auto (the GPU when one is usable, else the CPU), gpu or cpu"),
     KEY("GPU", KIT_INT, gpu, "0", KIT_RANGE(0, 63), .help = GPU_KEY_HELP),
@@ -35,6 +36,8 @@ static const kit_key tracker_keys[] = {
         .help = "figure of merit a cluster needs to be accepted"),
     KEY("MinSingleFom", KIT_REAL, min_single, "0.02", KIT_RANGE(1e-30, 1),
         .help = "photoabsorption probability a single point needs to be accepted"),
+    KEY("SingleIsolation", KIT_REAL, single_isolation, "40", KIT_RANGE(0, 1e4),
+        .help = "mm: a single point is accepted only farther than this from every other point of its event"),
     KEY("AngularUncertainty", KIT_REAL, theta_scale, "1.2", KIT_RANGE(1e-6, 100),
         .help = "scales the scattering-angle uncertainty carried from the positions"),
     KEY("PositionSigmaA", KIT_REAL, pos_a, "2.7", KIT_RANGE(0, 1000),
@@ -179,9 +182,11 @@ static unsigned derive(const char *path)
     derived.device = (tracker_device)device;
     derived.cluster_on_gpu = side == 1;
     derived.truth = input == 1;
-    derived.model = (tracker_model_conf){ conf.pos_a, conf.pos_b, conf.energy_sigma, conf.theta_scale,
-                                          conf.min_cluster, conf.min_single, path_model, conf.shell_inner,
-                                          conf.shell_outer };
+    derived.model = (tracker_model_conf){ .pos_a = conf.pos_a, .pos_b = conf.pos_b,
+                                          .energy_sigma = conf.energy_sigma, .theta_scale = conf.theta_scale,
+                                          .min_cluster = conf.min_cluster, .min_single = conf.min_single,
+                                          .single_isolation = conf.single_isolation, .path_model = path_model,
+                                          .shell_inner = conf.shell_inner, .shell_outer = conf.shell_outer };
     derived.doppler.beta = conf.beta;
     derived.smear = (tracker_smear){ conf.smear_a, conf.smear_b, (uint64_t)conf.seed };
     return 0;
@@ -206,7 +211,7 @@ void *process_register(unsigned int *error_code) { return kit_register(sizeof(tr
 static unsigned load_model(tracker *t)
 {
     char msg[1024];
-    if (det_array_load(&t->array, conf.array, msg, sizeof msg) != 0 ||
+    if (det_array_load_any(&t->array, conf.array, msg, sizeof msg) != 0 ||
         det_crystal_load(&t->crystal, conf.geometry, msg, sizeof msg) != 0)
         return kit_fail(t->k.name, NARVAL_E_CONFIG, "%s", msg);
     if (tracker_lookup_init(&t->lookup, &t->array) != 0 || !(t->model = malloc(sizeof *t->model)))

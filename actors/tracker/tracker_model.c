@@ -215,6 +215,10 @@ int tracker_model_build(tr_model *m, const det_array *a, const det_crystal *c,
         snprintf(msg, len, "figure-of-merit thresholds must lie in (0, 1]");
         return -1;
     }
+    if (!(cf->single_isolation >= 0 && cf->single_isolation <= 1e4)) {
+        snprintf(msg, len, "the single-point isolation (%g mm) must lie in [0, 10000] mm", cf->single_isolation);
+        return -1;
+    }
     if (cf->path_model == TR_PATH_SHELL && !(cf->shell_inner >= 0 && cf->shell_outer > cf->shell_inner)) {
         snprintf(msg, len, "the shell's outer radius (%g mm) must exceed its inner radius (%g mm)",
                  cf->shell_outer, cf->shell_inner);
@@ -228,6 +232,7 @@ int tracker_model_build(tr_model *m, const det_array *a, const det_crystal *c,
     p->theta_scale2 = (float)(cf->theta_scale * cf->theta_scale);
     p->log_min_cluster = (float)log(cf->min_cluster);
     p->log_min_single = (float)log(cf->min_single);
+    p->single_iso2 = (float)(cf->single_isolation * cf->single_isolation);
     p->path_model = cf->path_model;
     p->shell_in2 = (float)(cf->shell_inner * cf->shell_inner);
     p->shell_out2 = (float)(cf->shell_outer * cf->shell_outer);

@@ -13,6 +13,7 @@ typedef struct tracker_model_conf {
     double energy_sigma;          /* keV, one deposit */
     double theta_scale;           /* angular uncertainty parameter */
     double min_cluster, min_single;
+    double single_isolation;      /* mm: a single point's distance to every other point */
     int path_model;               /* TR_PATH_* */
     double shell_inner, shell_outer; /* mm */
 } tracker_model_conf;

@@ -15,7 +15,7 @@ void tracker_smearer_start(tracker_smearer *r, const tracker_smear *s, uint32_t 
 void tracker_smear_hit(tracker_smearer *r, const adf_truth_hit *h, adf_psa_hit *out)
 {
     double e = h->e > 0 ? h->e : 0;
-    double sigma = e > 0 ? r->s->a + r->s->b * sqrt(100.0 / e) : 0;
+    double sigma = e > 0 ? (r->s->a + r->s->b * sqrt(100.0 / e)) / TRACKER_FWHM_PER_SIGMA : 0;
     memset(out, 0, sizeof *out);
     out->segment = (int16_t)h->segment;
     out->crystal_id = (int16_t)h->crystal_id;

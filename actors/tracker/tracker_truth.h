@@ -8,13 +8,22 @@
 #include "rng.h"
 
 /*
- * sigma(e) = a + b sqrt(100 keV / e) mm, drawn independently on each axis of
- * the crystal frame (AGATA's usual model, a = 2.7, b = 6.2), from a random
+ * Each axis of the crystal frame moves by a Gaussian whose FWHM is
+ * a + b sqrt(100 keV / e) mm (sigma = FWHM / 2.3548), drawn from a random
  * stream seeded by (seed, event number), so that an event is smeared the same
  * way whatever block or tool it goes through.
+ *
+ * a = 2.7 mm, b = 6.2 mm is AGATA's energy-dependent position resolution
+ * (Söderström et al., NIM A 638 (2011) 96), a FWHM: 4.66 mm at 1 MeV, 8.9 mm
+ * at 100 keV, in line with the ~5 mm FWHM around 1 MeV that AGATA's in-beam
+ * measurements quote; public forward-tracking code citing that paper scales
+ * its Gaussian the same way (FWHM / 2.35).  Read as a sigma it would be a
+ * FWHM of 11 mm at 1 MeV, twice what the detectors achieve.
  */
+#define TRACKER_FWHM_PER_SIGMA 2.3548200450309493 /* 2 sqrt(2 ln 2) */
+
 typedef struct tracker_smear {
-    double a, b;
+    double a, b; /* mm, FWHM */
     uint64_t seed;
 } tracker_smear;
 

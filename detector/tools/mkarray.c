@@ -337,16 +337,6 @@ static int generate(const det_crystal *g, const char *dir)
     return got == 3 ? write_array(&t, dir, "triple.txt", g) : -1;
 }
 
-static int load_any(det_array *a, const char *path, char *msg, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    char word[32] = "";
-    if (f) {
-        if (fscanf(f, " %31s", word) != 1) word[0] = 0;
-        fclose(f);
-    }
-    return strcmp(word, "narwhal-array") ? det_array_load_lut(a, path, msg, len) : det_array_load(a, path, msg, len);
-}
 
 static void usage(void)
 {
@@ -370,7 +360,7 @@ int main(int argc, char **argv)
     if (i + 1 < argc && !strcmp(argv[i], "--out")) return generate(&g, argv[i + 1]) ? 1 : 0;
     if (i + 1 < argc && !strcmp(argv[i], "--check")) {
         det_array a;
-        if (load_any(&a, argv[i + 1], msg, sizeof msg)) {
+        if (det_array_load_any(&a, argv[i + 1], msg, sizeof msg)) {
             fprintf(stderr, "mkarray: %s\n", msg);
             return 1;
         }
