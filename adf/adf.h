@@ -570,6 +570,26 @@ int adf_file_close(adf_file *f);
 typedef int adf_scan_fn(void *ctx, const uint8_t *buf, size_t used, uint64_t base);
 int adf_file_scan(const char *path, size_t max_frame, adf_scan_fn *fn, void *ctx, char *msg, size_t len);
 
+/* ---- AGATA-readable files and their Narwhal file ----------------------------
+ * Readers of AGATA's data (its own tools, converters such as GRETINA's
+ * ag2mode2) stop at the first frame whose key id they do not know, and read a
+ * known id with AGATA's layout.  So a chain that writes for them puts in its
+ * file only frames whose id AGATA defines with the layout Narwhal writes
+ * (data:psa, event:data:psa: the ids listed first in enum adf_id), and
+ * Narwhal's own frames (narwhal:truth, narwhal:crystal, narwhal:tracked, and
+ * meta:eof and meta:sync, whose payloads are Narwhal's) in a second file beside
+ * it (adf_writer's Keys and OtherFile).  That file's name is the data file's
+ * with ".narwhal" before its extension (from the last '.' of the file's own
+ * name, a leading '.' excepted), or appended when it has none:
+ *   output.adf -> output.narwhal.adf,  run%03d.adf -> run%03d.narwhal.adf,
+ *   out -> out.narwhal.
+ * `narwhal summary DATA` reads the pair when that file exists.  The frames of
+ * the two files together are the chain's stream, each file in stream order;
+ * the order between the two is not kept (pair frames by event number and
+ * timestamp).  malloc'd; NULL when path is NULL or memory is short. */
+#define ADF_NARWHAL_SUFFIX ".narwhal"
+char *adf_narwhal_file(const char *path);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

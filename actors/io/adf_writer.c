@@ -1,4 +1,4 @@
-/* adf_writer.c: consumer that writes every frame it receives to an ADF file, published under its name only when the run stops. */
+/* adf_writer.c: consumer that writes the frames it receives to an ADF file (those Keys chooses; the others to OtherFile, or counted), published under its name only when the run stops. */
 #define NARVAL_CONSUMER
 #include <limits.h>
 #include <stdio.h>
@@ -10,6 +10,8 @@
 
 typedef struct writer_conf {
     char *file;
+    kit_list keys;
+    char *other_file;
 } writer_conf;
 
 static const kit_key writer_keys[] = {
@@ -18,10 +20,21 @@ static const kit_key writer_keys[] = {
               "FILE.XXXXXX.part beside it); %d or %0Nd in the name numbers the runs 1, 2, ..., "
               "else each run replaces the file; instance k > 1 of one configuration writes "
               "FILE with .k before its extension (out.adf -> out.2.adf)" },
+    { "Keys", KIT_LIST, offsetof(writer_conf, keys), "all",
+      .help = "the frames written to File, by the key id of each top-level frame (a composite goes "
+              "whole): 'all'; or names and ids (data:psa event:data:psa 0xFA010102) to write only "
+              "those; or 'all' and names with '-' (all -narwhal:truth -meta:sync) to write all but "
+              "those.  What it leaves out goes to OtherFile, or is counted and named in the log; "
+              "data:psa event:data:psa is the file AGATA's readers read whole (adf.h)" },
+    { "OtherFile", KIT_STRING, offsetof(writer_conf, other_file), "none",
+      .help = "where the frames Keys leaves out go: 'none' (counted by key id and named in a "
+              "warning at the end of each run, not written), 'beside' (File with .narwhal before "
+              "its extension: out.adf -> out.narwhal.adf, the file `narwhal summary out.adf` reads "
+              "with it), or a file; published, numbered and claimed as File is" },
 };
 
 static const kit_spec writer_spec = {
-    "ADFWriter", "consumer", "writes every frame it receives to an ADF file",
+    "ADFWriter", "consumer", "writes the frames it receives to an ADF file, those Keys leaves out to OtherFile",
     writer_keys, KIT_COUNT(writer_keys), sizeof(writer_conf),
 };
 
@@ -39,15 +52,46 @@ typedef struct run_number {
     size_t at, after; /* the conversion is name[at, after) */
 } run_number;
 
-typedef struct writer {
-    kit_instance k;
-    char *file;       /* File as this instance writes it (kit_instance_output), from initialise */
+/* Keys, parsed: which top-level frames go to File. */
+enum { WRITER_MAX_KEYS = 32 };
+typedef struct key_filter {
+    bool only;                   /* File gets the ids listed; else all but them */
+    size_t n;
+    uint32_t id[WRITER_MAX_KEYS];
+} key_filter;
+
+static key_filter filter;
+
+/* OtherFile: nowhere, the rule's file beside File, or a file of its own. */
+typedef enum other_kind { OTHER_NONE, OTHER_BESIDE, OTHER_PATH } other_kind;
+static other_kind other;
+
+/* One output of an instance: File, or OtherFile. */
+typedef struct dest {
+    const char *key;  /* the configuration key that names it, for messages */
+    char *file;       /* as this instance writes it (kit_instance_output), from initialise */
     run_number rn;    /* in file */
     kit_claim claim;  /* file, held from initialise to unload */
     kit_output out;   /* the run's temporary, while running */
-    unsigned run;     /* runs started: numbers the files */
     uint64_t frames, bytes;
-    bool ended;       /* the last frame written is a meta:eof */
+} dest;
+
+/* Frames of one key id that did not go to File, for the log. */
+enum { WRITER_KINDS = 16 };
+typedef struct left_kind {
+    uint32_t id;
+    uint64_t frames;
+} left_kind;
+
+typedef struct writer {
+    kit_instance k;
+    dest main;        /* File */
+    dest other;       /* OtherFile, when there is one */
+    unsigned run;     /* runs started: numbers the files */
+    left_kind left[WRITER_KINDS]; /* the frames File did not get, by id, this run */
+    unsigned n_left;
+    uint64_t left_frames, left_bytes, left_unnamed; /* unnamed: ids past WRITER_KINDS */
+    bool ended;       /* the last frame received is a meta:eof */
 } writer;
 
 /* Finds the run number's place in a file name: one %d or %0Nd (N from 1 to 9), no other '%'. */
@@ -70,6 +114,82 @@ static unsigned parse_name(const char *file, run_number *rn, char *msg, size_t l
     return 0;
 }
 
+/* A value of Keys: a key name of adf.h's table or an id written 0x..., else 0. */
+static uint32_t key_id(const char *v)
+{
+    uint32_t id = adf_id_from_name(v);
+    if (id || strncmp(v, "0x", 2) != 0 || !v[2])
+        return id;
+    char *end;
+    unsigned long long n = strtoull(v + 2, &end, 16);
+    return *end || n > UINT32_MAX ? 0 : (uint32_t)n;
+}
+
+static unsigned bad_keys(const kit_list *keys, size_t i, char *msg, size_t len, const char *why)
+{
+    snprintf(msg, len, "%s:%u: key 'Keys': value '%s': %s", conf_path, keys->line[i], keys->v[i], why);
+    return NARVAL_E_CONFIG;
+}
+
+/* Keys into f: names and ids to write only those, or 'all' and '-' names to leave those out. */
+static unsigned parse_keys(const kit_list *keys, key_filter *f, char *msg, size_t len)
+{
+    bool all = false, listed = false, minus = false;
+    *f = (key_filter){ 0 };
+    for (size_t i = 0; i < keys->n; i++) {
+        const char *v = keys->v[i];
+        bool out = v[0] == '-';
+        if (!out && strcmp(v, "all") == 0) {
+            all = true;
+            continue;
+        }
+        uint32_t id = key_id(v + out);
+        if (!id)
+            return bad_keys(keys, i, msg, len, "neither a key name of adf.h (data:psa, "
+                            "event:data:psa, narwhal:truth, meta:eof, ...) nor a key id (0xFA010102)");
+        if (f->n == WRITER_MAX_KEYS)
+            return bad_keys(keys, i, msg, len, "more than 32 key ids");
+        listed |= !out;
+        minus |= out;
+        f->id[f->n++] = id;
+    }
+    if (listed && (all || minus))
+        return bad_keys(keys, keys->n - 1, msg, len, "Keys lists the frames File gets, or says "
+                        "'all' and leaves some out with '-', not both");
+    f->only = listed;
+    return 0;
+}
+
+static bool to_file(uint32_t id)
+{
+    bool listed = false;
+    for (size_t i = 0; i < filter.n && !listed; i++)
+        listed = filter.id[i] == id;
+    return listed == filter.only;
+}
+
+/* OtherFile: 'none', 'beside' or a file, which must differ from File and receive something. */
+static unsigned parse_other(char *msg, size_t len)
+{
+    run_number rn;
+    other = strcmp(conf.other_file, "none") == 0     ? OTHER_NONE
+            : strcmp(conf.other_file, "beside") == 0 ? OTHER_BESIDE
+                                                     : OTHER_PATH;
+    if (other == OTHER_NONE)
+        return 0;
+    if (!filter.only && filter.n == 0) {
+        snprintf(msg, len, "%s: key 'OtherFile': value '%s': OtherFile gets the frames Keys leaves "
+                 "out, and Keys leaves none out (Keys all)", conf_path, conf.other_file);
+        return NARVAL_E_CONFIG;
+    }
+    if (other == OTHER_PATH && strcmp(conf.other_file, conf.file) == 0) {
+        snprintf(msg, len, "%s: key 'OtherFile': value '%s': the same file as File", conf_path,
+                 conf.other_file);
+        return NARVAL_E_CONFIG;
+    }
+    return other == OTHER_PATH ? parse_name(conf.other_file, &rn, msg, len) : 0;
+}
+
 void process_config(const char *directory_path, unsigned int *error_code)
 {
     char msg[1024];
@@ -79,7 +199,9 @@ void process_config(const char *directory_path, unsigned int *error_code)
     free(conf_path);
     if (!(conf_path = kit_conf_path(directory_path, writer_spec.actor)))
         *error_code = kit_fail(writer_spec.actor, NARVAL_E_NOMEM, "out of memory");
-    else if ((*error_code = parse_name(conf.file, &rn, msg, sizeof msg)) != 0)
+    else if ((*error_code = parse_name(conf.file, &rn, msg, sizeof msg)) != 0 ||
+             (*error_code = parse_keys(&conf.keys, &filter, msg, sizeof msg)) != 0 ||
+             (*error_code = parse_other(msg, sizeof msg)) != 0)
         kit_fail(writer_spec.actor, *error_code, "%s", msg);
 }
 
@@ -88,16 +210,18 @@ const char *process_describe(void) { return kit_describe(&writer_spec); }
 void *process_register(unsigned int *error_code)
 {
     writer *w = kit_register(sizeof(writer), error_code);
-    if (w)
-        w->out.fd = w->claim.fd = -1;
+    if (w) {
+        w->main = (dest){ .key = "File", .out.fd = -1, .claim.fd = -1 };
+        w->other = (dest){ .key = "OtherFile", .out.fd = -1, .claim.fd = -1 };
+    }
     return w;
 }
 
 /* The output of run `run`: the instance's file with the number written in (malloc'd). */
-static char *run_file(const writer *w, unsigned run)
+static char *run_file(const dest *d, unsigned run)
 {
-    const char *f = w->file;
-    const run_number *rn = &w->rn;
+    const char *f = d->file;
+    const run_number *rn = &d->rn;
     if (!rn->numbered)
         return strdup(f);
     int n = snprintf(NULL, 0, "%.*s%0*u%s", (int)rn->at, f, rn->width, run, f + rn->after);
@@ -107,44 +231,76 @@ static char *run_file(const writer *w, unsigned run)
     return s;
 }
 
+/* Claims d->file, chosen already, with its %d when numbered, so that no other live instance writes it. */
+static unsigned claim_dest(writer *w, dest *d)
+{
+    char msg[PATH_MAX + 512];
+    if (!d->file)
+        return kit_fail(w->k.name, NARVAL_E_NOMEM, "out of memory");
+    /* ".k" and ".narwhal" go before the extension, never into the run number: it parses as the key did */
+    unsigned code = parse_name(d->file, &d->rn, msg, sizeof msg);
+    if (!code)
+        code = kit_claim_output(&d->claim, d->file, false, d->key, conf_path, msg, sizeof msg);
+    return code ? kit_fail(w->k.name, code, "%s", msg) : 0;
+}
+
 /* Chooses this instance's file (File itself for instance 1, File with .k before
- * its extension for instance k: instances of one library share File) and claims
- * it, with its %d when numbered, so that no other live instance writes it;
- * before any block, and once: a later initialise (after a reset) keeps the
- * claim, since the configuration is the same. */
+ * its extension for instance k: instances of one library share File), and its
+ * OtherFile likewise ('beside': the instance's File's Narwhal file), and claims
+ * them; before any block, and once: a later initialise (after a reset) keeps
+ * the claims, since the configuration is the same. */
 static unsigned writer_initialise(void *algo_data)
 {
     writer *w = algo_data;
-    char msg[PATH_MAX + 512], note[2 * PATH_MAX + 128];
-    if (w->claim.lock)
+    char note[2 * PATH_MAX + 128];
+    if (w->main.claim.lock)
         return 0;
-    free(w->file);
-    if (!(w->file = kit_instance_output(conf.file, false, w->k.number, "File", note, sizeof note)))
-        return kit_fail(w->k.name, NARVAL_E_NOMEM, "out of memory");
+    free(w->main.file);
+    w->main.file = kit_instance_output(conf.file, false, w->k.number, "File", note, sizeof note);
     if (note[0])
         kit_log(w->k.name, KIT_INFO, "%s", note);
-    /* ".k" goes before the extension, never into the run number: it parses as File did */
-    unsigned code = parse_name(w->file, &w->rn, msg, sizeof msg);
-    if (!code)
-        code = kit_claim_output(&w->claim, w->file, false, "File", conf_path, msg, sizeof msg);
-    return code ? kit_fail(w->k.name, code, "%s", msg) : 0;
+    unsigned code = claim_dest(w, &w->main);
+    if (code || other == OTHER_NONE)
+        return code;
+    free(w->other.file);
+    w->other.file = other == OTHER_BESIDE
+                        ? adf_narwhal_file(w->main.file)
+                        : kit_instance_output(conf.other_file, false, w->k.number, "OtherFile", note, sizeof note);
+    if (other == OTHER_PATH && note[0])
+        kit_log(w->k.name, KIT_INFO, "%s", note);
+    if ((code = claim_dest(w, &w->other)) != 0)
+        kit_claim_release(&w->main.claim);
+    return code;
+}
+
+/* Opens d's temporary for run `run`. */
+static unsigned open_dest(writer *w, dest *d, unsigned run)
+{
+    char msg[PATH_MAX + 512];
+    char *file = run_file(d, run);
+    if (!file)
+        return kit_fail(w->k.name, NARVAL_E_NOMEM, "out of memory");
+    unsigned code = kit_output_open(&d->out, file, msg, sizeof msg);
+    free(file);
+    if (code)
+        return kit_fail(w->k.name, code, "%s", msg);
+    d->frames = d->bytes = 0;
+    kit_log(w->k.name, KIT_DEBUG, "run %u: writing %s", run, d->out.temp);
+    return 0;
 }
 
 static unsigned writer_start(void *algo_data)
 {
     writer *w = algo_data;
-    char msg[PATH_MAX + 512];
-    char *file = run_file(w, w->run + 1);
-    if (!file)
-        return kit_fail(w->k.name, NARVAL_E_NOMEM, "out of memory");
-    unsigned code = kit_output_open(&w->out, file, msg, sizeof msg);
-    free(file);
+    unsigned code = open_dest(w, &w->main, w->run + 1);
+    if (!code && w->other.file && (code = open_dest(w, &w->other, w->run + 1)) != 0)
+        kit_output_discard(&w->main.out);
     if (code)
-        return kit_fail(w->k.name, code, "%s", msg);
+        return code;
     w->run++;
-    w->frames = w->bytes = 0;
+    w->n_left = 0;
+    w->left_frames = w->left_bytes = w->left_unnamed = 0;
     w->ended = false;
-    kit_log(w->k.name, KIT_DEBUG, "run %u: writing %s", w->run, w->out.temp);
     return 0;
 }
 
@@ -171,49 +327,152 @@ static unsigned scan_block(writer *w, const void *in, unsigned size, uint64_t *f
     return 0;
 }
 
+/* Counts a frame File does not get under its key id. */
+static void count_left(writer *w, const adf_frame *f)
+{
+    w->left_frames++;
+    w->left_bytes += f->key.length;
+    for (unsigned i = 0; i < w->n_left; i++)
+        if (w->left[i].id == f->key.id) {
+            w->left[i].frames++;
+            return;
+        }
+    if (w->n_left == WRITER_KINDS)
+        w->left_unnamed++;
+    else
+        w->left[w->n_left++] = (left_kind){ f->key.id, 1 };
+}
+
+/* Writes n frames (size bytes) of a block that go to d, in one write; d NULL: nowhere. */
+static unsigned put_span(writer *w, dest *d, const uint8_t *at, size_t size, uint64_t n)
+{
+    char msg[PATH_MAX + 256];
+    unsigned code;
+    if (!d || size == 0)
+        return 0;
+    if ((code = kit_output_write(&d->out, at, size, msg, sizeof msg)) != 0)
+        return kit_fail(w->k.name, code, "%s", msg);
+    d->frames += n;
+    d->bytes += size;
+    return 0;
+}
+
+/* The frames of a checked block, each to File or, when Keys leaves it out, to
+ * OtherFile (or nowhere, counted); runs of frames with one destination in one write. */
+static unsigned route_block(writer *w, const uint8_t *in, unsigned size)
+{
+    adf_iter it;
+    adf_frame f;
+    dest *to = NULL;
+    size_t from = 0;
+    uint64_t n = 0;
+    unsigned code = 0;
+    adf_iter_init(&it, in, size);
+    while (!code && adf_iter_next(&it, &f) > 0) {
+        bool keep = to_file(f.key.id);
+        dest *d = keep ? &w->main : w->other.file ? &w->other : NULL;
+        if (!keep)
+            count_left(w, &f);
+        if (n && d != to) {
+            code = put_span(w, to, in + from, f.offset - from, n);
+            from = f.offset;
+            n = 0;
+        }
+        to = d;
+        n++;
+    }
+    return code ? code : put_span(w, to, in + from, size - from, n);
+}
+
 static unsigned write_block(writer *w, const void *in, unsigned size)
 {
     uint64_t frames;
     bool ends = w->ended;
-    char msg[PATH_MAX + 256];
     unsigned code = scan_block(w, in, size, &frames, &ends);
     if (code || size == 0)
         return code;
-    if ((code = kit_output_write(&w->out, in, size, msg, sizeof msg)) != 0)
-        return kit_fail(w->k.name, code, "%s", msg);
-    w->frames += frames;
-    w->bytes += size;
+    if ((code = route_block(w, in, size)) != 0)
+        return code;
     w->ended = ends;
     return 0;
+}
+
+/* "narwhal:truth 1000, meta:eof 1": the frames File did not get, by key id. */
+static void describe_left(const writer *w, char *s, size_t len)
+{
+    size_t at = 0;
+    s[0] = '\0';
+    for (unsigned i = 0; i < w->n_left && at < len; i++) {
+        const char *name = adf_id_name(w->left[i].id);
+        char hex[16];
+        snprintf(hex, sizeof hex, "0x%08x", w->left[i].id);
+        at += (size_t)snprintf(s + at, len - at, "%s%s %llu", i ? ", " : "", name ? name : hex,
+                               (unsigned long long)w->left[i].frames);
+    }
+    if (w->left_unnamed && at < len)
+        snprintf(s + at, len - at, ", %llu of other ids", (unsigned long long)w->left_unnamed);
+}
+
+/* Publishes d's run; on failure the run is lost and the message says which file. */
+static unsigned publish_dest(writer *w, dest *d)
+{
+    char msg[PATH_MAX + 512];
+    unsigned code = kit_output_publish(&d->out, true, msg, sizeof msg);
+    return code ? kit_fail(w->k.name, code, "%s; run %u is lost", msg, w->run) : 0;
+}
+
+/* The run's line: where its frames went, what Keys left out, whether its data ended. */
+static void log_run(writer *w, const char *file, const char *other_file)
+{
+    char left[1024], to_other[PATH_MAX + 1200] = "";
+    describe_left(w, left, sizeof left);
+    if (other_file)
+        snprintf(to_other, sizeof to_other, " and %llu frames (%llu bytes) that Keys leaves out to %s (%s)",
+                 (unsigned long long)w->other.frames, (unsigned long long)w->other.bytes, other_file,
+                 w->left_frames ? left : "none");
+    kit_log(w->k.name, KIT_INFO, "run %u: wrote %llu frames (%llu bytes) to %s%s, %s%s", w->run,
+            (unsigned long long)w->main.frames, (unsigned long long)w->main.bytes, file, to_other,
+            w->ended ? "ending with meta:eof (the data is complete)"
+                     : "without meta:eof at the end (the run was stopped before the end of its data)",
+            !w->main.rn.numbered && w->run > 1 ? "; it replaces the file of the previous run" : "");
+    if (!other_file && w->left_frames)
+        kit_log(w->k.name, KIT_WARN, "run %u: %llu frames (%llu bytes) not written: Keys leaves them "
+                "out and OtherFile is none: %s", w->run, (unsigned long long)w->left_frames,
+                (unsigned long long)w->left_bytes, left);
 }
 
 static unsigned writer_stop(void *algo_data)
 {
     writer *w = algo_data;
-    char msg[PATH_MAX + 512], *file = strdup(w->out.path);
-    unsigned code = kit_output_publish(&w->out, true, msg, sizeof msg);
-    if (code) {
-        free(file);
-        return kit_fail(w->k.name, code, "%s; run %u is lost", msg, w->run);
-    }
-    kit_log(w->k.name, KIT_INFO, "run %u: wrote %llu frames (%llu bytes) to %s, %s%s", w->run,
-            (unsigned long long)w->frames, (unsigned long long)w->bytes, file ? file : w->file,
-            w->ended ? "ending with meta:eof (the data is complete)"
-                     : "without meta:eof at the end (the run was stopped before the end of its data)",
-            !w->rn.numbered && w->run > 1 ? "; it replaces the file of the previous run" : "");
+    char *file = strdup(w->main.out.path);
+    char *other_file = w->other.out.path ? strdup(w->other.out.path) : NULL;
+    unsigned code = publish_dest(w, &w->main);
+    if (code)
+        kit_output_discard(&w->other.out);
+    else if (w->other.file)
+        code = publish_dest(w, &w->other);
+    if (!code)
+        log_run(w, file ? file : w->main.file, w->other.file ? (other_file ? other_file : w->other.file) : NULL);
     free(file);
-    return 0;
+    free(other_file);
+    return code;
 }
 
-/* A run that did not stop is not published: its temporary goes, and the log says what it held. */
-static void discard_run(writer *w, const char *why)
+/* A run that did not stop is not published: its temporaries go, and the log says what they held. */
+static void discard_dest(writer *w, dest *d, const char *why)
 {
-    if (!w->out.temp)
+    if (!d->out.temp)
         return;
     kit_log(w->k.name, KIT_WARN, "%s: discarded %llu frames (%llu bytes) of an unfinished run: "
-            "%s was not written", why, (unsigned long long)w->frames,
-            (unsigned long long)w->bytes, w->out.path);
-    kit_output_discard(&w->out);
+            "%s was not written", why, (unsigned long long)d->frames,
+            (unsigned long long)d->bytes, d->out.path);
+    kit_output_discard(&d->out);
+}
+
+static void discard_run(writer *w, const char *why)
+{
+    discard_dest(w, &w->main, why);
+    discard_dest(w, &w->other, why);
 }
 
 static unsigned writer_reset(void *algo_data)
@@ -226,8 +485,10 @@ static void writer_release(void *algo_data)
 {
     writer *w = algo_data;
     discard_run(w, "unloaded without process_stop");
-    kit_claim_release(&w->claim);
-    free(w->file);
+    kit_claim_release(&w->main.claim);
+    kit_claim_release(&w->other.claim);
+    free(w->main.file);
+    free(w->other.file);
 }
 
 KIT_LIFECYCLE(writer_initialise, writer_start, writer_stop, writer_reset, writer_release)
