@@ -3,6 +3,7 @@
 #   sh sample_runs/full_chain/throughput.sh LABEL [EVENTS]    (EVENTS: generator events in the input file, 100000)
 #   VARIANTS=1 adds rows: 64 MB blocks, a ring of 8, passive OpenMP waits, the adaptive search, the CPU.
 #   PARTS="2 4 8" adds a pipelined row per PSA BlockParts value.
+#   EXTRA_CONF=DIR puts a configuration directory before the replay chain's in every row.
 #   PSAS="2 3" adds a pipelined row per count of PSA instances sharing the reader's blocks (round robin,
 #   one configuration, one GPU), the builder merging their streams.
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
@@ -15,7 +16,7 @@ events=${2:-100000}
 BUILD=${BUILD:-build}
 keep=sample_runs/full_chain/$label
 work=build/replay_chain
-conf=topologies/conf/replay_chain:topologies/conf
+conf=${EXTRA_CONF:+$EXTRA_CONF:}topologies/conf/replay_chain:topologies/conf
 mkdir -p "$keep" "$work/input-conf"
 narwhal="$BUILD/bin/narwhal"
 rows=0
@@ -36,7 +37,7 @@ replay() {
         > "$keep/throughput-$rows.log" 2>&1
     awk -F'\t' -v mode="$name" '
         $1 == "run" { block = $5 }
-        $1 == "kind" && $2 == "reader" && $4 == "data:crystal" { crystals = $5 }
+        $1 == "kind" && $2 == "reader" && ($4 == "narwhal:crystal" || $4 == "data:crystal") { crystals = $5 }
         $1 == "actor" { name[++n] = $2; busy[n] = $10 }
         END {
             slow = 2
