@@ -264,9 +264,54 @@ START_TEST(single_photoabsorption_needs_its_probability)
     assert_at(t[0].gamma[0].x2, t[0].gamma[0].y2, t[0].gamma[0].z2, &low);
     /* 200 keV, 10 mm of germanium: exp(-0.081 * 10) * 5.706 / 18.336 = 0.138 */
     ck_assert_double_eq_tol(t[0].gamma[0].fom, 0.138, 0.01);
-    /* 1332 keV is absorbed in one interaction with probability < 0.01: rejected */
+    /* 1332 keV is absorbed in one interaction with probability < 0.01, above the default
+     * MinSingleFom 0.0004 (sqrt(P) > 0.02): accepted; the earlier threshold 0.02 rejects it */
+    ck_assert_uint_eq(t[1].n_gammas, 1);
+    ck_assert_uint_eq(t[1].gamma[0].flags, ADF_TRACKED_SINGLE);
+    ck_assert_double_eq_tol(t[1].gamma[0].e, 1332.5, 1e-3);
+    ck_assert_msg(t[1].gamma[0].fom > 0.0004 && t[1].gamma[0].fom < 0.01, "fom %g", t[1].gamma[0].fom);
+    ck_assert_int_eq(read_tracked(run("MinSingleFom 0.02\n"), t, 2), 2);
+    ck_assert_uint_eq(t[0].n_gammas, 1);
     ck_assert_uint_eq(t[1].n_gammas, 0);
     ck_assert_uint_eq(t[1].status, 0);
+}
+END_TEST
+
+START_TEST(single_points_must_be_isolated)
+{
+    /* two points 50 mm apart whose pair no cluster threshold accepts (MinClusterFom 1) */
+    hit h[2] = { { { 12, -8, 10 }, 0, 200 }, { { 12, -8, 60 }, 0, 1000 } };
+    put_event(1, h, 2);
+    adf_tracked t[1];
+    ck_assert_int_eq(read_tracked(run("MinClusterFom 1\n"), t, 1), 1);
+    ck_assert_uint_eq(t[0].n_gammas, 0); /* each within SingleIsolation (80 mm) of the other */
+    ck_assert_int_eq(read_tracked(run("MinClusterFom 1\nSingleIsolation 49.9\n"), t, 1), 1);
+    ck_assert_uint_eq(t[0].n_gammas, 2);
+    for (int g = 0; g < 2; g++) {
+        ck_assert_uint_eq(t[0].gamma[g].flags, ADF_TRACKED_SINGLE);
+        ck_assert_double_eq_tol(t[0].gamma[g].e, h[g].e, 1e-3);
+    }
+    ck_assert_int_eq(read_tracked(run("MinClusterFom 1\nSingleIsolation 50.1\n"), t, 1), 1);
+    ck_assert_uint_eq(t[0].n_gammas, 0);
+    ck_assert_uint_eq(configure("SingleIsolation -1\n"), NARVAL_E_CONFIG);
+}
+END_TEST
+
+START_TEST(crystal_position_lookup_table_is_an_array)
+{
+    static const double start[3] = { 15, 10, 20 }, theta[2] = { 60 * M_PI / 180, 40 * M_PI / 180 },
+                        step[2] = { 25, 15 };
+    const double tw[2][3] = { { -1, 0, 0 }, { 0, 1, 0 } };
+    hit h[3];
+    chain(0, start, 1332.5, 3, theta, tw, step, h);
+    put_event(1, h, 3);
+    adf_tracked t[1];
+    ck_assert_int_eq(read_tracked(run("Array detector/arrays/CrystalPositionLookUpTable\n"), t, 1), 1);
+    ck_assert_uint_eq(t[0].n_gammas, 1);
+    ck_assert_uint_eq(t[0].gamma[0].n_points, 3);
+    ck_assert_double_eq_tol(t[0].gamma[0].e, 1332.5, 1e-3);
+    assert_at(t[0].gamma[0].x1, t[0].gamma[0].y1, t[0].gamma[0].z1, &h[0]);
+    assert_at(t[0].gamma[0].x2, t[0].gamma[0].y2, t[0].gamma[0].z2, &h[1]);
 }
 END_TEST
 
@@ -505,7 +550,7 @@ START_TEST(truth_input_is_smeared_reproducibly)
     }
     ck_assert_int_eq(adf_truth_write(&w, 5, 50, &truth), ADF_OK);
     /* no smearing: the exact sequence, and the truth frame passed on before it */
-    unsigned n = run("Input truth\nSmearSigmaA 0\nSmearSigmaB 0\n");
+    unsigned n = run("Input truth\nSmearFwhmA 0\nSmearFwhmB 0\n");
     adf_tracked t[1];
     ck_assert_int_eq(read_tracked(n, t, 1), 1);
     ck_assert_uint_eq(adf_get_u32(out + 4), ADF_ID_NW_TRUTH);
@@ -715,11 +760,14 @@ static unsigned run_logged(const char *conf_text, char *log, size_t len)
     return used;
 }
 
-/* One crystal's hit of 160 keV under core energies that scale it (by 1.25, and
+/* (The runs below keep the figure of merit's earlier EnergySigma 1 and AngularUncertainty 1.2, under
+ * which the two crystals' points of one event stay two single gammas.)
+ * One crystal's hit of 160 keV under core energies that scale it (by 1.25, and
  * by the bounds 2 and 0.5 themselves) or must leave it (0, NaN, infinite,
  * negative, 2.0625, 0.49375); then two crystals of one event, each scaled by
  * its own core; then the three-point sequence with every energy 10 % low
  * under the true core, which scaling makes exact again. */
+#define EARLIER_FOM "EnergySigma 1\nAngularUncertainty 1.2\n"
 static const double core_single[] = { 200, 320, 80, 0, NAN, INFINITY, -50, 330, 79 };
 enum { N_SINGLE = sizeof core_single / sizeof core_single[0] };
 
@@ -759,7 +807,7 @@ START_TEST(core_scaling_brings_each_crystal_to_its_core_energy)
     hit c3[3];
     put_core_events(c3);
     adf_tracked t[N_SINGLE + 2];
-    int n = read_tracked(run_logged("MinSingleFom 1e-30\n", log, sizeof log), t, N_SINGLE + 2);
+    int n = read_tracked(run_logged(EARLIER_FOM "MinSingleFom 1e-30\n", log, sizeof log), t, N_SINGLE + 2);
     ck_assert_int_eq(n, N_SINGLE + 2);
     for (int i = 0; i < N_SINGLE; i++) {
         ck_assert_uint_eq(t[i].n_gammas, 1);
@@ -784,7 +832,8 @@ START_TEST(core_scaling_off_leaves_the_hits)
     hit c3[3];
     put_core_events(c3);
     adf_tracked t[N_SINGLE + 2];
-    int n = read_tracked(run_logged("MinSingleFom 1e-30\nCoreScale false\n", log, sizeof log), t, N_SINGLE + 2);
+    int n = read_tracked(run_logged(EARLIER_FOM "MinSingleFom 1e-30\nCoreScale false\n", log, sizeof log), t,
+                         N_SINGLE + 2);
     ck_assert_int_eq(n, N_SINGLE + 2);
     for (int i = 0; i < N_SINGLE; i++)
         ck_assert_float_eq(t[i].gamma[0].e, 160);
@@ -953,6 +1002,8 @@ static Suite *tracker_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, three_point_compton_sequence_is_ordered);
     tcase_add_test(tc, single_photoabsorption_needs_its_probability);
+    tcase_add_test(tc, single_points_must_be_isolated);
+    tcase_add_test(tc, crystal_position_lookup_table_is_an_array);
     tcase_add_test(tc, pair_production_is_recognised);
     tcase_add_test(tc, two_gammas_at_right_angles_form_two_clusters);
     tcase_add_test(tc, empty_events_give_empty_tracked_frames);

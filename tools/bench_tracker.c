@@ -94,8 +94,8 @@ static int parse(int argc, char **argv, options *o)
 {
     /* Tracker.conf's defaults */
     *o = (options){ .events = { 40000, 4000 }, .naive = { 4000, 200 }, .seed = 1,
-                    .model = { .pos_a = 2.7, .pos_b = 6.2, .energy_sigma = 1.0, .theta_scale = 1.2,
-                               .min_cluster = 0.05, .min_single = 0.02, .single_isolation = 40,
+                    .model = { .pos_a = 2.7, .pos_b = 6.2, .energy_sigma = 3.0, .theta_scale = 0.9,
+                               .min_cluster = 0.05, .min_single = 0.0004, .single_isolation = 80,
                                .path_model = TR_PATH_ARRAY, .shell_inner = 235, .shell_outer = 325 },
                     .input = tracker_input_issue16, .set = "table" };
     for (int i = 1; i < argc; i++) {
