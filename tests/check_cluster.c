@@ -91,7 +91,8 @@ static int build_basis(char *why, size_t len)
     return 0;
 }
 
-/* narwhal run TOPOLOGY --strict over the test's settings; the writer's file, read whole. */
+/* narwhal run TOPOLOGY --strict over the test's settings; the writer's pair (the shipped
+ * OtherFile beside: the AGATA-readable file, then its Narwhal file), read whole, back to back. */
 static uint8_t *run(const char *topology, int pipelined, size_t *size)
 {
     char conf[2 * PATH_MAX];
@@ -102,7 +103,14 @@ static uint8_t *run(const char *topology, int pipelined, size_t *size)
     ck_assert_msg(r.status == 0, "narwhal run %s%s exited %d:\n%s", topology, pipelined ? " --pipeline" : "",
                   r.status, r.err);
     ck_assert_msg(strstr(r.err, "warning") == NULL, "%s logged a warning:\n%s", topology, r.err);
-    return tk_read_file(at("out.adf"), size);
+    size_t n;
+    uint8_t *data = tk_read_file(at("out.adf"), size), *rest = tk_read_file(at("out.narwhal.adf"), &n);
+    uint8_t *both = realloc(data, *size + n + 1);
+    ck_assert_ptr_nonnull(both);
+    memcpy(both + *size, rest, n);
+    *size += n;
+    free(rest);
+    return both;
 }
 
 /* The frames of kind id in a file, back to back in its order; *n of them. */

@@ -221,7 +221,10 @@ typedef struct tally {
     unsigned long long frames, bytes; /* top-level */
     unsigned long long crystal, psa, tracked, truth, eof, events; /* top-level, by id (events: event:data:psa) */
     unsigned long long psa_in_events;  /* data:psa inside an event:data:psa */
-    unsigned long long tracked_paired; /* data:tracked right after the event:data:psa of its event */
+    unsigned long long tracked_paired; /* data:tracked with the event and timestamp of the next event:data:psa
+                                        * not yet tracked (KeepInput), in its file or its pair's data file */
+    adf_key *event_keys;               /* of the event:data:psa frames, in order */
+    size_t n_event_keys, next_tracked;
     unsigned long long hits, gammas;   /* in every data:psa, every data:tracked, members included */
     int eof_last;
     adf_eof eof_says; /* the last meta:eof's count of what came before it in its producer's stream */
@@ -264,14 +267,30 @@ static void tally_frame(tally *t, const adf_frame *f)
 }
 
 /* Counts the frames of the ADF file at path into t (t->key_id set by the caller). */
+/* Each event:data:psa's key, and whether a data:tracked tracks the next one not yet tracked. */
+static void pair_tracked(tally *t, const adf_frame *f)
+{
+    if (f->key.id == ADF_ID_EVENT_DATA_PSA) {
+        t->event_keys = realloc(t->event_keys, (t->n_event_keys + 1) * sizeof *t->event_keys);
+        ck_assert_ptr_nonnull(t->event_keys);
+        t->event_keys[t->n_event_keys++] = f->key;
+    } else if (f->key.id == ADF_ID_NW_TRACKED && t->next_tracked < t->n_event_keys) {
+        const adf_key *e = &t->event_keys[t->next_tracked];
+        if (e->event == f->key.event && e->timestamp == f->key.timestamp) {
+            t->tracked_paired++;
+            t->next_tracked++;
+        }
+    }
+}
+
+/* Adds a file's frames to t (for a pair: the data file, then its Narwhal file). */
 static void count_frames(const char *path, tally *t)
 {
     size_t size;
     uint8_t *buf = tk_read_file(path, &size);
     adf_iter it;
     adf_frame f;
-    adf_key last_event = {0};
-    int rc, after_event = 0;
+    int rc;
     adf_iter_init(&it, buf, size);
     t->bytes += size;
     while ((rc = adf_iter_next(&it, &f)) > 0) {
@@ -285,10 +304,7 @@ static void count_frames(const char *path, tally *t)
         if (f.key.id == ADF_ID_META_EOF)
             ck_assert_int_eq(adf_eof_read(&f, &t->eof_says), ADF_OK);
         t->eof_last = f.key.id == ADF_ID_META_EOF;
-        t->tracked_paired += f.key.id == ADF_ID_NW_TRACKED && after_event && f.key.event == last_event.event &&
-                             f.key.timestamp == last_event.timestamp;
-        after_event = f.key.id == ADF_ID_EVENT_DATA_PSA;
-        last_event = f.key;
+        pair_tracked(t, &f);
         tally_frame(t, &f);
     }
     ck_assert_msg(rc == 0, "%s: not whole ADF frames", path);
@@ -296,6 +312,22 @@ static void count_frames(const char *path, tally *t)
 }
 
 /* The stream ends with its producer's meta:eof, once, last. */
+static void tally_free(tally *t)
+{
+    free(t->keys);
+    free(t->event_keys);
+}
+
+/* An AGATA-readable file and its Narwhal file (adf_narwhal_file) into t: the writer's OtherFile beside. */
+static void count_pair(const char *path, tally *t)
+{
+    char *narwhal = adf_narwhal_file(path);
+    ck_assert_ptr_nonnull(narwhal);
+    count_frames(path, t);
+    count_frames(narwhal, t);
+    free(narwhal);
+}
+
 static void ends_with_one_eof(const char *path, const tally *t)
 {
     ck_assert_msg(t->eof == 1, "%s: %llu meta:eof frames", path, t->eof);
@@ -452,6 +484,7 @@ START_TEST(replay_writes_its_input_byte_for_byte)
         ck_assert_uint_eq(fin, in.frames);
         free(report);
     }
+    tally_free(&in);
 }
 END_TEST
 
@@ -478,6 +511,7 @@ START_TEST(histo_passes_every_frame_on_and_counts_it)
         histograms_count(spectra, &in);
         free(report);
     }
+    tally_free(&in);
 }
 END_TEST
 
@@ -504,6 +538,7 @@ START_TEST(histo_sink_receives_every_frame)
         histograms_count(spectra, &in);
         free(report);
     }
+    tally_free(&in);
 }
 END_TEST
 
@@ -544,20 +579,26 @@ START_TEST(simulate_writes_every_event_then_one_eof)
 }
 END_TEST
 
-/* Frame by frame: each data:crystal became one data:psa with its event, timestamp and crystal;
- * every other frame, the meta:eof included, passed on unchanged, in order. */
+/* Frame by frame: each narwhal:crystal became one data:psa in the AGATA-readable file, with its
+ * event, timestamp and crystal; every other frame, the meta:eof included, passed on unchanged, in
+ * order, to the Narwhal file beside it. */
 static void psa_output_follows_input(const char *in_path, const char *out_path)
 {
-    size_t n_in, n_out;
+    size_t n_in, n_out, n_rest;
+    char *rest_path = adf_narwhal_file(out_path);
     uint8_t *in = tk_read_file(in_path, &n_in), *out = tk_read_file(out_path, &n_out);
-    adf_iter a, b;
+    uint8_t *rest = tk_read_file(rest_path, &n_rest);
+    adf_iter a, b, c;
     adf_frame f, g;
     unsigned long long i = 0;
     adf_iter_init(&a, in, n_in);
     adf_iter_init(&b, out, n_out);
+    adf_iter_init(&c, rest, n_rest);
     for (; adf_iter_next(&a, &f) > 0; i++) {
-        ck_assert_msg(adf_iter_next(&b, &g) > 0, "%s ends at frame %llu of %s", out_path, i, in_path);
-        if (f.key.id != ADF_ID_NW_CRYSTAL) {
+        int psa = f.key.id == ADF_ID_NW_CRYSTAL;
+        ck_assert_msg(adf_iter_next(psa ? &b : &c, &g) > 0, "%s ends at frame %llu of %s", psa ? out_path : rest_path,
+                      i, in_path);
+        if (!psa) {
             ck_assert_msg(f.key.length == g.key.length && memcmp(f.data, g.data, f.key.length) == 0,
                           "frame %llu (%s) did not pass unchanged", i, adf_id_name(f.key.id));
             continue;
@@ -567,9 +608,12 @@ static void psa_output_follows_input(const char *in_path, const char *out_path)
         ck_assert_uint_eq(g.key.timestamp, f.key.timestamp);
         ck_assert_uint_eq(adf_get_u16(g.payload), adf_get_u16(f.payload));
     }
-    ck_assert_msg(adf_iter_next(&b, &g) == 0, "%s has frames past the %llu of its input", out_path, i);
+    ck_assert_msg(adf_iter_next(&b, &g) == 0 && adf_iter_next(&c, &g) == 0, "%s or %s has frames past the %llu "
+                  "of its input", out_path, rest_path, i);
     free(in);
     free(out);
+    free(rest);
+    free(rest_path);
 }
 
 START_TEST(psa_turns_each_crystal_into_one_psa)
@@ -588,7 +632,7 @@ START_TEST(psa_turns_each_crystal_into_one_psa)
         free(run_topology("psa", pipelined, &blocks));
         ck_assert_uint_gt(blocks, 1);
         psa_output_follows_input(at("simulated.adf"), out);
-        count_frames(out, &t);
+        count_pair(out, &t);
         ck_assert_uint_eq(t.crystal, 0);
         ck_assert_uint_eq(t.truth, SIM_EVENTS);
         ends_with_one_eof(out, &t);
@@ -627,7 +671,7 @@ START_TEST(replay_chain_tracks_every_crystal)
         overlay_conf("replay_chain", "ADFWriter.conf", "File %s\n", out);
         overlay_conf("replay_chain", "Histo.conf", "OutputDir %s\n", spectra);
         free(run_topology("replay_chain", pipelined, &blocks));
-        count_frames(out, &t);
+        count_pair(out, &t);
         /* every crystal's data:psa is in the builder's events, none outside */
         ck_assert_uint_eq(t.crystal, 0);
         ck_assert_uint_eq(t.psa, 0);
@@ -644,9 +688,9 @@ START_TEST(replay_chain_tracks_every_crystal)
         ck_assert_uint_eq(csv_entries(tk_path(spectra, "hit.csv")), t.hits);
         ck_assert_uint_eq(csv_entries(tk_path(spectra, "gamma.csv")), t.gammas);
         no_temporaries(spectra);
-        free(t.keys);
+        tally_free(&t);
     }
-    free(in.keys);
+    tally_free(&in);
     same_bytes(output("replay_chain", "out", 0, ".adf"), output("replay_chain", "out", 1, ".adf"));
 }
 END_TEST
@@ -698,7 +742,7 @@ START_TEST(listing1_runs_from_its_main_file)
         char *report = run_strict("listing1.main", args, report_path, pipelined, &blocks);
         no_temporaries(dir);
         ck_assert_uint_gt(blocks, 1);
-        count_frames(out, &t);
+        count_pair(out, &t);
         unsigned long long crystals = report_kind(report, "crystal_producer", ADF_ID_NW_CRYSTAL);
         ck_assert_uint_gt(crystals, LISTING1_EVENTS / 2);
         ck_assert_uint_eq(report_kind(report, "psa_filter", ADF_ID_DATA_PSA), crystals);

@@ -180,7 +180,10 @@ Histogram  core      psa.core     crystal  4096   0     4096
 Plot       gamma crystal hit
 EOF
 cat > "$conf/ADFWriter.conf" <<EOF
-# ADFWriter.conf for $name.xml (written by topologies/make-agata.sh): truth, the PSA's events, the tracked γ rays.
-File   build/$name/output.adf
+# ADFWriter.conf for $name.xml (written by topologies/make-agata.sh): the PSA's events in an
+# AGATA-readable file; the truth, the tracked γ rays and the end of data beside it.
+File       build/$name/output.adf
+Keys       data:psa event:data:psa   # the AGATA-readable file: AGATA's layouts only
+OtherFile  beside                    # Narwhal's own frames (truth, tracked γ rays, meta:eof) in output.narwhal.adf
 EOF
 echo "make-agata.sh: $dir/$name.xml ($crystals crystals of $array) and $conf/"
