@@ -44,6 +44,15 @@ XML_LIBS = $(eval XML_LIBS := $(shell pkg-config --libs libxml-2.0 2>/dev/null))
 CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null))$(CHECK_CFLAGS)
 CHECK_LIBS = $(eval CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null))$(CHECK_LIBS)
 
+# ---- libmicrohttpd (optional): `narwhal run --monitor` serves its page with it (emulator/monitor_http.c,
+# -DNARWHAL_HAVE_MHD); a narwhal built without it refuses --monitor with one line saying so.  Asked when the
+# Makefile is read: `all` reads it again after `deps` has installed what it could.
+HAVE_MHD := $(shell pkg-config --exists libmicrohttpd 2>/dev/null && echo 1)
+ifeq ($(HAVE_MHD),1)
+MHD_CFLAGS := -DNARWHAL_HAVE_MHD=1 $(shell pkg-config --cflags libmicrohttpd)
+MHD_LIBS := $(shell pkg-config --libs libmicrohttpd)
+endif
+
 # ---- CUDA: used whenever nvcc is on the PATH (NO_CUDA=1 forces a CPU-only build)
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCH ?= sm_90
@@ -102,10 +111,10 @@ HISTO_LIB_SRCS := actors/histo/histo_engine.c actors/histo/histo_cpu.c actors/hi
 	actors/histo/histo_frames.c actors/histo/histo_output.c actors/histo/histo_plot.c \
 	actors/histo/histo_write.c actors/histo/histo_backend_cpu.c \
 	$(call gpu_backend,actors/histo/histo_backend_cuda.c)
-histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c
+histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c actors/histo/histo_live.c
 histo_CU := kernels/histogram.cu
 histo_LIBS := $(LIBHISTO) $(LIBANA)
-histo_sink_SRCS := actors/histo/histo_sink.c actors/histo/histo_actor.c
+histo_sink_SRCS := actors/histo/histo_sink.c actors/histo/histo_actor.c actors/histo/histo_live.c
 histo_sink_CU := kernels/histogram.cu
 histo_sink_LIBS := $(LIBHISTO) $(LIBANA)
 # the tracker's algorithm, a library (actors/tracker/ less its glue, tracker.c)
@@ -235,7 +244,7 @@ LINK_LIBS = $(XML_LIBS) $(CUDA_LIBS) -ldl -lm
 
 $(NARWHAL): $(call obj,emulator/main.c) $(LIBEMU) $(LIBANA) $(LIBADF_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(MHD_LIBS)
 
 $(BUILD)/bin/%: $(BUILD)/obj/detector/tools/%.o $(LIBDET) $(LIBADF_A)
 	@mkdir -p $(@D)
@@ -266,7 +275,7 @@ $(BUILD)/tests/actors/foreign_filter.so: $(BUILD)/obj/tests/actors/foreign_filte
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/check_%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(CHECK_LIBS)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(MHD_LIBS) $(CHECK_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/tools/%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
@@ -297,8 +306,10 @@ basis: all
 
 # ---- the main job: the whole chain on simulated γ rays, then its summary (build/full_chain/)
 CHAIN_OUT := build/full_chain
-run: all
-	@$(MAKE) --no-print-directory $(DEFAULT_BASIS) run-chain
+# (only what the chain needs: narwhal, the actors, basisgen; not the benchmarks nor the CUB comparison)
+run: deps
+	@$(MAKE) --no-print-directory $(NARWHAL) $(ACTOR_SOS) $(DEFAULT_BASIS)
+	@$(MAKE) --no-print-directory run-chain
 
 .PHONY: run-chain
 run-chain:
@@ -377,6 +388,10 @@ bench: all
 # ---- install
 PREFIX ?= /usr/local
 VERSION := 0.1.0
+# `narwhal --version` says the version and what the build has; both objects follow the Makefile's choices
+$(BUILD)/obj/emulator/main.o: BASEFLAGS += -DNARWHAL_VERSION='"$(VERSION)"' $(MHD_CFLAGS)
+$(BUILD)/obj/emulator/monitor_http.o: BASEFLAGS += $(MHD_CFLAGS)
+$(BUILD)/obj/emulator/main.o $(BUILD)/obj/emulator/monitor_http.o: Makefile
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/narwhal/actors \
 	  $(DESTDIR)$(PREFIX)/include/narwhal $(DESTDIR)$(PREFIX)/lib/pkgconfig

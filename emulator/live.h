@@ -41,8 +41,8 @@ const char *emu_state_name(enum emu_state s);
 
 typedef struct emu_live_actor {
     atomic_ullong blocks, frames_in, frames_out, bytes_in, bytes_out;
-    atomic_ullong crystals; /* data:crystal and data:psa frames it emitted (a producer's: crystal-events) */
-    atomic_ullong events;   /* event-level frames it emitted: event:data*, data:tracked */
+    atomic_ullong crystals; /* narwhal:crystal and data:psa frames it emitted (a producer's: crystal-events) */
+    atomic_ullong events;   /* event-level frames it emitted: event:data*, narwhal:tracked */
     atomic_ullong busy_ns;  /* in process_block, calls that returned */
     atomic_ullong since_ns; /* when the process_block in hand began; 0: none in hand */
     atomic_ullong done, total; /* its process_progress */

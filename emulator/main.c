@@ -2,8 +2,12 @@
 #include "dump.h"
 #include "emu.h"
 #include "inspect.h"
+#include "calls.h"
+#include "live.h"
 #include "loader.h"
 #include "mainconf.h"
+#include "monitor.h"
+#include "progress.h"
 #include "report.h"
 #include "run.h"
 #include "summary.h"
@@ -12,114 +16,16 @@
 #include <errno.h>
 #include <libxml/parser.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_ACTOR_DIRS 16
-
-static const char usage[] =
-    "usage: narwhal COMMAND ...\n"
-    "\n"
-    "  narwhal run TOPOLOGY.xml | --main FILE [--actors DIR] [--conf DIR] [--blocks N]\n"
-    "              [--pipeline [--ring N]]\n"
-    "              [--strict] [--cycles N] [--pause-every K] [--report FILE] [-v]\n"
-    "      Loads every actor of the topology (any acyclic graph: README.md) and drives it as\n"
-    "      NARVAL does, every lifecycle call going to the actors in topological order:\n"
-    "      process_config, then process_register and process_initialise per actor, then a\n"
-    "      run: process_start, the blocks (each producer fills a buffer, each intermediary\n"
-    "      turns what it reads into its own, consumers take theirs), round after round (one\n"
-    "      block of each producer in topology order, each through the whole graph, depth\n"
-    "      first, before the next) until the producers' data end, each made N blocks\n"
-    "      (--blocks), or SIGINT or SIGTERM arrives (the blocks in hand are finished);\n"
-    "      then every intermediary gets one call with an empty input (its flush: what it\n"
-    "      emits goes on; not with --strict), and process_stop.  With --cycles N,\n"
-    "      N runs, each after the first preceded by process_reset and process_initialise, as\n"
-    "      NARVAL's GUI makes them; a signal ends the session after the run in hand.\n"
-    "      process_unload last.  Between two blocks a run pauses (process_pause, then\n"
-    "      process_resume) at SIGTSTP (Ctrl-Z: the process then stops itself until SIGCONT,\n"
-    "      as `fg` sends) and with --pause-every K after every K rounds of a run.\n"
-    "      An actor's error aborts: no flush, no process_stop, no further run, only\n"
-    "      process_unload of every registered actor (a failed process_stop still lets the\n"
-    "      others stop: the run was ending).  By default every call is made on one thread\n"
-    "      (gdb, valgrind); with --pipeline each actor's blocks run on its own thread, with a\n"
-    "      ring of N buffers (--ring, default 4) per input: same blocks, same order, same\n"
-    "      output, the actors working at the same time; a pause first drains the graph\n"
-    "      (every block before it reaches the consumers), then a producer's thread makes\n"
-    "      every pause and resume call while the others wait; after an error every thread\n"
-    "      stops after its call in hand and the blocks still in the rings are dropped.\n"
-    "      Prints a table per actor, summed over the runs: blocks (successful process_block\n"
-    "      calls, end-of-data and flush calls included), top-level ADF frames and bytes in and\n"
-    "      out, seconds in its calls and their share of the wall time; with --pipeline also\n"
-    "      the seconds its thread waited for input and for room in its output ring.  Then the\n"
-    "      producer's frames per second while blocks ran, the actor that spent the most time\n"
-    "      in process_block, with --cycles a line per run, and the wall time.\n"
-    "      An actor that answers NARVAL_E_OUTPUT_SIZE gets its output buffer enlarged (to what\n"
-    "      it needs, at least twice the old size, at most 1 GiB) and the same call again.\n"
-    "      --strict gives NARVAL's behaviour exactly: the topology's sizes, no flush call, and\n"
-    "      NARVAL_E_OUTPUT_SIZE aborts the run, naming the <size> to raise (end of data\n"
-    "      travels in-band, as a meta:eof frame).\n"
-    "      --report FILE also writes the table, and the frames each actor emitted by key id,\n"
-    "      to FILE (tab-separated records, emulator/report.h) for `narwhal summary`.\n"
-    "  narwhal validate TOPOLOGY.xml | --main FILE [--actors DIR] [--conf DIR] [-v]\n"
-    "      Every check of `run` (XML, graph, libraries, symbols) and each library's\n"
-    "      process_config; registers nothing.  Then prints, per actor, the directory its\n"
-    "      process_config got and the file each configuration file there comes from, and\n"
-    "      \"FILE: ok (N actors: a -> b -> c)\" (a graph: its edges, \"a -> b, a -> c, ...\"; with\n"
-    "      -v the directories come first, on stderr).\n"
-    "  narwhal inspect ACTOR.so [--actors DIR]\n"
-    "      The process_* symbols the library exports and its process_describe() text.\n"
-    "  narwhal dump FILE.adf [--max N]\n"
-    "      One line per frame (offset, length, id, name, event, timestamp), sub-frames\n"
-    "      indented, known payloads summarised (data:crystal, data:psa, data:tracked,\n"
-    "      narwhal:truth, meta:eof); at most N top-level frames.\n"
-    "  narwhal summary FILE.adf [--report FILE] [--plots DIR] [--histo DIR] [--window KEV]\n"
-    "      What a chain's output file says, for a physicist: the events and frames, followed\n"
-    "      from the producer (--report of its run) to the file, with what was rejected and by\n"
-    "      whom; the PSA's hits against the simulation truth (rms per axis, against energy);\n"
-    "      photopeak efficiency and peak-to-total of the tracked gamma rays against the\n"
-    "      crystals' energies and their sum per event (photopeak: within --window KEV, default\n"
-    "      5, of each emitted line); the spectra and plots (--plots DIR: CSV, gnuplot PNGs;\n"
-    "      --histo DIR: histo's files listed); the run's table.  Exit status 1 when the\n"
-    "      frames do not balance.\n"
-    "  narwhal help | --help\n"
-    "\n"
-    "options:\n"
-    "  --actors DIR  where libraries named in <library> are looked for (repeatable); default:\n"
-    "                ../actors and ../lib/narwhal/actors beside the narwhal program (the build\n"
-    "                tree, an installed tree), then the topology's directory.\n"
-    "                A <library> with a '/' is relative to the topology's directory.\n"
-    "  --conf DIR    where each actor's configuration files are looked for: DIR/<actor>/, then\n"
-    "                DIR; several DIRs separated by ':', most specific first.  Default, beside\n"
-    "                the topology NAME.xml: conf/NAME/<actor>/, conf/<actor>/, conf/NAME/, conf/.\n"
-    "                The actor sees the first file of each name along that list: process_config\n"
-    "                gets the one of those directories that exists when only one does, else a\n"
-    "                private directory of links to those files (removed at exit).  Actors of one\n"
-    "                library that see different files each get their own copy of the library\n"
-    "                (docs/HOSTING.md).\n"
-    "  --main FILE   NARVAL's main configuration file instead of TOPOLOGY.xml: a script naming\n"
-    "                the instance (launch), the topology (set configuration_file), each actor's\n"
-    "                library (set library) and directory (set directory_path); README.md.\n"
-    "  --blocks N    end each run after N blocks of each producer.\n"
-    "  --pipeline    one thread per actor, rings of buffers between them.\n"
-    "  --ring N      buffers per ring with --pipeline (1 to 1024; default 4).  An actor holds\n"
-    "                its input buffer while it works on it: with 1 its neighbours wait for it,\n"
-    "                from 2 on they overlap.\n"
-    "  --strict      NARVAL's host exactly: fixed buffers, no flush call, no retry.\n"
-    "  --cycles N    N runs (at most 100000; default 1): start, blocks, stop; then reset and\n"
-    "                initialise before the next.\n"
-    "  --pause-every K  a pause/resume pair on every actor after every K rounds of a run (a\n"
-    "                round: one block of each producer; for tests of pause and resume).\n"
-    "  --max N       dump at most N top-level frames.\n"
-    "  -v            notes on ignored topology elements, every call (process_block with its\n"
-    "                sizes), buffer growth.\n"
-    "\n"
-    "exit status: 0 success; 1 an actor failed (run, validate's process_config) or a frame is\n"
-    "bad (dump); 2 bad usage, topology, library or missing file: nothing was started, and the\n"
-    "message is one line \"FILE:LINE: message\".\n";
 
 typedef struct options {
     const char *command;
@@ -140,6 +46,12 @@ typedef struct options {
     const char *plots;
     const char *histo;
     double window;
+    int help;        /* COMMAND --help */
+    double progress; /* --progress seconds; -1: the default (1 on a terminal, else 10) */
+    int quiet;
+    long monitor;    /* --monitor port; -1: none */
+    const char *monitor_bind;
+    double linger;   /* --monitor-linger seconds; -1: not given */
 } options;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -161,6 +73,29 @@ static int parse_count(const char *text, const char *option, unsigned long long 
     unsigned long long v = strtoull(text, &end, 10);
     if (!text[0] || *end || errno || text[0] == '-' || v == 0)
         return usage_error("%s needs a positive whole number", option);
+    *out = v;
+    return EMU_OK;
+}
+
+/* Seconds: a number from 0 to a day. */
+static int parse_seconds(const char *text, const char *option, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (!text[0] || *end || errno || !(v >= 0 && v <= 86400))
+        return usage_error("%s needs seconds, from 0 to 86400", option);
+    *out = v;
+    return EMU_OK;
+}
+
+static int parse_port(const char *text, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (!text[0] || *end || errno || v < 0 || v > 65535)
+        return usage_error("--monitor needs a port, from 0 (any free one) to 65535");
     *out = v;
     return EMU_OK;
 }
@@ -210,6 +145,24 @@ static int parse_option(int argc, char **argv, int *i, options *o)
         o->strict = 1;
         return EMU_OK;
     }
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        o->help = 1;
+        return EMU_OK;
+    }
+    if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
+        o->quiet = 1;
+        return EMU_OK;
+    }
+    if (is_option(arg, "--progress") && (value = option_value(argc, argv, i, "--progress")))
+        return parse_seconds(value, "--progress", &o->progress);
+    if (is_option(arg, "--monitor") && (value = option_value(argc, argv, i, "--monitor")))
+        return parse_port(value, &o->monitor);
+    if (is_option(arg, "--monitor-bind") && (value = option_value(argc, argv, i, "--monitor-bind"))) {
+        o->monitor_bind = value;
+        return EMU_OK;
+    }
+    if (is_option(arg, "--monitor-linger") && (value = option_value(argc, argv, i, "--monitor-linger")))
+        return parse_seconds(value, "--monitor-linger", &o->linger);
     if (is_option(arg, "--cycles") && (value = option_value(argc, argv, i, "--cycles")))
         return parse_count(value, "--cycles", &o->cycles);
     if (is_option(arg, "--pause-every") && (value = option_value(argc, argv, i, "--pause-every")))
@@ -252,7 +205,8 @@ static int parse_option(int argc, char **argv, int *i, options *o)
         is_option(arg, "--blocks") ||
         is_option(arg, "--max") || is_option(arg, "--ring") || is_option(arg, "--report") ||
         is_option(arg, "--plots") || is_option(arg, "--histo") || is_option(arg, "--window") ||
-        is_option(arg, "--cycles") || is_option(arg, "--pause-every"))
+        is_option(arg, "--cycles") || is_option(arg, "--pause-every") || is_option(arg, "--progress") ||
+        is_option(arg, "--monitor") || is_option(arg, "--monitor-bind") || is_option(arg, "--monitor-linger"))
         return usage_error("%s needs a value", arg);
     return usage_error("unknown option '%s'", arg);
 }
@@ -267,7 +221,19 @@ enum {
     TAKES_REPORT = 32,
     TAKES_SUMMARY = 64, /* --plots, --histo, --window */
     TAKES_RUN_CONTROL = 128, /* --strict, --cycles, --pause-every */
+    TAKES_LIVE = 256,        /* --progress, --quiet, --monitor, --monitor-bind, --monitor-linger */
 };
+
+/* The first live option given, for a message; NULL: none. */
+static const char *live_option(const options *o)
+{
+    return o->progress >= 0 ? "progress"
+           : o->quiet       ? "quiet"
+           : o->monitor >= 0 ? "monitor"
+           : o->monitor_bind ? "monitor-bind"
+           : o->linger >= 0  ? "monitor-linger"
+                             : NULL;
+}
 
 static int check_allowed(const options *o, unsigned takes)
 {
@@ -296,6 +262,12 @@ static int check_allowed(const options *o, unsigned takes)
                            o->strict ? "strict" : o->cycles ? "cycles" : "pause-every");
     if (o->cycles > EMU_MAX_CYCLES)
         return usage_error("--cycles %llu is more than the limit of %u", o->cycles, EMU_MAX_CYCLES);
+    if (live_option(o) && !(takes & TAKES_LIVE))
+        return usage_error("'%s' takes no --%s", o->command, live_option(o));
+    if ((o->monitor_bind || o->linger >= 0) && o->monitor < 0)
+        return usage_error("--%s goes with --monitor PORT", o->monitor_bind ? "monitor-bind" : "monitor-linger");
+    if (o->quiet && o->progress > 0)
+        return usage_error("--quiet and --progress %g say opposite things", o->progress);
     return EMU_OK;
 }
 
@@ -303,6 +275,8 @@ static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     o->command = argv[1];
+    o->progress = o->linger = -1;
+    o->monitor = -1;
     for (int i = 2; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1] != '\0') {
             if (parse_option(argc, argv, &i, o) != EMU_OK)
@@ -313,6 +287,8 @@ static int parse_args(int argc, char **argv, options *o)
             o->target = argv[i];
         }
     }
+    if (o->help)
+        return EMU_OK;
     if (o->target && o->main_file)
         return usage_error("--main %s names the topology: give no '%s'", o->main_file, o->target);
     if (!o->target && !o->main_file)
@@ -436,6 +412,107 @@ static int write_report(session *s)
     return ok ? EMU_OK : EMU_E_RUN;
 }
 
+/* The live view of a run (live.h): the progress line, the monitor. */
+typedef struct live_view {
+    int on;
+    emu_live live;
+    emu_progress progress;
+    emu_monitor *monitor;
+    unsigned port;
+} live_view;
+
+static const char *monitor_host(const options *o) { return o->monitor_bind ? o->monitor_bind : "127.0.0.1"; }
+
+/* "http://HOST:PORT/", an IPv6 host in brackets. */
+static void monitor_url(char *url, size_t len, const options *o, unsigned port)
+{
+    const char *host = monitor_host(o);
+    snprintf(url, len, strchr(host, ':') ? "http://[%s]:%u/" : "http://%s:%u/", host, port);
+}
+
+/* Started before the first process_config, so that the page shows the run
+ * from its start; nothing at all with --quiet and no --monitor. */
+static int live_begin(session *s, live_view *v, unsigned ring_depth)
+{
+    const options *o = &s->o;
+    int tty = isatty(STDERR_FILENO);
+    double every = o->quiet ? 0 : o->progress >= 0 ? o->progress : tty ? 1 : 10;
+    char url[128];
+    memset(v, 0, sizeof *v);
+    if (every == 0 && o->monitor < 0)
+        return EMU_OK;
+    if (emu_live_init(&v->live, s->c, stderr) != EMU_OK) {
+        emu_live_free(&v->live);
+        return emu_fail(s->err, sizeof s->err, EMU_E_RUN, "narwhal: out of memory");
+    }
+    v->on = 1;
+    v->live.ring_depth = ring_depth;
+    v->live.spectra_on = o->monitor >= 0;
+    v->progress = (emu_progress){.out = stderr, .tty = tty, .every = every, .last_print = emu_now()};
+    if (o->monitor >= 0) {
+        int rc = emu_monitor_start(&v->monitor, &v->live, o->monitor_bind, (unsigned)o->monitor, &v->port, s->err,
+                                   sizeof s->err);
+        if (rc != EMU_OK) {
+            emu_live_free(&v->live);
+            v->on = 0;
+            return rc;
+        }
+        monitor_url(url, sizeof url, o, v->port);
+        fprintf(stderr, "narwhal: monitor: %s (for scripts: %sapi/status, api/actors, api/spectra, "
+                        "api/spectrum?name=NAME)\n", url, url);
+    }
+    double period = every > 0 && every < 1 ? every : 1;
+    if (emu_live_start_ticker(&v->live, period, emu_progress_tick, &v->progress) != EMU_OK)
+        fprintf(stderr, "narwhal: warning: cannot start the progress thread: no progress line, no rates\n");
+    return EMU_OK;
+}
+
+/* Before the table: the last line goes, so that the table starts clean. */
+static void live_stop_ticking(live_view *v)
+{
+    if (!v->on)
+        return;
+    emu_live_stop_ticker(&v->live);
+    emu_progress_end(&v->progress);
+}
+
+static volatile sig_atomic_t linger_ended;
+
+static void end_linger(int sig) { linger_ended = 1; }
+
+/* --monitor-linger: the page keeps showing the session's final state. */
+static void linger(const options *o, unsigned port, const char *state)
+{
+    struct sigaction act, old_int, old_term;
+    const struct timespec step = {.tv_nsec = 100 * 1000 * 1000};
+    char url[128];
+    monitor_url(url, sizeof url, o, port);
+    fprintf(stderr, "narwhal: monitor: the session is %s; %s shows it for %g s more (Ctrl-C ends that)\n", state,
+            url, o->linger);
+    fflush(stderr);
+    memset(&act, 0, sizeof act);
+    act.sa_handler = end_linger;
+    sigemptyset(&act.sa_mask);
+    sigaction(SIGINT, &act, &old_int);
+    sigaction(SIGTERM, &act, &old_term);
+    for (double until = emu_now() + o->linger; !linger_ended && emu_now() < until;)
+        nanosleep(&step, NULL);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+}
+
+static void live_end(session *s, live_view *v)
+{
+    if (!v->on)
+        return;
+    if (v->monitor && s->o.linger > 0) {
+        fflush(stdout);
+        linger(&s->o, v->port, emu_state_name((enum emu_state)atomic_load(&v->live.state)));
+    }
+    emu_monitor_stop(v->monitor);
+    emu_live_free(&v->live);
+}
+
 static int command_run(session *s)
 {
     int rc = load(s);
@@ -450,13 +527,19 @@ static int command_run(session *s)
                           .log = stderr,
                           .trace = s->o.verbose ? stderr : NULL,
                           .ring_depth = s->o.pipeline ? (s->o.ring ? (unsigned)s->o.ring : 4) : 0};
+    live_view v;
+    if ((rc = live_begin(s, &v, ro.ring_depth)) != EMU_OK)
+        return rc;
+    ro.live = v.on ? &v.live : NULL;
     rc = emu_run(s->c, &ro, &s->res, s->err, sizeof s->err);
     /* The failures were logged as they happened. */
     s->err[0] = '\0';
+    live_stop_ticking(&v);
     fflush(stderr);
     emu_report_print(stdout, s->c, &s->res);
     if (s->o.report && write_report(s) != EMU_OK && rc == EMU_OK)
         rc = EMU_E_RUN;
+    live_end(s, &v);
     return rc;
 }
 
@@ -473,14 +556,247 @@ static int command_summary(session *s)
     return rc == ANA_OK ? EMU_OK : rc == ANA_E_OPEN ? EMU_E_TOPOLOGY : EMU_E_RUN;
 }
 
+/* Each command's part of the help: synopsis and what it does (`narwhal help COMMAND`). */
+typedef struct command_help {
+    const char *name;
+    const char *text;
+} command_help;
+
+static const command_help commands[] = {
+    {"run",
+     "  narwhal run TOPOLOGY.xml | --main FILE [--actors DIR] [--conf DIR] [--blocks N]\n"
+     "              [--pipeline [--ring N]]\n"
+     "              [--strict] [--cycles N] [--pause-every K] [--report FILE] [-v]\n"
+     "              [--progress S | --quiet] [--monitor PORT [--monitor-bind ADDR] [--monitor-linger S]]\n"
+     "      Loads every actor of the topology (any acyclic graph: README.md) and drives it as\n"
+     "      NARVAL does, every lifecycle call going to the actors in topological order:\n"
+     "      process_config, then process_register and process_initialise per actor, then a\n"
+     "      run: process_start, the blocks (each producer fills a buffer, each intermediary\n"
+     "      turns what it reads into its own, consumers take theirs), round after round (one\n"
+     "      block of each producer in topology order, each through the whole graph, depth\n"
+     "      first, before the next) until the producers' data end, each made N blocks\n"
+     "      (--blocks), or SIGINT or SIGTERM arrives (the blocks in hand are finished);\n"
+     "      then every intermediary gets one call with an empty input (its flush: what it\n"
+     "      emits goes on; not with --strict), and process_stop.  With --cycles N,\n"
+     "      N runs, each after the first preceded by process_reset and process_initialise, as\n"
+     "      NARVAL's GUI makes them; a signal ends the session after the run in hand.\n"
+     "      process_unload last.  Between two blocks a run pauses (process_pause, then\n"
+     "      process_resume) at SIGTSTP (Ctrl-Z: the process then stops itself until SIGCONT,\n"
+     "      as `fg` sends) and with --pause-every K after every K rounds of a run.\n"
+     "      An actor's error aborts: no flush, no process_stop, no further run, only\n"
+     "      process_unload of every registered actor (a failed process_stop still lets the\n"
+     "      others stop: the run was ending).  By default every call is made on one thread\n"
+     "      (gdb, valgrind); with --pipeline each actor's blocks run on its own thread, with a\n"
+     "      ring of N buffers (--ring, default 4) per input: same blocks, same order, same\n"
+     "      output, the actors working at the same time; a pause first drains the graph\n"
+     "      (every block before it reaches the consumers), then a producer's thread makes\n"
+     "      every pause and resume call while the others wait; after an error every thread\n"
+     "      stops after its call in hand and the blocks still in the rings are dropped.\n"
+     "      Prints a table per actor, summed over the runs: blocks (successful process_block\n"
+     "      calls, end-of-data and flush calls included), top-level ADF frames and bytes in and\n"
+     "      out, seconds in its calls and their share of the wall time; with --pipeline also\n"
+     "      the seconds its thread waited for input and for room in its output ring.  Then the\n"
+     "      producer's frames per second while blocks ran, the actor that spent the most time\n"
+     "      in process_block, with --cycles a line per run, and the wall time.\n"
+     "      An actor that answers NARVAL_E_OUTPUT_SIZE gets its output buffer enlarged (to what\n"
+     "      it needs, at least twice the old size, at most 1 GiB) and the same call again.\n"
+     "      --strict gives NARVAL's behaviour exactly: the topology's sizes, no flush call, and\n"
+     "      NARVAL_E_OUTPUT_SIZE aborts the run, naming the <size> to raise (end of data\n"
+     "      travels in-band, as a meta:eof frame).\n"
+     "      --report FILE also writes the table, and the frames each actor emitted by key id,\n"
+     "      to FILE (tab-separated records, emulator/report.h) for `narwhal summary`.\n"},
+    {"validate",
+     "  narwhal validate TOPOLOGY.xml | --main FILE [--actors DIR] [--conf DIR] [-v]\n"
+     "      Every check of `run` (XML, graph, libraries, symbols) and each library's\n"
+     "      process_config; registers nothing.  Then prints, per actor, the directory its\n"
+     "      process_config got and the file each configuration file there comes from, and\n"
+     "      \"FILE: ok (N actors: a -> b -> c)\" (a graph: its edges, \"a -> b, a -> c, ...\"; with\n"
+     "      -v the directories come first, on stderr).\n"},
+    {"inspect",
+     "  narwhal inspect ACTOR.so [--actors DIR]\n"
+     "      The process_* symbols the library exports and its process_describe() text.\n"},
+    {"dump",
+     "  narwhal dump FILE.adf [--max N]\n"
+     "      One line per frame (offset, length, id, name, event, timestamp), sub-frames\n"
+     "      indented, known payloads summarised (data:crystal, data:psa, data:tracked,\n"
+     "      narwhal:truth, meta:eof); at most N top-level frames.\n"},
+    {"summary",
+     "  narwhal summary FILE.adf [--report FILE] [--plots DIR] [--histo DIR] [--window KEV]\n"
+     "      What a chain's output file says, for a physicist: the events and frames, followed\n"
+     "      from the producer (--report of its run) to the file, with what was rejected and by\n"
+     "      whom; the PSA's hits against the simulation truth (rms per axis, against energy);\n"
+     "      photopeak efficiency and peak-to-total of the tracked gamma rays against the\n"
+     "      crystals' energies and their sum per event (photopeak: within --window KEV, default\n"
+     "      5, of each emitted line); the spectra and plots (--plots DIR: CSV, gnuplot PNGs;\n"
+     "      --histo DIR: histo's files listed); the run's table.  Exit status 1 when the\n"
+     "      frames do not balance.\n"},
+    {"help",
+     "  narwhal help [COMMAND] | COMMAND --help | --version\n"
+     "      This text, or one command's part of it (what it does, the options it takes);\n"
+     "      --version (or `narwhal version`): the version and what this build has (CUDA,\n"
+     "      libmicrohttpd for --monitor).\n"},
+};
+
+/* The options, each with the names of the commands that take it. */
+typedef struct option_help {
+    const char *commands;
+    const char *text;
+} option_help;
+
+static const option_help option_helps[] = {
+    {"run validate inspect",
+     "  --actors DIR  where libraries named in <library> are looked for (repeatable); default:\n"
+     "                ../actors and ../lib/narwhal/actors beside the narwhal program (the build\n"
+     "                tree, an installed tree), then the topology's directory.\n"
+     "                A <library> with a '/' is relative to the topology's directory.\n"},
+    {"run validate",
+     "  --conf DIR    where each actor's configuration files are looked for: DIR/<actor>/, then\n"
+     "                DIR; several DIRs separated by ':', most specific first.  Default, beside\n"
+     "                the topology NAME.xml: conf/NAME/<actor>/, conf/<actor>/, conf/NAME/, conf/.\n"
+     "                The actor sees the first file of each name along that list: process_config\n"
+     "                gets the one of those directories that exists when only one does, else a\n"
+     "                private directory of links to those files (removed at exit).  Actors of one\n"
+     "                library that see different files each get their own copy of the library\n"
+     "                (docs/HOSTING.md).\n"},
+    {"run validate",
+     "  --main FILE   NARVAL's main configuration file instead of TOPOLOGY.xml: a script naming\n"
+     "                the instance (launch), the topology (set configuration_file), each actor's\n"
+     "                library (set library) and directory (set directory_path); README.md.\n"},
+    {"run",
+     "  --blocks N    end each run after N blocks of each producer.\n"},
+    {"run",
+     "  --pipeline    one thread per actor, rings of buffers between them.\n"},
+    {"run",
+     "  --ring N      buffers per ring with --pipeline (1 to 1024; default 4).  An actor holds\n"
+     "                its input buffer while it works on it: with 1 its neighbours wait for it,\n"
+     "                from 2 on they overlap.\n"},
+    {"run",
+     "  --strict      NARVAL's host exactly: fixed buffers, no flush call, no retry.\n"},
+    {"run",
+     "  --cycles N    N runs (at most 100000; default 1): start, blocks, stop; then reset and\n"
+     "                initialise before the next.\n"},
+    {"run",
+     "  --pause-every K  a pause/resume pair on every actor after every K rounds of a run (a\n"
+     "                round: one block of each producer; for tests of pause and resume).\n"},
+    {"dump",
+     "  --max N       dump at most N top-level frames.\n"},
+    {"run validate",
+     "  -v            notes on ignored topology elements, every call (process_block with its\n"
+     "                sizes), buffer growth.\n"},
+    {"run",
+     "  --progress S  a line on stderr while blocks run: crystal-events (the producers' narwhal:crystal\n"
+     "                and data:psa frames) and events (event-level frames of the last actor that makes\n"
+     "                them) so far and per second, the busiest actor and, when every producer knows its\n"
+     "                total (process_progress: the generator's Events, the reader's file sizes), how\n"
+     "                far it is and the time left; on a terminal rewritten in place every S seconds\n"
+     "                (default 1), otherwise a line every S seconds (default 10); 0: none.  The first\n"
+     "                SIGINT (Ctrl-C) or SIGTERM says at once that the run stops.\n"},
+    {"run",
+     "  --quiet, -q   no progress line (--progress 0).\n"},
+    {"run",
+     "  --monitor PORT  serve a web page and JSON endpoints from inside the run (libmicrohttpd):\n"
+     "                the spectra the histogrammer fills, refreshed while it runs, each actor's rates\n"
+     "                and busy share, the rings (--pipeline), the run's state; on\n"
+     "                http://127.0.0.1:PORT/ (0: a free port, printed on stderr).  /api/status,\n"
+     "                /api/actors, /api/spectra and /api/spectrum?name=NAME for scripts (README.md).\n"},
+    {"run",
+     "  --monitor-bind ADDR  the address to listen on instead of 127.0.0.1 (0.0.0.0 or ::, every\n"
+     "                interface: whoever reaches this host sees the run).\n"},
+    {"run",
+     "  --monitor-linger S  after the session, serve its final state S seconds more before exiting\n"
+     "                (SIGINT ends the wait); default 0.\n"},
+};
+
+static const char exit_help[] =
+    "exit status: 0 success; 1 an actor failed (run, validate's process_config) or a frame is\n"
+    "bad (dump); 2 bad usage, topology, library or missing file: nothing was started, and the\n"
+    "message is one line \"FILE:LINE: message\".\n";
+
+static int takes_option(const option_help *h, const char *command)
+{
+    size_t n = strlen(command);
+    for (const char *p = strstr(h->commands, command); p; p = strstr(p + 1, command))
+        if ((p == h->commands || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* The whole help (command NULL), or one command's part and its options. */
+static void print_help(FILE *out, const char *command)
+{
+    fputs("usage: narwhal COMMAND ...\n\n", out);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!command || strcmp(command, commands[i].name) == 0)
+            fputs(commands[i].text, out);
+    const char *heading = "\noptions:\n";
+    for (size_t i = 0; i < sizeof option_helps / sizeof option_helps[0]; i++)
+        if (!command || takes_option(&option_helps[i], command)) {
+            fputs(heading, out);
+            fputs(option_helps[i].text, out);
+            heading = "";
+        }
+    fprintf(out, "\n%s", exit_help);
+}
+
+static const command_help *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+#ifndef NARWHAL_VERSION
+#define NARWHAL_VERSION "(a build without the Makefile's version)"
+#endif
+
+static void print_version(void)
+{
+#ifdef NARWHAL_HAVE_CUDA
+    const char *cuda = "built in (the GPU actors use a CUDA device when one is usable)";
+#else
+    const char *cuda = "not built (nvcc was not found): the actors run on the CPU";
+#endif
+#ifdef NARWHAL_HAVE_MHD
+    const char *mhd = "built in";
+#else
+    const char *mhd = "not built (libmicrohttpd was not found)";
+#endif
+    printf("narwhal %s\nCUDA: %s\n--monitor: %s\n", NARWHAL_VERSION, cuda, mhd);
+}
+
+/* `narwhal help [COMMAND]`, `--help`, `--version`, `version`: -1 when argv is none of them. */
+static int help_command(int argc, char **argv)
+{
+    const char *first = argv[1];
+    if (strcmp(first, "--version") == 0 || strcmp(first, "version") == 0) {
+        print_version();
+        return EMU_OK;
+    }
+    if (strcmp(first, "help") != 0 && strcmp(first, "--help") != 0 && strcmp(first, "-h") != 0)
+        return -1;
+    if (argc > 3)
+        return usage_error("help takes one command at most");
+    if (argc == 3 && !find_command(argv[2]))
+        return usage_error("unknown command '%s'", argv[2]);
+    print_help(stdout, argc == 3 ? argv[2] : NULL);
+    return EMU_OK;
+}
+
 static int run_command(session *s, int argc, char **argv)
 {
     if (parse_args(argc, argv, &s->o) != EMU_OK)
         return EMU_E_TOPOLOGY;
     const char *cmd = s->o.command;
+    if (s->o.help) {
+        if (!find_command(cmd))
+            return usage_error("unknown command '%s'", cmd);
+        print_help(stdout, cmd);
+        return EMU_OK;
+    }
     if (strcmp(cmd, "run") == 0)
         return check_allowed(&s->o, TAKES_ACTORS | TAKES_CONF | TAKES_BLOCKS | TAKES_PIPELINE | TAKES_REPORT |
-                                        TAKES_RUN_CONTROL)
+                                        TAKES_RUN_CONTROL | TAKES_LIVE)
                    ? EMU_E_TOPOLOGY
                    : command_run(s);
     if (strcmp(cmd, "validate") == 0)
@@ -503,17 +819,16 @@ static int run_command(session *s, int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(usage, stderr);
+        print_help(stderr, NULL);
         return EMU_E_TOPOLOGY;
     }
-    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage, stdout);
-        return EMU_OK;
-    }
+    int rc = help_command(argc, argv);
+    if (rc >= 0)
+        return rc;
     session s;
     memset(&s, 0, sizeof s);
     xmlInitParser();
-    int rc = run_command(&s, argc, argv);
+    rc = run_command(&s, argc, argv);
     fflush(stdout);
     if (rc != EMU_OK && s.err[0])
         fprintf(stderr, "%s\n", s.err);

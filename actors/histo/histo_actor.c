@@ -240,6 +240,20 @@ static unsigned histo_start(void *algo_data)
     return 0;
 }
 
+/* For process_spectra (histo_live.c), between two blocks. */
+unsigned histo_actor_counts(void *algo_data, const histo_spec **declared, const uint64_t **counts)
+{
+    histo_actor *a = algo_data;
+    char msg[512];
+    if (!a || !a->engine)
+        return NARVAL_E_STATE;
+    unsigned code = narval_code(histo_engine_counts(a->engine, counts, msg, sizeof msg));
+    if (code)
+        return kit_fail(a->k.name, code, "%s", msg);
+    *declared = &spec;
+    return 0;
+}
+
 /* ---- the files of one write (histo_files, histo_write.h) ---------------------------------
  * Each a unique temporary beside its final name (publish.h), renamed together
  * once all of them are written, else removed together. */

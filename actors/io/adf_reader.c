@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kit.h"
 #include "kit_crystals.h"
@@ -300,4 +301,30 @@ void process_block(void *algo_data, void *output_buffer, unsigned int size_of_ou
     if ((*error_code = kit_enter(algo_data, KIT_BLOCK)) == 0)
         *error_code = read_block(algo_data, output_buffer, size_of_output_buffer,
                                  used_size_of_output_buffer);
+}
+
+/* Narwhal's live view (narval.h): with MaxFrames, the frames emitted of it;
+ * else the bytes read of the files' sizes, Repeat times (stat'ed here: a
+ * file is not expected to change under a run, and a few stats a block cost
+ * nothing beside reading it). */
+void process_progress(void *algo_data, unsigned long long *done, unsigned long long *total, const char **unit)
+{
+    const reader *r = algo_data;
+    struct stat st;
+    uint64_t list = 0, before = 0;
+    uint64_t read_whole = r->file ? r->opened - 1 : r->opened; /* files read to their end */
+    if (conf.max_frames) {
+        *done = r->frames;
+        *total = (unsigned long long)conf.max_frames;
+        *unit = "frames";
+        return;
+    }
+    for (size_t i = 0; i < conf.files.n; i++) {
+        uint64_t size = stat(conf.files.v[i], &st) == 0 ? (uint64_t)st.st_size : 0;
+        list += size;
+        before += i < read_whole % conf.files.n ? size : 0;
+    }
+    *done = read_whole / conf.files.n * list + before + (r->file ? adf_file_offset(r->file) : 0);
+    *total = list * (uint64_t)conf.repeat;
+    *unit = "bytes";
 }

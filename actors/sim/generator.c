@@ -17,6 +17,16 @@ void process_config(const char *directory_path, unsigned int *error_code)
 
 const char *process_describe(void) { return kit_describe(&gen_spec); }
 
+/* Narwhal's live view (narval.h): the run's events so far, of Events (0: a
+ * run until stopped, or a GammaEvents file's, whose length is not known). */
+void process_progress(void *algo_data, unsigned long long *done, unsigned long long *total, const char **unit)
+{
+    const gen *g = algo_data;
+    *done = g->next_event;
+    *total = (unsigned long long)gen_settings.events;
+    *unit = "events";
+}
+
 void *process_register(unsigned int *error_code) { return kit_register(sizeof(gen), error_code); }
 
 KIT_LIFECYCLE(initialise, start, stop, reset, release)
