@@ -45,6 +45,7 @@ typedef struct options {
     const char *report;
     const char *plots;
     const char *histo;
+    const char *narwhal;
     double window;
     int help;        /* COMMAND --help */
     double progress; /* --progress seconds; -1: the default (1 on a terminal, else 10) */
@@ -201,10 +202,15 @@ static int parse_option(int argc, char **argv, int *i, options *o)
     }
     if (is_option(arg, "--window") && (value = option_value(argc, argv, i, "--window")))
         return parse_window(value, &o->window);
+    if (is_option(arg, "--narwhal") && (value = option_value(argc, argv, i, "--narwhal"))) {
+        o->narwhal = value;
+        return EMU_OK;
+    }
     if (is_option(arg, "--actors") || is_option(arg, "--conf") || is_option(arg, "--main") ||
         is_option(arg, "--blocks") ||
         is_option(arg, "--max") || is_option(arg, "--ring") || is_option(arg, "--report") ||
         is_option(arg, "--plots") || is_option(arg, "--histo") || is_option(arg, "--window") ||
+        is_option(arg, "--narwhal") ||
         is_option(arg, "--cycles") || is_option(arg, "--pause-every") || is_option(arg, "--progress") ||
         is_option(arg, "--monitor") || is_option(arg, "--monitor-bind") || is_option(arg, "--monitor-linger"))
         return usage_error("%s needs a value", arg);
@@ -219,7 +225,7 @@ enum {
     TAKES_MAX = 8,
     TAKES_PIPELINE = 16,
     TAKES_REPORT = 32,
-    TAKES_SUMMARY = 64, /* --plots, --histo, --window */
+    TAKES_SUMMARY = 64, /* --plots, --histo, --window, --narwhal */
     TAKES_RUN_CONTROL = 128, /* --strict, --cycles, --pause-every */
     TAKES_LIVE = 256,        /* --progress, --quiet, --monitor, --monitor-bind, --monitor-linger */
 };
@@ -251,8 +257,9 @@ static int check_allowed(const options *o, unsigned takes)
         return usage_error("'%s' takes no --%s", o->command, o->pipeline ? "pipeline" : "ring");
     if (o->report && !(takes & TAKES_REPORT))
         return usage_error("'%s' takes no --report", o->command);
-    if ((o->plots || o->histo || o->window) && !(takes & TAKES_SUMMARY))
-        return usage_error("'%s' takes no --%s", o->command, o->plots ? "plots" : o->histo ? "histo" : "window");
+    if ((o->plots || o->histo || o->window || o->narwhal) && !(takes & TAKES_SUMMARY))
+        return usage_error("'%s' takes no --%s", o->command,
+                           o->plots ? "plots" : o->histo ? "histo" : o->window ? "window" : "narwhal");
     if (o->ring && !o->pipeline)
         return usage_error("--ring sets the depth of --pipeline's rings; add --pipeline");
     if (o->ring > EMU_MAX_RING)
@@ -551,7 +558,8 @@ _Static_assert(EMU_MAX_KINDS <= ANA_REPORT_KINDS, "narwhal summary must read eve
  * failed summary. */
 static int command_summary(session *s)
 {
-    ana_summary_options so = {.report = s->o.report, .plots = s->o.plots, .histo = s->o.histo, .window = s->o.window};
+    ana_summary_options so = {.report = s->o.report, .plots = s->o.plots, .histo = s->o.histo, .window = s->o.window,
+                              .narwhal = s->o.narwhal};
     int rc = ana_summary_run(s->o.target, &so, stdout, s->err, sizeof s->err);
     return rc == ANA_OK ? EMU_OK : rc == ANA_E_OPEN ? EMU_E_TOPOLOGY : EMU_E_RUN;
 }
@@ -618,10 +626,11 @@ static const command_help commands[] = {
     {"dump",
      "  narwhal dump FILE.adf [--max N]\n"
      "      One line per frame (offset, length, id, name, event, timestamp), sub-frames\n"
-     "      indented, known payloads summarised (data:crystal, data:psa, data:tracked,\n"
+     "      indented, known payloads summarised (data:psa, narwhal:crystal, narwhal:tracked,\n"
      "      narwhal:truth, meta:eof); at most N top-level frames.\n"},
     {"summary",
-     "  narwhal summary FILE.adf [--report FILE] [--plots DIR] [--histo DIR] [--window KEV]\n"
+     "  narwhal summary FILE.adf [--narwhal FILE] [--report FILE] [--plots DIR] [--histo DIR]\n"
+     "                  [--window KEV]\n"
      "      What a chain's output file says, for a physicist: the events and frames, followed\n"
      "      from the producer (--report of its run) to the file, with what was rejected and by\n"
      "      whom; the PSA's hits against the simulation truth (rms per axis, against energy);\n"
@@ -629,7 +638,9 @@ static const command_help commands[] = {
      "      crystals' energies and their sum per event (photopeak: within --window KEV, default\n"
      "      5, of each emitted line); the spectra and plots (--plots DIR: CSV, gnuplot PNGs;\n"
      "      --histo DIR: histo's files listed); the run's table.  Exit status 1 when the\n"
-     "      frames do not balance.\n"},
+     "      frames do not balance.  An AGATA-readable FILE.adf is read with its Narwhal file\n"
+     "      (truth, tracked gamma rays, meta:eof): --narwhal FILE, else FILE.narwhal.adf beside\n"
+     "      it when it exists (adf_writer's OtherFile beside).\n"},
     {"help",
      "  narwhal help [COMMAND] | COMMAND --help | --version\n"
      "      This text, or one command's part of it (what it does, the options it takes);\n"
