@@ -277,6 +277,9 @@ $(BUILD)/tests/check_%: $(BUILD)/obj/tests/check_%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(MHD_LIBS) $(CHECK_LIBS)
 
+# check_agata_files reads the chain's file back with tests/agata_reader.c, written from AGATA's layouts alone
+$(BUILD)/tests/check_agata_files: $(BUILD)/obj/tests/agata_reader.o
+
 $(BUILD)/tests/%: $(BUILD)/obj/tests/tools/%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LINK_LIBS)

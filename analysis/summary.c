@@ -31,7 +31,7 @@ static int keep_table(ana_summary *s, const sum_report *r)
 
 int ana_summary_compute(const char *path, const ana_summary_options *o, ana_summary *s, char *err, size_t errlen)
 {
-    sum_data d = {.s = s, .path = path, .err = err, .errlen = errlen};
+    sum_data d = {.s = s, .path = path, .narwhal = o->narwhal, .err = err, .errlen = errlen};
     sum_report r;
     memset(&r, 0, sizeof r);
     memset(s, 0, sizeof *s);
@@ -192,8 +192,11 @@ static void print_files(FILE *out, const char *path, const ana_summary_options *
 {
     struct stat st;
     fprintf(out, "\nFiles\n");
-    fprintf(out, "  output: %s (%.1f MB, %llu frames)\n", path, stat(path, &st) == 0 ? st.st_size / 1e6 : 0.0,
-            s->frames);
+    fprintf(out, "  output: %s (%.1f MB)", path, stat(path, &st) == 0 ? st.st_size / 1e6 : 0.0);
+    if (s->narwhal_file[0])
+        fprintf(out, " and its Narwhal file %s (%.1f MB)",
+                s->narwhal_file, stat(s->narwhal_file, &st) == 0 ? st.st_size / 1e6 : 0.0);
+    fprintf(out, ": %llu frames\n", s->frames);
     if (o->plots) {
         char msg[1024];
         sum_plot(s, o->plots, msg, sizeof msg);
@@ -207,7 +210,7 @@ static void print_files(FILE *out, const char *path, const ana_summary_options *
 
 void ana_summary_print(FILE *out, const char *path, const ana_summary_options *o, ana_summary *s)
 {
-    fprintf(out, "== Summary of %s\n", path);
+    fprintf(out, "== Summary of %s%s%s\n", path, s->narwhal_file[0] ? " and " : "", s->narwhal_file);
     print_balance(out, s);
     print_positions(out, s);
     print_spectra(out, s);

@@ -12,6 +12,7 @@ typedef struct ana_summary_options {
     const char *plots;  /* directory for the summary's spectra, residuals and PNG plots, or NULL */
     const char *histo;  /* histo's OutputDir, whose spectra and plots are listed, or NULL */
     double window;      /* keV either side of a line that counts as its photopeak */
+    const char *narwhal; /* the Narwhal file of the pair, or NULL: the data file's (adf_narwhal_file) if it exists */
 } ana_summary_options;
 
 #define ANA_SUMMARY_WINDOW 5.0 /* keV: the default photopeak half-width */
@@ -43,7 +44,8 @@ typedef struct ana_summary_check {
 } ana_summary_check;
 
 typedef struct ana_summary {
-    /* the file, frame by frame */
+    /* the file, frame by frame (both files of a pair: the data file, then its Narwhal file) */
+    char narwhal_file[4096];           /* the pair's Narwhal file, or "" when the data file was read alone */
     unsigned long long frames;         /* top-level frames */
     unsigned long long truth;          /* narwhal:truth */
     unsigned long long crystal;        /* data:crystal (traces nobody analysed) */

@@ -52,6 +52,9 @@ typedef struct sum_data {
     sum_vec truth, truth_points, hits, crystals, built;
     sum_vec tracked_e; /* float: energies of the tracked γ (Doppler-corrected when beta is set) */
     long last_built;   /* the built event the previous top-level frame held, else -1 */
+    const char *narwhal; /* the pair's Narwhal file as named (--narwhal), or NULL */
+    int in_pair;       /* reading a pair's Narwhal file: tracked frames pair by event and timestamp */
+    size_t pair_next;  /* the built event after the last one a tracked frame of the pair matched */
     double max_energy; /* the highest emitted γ energy */
     adf_truth *truth_frame; /* decoding scratch (large) */
     adf_psa psa_frame;
@@ -66,8 +69,9 @@ typedef struct sum_data {
 /* The largest frame the summary reads: the emulator's largest buffer. */
 #define SUM_MAX_FRAME (1u << 30)
 
-/* Reads the file into d and the frame counts of d->s: ANA_E_OPEN, ANA_E_INPUT
- * for a bad frame (named with its offset), ANA_E_MEMORY. */
+/* Reads the file into d and the frame counts of d->s, then its Narwhal file
+ * (d->narwhal, else adf_narwhal_file's name when that file exists): ANA_E_OPEN,
+ * ANA_E_INPUT for a bad frame (named with its file and offset), ANA_E_MEMORY. */
 int sum_read_file(sum_data *d);
 void sum_data_free(sum_data *d);
 

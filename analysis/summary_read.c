@@ -1,4 +1,4 @@
-/* summary_read.c: `narwhal summary` reads an output file: truth, PSA hits, built events, tracked γ rays. */
+/* summary_read.c: `narwhal summary` reads an output file, or an AGATA-readable file and its Narwhal file: truth, PSA hits, built events, tracked γ rays. */
 #include "summary_data.h"
 #include "ana.h"
 
@@ -197,7 +197,22 @@ static int on_built(sum_data *d, const adf_frame *f, uint64_t base)
     return rc;
 }
 
-/* A data:tracked frame: its γ rays, and the status of the event it follows. */
+/* The built event a narwhal:tracked frame of a pair's Narwhal file tracks: the
+ * next one, from where the previous match left off, with its event number and
+ * timestamp and no status yet (both files keep the stream's order); else NULL. */
+static sum_built *pair_event(sum_data *d, const adf_frame *f)
+{
+    sum_built *b = d->built.p;
+    for (size_t i = d->pair_next; i < d->built.n; i++)
+        if (b[i].event == f->key.event && b[i].timestamp == f->key.timestamp && b[i].status < 0) {
+            d->pair_next = i + 1;
+            return &b[i];
+        }
+    return NULL;
+}
+
+/* A narwhal:tracked frame: its γ rays, and the status of the event it tracks:
+ * the one right before it in one file; in a pair, the data file's (pair_event). */
 static int on_tracked(sum_data *d, const adf_frame *f, uint64_t base)
 {
     adf_tracked *t = &d->tracked_frame;
@@ -214,7 +229,8 @@ static int on_tracked(sum_data *d, const adf_frame *f, uint64_t base)
             return no_memory(d);
         *e = t->beta != 0 ? t->gamma[g].e_dc : t->gamma[g].e;
     }
-    sum_built *ev = d->last_built >= 0 ? &((sum_built *)d->built.p)[d->last_built] : NULL;
+    sum_built *ev = d->in_pair ? pair_event(d, f)
+                    : d->last_built >= 0 ? &((sum_built *)d->built.p)[d->last_built] : NULL;
     if (ev && ev->event == f->key.event && ev->timestamp == f->key.timestamp && ev->status < 0)
         ev->status = t->status;
     else if (d->built.n)
@@ -255,17 +271,35 @@ static int on_chunk(void *ctx, const uint8_t *buf, size_t used, uint64_t base)
     return 0;
 }
 
-int sum_read_file(sum_data *d)
+/* Every frame of the file at path into d; messages name path. */
+static int read_one(sum_data *d, const char *path)
 {
+    d->path = path;
     d->last_built = -1;
-    if (access(d->path, R_OK) != 0)
-        return ana_fail(d->err, d->errlen, ANA_E_OPEN, "%s: cannot open: %s", d->path, strerror(errno));
-    d->truth_frame = malloc(sizeof *d->truth_frame);
-    if (!d->truth_frame)
-        return no_memory(d);
+    if (access(path, R_OK) != 0)
+        return ana_fail(d->err, d->errlen, ANA_E_OPEN, "%s: cannot open: %s", path, strerror(errno));
     d->rc = ANA_OK;
-    int rc = adf_file_scan(d->path, SUM_MAX_FRAME, on_chunk, d, d->err, d->errlen);
+    int rc = adf_file_scan(path, SUM_MAX_FRAME, on_chunk, d, d->err, d->errlen);
     if (rc != ADF_OK)
         return rc == ADF_E_NOMEM ? ANA_E_MEMORY : ANA_E_INPUT;
     return d->rc;
+}
+
+/* The data file, then its Narwhal file: the one named (d->narwhal), else the
+ * one adf_narwhal_file names when it exists; s->narwhal_file says which. */
+int sum_read_file(sum_data *d)
+{
+    const char *data = d->path;
+    char *beside = d->narwhal ? NULL : adf_narwhal_file(data);
+    d->truth_frame = malloc(sizeof *d->truth_frame);
+    int rc = d->truth_frame && (d->narwhal || beside) ? read_one(d, data) : no_memory(d);
+    const char *pair = d->narwhal ? d->narwhal : access(beside, F_OK) == 0 ? beside : NULL;
+    if (rc == ANA_OK && pair) {
+        snprintf(d->s->narwhal_file, sizeof d->s->narwhal_file, "%s", pair);
+        d->in_pair = 1;
+        rc = read_one(d, pair);
+    }
+    d->path = data;
+    free(beside);
+    return rc;
 }
