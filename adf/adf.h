@@ -492,7 +492,9 @@ int adf_truth_write(adf_writer *w, uint32_t event, uint64_t timestamp, const adf
 int adf_truth_read(const adf_frame *f, adf_truth *t);
 
 /* ---- meta:eof (ADF_ID_META_EOF) ----------------------------------------------
- * Marks the end of a stream.  Payload, 12 bytes:
+ * Marks the end of a stream.  AGATA's id; the payload is Narwhal's, and AGATA's
+ * readers do not know the frame, so an AGATA-readable file leaves it to its
+ * Narwhal file (adf_narwhal_file).  Payload, 12 bytes:
  *   0  u32  frames that came before it in the stream
  *   4  u64  bytes that came before it in the stream
  */
@@ -508,7 +510,8 @@ int adf_eof_read(const adf_frame *f, adf_eof *e);
  * A producer's progress mark: the crystal's stream will hold no frame with a
  * timestamp below the key's, so an event builder merging several streams
  * can close its windows up to there even when the crystal is silent.
- * Payload (Narwhal's layout), 8 bytes:
+ * Payload (Narwhal's layout, under AGATA's id; an AGATA-readable file leaves
+ * it to its Narwhal file, as meta:eof), 8 bytes:
  *   0  u16  crystal id of the stream
  *   2  u16  0 (reserved)
  *   4  u32  frames of the stream since the previous meta:sync
