@@ -215,7 +215,9 @@ static size_t whole_frames(adf_file *f, uint8_t *buf, size_t got, size_t cap, si
 /* A large request: the file's bytes read in parallel straight into buf,
  * then the whole frames among them delivered as the frame-by-frame path
  * would (the same frames, the same checks), the stream put back after them
- * and the next key read as that path reads it.  Returns 0 when it
+ * and the next key read as that path reads it (pread reads from the frame
+ * at `offset`, so a key already held is read again, and the stream's own
+ * position, after that key, is left alone until then).  Returns 0 when it
  * delivered nothing: the frame-by-frame path then handles the request (a
  * frame too big, a bad or truncated one, the end, a file pread refuses),
  * with its own messages. */
@@ -229,6 +231,7 @@ static int read_bulk(adf_file *f, uint8_t *buf, size_t cap, size_t *used, size_t
         return 0;
     if (fseeko(f->fp, (off_t)(f->offset + u), SEEK_SET) != 0)
         return record_io(f, "seek");
+    f->have_key = 0; /* a key held was read again, with its frame */
     f->offset += u;
     *used = u;
     if (frames)
@@ -249,7 +252,7 @@ int adf_file_read(adf_file *f, void *buf, size_t cap, size_t *used, size_t *fram
         *frames = 0;
     if (f->status != ADF_OK)
         return f->status;
-    if (cap >= ADF_FILE_BULK && !f->have_key) {
+    if (cap >= ADF_FILE_BULK) {
         rc = read_bulk(f, buf, cap, used, frames);
         if (rc != 0 || *used > 0)
             return rc;
