@@ -5,7 +5,8 @@
 #   PARTS="2 4 8" adds a pipelined row per PSA BlockParts value.
 #   EXTRA_CONF=DIR puts a configuration directory before the replay chain's in every row.
 #   PSAS="2 3" adds a pipelined row per count of PSA instances sharing the reader's blocks (round robin,
-#   one configuration, one GPU), the builder merging their streams.
+#   one configuration, one GPU), the builder merging their streams; TRACKERS="2" adds, for each, a row with
+#   the tracker split likewise (histo merging).
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
 #   DIR/build), on the same input in the same run: its narwhal, actors, topology and configuration.
 # The input holds full_chain.xml's source (Generator.conf of conf/full_chain) with EVENTS events,
@@ -58,30 +59,34 @@ override() {
         > "$dir/$file"
 }
 
-# replay_chain.xml with its PSA split into $1 instances (psa1..psaN, share="round-robin") and the
-# builder reading the N streams
-split_psa() {
-    awk -v n="$1" '
-        /<intermediary/ { held = $0 "\n"; holding = 1; next }
-        holding { held = held $0 "\n"; if ($0 ~ /<\/intermediary>/) { holding = 0; flush() } ; next }
+# split_actor NAME N IN OUT: the topology IN with filter NAME split into N instances (NAME1..NAMEN, sharing
+# its input round robin, each with its own output buffer) and the actor reading NAME's output reading
+# the N streams, written to OUT
+split_actor() {
+    awk -v name="$1" -v n="$2" '
+        /<(intermediary|consumer)/ { held = $0 "\n"; holding = 1; next }
+        holding { held = held $0 "\n"; if ($0 ~ /<\/(intermediary|consumer)>/) { holding = 0; flush() }; next }
         { print }
         function flush() {
-            if (held ~ /<name>psa<\/name>/) {
+            if (held ~ ("<name>" name "</name>")) {
+                match(held, /<output_buffer_name>[^<]*</)
+                out = substr(held, RSTART + 20, RLENGTH - 21)
                 for (i = 1; i <= n; i++) {
                     b = held
-                    sub(/<name>psa<\/name>/, "<name>psa" i "</name>", b)
-                    sub(/source_buffer="crystals">/, "source_buffer=\"crystals\" share=\"round-robin\">", b)
-                    gsub(/hits/, "hits" i, b)
+                    sub("<name>" name "</name>", "<name>" name i "</name>", b)
+                    sub(/">[^<]*<\/data_source>/, "\" share=\"round-robin&", b)
+                    gsub("\"" out "\"", "\"" out i "\"", b)
+                    gsub(">" out "<", ">" out i "<", b)
                     printf "%s", b
                 }
-            } else if (held ~ /<name>builder<\/name>/) {
+            } else if (out != "" && held ~ ("source_buffer=\"" out "\"")) {
                 sub(/input_buffers="1"/, "input_buffers=\"" n "\"", held)
                 src = ""
-                for (i = 1; i <= n; i++) src = src "    <data_source source_buffer=\"hits" i "\">psa" i "</data_source>\n"
-                sub(/[ ]*<data_source source_buffer="hits">psa<\/data_source>\n/, src, held)
+                for (i = 1; i <= n; i++) src = src "    <data_source source_buffer=\"" out i "\">" name i "</data_source>\n"
+                sub("[ ]*<data_source source_buffer=\"" out "\">" name "</data_source>\n", src, held)
                 printf "%s", held
             } else printf "%s", held
-        }' topologies/replay_chain.xml > "$work/replay_chain_psa$1.xml"
+        }' "$3" > "$4"
 }
 
 variants() {
@@ -115,8 +120,12 @@ variants() {
         replay "pipelined, BlockParts $n" topologies/replay_chain.xml "$work/conf-parts$n:$conf" --pipeline
     done
     for n in ${PSAS:-}; do
-        split_psa "$n"
+        split_actor psa "$n" topologies/replay_chain.xml "$work/replay_chain_psa$n.xml"
         replay "pipelined, $n PSA instances" "$work/replay_chain_psa$n.xml" "$conf" --pipeline
+        for t in ${TRACKERS:-}; do
+            split_actor tracker "$t" "$work/replay_chain_psa$n.xml" "$work/replay_chain_psa${n}_tracker$t.xml"
+            replay "pipelined, $n PSA and $t tracker instances" "$work/replay_chain_psa${n}_tracker$t.xml" "$conf" --pipeline
+        done
     done
     if [ "${VARIANTS:-0}" = 1 ]; then variants; fi
     if [ -n "${BEFORE:-}" ]; then
