@@ -41,26 +41,13 @@ static void write_chain_confs(void)
                    at("out.adf"));
 }
 
-/* A basis on a 6 mm grid (a fraction of a second); -1 with why when basisgen is not built. */
-static int build_basis(char *why, size_t len)
-{
-    const char *basisgen = nw_build_path("/bin/basisgen");
-    if (access(basisgen, X_OK) != 0) {
-        snprintf(why, len, "%s is not built", basisgen);
-        return -1;
-    }
-    char cmd[3 * PATH_MAX];
-    snprintf(cmd, sizeof cmd, "%s --quiet --geometry detector/geometry/agata.geo --grid 6 --field-grid 2 -o %s",
-             basisgen, at("coarse.basis"));
-    ck_assert_msg(system(cmd) == 0, "basisgen failed: %s", cmd);
-    return 0;
-}
-
 static void setup(void)
 {
     tk_make_tmpdir(tmp, sizeof tmp, "check_agata_files");
     not_ready[0] = '\0';
-    if (build_basis(not_ready, sizeof not_ready) != 0)
+    int basis = nw_coarse_basis(at("coarse.basis"), not_ready, sizeof not_ready);
+    ck_assert_msg(basis <= 0, "%s", not_ready);
+    if (basis < 0)
         return;
     write_chain_confs();
     char conf[2 * PATH_MAX];

@@ -75,22 +75,6 @@ static void write_confs(void)
     derive("topologies/conf/triple/ADFWriter.conf", "ADFWriter.conf", set);
 }
 
-/* check_chain's coarse basis: 6 mm grid, 2 mm fields, a fraction of a second.  -1 with why when
- * basisgen is not built (the tests skip); basisgen failing fails the case. */
-static int build_basis(char *why, size_t len)
-{
-    const char *basisgen = nw_build_path("/bin/basisgen");
-    if (access(basisgen, X_OK) != 0) {
-        snprintf(why, len, "%s is not built", basisgen);
-        return -1;
-    }
-    char cmd[3 * PATH_MAX];
-    snprintf(cmd, sizeof cmd, "%s --quiet --geometry detector/geometry/agata.geo --grid 6 --field-grid 2 -o %s",
-             basisgen, at("coarse.basis"));
-    ck_assert_msg(system(cmd) == 0, "basisgen failed: %s", cmd);
-    return 0;
-}
-
 /* narwhal run TOPOLOGY --strict over the test's settings; the writer's pair (the shipped
  * OtherFile beside: the AGATA-readable file, then its Narwhal file), read whole, back to back. */
 static uint8_t *run(const char *topology, int pipelined, size_t *size)
@@ -152,9 +136,11 @@ static void expect_same(const uint8_t *a, size_t na, const uint8_t *b, size_t nb
 
 START_TEST(cluster_tracks_what_the_single_stream_tracks)
 {
-    char why[PATH_MAX + 64];
+    char why[4 * PATH_MAX];
     tk_make_tmpdir(tmp, sizeof tmp, "check_cluster");
-    if (build_basis(why, sizeof why) != 0)
+    int basis = nw_coarse_basis(at("coarse.basis"), why, sizeof why);
+    ck_assert_msg(basis <= 0, "%s", why);
+    if (basis < 0)
         TK_SKIP("%s", why);
     write_confs();
     size_t n_single, n_seq, n_pipe;
