@@ -239,10 +239,10 @@ $(LIBHISTO): $(call obj,$(HISTO_LIB_SRCS))
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
-ALL_LIBS := $(LIBEMU) $(LIBANA) $(LIBKIT) $(LIBDET) $(LIBADF_A)
+ALL_LIBS := $(LIBEMU) $(LIBANA) $(LIBSIM) $(LIBKIT) $(LIBDET) $(LIBADF_A)
 LINK_LIBS = $(XML_LIBS) $(CUDA_LIBS) -ldl -lm
 
-$(NARWHAL): $(call obj,emulator/main.c) $(LIBEMU) $(LIBANA) $(LIBADF_A)
+$(NARWHAL): $(call obj,emulator/main.c) $(LIBEMU) $(LIBANA) $(LIBSIM) $(LIBADF_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(MHD_LIBS)
 

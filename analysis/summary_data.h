@@ -36,7 +36,9 @@ typedef struct sum_crystal {
 
 typedef struct sum_truth {
     uint32_t event;
-    uint8_t missed; /* every γ of the event missed the germanium */
+    uint16_t gammas; /* emitted */
+    uint8_t missed;  /* every γ of the event missed the germanium */
+    float e_sum;     /* keV: the lab energies of its γ rays added */
 } sum_truth;
 
 /* An event as the builder made it, and what the tracker said of it. */
@@ -107,6 +109,13 @@ void sum_check_balance(ana_summary *s, const sum_report *r);
 
 /* Events, PSA against the truth, spectra, efficiencies (after sum_read_file). */
 int sum_physics(sum_data *d);
+
+/* Each line's photopeak in each spectrum (model in summary.h), after the spectra are filled. */
+void sum_peaks(ana_summary *s);
+
+/* The source the lines come from: a nuclide of sim/decay.c whose γ lines
+ * hold every emitted energy and its strongest line, into s->source; else "". */
+void sum_name_source(ana_summary *s);
 
 /* The data files and the gnuplot pictures under dir (created); msg says what
  * was written or why not.  ANA_OK, ANA_E_NO_GNUPLOT (the data and scripts are

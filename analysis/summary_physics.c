@@ -1,4 +1,4 @@
-/* summary_physics.c: `narwhal summary`'s physics: events by fate, PSA against the truth, spectra, photopeaks. */
+/* summary_physics.c: `narwhal summary`'s physics: events by fate, PSA against the truth, spectra, the source. */
 #include "summary_data.h"
 #include "ana.h"
 
@@ -35,35 +35,73 @@ static int by_float(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-/* An entry of spectrum k: its 1 keV bin, and the line whose window holds it. */
+static int by_line(const void *pa, const void *pb)
+{
+    double a = ((const ana_summary_line *)pa)->e, b = ((const ana_summary_line *)pb)->e;
+    return (a > b) - (a < b);
+}
+
+/* qsort of a vector that may be empty (and then has no array: qsort's
+ * pointer must not be NULL even for no elements). */
+static void sort_vec(sum_vec *v, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (v->n > 1)
+        qsort(v->p, v->n, size, cmp);
+}
+
+/* An entry of spectrum k: its 1 keV bin, or beyond the last one. */
 static void fill(ana_summary *s, int k, double e)
 {
     s->total[k]++;
-    if (e >= 0 && e < s->n_bins)
+    if (e < s->n_bins)
         s->spectrum[k][(unsigned)e]++;
-    for (int i = 0; i < s->n_lines && !s->continuum; i++)
-        if (fabs(e - s->line[i].e) <= s->window)
-            s->line[i].peak[k]++;
+    else
+        s->beyond[k]++;
 }
 
-/* Each generator event: its crystals' energies summed (a calorimeter's
- * answer: all of an M = 1 γ), and what became of it. */
-static void events(sum_data *d)
+/* The crystals of each generator event added (a calorimeter's answer), NAN
+ * for an event without one, into sums[] (one per crystal entry's event, in
+ * the order of the sorted crystals): its length. */
+static size_t crystal_sums(const sum_data *d, float *sums, uint32_t *events)
+{
+    const sum_crystal *c = d->crystals.p;
+    size_t n = 0;
+    for (size_t j = 0; j < d->crystals.n;) {
+        double sum = 0;
+        size_t first = j;
+        for (; j < d->crystals.n && c[j].event == c[first].event; j++)
+            sum += isnan(c[j].e0) ? 0 : c[j].e0;
+        events[n] = c[first].event;
+        sums[n++] = (float)sum;
+    }
+    return n;
+}
+
+/* Each generator event by the truth: what became of it, its multiplicity, and
+ * whether its crystals hold all of its γ rays' energy. */
+static void events(sum_data *d, const float *sums, const uint32_t *sum_event, size_t n_sums)
 {
     ana_summary *s = d->s;
     const sum_truth *t = d->truth.p;
     const sum_crystal *c = d->crystals.p;
     const sum_built *b = d->built.p;
-    size_t j = 0;
+    size_t j = 0, k = 0;
     s->events = d->truth.n;
     for (size_t i = 0; i < d->truth.n; i++) {
+        unsigned m = t[i].gammas;
+        s->multiplicity[m < ANA_SUMMARY_MULTIPLICITY ? m : ANA_SUMMARY_MULTIPLICITY]++;
+        s->max_multiplicity = m > s->max_multiplicity ? m : s->max_multiplicity;
+        while (k < n_sums && sum_event[k] < t[i].event)
+            k++;
+        if (m) {
+            s->sum_events++;
+            s->sum_full += k < n_sums && sum_event[k] == t[i].event && fabs(sums[k] - t[i].e_sum) <= s->window;
+        }
         while (j < d->crystals.n && c[j].event < t[i].event)
             j++;
-        double sum = 0;
         int n = 0, worst = 0, piled = 0, untracked = 0;
         for (; j < d->crystals.n && c[j].event == t[i].event; j++, n++) {
             const sum_built *ev = &b[c[j].built];
-            sum += c[j].e0;
             worst = ev->status > worst ? ev->status : worst;
             untracked |= ev->status < 0;
             piled |= ev->mixed;
@@ -73,7 +111,6 @@ static void events(sum_data *d)
             s->ev_missed += t[i].missed;
             continue;
         }
-        fill(s, ANA_SPEC_SUM, sum);
         s->ev_piled += piled;
         if (untracked)
             s->ev_untracked++;
@@ -116,19 +153,21 @@ static double sigma68(const sum_point *hits, const sum_point **truth, size_t n, 
     return 0.5 * (scratch[(size_t)(0.8413 * (double)(m - 1))] - scratch[(size_t)(0.1587 * (double)(m - 1))]);
 }
 
+static int no_memory(sum_data *d) { return ana_fail(d->err, d->errlen, ANA_E_MEMORY, "%s: out of memory", d->path); }
+
 /* Every PSA hit against the truth's point in the same event, crystal and segment. */
 static int positions(sum_data *d)
 {
     ana_summary *s = d->s;
+    sort_vec(&d->hits, sizeof(sum_point), by_point);
+    sort_vec(&d->truth_points, sizeof(sum_point), by_point);
     sum_point *h = d->hits.p, *t = d->truth_points.p;
-    qsort(h, d->hits.n, sizeof *h, by_point);
-    qsort(t, d->truth_points.n, sizeof *t, by_point);
     const sum_point **match = calloc(d->hits.n ? d->hits.n : 1, sizeof *match);
     float *scratch = malloc((d->hits.n ? d->hits.n : 1) * sizeof *scratch);
     if (!match || !scratch) {
         free(match);
         free(scratch);
-        return ana_fail(d->err, d->errlen, ANA_E_MEMORY, "%s: out of memory", d->path);
+        return no_memory(d);
     }
     double sq[3] = {0, 0, 0}, ebin_sq[ANA_SUMMARY_EBINS][3] = {{0}};
     size_t j = 0;
@@ -165,9 +204,8 @@ static int positions(sum_data *d)
 static void missed_deposits(sum_data *d)
 {
     const sum_point *t = d->truth_points.p, *h = d->hits.p;
-    sum_crystal *c = d->crystals.p;
+    const sum_crystal *c = d->crystals.p;
     size_t j = 0, k = 0;
-    qsort(c, d->crystals.n, sizeof *c, by_crystal_event);
     for (size_t i = 0; i < d->truth_points.n; i++) {
         while (j < d->hits.n && by_point(&h[j], &t[i]) < 0)
             j++;
@@ -183,41 +221,77 @@ static void missed_deposits(sum_data *d)
     }
 }
 
-static int alloc_spectra(sum_data *d)
+static double at_least(double a, double b) { return a > b ? a : b; }
+
+/* The highest energy anything in the file has: the spectra reach it (with a
+ * margin for the peaks' bands), up to ANA_SUMMARY_SPECTRUM_KEV. */
+static int alloc_spectra(sum_data *d, const float *sums, size_t n_sums)
 {
     ana_summary *s = d->s;
-    double top = d->max_energy > 0 ? d->max_energy * 1.1 + 50 : 4096;
-    s->n_bins = (unsigned)(ceil(top / 100) * 100);
+    const float *g = d->tracked_e.p;
+    const sum_crystal *c = d->crystals.p;
+    const sum_truth *t = d->truth.p;
+    double top = 0;
+    for (size_t i = 0; i < d->tracked_e.n; i++)
+        top = at_least(top, g[i]);
+    for (size_t i = 0; i < d->crystals.n; i++)
+        top = isnan(c[i].e0) ? top : at_least(top, c[i].e0);
+    for (size_t i = 0; i < n_sums; i++)
+        top = at_least(top, sums[i]);
+    for (size_t i = 0; i < d->truth.n; i++)
+        top = at_least(top, t[i].e_sum);
+    for (int i = 0; i < s->n_lines; i++)
+        top = at_least(top, s->line[i].e);
+    s->highest = top;
+    double bins = ceil((top + 100) / 100) * 100;
+    s->n_bins = (unsigned)(bins < ANA_SUMMARY_SPECTRUM_KEV ? bins : ANA_SUMMARY_SPECTRUM_KEV);
     for (int k = 0; k < ANA_SPECTRA; k++)
         if (!(s->spectrum[k] = calloc(s->n_bins, sizeof *s->spectrum[k])))
-            return ana_fail(d->err, d->errlen, ANA_E_MEMORY, "%s: out of memory", d->path);
+            return no_memory(d);
     return ANA_OK;
 }
 
-static int by_line(const void *pa, const void *pb)
+/* The three spectra, and the distinct crystals that reached the file. */
+static void spectra(sum_data *d, const float *sums, size_t n_sums)
 {
-    double a = ((const ana_summary_line *)pa)->e, b = ((const ana_summary_line *)pb)->e;
-    return (a > b) - (a < b);
+    ana_summary *s = d->s;
+    const float *g = d->tracked_e.p;
+    const sum_crystal *c = d->crystals.p;
+    uint8_t seen[65536 / 8] = {0};
+    for (size_t i = 0; i < d->tracked_e.n; i++)
+        fill(s, ANA_SPEC_TRACKED, g[i]);
+    for (size_t i = 0; i < d->crystals.n; i++) {
+        if (!isnan(c[i].e0))
+            fill(s, ANA_SPEC_CRYSTAL, c[i].e0);
+        s->crystals += !(seen[c[i].crystal / 8] & (1u << (c[i].crystal % 8)));
+        seen[c[i].crystal / 8] |= (uint8_t)(1u << (c[i].crystal % 8));
+    }
+    for (size_t i = 0; i < n_sums; i++)
+        fill(s, ANA_SPEC_SUM, sums[i]);
 }
 
 int sum_physics(sum_data *d)
 {
     ana_summary *s = d->s;
-    int rc = alloc_spectra(d);
-    if (rc != ANA_OK)
-        return rc;
     qsort(s->line, (size_t)s->n_lines, sizeof s->line[0], by_line);
-    qsort(d->truth.p, d->truth.n, sizeof(sum_truth), by_truth_event);
-    qsort(d->crystals.p, d->crystals.n, sizeof(sum_crystal), by_crystal_event);
-    const float *g = d->tracked_e.p;
-    for (size_t i = 0; i < d->tracked_e.n; i++)
-        fill(s, ANA_SPEC_TRACKED, g[i]);
-    const sum_crystal *c = d->crystals.p;
-    for (size_t i = 0; i < d->crystals.n; i++)
-        fill(s, ANA_SPEC_CRYSTAL, c[i].e0);
-    events(d);
-    rc = positions(d);
+    sort_vec(&d->truth, sizeof(sum_truth), by_truth_event);
+    sort_vec(&d->crystals, sizeof(sum_crystal), by_crystal_event);
+    float *sums = malloc((d->crystals.n ? d->crystals.n : 1) * sizeof *sums);
+    uint32_t *sum_event = malloc((d->crystals.n ? d->crystals.n : 1) * sizeof *sum_event);
+    int rc = sums && sum_event ? ANA_OK : no_memory(d);
+    size_t n_sums = rc == ANA_OK ? crystal_sums(d, sums, sum_event) : 0;
+    if (rc == ANA_OK)
+        rc = alloc_spectra(d, sums, n_sums);
+    if (rc == ANA_OK) {
+        spectra(d, sums, n_sums);
+        events(d, sums, sum_event, n_sums);
+        sum_peaks(s);
+        sum_name_source(s);
+        rc = positions(d);
+    }
     if (rc == ANA_OK)
         missed_deposits(d);
+    free(sums);
+    free(sum_event);
     return rc;
 }

@@ -60,38 +60,77 @@ static void resolution_csv(FILE *fp, const ana_summary *s)
     }
 }
 
+/* Entries in the bins drawn, [0, last). */
+static unsigned long long drawn(const ana_summary *s, unsigned last)
+{
+    unsigned long long n = 0;
+    for (int k = 0; k < ANA_SPECTRA; k++)
+        for (unsigned b = 0; b < last; b++)
+            n += s->spectrum[k][b];
+    return n;
+}
+
 /* The scripts draw on gnuplot's standard output ("set output" without a
  * name) and name their data relative to the directory they lie in: the
- * summary runs them there (ana_gnuplot_run), and so may anyone, elsewhere. */
+ * summary runs them there (ana_gnuplot_run), and so may anyone, elsewhere.
+ * A spectrum with fewer entries than 5 per bin drawn is sparse: each bin an
+ * impulse on a linear scale, so that no lone count is lost or drawn as a
+ * plateau; a fuller one is drawn in steps on a log scale with its empty bins
+ * at a floor of 0.5, so that a lone bin stands out from it. */
 static void spectra_gp(FILE *fp, const ana_summary *s)
 {
+    static const struct {
+        int column;
+        const char *colour, *title;
+    } series[] = {{4, "#999999", "sum of the event's crystals (calorimeter)"},
+                  {3, "#1f77b4", "untracked: each crystal's energy"},
+                  {2, "#d62728", "tracked γ rays"}};
+    char title[160];
+    unsigned last = last_bin(s);
+    int sparse = drawn(s, last) < 5ull * last;
+    ana_summary_title(s, title, sizeof title);
     fprintf(fp, "# in this directory: gnuplot spectra.gp > spectra.png\n"
                 "set terminal pngcairo size 1400,800 noenhanced\nset output\nset datafile separator ','\n"
-                "set title 'Gamma-ray energies: tracked against untracked (1 keV bins)'\n"
-                "set xlabel 'energy (keV)'\nset ylabel 'counts per keV'\nset logscale y\nset xrange [0:%u]\n"
-                "set yrange [0.8:*]\nset key top left\nset grid\n"
-                "plot 'spectra.csv' using 1:($4>0?$4:1/0) with steps lw 1 lc rgb '#999999' title 'sum of the crystal "
-                "energies per event', \\\n"
-                "     '' using 1:($3>0?$3:1/0) with steps lw 1 lc rgb '#1f77b4' title 'crystal by crystal (no "
-                "tracking)', \\\n"
-                "     '' using 1:($2>0?$2:1/0) with steps lw 1.5 lc rgb '#d62728' title 'tracked gamma rays'\n",
-            last_bin(s));
+                "set title '%s: γ-ray energy, tracked and untracked'\n"
+                "set xlabel 'Energy (keV)'\nset ylabel 'Counts / keV'\nset xrange [0:%u]\n"
+                "set key top right\nset grid\n",
+            title, last);
+    if (sparse)
+        fprintf(fp, "set yrange [0:*]\n");
+    else
+        fprintf(fp, "set logscale y\nset yrange [0.5:*]\n");
+    for (size_t i = 0; i < sizeof series / sizeof series[0]; i++) {
+        int c = series[i].column;
+        if (sparse)
+            fprintf(fp, "%s '%s' using ($1+0.5):($%d>0?$%d:1/0) with impulses lw 1.5 lc rgb '%s' title \"%s\"%s",
+                    i ? "    " : "plot", i ? "" : "spectra.csv", c, c, series[i].colour, series[i].title,
+                    i + 1 < sizeof series / sizeof series[0] ? ", \\\n" : "\n");
+        else
+            fprintf(fp, "%s '%s' using 1:($%d>0?$%d:0.5) with steps lw 1 lc rgb '%s' title \"%s\"%s", i ? "    " : "plot",
+                    i ? "" : "spectra.csv", c, c, series[i].colour, series[i].title,
+                    i + 1 < sizeof series / sizeof series[0] ? ", \\\n" : "\n");
+    }
 }
 
 static void position_gp(FILE *fp, const ana_summary *s)
 {
+    char title[160];
+    ana_summary_title(s, title, sizeof title);
     fprintf(fp, "# in this directory: gnuplot position.gp > position.png\n"
                 "set terminal pngcairo size 1400,600 noenhanced\nset output\n"
                 "set datafile separator ','\n"
-                "set multiplot layout 1,2 title 'PSA position against the truth (same event, crystal and segment)'\n"
-                "set title 'residuals, PSA - truth'\nset xlabel 'mm'\nset ylabel 'hits per 0.5 mm'\nset grid\n"
-                "plot 'residuals.csv' using 1:2 with steps lw 1.5 title 'x', '' using 1:3 with steps lw 1.5 title 'y', "
-                "'' using 1:4 with steps lw 1.5 title 'z'\n"
-                "set title 'resolution against the hit energy'\nset xlabel 'hit energy (keV)'\n"
-                "set ylabel 'rms (mm)'\nset yrange [0:*]\nset logscale x\nset xrange [20:5000]\n"
+                "set multiplot layout 1,2 title '%s: PSA position against the truth (same event, crystal and "
+                "segment)'\n"
+                "set title 'Residuals, PSA - truth'\nset xlabel 'Residual (mm)'\nset ylabel 'Hits / 0.5 mm'\n"
+                "set grid\nset yrange [0:*]\n"
+                "plot 'residuals.csv' using 1:2 with histeps lw 1.5 title 'x', '' using 1:3 with histeps lw 1.5 "
+                "title 'y', '' using 1:4 with histeps lw 1.5 title 'z'\n"
+                "set title 'Resolution against the hit energy'\nset xlabel 'Hit energy (keV)'\n"
+                "set ylabel 'rms residual (mm)'\nset logscale x\nset xrange [20:5000]\n"
                 "plot 'resolution.csv' using 3:5 with linespoints pt 7 lw 1.5 title 'x', '' using 3:6 with linespoints "
                 "pt 7 lw 1.5 title 'y', '' using 3:7 with linespoints pt 7 lw 1.5 title 'z'\n"
-                "unset multiplot\n");
+                "unset multiplot\n",
+            title);
 }
 
 /* The files the summary writes for its plots: data, then the scripts that draw them. */

@@ -3,6 +3,8 @@
 #include "ana.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,15 +107,31 @@ static int energy_in_bounds(float e) { return e >= 0 && e <= ANA_SUMMARY_MAX_KEV
 static int truth_is_corrupt(sum_data *d, const adf_frame *f, uint64_t base, const adf_truth *t)
 {
     for (unsigned g = 0; g < t->n_gammas; g++) {
-        if (energy_in_bounds(t->gamma[g].e0))
+        const adf_truth_gamma *x = &t->gamma[g];
+        if (energy_in_bounds(x->e0) && energy_in_bounds(x->e))
             continue;
         if (d->s->truth_ignored++ == 0)
             snprintf(d->s->first_ignored, sizeof d->s->first_ignored,
                      "the narwhal:truth frame of event %u at offset %llu: γ %u of %u claims %g keV",
                      (unsigned)f->key.event, (unsigned long long)(base + f->offset), g, (unsigned)t->n_gammas,
-                     (double)t->gamma[g].e0);
+                     (double)(energy_in_bounds(x->e0) ? x->e : x->e0));
         return 1;
     }
+    return 0;
+}
+
+/* An energy the spectra take: finite and not negative.  Another is counted,
+ * the first frame that held one named, and the entry left out. */
+static int energy_ok(sum_data *d, const adf_frame *f, uint64_t base, int spectrum, const char *what, float e)
+{
+    if (e >= 0 && e <= FLT_MAX)
+        return 1;
+    if (d->s->rejected[0] + d->s->rejected[1] + d->s->rejected[2] == 0) {
+        const char *name = adf_id_name(f->key.id);
+        snprintf(d->s->first_rejected, sizeof d->s->first_rejected, "the %s frame of event %u at offset %llu: %s %g keV",
+                 name ? name : "?", (unsigned)f->key.event, (unsigned long long)(base + f->offset), what, (double)e);
+    }
+    d->s->rejected[spectrum]++;
     return 0;
 }
 
@@ -130,8 +148,10 @@ static int on_truth(sum_data *d, const adf_frame *f, uint64_t base)
     if (!e)
         return no_memory(d);
     e->event = f->key.event;
+    e->gammas = t->n_gammas;
     e->missed = 1;
     for (unsigned g = 0; g < t->n_gammas; g++) {
+        e->e_sum += t->gamma[g].e;
         e->missed &= (t->gamma[g].flags & ADF_TRUTH_MISSED) != 0;
         add_line(d->s, t->gamma[g].e0);
         if (t->gamma[g].e0 > d->max_energy)
@@ -151,7 +171,8 @@ static int on_psa(sum_data *d, const adf_frame *f, uint64_t base, uint32_t b)
     sum_crystal *c = sum_push(&d->crystals, sizeof *c);
     if (!c)
         return no_memory(d);
-    *c = (sum_crystal){.event = f->key.event, .built = b, .crystal = p->crystal_id, .e0 = p->e0};
+    *c = (sum_crystal){.event = f->key.event, .built = b, .crystal = p->crystal_id,
+                       .e0 = energy_ok(d, f, base, ANA_SPEC_CRYSTAL, "core energy", p->e0) ? p->e0 : NAN};
     sum_built *ev = &((sum_built *)d->built.p)[b];
     if (ev->first_member == UINT32_MAX)
         ev->first_member = f->key.event;
@@ -224,10 +245,13 @@ static int on_tracked(sum_data *d, const adf_frame *f, uint64_t base)
     s->tracked_status[t->status < 3 ? t->status : 2]++;
     s->gammas += t->n_gammas;
     for (unsigned g = 0; g < t->n_gammas; g++) {
+        float v = t->beta != 0 ? t->gamma[g].e_dc : t->gamma[g].e;
+        if (!energy_ok(d, f, base, ANA_SPEC_TRACKED, "a γ ray's energy", v))
+            continue;
         float *e = sum_push(&d->tracked_e, sizeof *e);
         if (!e)
             return no_memory(d);
-        *e = t->beta != 0 ? t->gamma[g].e_dc : t->gamma[g].e;
+        *e = v;
     }
     sum_built *ev = d->in_pair ? pair_event(d, f)
                     : d->last_built >= 0 ? &((sum_built *)d->built.p)[d->last_built] : NULL;

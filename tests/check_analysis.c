@@ -1,4 +1,4 @@
-/* check_analysis.c: the analysis library: the summary of a file with a corrupt truth frame, and the one gnuplot runner, shell-free. */
+/* check_analysis.c: the analysis library: the summary (corrupt truth, cascades, no truth, bad energies) and the one gnuplot runner, shell-free. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <fcntl.h>
@@ -130,6 +130,192 @@ START_TEST(summary_plots_of_a_file_with_a_corrupt_frame_stay_small)
     ck_assert_int_eq(stat(at("plots/spectra.csv"), &st), 0);
     ck_assert_int_lt(st.st_size, 16 * 1024); /* 800 lines of 1 keV bins, not 5e9 */
     ck_assert_int_gt(st.st_size, 800 * 8);
+}
+END_TEST
+
+/* ---- files built frame by frame: cascades, no truth, bad energies ---------------------- */
+
+/* A file being written: frames appended to a buffer of BUILD_CAP bytes. */
+enum { BUILD_CAP = 1 << 22 };
+typedef struct built_file {
+    uint8_t *buf;
+    adf_writer w;
+    adf_truth *t;
+    adf_psa *p;
+    adf_tracked *g;
+} built_file;
+
+static void begin_file(built_file *f)
+{
+    f->buf = malloc(BUILD_CAP);
+    f->t = calloc(1, sizeof *f->t);
+    f->p = calloc(1, sizeof *f->p);
+    f->g = calloc(1, sizeof *f->g);
+    ck_assert(f->buf && f->t && f->p && f->g);
+    adf_writer_init(&f->w, f->buf, BUILD_CAP);
+}
+
+static void end_file(built_file *f, const char *path)
+{
+    tk_write_bytes(path, f->buf, f->w.used);
+    free(f->buf);
+    free(f->t);
+    free(f->p);
+    free(f->g);
+}
+
+/* The truth of an event that emitted n γ rays of energies e[], none of which interacted. */
+static void put_truth(built_file *f, uint32_t event, int n, const float *e)
+{
+    memset(f->t, 0, sizeof *f->t);
+    f->t->n_gammas = (uint16_t)n;
+    for (int i = 0; i < n; i++)
+        f->t->gamma[i] = (adf_truth_gamma){.e0 = e[i], .e = e[i], .dir = {0, 0, 1}, .flags = ADF_TRUTH_ABSORBED};
+    ck_assert_int_eq(adf_truth_write(&f->w, event, 1000u * event, f->t), ADF_OK);
+}
+
+/* A crystal of event `event` that measured e0 keV. */
+static void put_psa(built_file *f, uint32_t event, uint16_t crystal, float e0)
+{
+    memset(f->p, 0, sizeof *f->p);
+    f->p->crystal_id = crystal;
+    f->p->e0 = e0;
+    ck_assert_int_eq(adf_psa_write(&f->w, event, 1000u * event, f->p), ADF_OK);
+}
+
+/* The tracker's answer for event `event`: n γ rays of energies e[]. */
+static void put_tracked(built_file *f, uint32_t event, int n, const float *e)
+{
+    memset(f->g, 0, sizeof *f->g);
+    f->g->n_gammas = (uint16_t)n;
+    for (int i = 0; i < n; i++)
+        f->g->gamma[i] = (adf_gamma){.e = e[i], .e_dc = e[i], .n_points = 1, .n_crystals = 1};
+    ck_assert_int_eq(adf_tracked_write(&f->w, event, 1000u * event, f->g), ADF_OK);
+}
+
+/* A 60Co decay in each event: 1173.228 and 1332.492 keV, each caught whole by one crystal and tracked. */
+static void write_cobalt(const char *path, int events)
+{
+    static const float co60[2] = {1173.228f, 1332.492f};
+    built_file f;
+    begin_file(&f);
+    for (uint32_t e = 0; e < (uint32_t)events; e++) {
+        put_truth(&f, e, 2, co60);
+        put_psa(&f, e, (uint16_t)(e % 7), co60[0]);
+        put_psa(&f, e, (uint16_t)(7 + e % 5), co60[1]);
+        put_tracked(&f, e, 2, co60);
+    }
+    end_file(&f, path);
+}
+
+/* Efficiency is per emitted γ ray: a cascade of two, both tracked, is 100 % for each, not 200 %. */
+START_TEST(a_cascade_is_measured_per_emitted_gamma)
+{
+    write_cobalt(at("co60.adf"), 200);
+    ana_summary s;
+    char err[1024], title[160];
+    ana_summary_options o = {.window = 0};
+    ck_assert_msg(ana_summary_compute(at("co60.adf"), &o, &s, err, sizeof err) == ANA_OK, "%s", err);
+    ck_assert_str_eq(s.source, "60Co");
+    ck_assert_int_eq(s.n_lines, 2);
+    ck_assert_uint_eq(s.gammas_emitted, 400);
+    ck_assert_uint_eq(s.multiplicity[2], 200);
+    ck_assert_uint_eq(s.crystals, 12);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_uint_eq(s.line[i].emitted, 200);
+        for (int k = ANA_SPEC_TRACKED; k <= ANA_SPEC_CRYSTAL; k++) {
+            ck_assert_double_eq_tol(s.line[i].peak[k].area, 200, 1e-9);
+            ck_assert_double_eq_tol(s.line[i].peak[k].efficiency, 1.0, 1e-9);
+            ck_assert_double_eq_tol(s.line[i].peak[k].centroid, floor(s.line[i].e) + 0.5, 1e-9);
+        }
+        ck_assert_double_eq_tol(s.line[i].peak[ANA_SPEC_SUM].area, 0, 1e-9); /* the sums lie at 2505.7 */
+    }
+    /* the sum spectrum reaches the sum peak: the old one stopped at 1.1 x 1332.5 + 50 keV */
+    ck_assert_uint_ge(s.n_bins, 2506);
+    ck_assert_uint_eq(s.spectrum[ANA_SPEC_SUM][2505], 200);
+    ck_assert_uint_eq(s.sum_events, 200);
+    ck_assert_uint_eq(s.sum_full, 200);
+    ana_summary_title(&s, title, sizeof title);
+    ck_assert_str_eq(title, "60Co, 12 crystals, 200 events");
+    ana_summary_free(&s);
+    const char *args[] = {"summary", at("co60.adf"), NULL};
+    nw_result r;
+    ck_assert_int_eq(nw_run(&r, args, NULL), 0);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.out, "   1173.228        200 |    1173.50   ") != NULL, "%s", r.out);
+    ck_assert_msg(strstr(r.out, "200 100.00% |") != NULL, "%s", r.out);
+    ck_assert_msg(strstr(r.out, "peak-to-total (the measured lines' areas over all entries): tracked 100.0 % of 400")
+                      != NULL, "%s", r.out);
+}
+END_TEST
+
+/* A file without any narwhal:truth frame says so, and its empty vectors are not sorted (qsort's
+ * pointer may not be NULL, even for no elements: the sanitizer build aborted here). */
+START_TEST(a_file_without_truth_says_so)
+{
+    static const float e[1] = {661.657f};
+    built_file f;
+    begin_file(&f);
+    ck_assert_int_eq(adf_eof_write(&f.w, 0, 0, &(adf_eof){0, 0}), ADF_OK);
+    end_file(&f, at("eof-only.adf"));
+    begin_file(&f);
+    for (uint32_t k = 0; k < 10; k++) {
+        put_psa(&f, k, 3, e[0]);
+        put_tracked(&f, k, 1, e);
+    }
+    end_file(&f, at("no-truth.adf"));
+    static const char *const files[] = {"eof-only.adf", "no-truth.adf"};
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {"summary", at(files[i]), "--plots", at("plots"), NULL};
+        nw_result r;
+        ck_assert_int_eq(nw_run(&r, args, NULL), 0);
+        ck_assert_msg(r.status == 0, "%s: exit %d: %s", files[i], r.status, r.err);
+        ck_assert_msg(strstr(r.out, "this file has no simulation truth") != NULL, "%s", r.out);
+        ck_assert_msg(strstr(r.out, "matched a true deposit") == NULL, "%s", r.out);
+    }
+    ana_summary s;
+    char err[1024];
+    ana_summary_options o = {.window = 0};
+    ck_assert_msg(ana_summary_compute(at("no-truth.adf"), &o, &s, err, sizeof err) == ANA_OK, "%s", err);
+    ck_assert_uint_eq(s.truth, 0);
+    ck_assert_uint_eq(s.total[ANA_SPEC_TRACKED], 10);
+    ck_assert_uint_eq(s.spectrum[ANA_SPEC_CRYSTAL][661], 10);
+    ana_summary_free(&s);
+}
+END_TEST
+
+/* Energies that are not finite or are negative are left out of the spectra, counted, and the
+ * first frame named; a finite energy above the spectra's cap is counted, not binned. */
+START_TEST(bad_energies_are_rejected_and_large_ones_capped)
+{
+    static const float line[1] = {661.657f}, bad[3] = {NAN, INFINITY, 30000.0f};
+    built_file f;
+    begin_file(&f);
+    for (uint32_t k = 0; k < 4; k++) {
+        put_truth(&f, k, 1, line);
+        put_psa(&f, k, 0, k == 1 ? -5.0f : line[0]);
+        put_tracked(&f, k, k == 2 ? 3 : 1, k == 2 ? bad : line);
+    }
+    end_file(&f, at("bad.adf"));
+    ana_summary s;
+    char err[1024];
+    ana_summary_options o = {.window = 0};
+    ck_assert_msg(ana_summary_compute(at("bad.adf"), &o, &s, err, sizeof err) == ANA_OK, "%s", err);
+    ck_assert_uint_eq(s.rejected[ANA_SPEC_CRYSTAL], 1);
+    ck_assert_uint_eq(s.rejected[ANA_SPEC_TRACKED], 2);
+    ck_assert_msg(strstr(s.first_rejected, "the data:psa frame of event 1 at offset ") != NULL &&
+                      strstr(s.first_rejected, ": core energy -5 keV") != NULL, "%s", s.first_rejected);
+    ck_assert_uint_eq(s.total[ANA_SPEC_CRYSTAL], 3);
+    ck_assert_uint_eq(s.total[ANA_SPEC_TRACKED], 4); /* three lines and the 30 MeV one */
+    ck_assert_uint_eq(s.n_bins, (unsigned)ANA_SUMMARY_SPECTRUM_KEV);
+    ck_assert_uint_eq(s.beyond[ANA_SPEC_TRACKED], 1);
+    ck_assert_double_eq_tol(s.highest, 30000, 1e-3);
+    ana_summary_free(&s);
+    const char *args[] = {"summary", at("bad.adf"), NULL};
+    nw_result r;
+    ck_assert_int_eq(nw_run(&r, args, NULL), 0);
+    ck_assert_msg(strstr(r.out, "capped at 20000 keV: 1 entries above it") != NULL, "%s", r.out);
+    ck_assert_msg(strstr(r.out, "rejected: 3 energies that are not finite or are negative") != NULL, "%s", r.out);
 }
 END_TEST
 
@@ -285,6 +471,9 @@ static Suite *analysis_suite(void)
     tcase_add_test(tc, a_truth_frame_claiming_5e9_keV_is_named_and_ignored);
     tcase_add_test(tc, a_truth_frame_claiming_nan_or_a_negative_energy_is_ignored);
     tcase_add_test(tc, summary_plots_of_a_file_with_a_corrupt_frame_stay_small);
+    tcase_add_test(tc, a_cascade_is_measured_per_emitted_gamma);
+    tcase_add_test(tc, a_file_without_truth_says_so);
+    tcase_add_test(tc, bad_energies_are_rejected_and_large_ones_capped);
     tcase_add_test(tc, summary_plots_in_an_awkward_directory);
     tcase_add_test(tc, summary_without_gnuplot_keeps_the_data_and_says_so);
     suite_add_tcase(s, tc);

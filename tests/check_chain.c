@@ -164,9 +164,13 @@ START_TEST(summary_figures_are_physical)
     ck_assert_uint_eq(s.total[ANA_SPEC_CRYSTAL], s.psa);
     ck_assert_uint_eq(s.total[ANA_SPEC_SUM], s.events - s.ev_no_psa);
     for (int i = 0; i < s.n_lines; i++) {
-        ck_assert_uint_gt(s.line[i].peak[ANA_SPEC_TRACKED], 0);
-        ck_assert_uint_ge(s.line[i].peak[ANA_SPEC_SUM], s.line[i].peak[ANA_SPEC_CRYSTAL]);
-        ck_assert_uint_le(s.line[i].peak[ANA_SPEC_SUM], s.line[i].emitted);
+        const ana_summary_line *l = &s.line[i];
+        ck_assert_double_gt(l->peak[ANA_SPEC_TRACKED].area, 0);
+        ck_assert_double_ge(l->peak[ANA_SPEC_SUM].area, l->peak[ANA_SPEC_CRYSTAL].area);
+        ck_assert_double_le(l->peak[ANA_SPEC_SUM].area, (double)l->emitted);
+        for (int k = 0; k < ANA_SPECTRA; k++)
+            ck_assert_msg(fabs(l->peak[k].centroid - l->e) < 1, "line %g, spectrum %d: centroid %g", l->e, k,
+                          l->peak[k].centroid);
     }
     unsigned long long in_bins = 0;
     for (unsigned b = 0; b < s.n_bins; b++)
@@ -302,11 +306,17 @@ START_TEST(summary_command_prints_the_sections_and_plots)
     nw_result r;
     ck_assert_int_eq(nw_run(&r, args, NULL), 0);
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
-    static const char *const parts[] = {"Events and frames", "balance: every frame the producer emitted",
-                                        "PSA position resolution", "photopeak: within 4.0 keV",
-                                        "peak/total", "Files", "Per actor (narwhal run)", "(0 .spe, 1 .csv, 0 .m4b)"};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        ck_assert_msg(strstr(r.out, parts[i]) != NULL, "no '%s' in:\n%s", parts[i], r.out);
+    static const char *const parts[] = {"Physics: ", "at least +-4.0 keV", "peak-to-total", "PSA position resolution",
+                                        "Events and frames", "balance: every frame the producer emitted", "Files",
+                                        "0 .spe, 0 .spe.txt (each .spe's calibration and counts per keV), 1 .csv, "
+                                        "0 .m4b", "Per actor (narwhal run)"};
+    const char *from = r.out; /* the sections in this order: the physics first, the table once, last */
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        const char *at_part = strstr(from, parts[i]);
+        ck_assert_msg(at_part != NULL, "no '%s' after the previous sections in:\n%s", parts[i], r.out);
+        from = at_part;
+    }
+    ck_assert_ptr_null(strstr(from + 1, "Per actor (narwhal run)"));
     size_t n;
     free(tk_read_file(at("plots/spectra.csv"), &n));
     ck_assert_uint_gt(n, 1000);
