@@ -4,13 +4,35 @@
 
 #include "gpu_device.h"
 
+/* Why the runtime sees no device, in words a person without a GPU
+ * understands: CUDA's own ("CUDA driver version is insufficient for CUDA
+ * runtime version") says neither that there is no driver nor which one
+ * would do. */
+static void why_no_device(cudaError_t err, char *why, size_t len)
+{
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    if (err == cudaSuccess || err == cudaErrorNoDevice)
+        snprintf(why, len, "no CUDA device on this machine");
+    else if (driver == 0)
+        snprintf(why, len, "no NVIDIA driver on this machine");
+    else if (err == cudaErrorInsufficientDriver)
+        snprintf(why, len, "the NVIDIA driver runs CUDA %d.%d, this build needs %d.%d", driver / 1000,
+                 driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+    else
+        snprintf(why, len, "CUDA: %s", cudaGetErrorString(err));
+}
+
 extern "C" int gpu_probe(int device, int *present, char *msg, size_t len)
 {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     *present = err == cudaSuccess ? count : 0;
     if (err != cudaSuccess || count == 0) {
-        gpu_none(msg, len, err != cudaSuccess ? cudaGetErrorString(err) : "the CUDA runtime sees no device");
+        char why[160];
+        why_no_device(err, why, sizeof why);
+        gpu_none(msg, len, why);
         cudaGetLastError(); /* not sticky: a later call must not report it */
         return GPU_NODEV;
     }
