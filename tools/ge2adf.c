@@ -15,7 +15,7 @@
  * one event:data:psa frame: a data:psa member per crystal, each interaction a
  * hit at its crystal-frame position (the array's placement of its crystal,
  * default detector/arrays/agata180.txt) with its energy and segment.
- *   --smear A B   smear each position by sigma(e) = A + B sqrt(100 keV / e) mm
+ *   --smear A B   smear each position by a Gaussian of FWHM A + B sqrt(100 keV / e) mm
  *                 on each axis (AGATA's usual model: 2.7 6.2); off by default
  *   --seed S      seed of the smearing (1)
  *   --truth       write the event's narwhal:truth frame before it, so that a
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
     int rc = 1;
     if (parse(argc, argv, &opt) != 0)
         return 2;
-    if (det_array_load(&array, opt.array, msg, sizeof msg) != 0 || gev_open(&r, opt.in, &array, msg, sizeof msg) != 0)
+    if (det_array_load_any(&array, opt.array, msg, sizeof msg) != 0 || gev_open(&r, opt.in, &array, msg, sizeof msg) != 0)
         goto fail;
     if (!(o.buf = malloc(o.cap))) {
         snprintf(msg, sizeof msg, "out of memory");

@@ -17,7 +17,7 @@ grep -E 'Checks|:[EF]:|skip|GPU' "$out/check.log" | tail -n 20
 OMP_NUM_THREADS=$(nproc) build/bin/bench-tracker --events1 400000 --events30 40000 --naive1 20000 --naive30 1000 \
     > "$out/bench.log" 2>&1 || status=1
 cat "$out/bench.log"
-OMP_NUM_THREADS=$(nproc) build/bin/bench-tracker --study "$out/study" --events1 200000 --events30 20000 \
+OMP_NUM_THREADS=$(nproc) build/bin/bench-tracker --study "$out/study" --set table --events1 100000 --events30 3000 \
     > "$out/study.log" 2>&1 || status=1
 cat "$out/study.log"
 exit $status

@@ -38,5 +38,5 @@ cp topologies/conf/Builder.conf "$work/conf/"
 
 # 3. the benchmark and the efficiency study on this machine
 "$BUILD/bin/bench-tracker" > "$keep/bench.log" 2>&1
-"$BUILD/bin/bench-tracker" --study "$keep/study" --events1 100000 --events30 10000 > "$keep/study.log" 2>&1
+"$BUILD/bin/bench-tracker" --study "$keep/study" --set table --events1 100000 --events30 3000 > "$keep/study.log" 2>&1
 cat "$keep/truth-run.log" "$keep/built-run.log" "$keep/bench.log" "$keep/study.log"
