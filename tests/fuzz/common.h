@@ -1,6 +1,6 @@
-/* input_file.h: for targets whose code under test reads a file (summary, dump): the input written to one in a private tmpfs directory. */
-#ifndef NARWHAL_FUZZ_INPUT_FILE_H
-#define NARWHAL_FUZZ_INPUT_FILE_H
+/* common.h: what the fuzz targets share: the invariant check, a private directory (in memory where possible), the input as a file, a hash of it. */
+#ifndef NARWHAL_FUZZ_COMMON_H
+#define NARWHAL_FUZZ_COMMON_H
 
 #include <limits.h>
 #include <stdint.h>
@@ -18,7 +18,7 @@
 
 static char fz_dir[PATH_MAX];
 
-static void fz_remove_dir(void)
+static inline void fz_remove_dir(void)
 {
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", fz_dir);
@@ -27,7 +27,7 @@ static void fz_remove_dir(void)
 }
 
 /* A private directory, in memory when /dev/shm exists (a write per input), removed at exit. */
-static void fz_make_dir(const char *name)
+static inline void fz_make_dir(const char *name)
 {
     snprintf(fz_dir, sizeof fz_dir, "/dev/shm/narwhal-fuzz-%s.XXXXXX", name);
     if (!mkdtemp(fz_dir)) {
@@ -37,8 +37,17 @@ static void fz_make_dir(const char *name)
     atexit(fz_remove_dir);
 }
 
+/* What chooses, per input, among the ways a target runs it (output sizes, end of run, plots). */
+static inline uint64_t fz_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
 /* fz_dir/input.adf holding exactly the input; its path. */
-static const char *fz_input_file(const uint8_t *data, size_t size)
+static inline const char *fz_input_file(const uint8_t *data, size_t size)
 {
     static char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/input.adf", fz_dir);

@@ -3,7 +3,7 @@
 
 #include "dump.h"
 #include "emu.h"
-#include "input_file.h"
+#include "common.h"
 
 static FILE *devnull;
 

@@ -1,7 +1,7 @@
 /* fuzz_summary.c: libFuzzer target: `narwhal summary` (the analysis library) on a file holding the mutated input, sometimes with its plots. */
 #include <string.h>
 
-#include "input_file.h"
+#include "common.h"
 #include "summary.h"
 
 static FILE *devnull;
@@ -16,14 +16,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     devnull = fopen("/dev/null", "w");
     FZ_CHECK(devnull != NULL);
     return 0;
-}
-
-static uint64_t fz_hash(const uint8_t *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
 }
 
 /* A file is summarised, or refused with one line naming it.  One input in eight also

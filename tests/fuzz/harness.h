@@ -14,7 +14,7 @@
  * Each input is one run: process_start, the input as one block, then (the
  * input's hash chooses) a block holding one meta:eof, an empty block (the
  * emulator's flush, a Narwhal extension) or nothing, then process_stop (the
- * run published) or process_reset (discarded).  So an input reproduces
+ * run published: one run in FZ_STOPS, default 2) or process_reset (discarded).  So an input reproduces
  * alone, whatever ran before it.  Asserted for every block, from narval.h:
  *  - the code is 0 or a documented NARVAL_E_* code, never NARVAL_E_INTERNAL;
  *  - a filter's *used is at most its output's size and the output is whole,
@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "adf.h"
+#include "common.h"
 #include "narval.h"
 
 #if !defined(NARVAL_FILTER) && !defined(NARVAL_CONSUMER)
@@ -48,25 +49,11 @@
  * actor's outputs, basis the small PSA basis (make fuzz builds it). */
 static void fz_conf(FILE *fp, const char *dir, const char *basis);
 
-#define FZ_CHECK(cond)                                                                             \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz %s: invariant broken at %s:%d: %s\n", FZ_ACTOR, __FILE__,        \
-                    __LINE__, #cond);                                                              \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#ifndef FZ_STOPS
+#define FZ_STOPS 2
+#endif
 
-static char fz_dir[PATH_MAX];
 static void *fz_inst;
-
-static void fz_remove_dir(void)
-{
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fz_dir);
-    if (fz_dir[0] && system(cmd) != 0)
-        fprintf(stderr, "fuzz %s: could not remove %s\n", FZ_ACTOR, fz_dir);
-}
 
 static void fz_call(void (*fn)(void *, unsigned *), const char *what)
 {
@@ -86,9 +73,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     char conf[PATH_MAX + 64], abs_basis[PATH_MAX];
     unsigned code = 1;
     setenv("OMP_NUM_THREADS", "1", 1);
-    snprintf(fz_dir, sizeof fz_dir, "/tmp/narwhal-fuzz-%s.XXXXXX", FZ_ACTOR);
-    FZ_CHECK(mkdtemp(fz_dir) != NULL);
-    atexit(fz_remove_dir);
+    fz_make_dir(FZ_ACTOR);
     if (!realpath(basis && *basis ? basis : "build/fuzz/fuzz.basis", abs_basis))
         snprintf(abs_basis, sizeof abs_basis, "%s", basis && *basis ? basis : "build/fuzz/fuzz.basis");
     snprintf(conf, sizeof conf, "%s/%s.conf", fz_dir, FZ_ACTOR);
@@ -106,14 +91,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     FZ_CHECK(code == 0 && fz_inst != NULL);
     fz_call(process_initialise, "process_initialise");
     return 0;
-}
-
-static uint64_t fz_hash(const uint8_t *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
 }
 
 /* A documented code a block may return on bad or unexpected input. */
@@ -195,7 +172,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* most blocks get room for everything; one in eight a buffer that is likely too small */
     unsigned cap = (h & 7) == 0 ? (unsigned)((h >> 8) % (size + 1)) : (unsigned)(2 * size + 65536);
     unsigned end = (h >> 3) % 3; /* 0: a meta:eof block, 1: an empty block, 2: nothing */
-    bool stop = (h >> 5) & 1;
+    bool stop = (h >> 5) % FZ_STOPS == 0;
     unsigned code;
 
     if (size > UINT_MAX / 4)
