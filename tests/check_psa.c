@@ -282,6 +282,12 @@ END_TEST
 START_TEST(found_exactly_reference) { exact_recovery("Device reference"); }
 END_TEST
 
+START_TEST(found_exactly_thesis_int16) { exact_recovery("Device cpu\nCPUKernel thesis\nData int16"); }
+END_TEST
+
+START_TEST(found_exactly_thesis_float) { exact_recovery("Device cpu\nCPUKernel thesis\nData float"); }
+END_TEST
+
 /* One hit at the middle point of each segment, with a glitch: one sample of
  * the segment's neighbour in its ring (next sector), inside the search
  * window, off by a full hit's charge.  Of how many events the hit is found
@@ -954,21 +960,27 @@ START_TEST(gpu_asked_without_one)
 END_TEST
 
 /* bench-psa on the test basis: the CPU against the naive reference (and the
- * GPU against the CPU where there is one), the SIMD kernels bit for bit. */
+ * GPU against the CPU where there is one), the SIMD kernels bit for bit; the
+ * pruned full search (steps of 16 columns: the test basis's segments have
+ * about 80 points) equal to the exhaustive one bit for bit, and the thesis's
+ * algorithm on 300 searches at the same points as ours (or near-ties), its
+ * FoMs within 1e-5 of ours. */
 static void bench_check(const char *exponent)
 {
     char cmd[3 * PATH_MAX];
     static char text[1 << 16];
     snprintf(cmd, sizeof cmd, "%s --basis %s --searches 1500 --cpu 1500 --naive 300 --coarse 15 "
-             "--radius 16 --exponent %s --check 2>&1", nw_build_path("/bin/bench-psa"), basis_path,
-             exponent);
+             "--radius 16 --ladder 300 --prune-step 16 --exponent %s --check 2>&1",
+             nw_build_path("/bin/bench-psa"), basis_path, exponent);
     FILE *p = popen(cmd, "r");
     ck_assert_ptr_nonnull(p);
     size_t n = fread(text, 1, sizeof text - 1, p);
     text[n] = 0;
     int status = pclose(p);
     bool ok = status == 0 && strstr(text, "CPU float full vs naive reference") &&
-              strstr(text, "portable = AVX") && !strstr(text, "FAILED");
+              strstr(text, "portable = AVX") && strstr(text, "thesis int16 vs CPU exhaustive") &&
+              strstr(text, "thesis float vs CPU exhaustive") && strstr(text, "CPU pruned = exhaustive, int16") &&
+              strstr(text, "CPU pruned = exhaustive, float") && !strstr(text, "FAILED");
     if (!ok)
         fprintf(stderr, "%s\n%s\n", cmd, text); /* too long for Check's message */
     ck_assert_msg(ok, "bench-psa --check failed (exit %d): its output is above", status);
@@ -997,6 +1009,8 @@ static Suite *psa_suite(void)
     tcase_add_test(t, found_exactly_p2);
     tcase_add_test(t, found_exactly_portable_kernel);
     tcase_add_test(t, found_exactly_reference);
+    tcase_add_test(t, found_exactly_thesis_int16);
+    tcase_add_test(t, found_exactly_thesis_float);
     tcase_add_test(t, a_glitch_moves_p2_not_p03);
     tcase_add_test(t, threshold_and_empty_events);
     tcase_add_test(t, two_hits_subtracted);

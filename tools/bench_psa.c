@@ -32,7 +32,8 @@
 
 typedef struct options {
     const char *basis, *accuracy, *csv;
-    size_t searches, cpu, naive;
+    size_t searches, cpu, naive, ladder;
+    unsigned prune_step;
     double p, coarse_mm, radius_mm;
     int gpu;
     bool check;
@@ -56,7 +57,7 @@ typedef struct bench {
     psa_layout layout;
     gs_pow pw;
     events ev;
-    result r[32]; /* naive, 4 CPU, 4 GPU, 12 CPU kernels */
+    result r[48]; /* naive, 4 CPU, 4 GPU, 12 CPU kernels, the ladder's 16 */
     int n;
     int failures;
 } bench;
@@ -281,6 +282,33 @@ static void agree(bench *B, const char *what, const result *a, const result *b, 
     B->failures += !ok;
 }
 
+/* The thesis's answers against ours: where the points differ, both points' FoMs
+ * (ours) within tol of each other; every FoM within tol of ours for its point. */
+static void agree_within(bench *B, const char *what, const result *ours, const result *theirs, double tol)
+{
+    if (!ours || !theirs)
+        return;
+    size_t n = ours->n < theirs->n ? ours->n : theirs->n, same = 0, ties = 0, bits = 0;
+    double worst_fom = 0, worst_tie = 0;
+    for (size_t i = 0; i < n; i++) {
+        const psa_query *x = &ours->q[i], *y = &theirs->q[i];
+        if (x->column == y->column) {
+            same++;
+            bits += gs_bits(x->fom) == gs_bits(y->fom);
+            worst_fom = fmax(worst_fom, fabs((double)x->fom - y->fom) / x->fom);
+            continue;
+        }
+        double gap = fabs((double)x->fom - y->fom) / x->fom; /* y's FoM is its own point's, by its sums */
+        worst_tie = fmax(worst_tie, gap);
+        ties += gap <= tol;
+    }
+    bool ok = same + ties == n && worst_fom <= tol;
+    printf("  %-40s %6zu searches: same point %6zu, same FoM bits %6zu, largest relative FoM difference "
+           "%.2g; near-ties %zu (largest gap %.2g)  %s\n", what, n, same, bits, worst_fom, ties, worst_tie,
+           ok ? "ok" : "FAILED");
+    B->failures += !ok;
+}
+
 static void misses(const bench *B, const result *full, const result *adaptive)
 {
     if (!full || !adaptive)
@@ -319,11 +347,29 @@ static void truth(const bench *B, const result *r)
 
 /* ---- the table */
 
+/* The CPU baseline of the ratios: the fastest full float search on all the
+ * cores, the thesis's algorithm or ours, exhaustive or pruned. */
+static const result *best_cpu(const bench *B)
+{
+    const result *best = NULL;
+    char all[32];
+    snprintf(all, sizeof all, ", %d thread", omp_get_max_threads());
+    for (int i = 0; i < B->n; i++) {
+        const result *r = &B->r[i];
+        if (strstr(r->path, "CPU") && strstr(r->path, all) && !strcmp(r->data, "float") &&
+            !strcmp(r->mode, "full") && r->rate > 0 && (!best || r->rate > best->rate))
+            best = r;
+    }
+    return best;
+}
+
 static void print_table(const bench *B)
 {
     const result *naive = find(B, "naive", "float", "full");
-    const result *cpu = find(B, "CPU", "float", "full");
-    printf("\n| path | data | search | searches/s | x naive | x CPU (float, full) | kernel only, searches/s |\n"
+    const result *cpu = best_cpu(B);
+    if (cpu)
+        printf("\nbench-psa: the CPU baseline (x best CPU): %s, %s %s\n", cpu->path, cpu->data, cpu->mode);
+    printf("\n| path | data | search | searches/s | x naive | x best CPU (float, full) | kernel only, searches/s |\n"
            "|---|---|---|---:|---:|---:|---:|\n");
     for (int i = 0; i < B->n; i++) {
         const result *r = &B->r[i];
@@ -442,17 +488,21 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: bench-psa [--basis FILE] [--searches N] [--cpu N] [--naive N] [--exponent P] "
-            "[--gpu DEV] [--coarse MM] [--radius MM] [--check]\n"
+            "[--ladder N] [--prune-step N] [--gpu DEV] [--coarse MM] [--radius MM] [--check]\n"
             "       bench-psa --accuracy PSA-OUTPUT.adf [--csv FILE]\n"
             "defaults: --basis " DEFAULT_BASIS " (built when missing) --searches 65536 (GPU) --cpu 8192 "
-            "--naive 400 --exponent 0.3 --gpu 0 --coarse 6 --radius 8 (adaptive search, as PSA.conf)\n"
+            "--naive 400 --ladder 256 --prune-step 128 --exponent 0.3 --gpu 0 --coarse 6 --radius 8 "
+            "(adaptive search, as PSA.conf)\n"
+            "--ladder: searches of the thesis's algorithm and ours on one thread and on all; --prune-step: "
+            "columns per step of the CPU's pruned full search (at most 128)\n"
             "--check: exit 1 unless the CPU agrees with the naive reference and the GPU with the CPU\n");
     return 2;
 }
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){ .basis = DEFAULT_BASIS, .searches = 65536, .cpu = 8192, .naive = 400, .p = 0.3,
+    *o = (options){ .basis = DEFAULT_BASIS, .searches = 65536, .cpu = 8192, .naive = 400, .ladder = 256,
+                    .prune_step = PSA_PRUNE_STEP, .p = 0.3,
                     .coarse_mm = 6, .radius_mm = 8 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -469,13 +519,16 @@ static int parse(int argc, char **argv, options *o)
         else if (!strcmp(a, "--searches")) o->searches = strtoul(v, NULL, 10);
         else if (!strcmp(a, "--cpu")) o->cpu = strtoul(v, NULL, 10);
         else if (!strcmp(a, "--naive")) o->naive = strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--ladder")) o->ladder = strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--prune-step")) o->prune_step = (unsigned)strtoul(v, NULL, 10);
         else if (!strcmp(a, "--exponent")) o->p = strtod(v, NULL);
         else if (!strcmp(a, "--coarse")) o->coarse_mm = strtod(v, NULL);
         else if (!strcmp(a, "--radius")) o->radius_mm = strtod(v, NULL);
         else if (!strcmp(a, "--gpu")) o->gpu = atoi(v);
         else return -1;
     }
-    if (o->searches < 1 || o->cpu > o->searches || o->naive > o->searches || !(o->p > 0 && o->p <= PSA_POW_MAX))
+    if (o->searches < 1 || o->cpu > o->searches || o->naive > o->searches || o->ladder > o->searches ||
+        o->prune_step < 1 || o->prune_step > PSA_PRUNE_STEP || !(o->p > 0 && o->p <= PSA_POW_MAX))
         return -1;
     return 0;
 }
@@ -528,6 +581,7 @@ static void run_cpu_kernels(bench *B)
         psa_engine_create(&e, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg);
         if (e.cpu.simd != kinds[k])
             continue;
+        e.cpu.prune_step = B->o.prune_step;
         for (int d = 0; d < 2; d++)
             for (int m = 0; m < 2; m++)
                 run_engine(B, &e, names[k], datas[d], modes[m], kinds[k] == PSA_SIMD_SCALAR ? 48 : 384, 1);
@@ -545,6 +599,48 @@ static void run_cpu_kernels(bench *B)
         }
 }
 
+/*
+ * The thesis's speed ladder, like for like: its CPU algorithm (CPUKernel
+ * thesis) and ours, exhaustive and pruned, on one thread and on all, float
+ * and int16, full searches, the first --ladder searches.  Its answers
+ * against ours: the same point, or a near-tie; FoMs within 1e-5 (the table
+ * and powf round each term once more than our fused sums).
+ */
+static void run_ladder(bench *B)
+{
+    static const psa_data datas[] = { PSA_I16, PSA_F32 };
+    int all = omp_get_max_threads(), counts[2] = { 1, all };
+    for (int k = 0; k < (all > 1 ? 2 : 1); k++)
+        for (int d = 0; d < 2; d++) {
+            static const struct { psa_simd simd; int prune; const char *name; } paths[] = {
+                { PSA_SIMD_THESIS, 0, "thesis CPU" },
+                { PSA_SIMD_AUTO, 0, "CPU exhaustive" },
+                { PSA_SIMD_AUTO, 1, "CPU pruned" },
+            };
+            for (int i = 0; i < 3; i++) {
+                psa_engine e;
+                char msg[512], path[48];
+                psa_engine_params p = { PSA_DEVICE_CPU, 0, PSA_FULL, datas[d], paths[i].simd, counts[k] };
+                if (psa_engine_create(&e, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg))
+                    continue;
+                e.cpu.prune = paths[i].prune;
+                e.cpu.prune_step = B->o.prune_step;
+                snprintf(path, sizeof path, "%s, %d thread%s", paths[i].name, counts[k], counts[k] > 1 ? "s" : "");
+                run_engine(B, &e, path, datas[d], PSA_FULL, B->o.ladder, 1);
+                psa_engine_destroy(&e);
+            }
+        }
+    printf("bench-psa: the ladder's agreement\n");
+    for (int d = 0; d < 2; d++) {
+        const char *dn = d ? "float" : "int16";
+        char what[64];
+        snprintf(what, sizeof what, "thesis %s vs CPU exhaustive (1e-5)", dn);
+        agree_within(B, what, find(B, "CPU exhaustive", dn, "full"), find(B, "thesis CPU", dn, "full"), 1e-5);
+        snprintf(what, sizeof what, "CPU pruned = exhaustive, %s (bits)", dn);
+        agree(B, what, find(B, "CPU exhaustive", dn, "full"), find(B, "CPU pruned", dn, "full"), false, true);
+    }
+}
+
 static void run_all(bench *B)
 {
     static const psa_data datas[] = { PSA_F32, PSA_I16 };
@@ -554,6 +650,7 @@ static void run_all(bench *B)
     psa_engine_params p = { PSA_DEVICE_CPU, B->o.gpu, PSA_FULL, PSA_F32, PSA_SIMD_AUTO, 0 };
     run_naive(B);
     psa_engine_create(&cpu, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg);
+    cpu.cpu.prune_step = B->o.prune_step;
     printf("bench-psa: %s\n", msg);
     snprintf(path, sizeof path, "CPU, %d threads", omp_get_max_threads());
     for (int d = 0; d < 2; d++)
@@ -583,6 +680,7 @@ static void run_all(bench *B)
             agree(B, what, find(B, "CPU,", dn, mn), find(B, "GPU", dn, mn), false, false);
         }
     run_cpu_kernels(B);
+    run_ladder(B);
     misses(B, find(B, "CPU,", "float", "full"), find(B, "CPU,", "float", "adaptive"));
     misses(B, find(B, "CPU,", "int16", "full"), find(B, "CPU,", "int16", "adaptive"));
     truth(B, find(B, "CPU,", "float", "full"));

@@ -28,7 +28,10 @@ static const kit_key keys[] = {
     { "Data", KIT_LIST, offsetof(psa_settings, data), "float",
       .help = "float, or int16 (signals and traces rounded to 1/4096: half the bytes)" },
     { "CPUKernel", KIT_LIST, offsetof(psa_settings, kernel), "auto",
-      .help = "auto (the widest the processor has), avx512, avx2 or portable" },
+      .help = "auto (the widest the processor has), avx512, avx2, portable (the full search pruned "
+              "exactly with avx512 and portable: same answers), or thesis (the AGATA GPU-PSA thesis's "
+              "CPU algorithm: int16 through a table of |d|^p, float through powf, a point abandoned "
+              "channel by channel once above the best: the baseline of its speed ladder)" },
     { "Threads", KIT_INT, offsetof(psa_settings, threads), "0", KIT_RANGE(0, 1024),
       .help = "OpenMP threads of the host's loops (0: OpenMP's default, one per core; with the whole "
               "block on the GPU, half of them, at most 8: that work is bound by memory bandwidth)" },
@@ -107,18 +110,19 @@ static int choices(where *w)
     static const char *const devices[] = { "auto", "cpu", "gpu", "reference" };
     static const char *const searches[] = { "full", "adaptive" };
     static const char *const datas[] = { "float", "int16" };
-    static const char *const kernels[] = { "auto", "portable", "avx2", "avx512" };
+    static const char *const kernels[] = { "auto", "portable", "avx2", "avx512", "thesis" };
     static const char *const works[] = { "block", "searches" };
     int d = choice(w, "Device", &psa_set.device, devices, 4);
     int s = d < 0 ? -1 : choice(w, "Search", &psa_set.search, searches, 2);
     int t = s < 0 ? -1 : choice(w, "Data", &psa_set.data, datas, 2);
-    int k = t < 0 ? -1 : choice(w, "CPUKernel", &psa_set.kernel, kernels, 4);
+    int k = t < 0 ? -1 : choice(w, "CPUKernel", &psa_set.kernel, kernels, 5);
     int g = k < 0 ? -1 : choice(w, "GPUWork", &psa_set.gpu_work, works, 2);
     if (g < 0)
         return -1;
     static const psa_device dev[] = { PSA_DEVICE_AUTO, PSA_DEVICE_CPU, PSA_DEVICE_GPU,
                                       PSA_DEVICE_REFERENCE };
-    static const psa_simd simd[] = { PSA_SIMD_AUTO, PSA_SIMD_SCALAR, PSA_SIMD_AVX2, PSA_SIMD_AVX512 };
+    static const psa_simd simd[] = { PSA_SIMD_AUTO, PSA_SIMD_SCALAR, PSA_SIMD_AVX2, PSA_SIMD_AVX512,
+                                     PSA_SIMD_THESIS };
     w->c.engine = (psa_engine_params){ dev[d], (int)psa_set.gpu, s ? PSA_ADAPTIVE : PSA_FULL,
                                            t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads };
     w->c.gpu_block = g == 0;

@@ -1,5 +1,6 @@
-/* psa_cpu.c: the CPU grid search: searches grouped by segment and spread over OpenMP threads, 16, 8 or 1 basis points per step. */
+/* psa_cpu.c: the CPU grid search: searches grouped by segment and spread over OpenMP threads, 16, 8 or 1 basis points per step, the full search pruned by a lower bound. */
 #include "psa_cpu.h"
+#include "psa_thesis.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -37,6 +38,10 @@ typedef struct task {
 } task;
 
 typedef void kernel_fn(const cols *c, task *t, const psa_cpu *e);
+/* Appends to list[q] the columns of [from, to) (c: k-major, no list) whose
+ * lower bound (gs_lb_point) does not exceed t->fom[q]; count[q] says how many. */
+typedef void bound_fn(const cols *c, const task *t, const psa_cpu *e, uint32_t from, uint32_t to,
+                      uint32_t *list[Q], uint32_t count[Q]);
 
 static void start_task(task *t)
 {
@@ -74,6 +79,21 @@ static void kernel_scalar(const cols *c, task *t, const psa_cpu *e)
             fold_lanes(t, q, &f, &col, 1);
         }
     }
+}
+
+static void bound_scalar(const cols *c, const task *t, const psa_cpu *e, uint32_t from, uint32_t to,
+                         uint32_t *list[Q], uint32_t count[Q])
+{
+    for (uint32_t col = from; col < to; col++)
+        for (int q = 0; q < t->nq; q++) {
+            float lb = e->data == PSA_I16
+                           ? gs_lb_point16(t->m16[q], c->i16 + col, c->pad, c->n_mask, c->window, t->use[q],
+                                           e->pw->lb)
+                           : gs_lb_point(t->m[q], c->f32 + col, c->pad, c->n_mask, c->window, t->use[q],
+                                         e->pw->lb);
+            if (lb <= t->fom[q])
+                list[q][count[q]++] = col;
+        }
 }
 
 /* ---- AVX-512: 16 columns per step; the exponent's factor from a 64-entry table in four registers */
@@ -264,6 +284,87 @@ AVX512 static void kernel512(const cols *c, task *t, const psa_cpu *e)
         t->nq == 1 ? body512(c, t, e, 1, 0) : body512(c, t, e, Q, 0);
 }
 
+/* The bound of 16 columns at a time for nq searches: per value the
+ * exponent's least bound (lb of its least bucket, psa_cpu.h's rotated_lb, from
+ * four registers as acc_pow512 reads its factor) and an add; a search stops
+ * reading its terms once all 16 bounds exceed its best, the step once every
+ * search has. */
+INLINE512 __m512 lb512(__m512 d, const __m512 *r)
+{
+    __m512i e = _mm512_srli_epi32(_mm512_slli_epi32(_mm512_castps_si512(d), 1), 24);
+    e = _mm512_min_epu32(_mm512_max_epu32(e, _mm512_set1_epi32(GS_EXP_ZERO)), _mm512_set1_epi32(GS_EXP_TOP));
+    __m512 lo = _mm512_permutex2var_ps(r[0], e, r[1]), hi = _mm512_permutex2var_ps(r[2], e, r[3]);
+    return _mm512_mask_blend_ps(_mm512_test_epi32_mask(e, _mm512_set1_epi32(32)), lo, hi);
+}
+
+INLINE512 void bound_body512(const cols *c, const task *t, const psa_cpu *e, uint32_t from, uint32_t to,
+                             uint32_t *list[Q], uint32_t count[Q], const int nq, const int i16)
+{
+    __m512 best[Q], r[4];
+    for (int j = 0; j < 4; j++)
+        r[j] = _mm512_loadu_ps(e->rotated_lb + 16 * j);
+    for (int q = 0; q < nq; q++)
+        best[q] = _mm512_set1_ps(t->fom[q]);
+    for (uint32_t j0 = from; j0 < to; j0 += 16) {
+        __mmask16 valid = to - j0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (to - j0)) - 1), alive[Q];
+        __m512 total[Q];
+        for (int q = 0; q < nq; q++) {
+            alive[q] = valid;
+            total[q] = _mm512_setzero_ps();
+        }
+        for (uint32_t ch = 0; ch < c->n_mask; ch++) {
+            unsigned live = 0;
+            for (int q = 0; q < nq; q++)
+                live |= (unsigned)(alive[q] && (t->use[q] >> ch & 1u)) << q;
+            if (!live)
+                continue;
+            __m512 part[Q];
+            for (int q = 0; q < nq; q++)
+                part[q] = _mm512_setzero_ps();
+            for (uint32_t i = 0, kk = ch * c->window; i < c->window; i++, kk++) {
+                __m512 b = i16 ? _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_loadu_si256(
+                                     (const __m256i *)(c->i16 + (size_t)kk * c->pad + j0))))
+                               : _mm512_loadu_ps(c->f32 + (size_t)kk * c->pad + j0);
+                for (int q = 0; q < nq; q++) {
+                    if (!(live >> q & 1u))
+                        continue;
+                    __m512 d = i16 ? _mm512_mul_ps(_mm512_sub_ps(_mm512_set1_ps((float)t->m16[q][kk]), b),
+                                                   _mm512_set1_ps(GS_I16_STEP))
+                                   : _mm512_sub_ps(_mm512_set1_ps(t->m[q][kk]), b);
+                    part[q] = _mm512_add_ps(part[q], lb512(d, r));
+                }
+            }
+            bool any = false;
+            for (int q = 0; q < nq; q++) {
+                if (live >> q & 1u) {
+                    total[q] = _mm512_add_ps(total[q], part[q]);
+                    alive[q] = _mm512_mask_cmp_ps_mask(alive[q], total[q], best[q], _CMP_LE_OQ);
+                }
+                any |= alive[q] != 0;
+            }
+            if (!any)
+                break;
+        }
+        __m512i colv = _mm512_add_epi32(_mm512_set1_epi32((int)j0),
+                                        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+        for (int q = 0; q < nq; q++) {
+            _mm512_mask_compressstoreu_epi32(list[q] + count[q], alive[q], colv);
+            count[q] += (uint32_t)__builtin_popcount(alive[q]);
+        }
+    }
+}
+
+AVX512 static void bound512(const cols *c, const task *t, const psa_cpu *e, uint32_t from, uint32_t to,
+                            uint32_t *list[Q], uint32_t count[Q])
+{
+    if (e->data == PSA_I16)
+        t->nq == 1 ? bound_body512(c, t, e, from, to, list, count, 1, 1)
+                   : bound_body512(c, t, e, from, to, list, count, Q, 1);
+    else
+        t->nq == 1 ? bound_body512(c, t, e, from, to, list, count, 1, 0)
+                   : bound_body512(c, t, e, from, to, list, count, Q, 0);
+}
+
 /* ---- AVX2: 8 columns per step; the exponent's factor gathered from the 256-entry table */
 
 #define AVX2 __attribute__((target("avx2,fma")))
@@ -388,6 +489,7 @@ const char *psa_simd_name(psa_simd s)
     case PSA_SIMD_AVX512: return "AVX-512, 16 points per step";
     case PSA_SIMD_AVX2: return "AVX2, 8 points per step";
     case PSA_SIMD_SCALAR: return "portable C, 1 point per step";
+    case PSA_SIMD_THESIS: return "the thesis's algorithm (int16: table of |d|^p; float: powf; early exit per channel), 1 point per step";
     default: return "auto";
     }
 }
@@ -399,15 +501,29 @@ void psa_cpu_init(psa_cpu *c, const psa_layout *l, const gs_pow *pw, psa_data da
     int has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
     int has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    *c = (psa_cpu){ .layout = l, .pw = pw, .data = data, .threads = threads };
-    if ((want == PSA_SIMD_AUTO || want == PSA_SIMD_AVX512) && has512)
+    *c = (psa_cpu){ .layout = l, .pw = pw, .data = data, .threads = threads, .prune = 1,
+                    .prune_step = PSA_PRUNE_STEP };
+    if (want == PSA_SIMD_THESIS) {
+        c->simd = PSA_SIMD_THESIS;
+        c->metrics = psa_thesis_metrics(pw);
+    } else if ((want == PSA_SIMD_AUTO || want == PSA_SIMD_AVX512) && has512)
         c->simd = PSA_SIMD_AVX512;
     else if (want != PSA_SIMD_SCALAR && has2)
         c->simd = PSA_SIMD_AVX2;
     else
         c->simd = PSA_SIMD_SCALAR;
-    for (int e = GS_EXP_ZERO; e <= GS_EXP_TOP; e++)
+    for (int e = GS_EXP_ZERO; e <= GS_EXP_TOP; e++) {
         c->rotated[e % 64] = pw->scale[e];
+        c->rotated_lb[e % 64] = pw->lb[e << GS_LB_BITS];
+        for (int j = 1; j < 1 << GS_LB_BITS; j++)
+            c->rotated_lb[e % 64] = fminf(c->rotated_lb[e % 64], pw->lb[e << GS_LB_BITS | j]);
+    }
+}
+
+void psa_cpu_free(psa_cpu *c)
+{
+    free(c->metrics);
+    c->metrics = NULL;
 }
 
 static kernel_fn *kernel_of(const psa_cpu *c)
@@ -472,10 +588,73 @@ static void free_plan(plan *p)
     free(p->tiles);
 }
 
+/* The bound of the kernel in use, or NULL where the full search does not prune. */
+static bound_fn *bound_of(const psa_cpu *c)
+{
+    if (!c->prune)
+        return NULL;
+    return c->simd == PSA_SIMD_AVX512 ? bound512 : c->simd == PSA_SIMD_SCALAR ? bound_scalar : NULL;
+}
+
+/* The columns of a list, point-major, with a thread's scratch tile. */
+static cols list_cols(const psa_cpu *c, unsigned s, const uint32_t *list, uint32_t n, float *tile)
+{
+    const psa_layout *l = c->layout;
+    const psa_segment *g = &l->seg[s];
+    return (cols){ .f32 = l->f32pm ? l->f32pm + g->pm_offset : NULL,
+                   .i16 = l->i16pm ? l->i16pm + g->pm_offset : NULL,
+                   .pad = g->n_mask * l->window, .n = n, .n_mask = g->n_mask, .window = l->window,
+                   .list = list, .tile = tile };
+}
+
+/* The FoMs of list[q]'s count[q] columns folded into search q's answer; the list emptied. */
+static void settle(const psa_cpu *c, kernel_fn *kernel, unsigned s, task *t, int q, const uint32_t *list,
+                   uint32_t *count, float *tile)
+{
+    task one = { .nq = 1, .m = { t->m[q] }, .m16 = { t->m16[q] }, .use = { t->use[q] } };
+    cols some = list_cols(c, s, list, *count, tile);
+    kernel(&some, &one, c);
+    fold_lanes(t, q, one.fom, one.best, 1);
+    *count = 0;
+}
+
+/*
+ * The full search of a task, pruned (psa_cpu.h): its first prune_step
+ * columns by the kernel, then step by step the bound of every column against
+ * the search's best so far, the columns whose bound does not exceed it kept
+ * in a list; a list gets its FoMs (the kernel, folded in by gs_better) once
+ * it fills a vector of 16, and at the end.  A column left out has a FoM
+ * above a FoM already found (gridsearch_fom.h): the answer and its bits are
+ * the kernel's.
+ */
+static void search_pruned(const psa_cpu *c, kernel_fn *kernel, bound_fn *bound, const cols *all, unsigned s,
+                          task *t, float *tile)
+{
+    const uint32_t step = c->prune_step >= 1 && c->prune_step <= PSA_PRUNE_STEP ? c->prune_step : PSA_PRUNE_STEP;
+    uint32_t store[Q][PSA_PRUNE_STEP + 16], *list[Q], count[Q] = { 0 };
+    cols head = *all;
+    head.n = all->n < step ? all->n : step;
+    kernel(&head, t, c);
+    for (uint32_t from = step; from < all->n; from += step) {
+        uint32_t to = all->n - from < step ? all->n : from + step;
+        for (int q = 0; q < Q; q++)
+            list[q] = store[q] + count[q];
+        uint32_t added[Q] = { 0 };
+        bound(all, t, c, from, to, list, added);
+        for (int q = 0; q < t->nq; q++)
+            if ((count[q] += added[q]) >= 16)
+                settle(c, kernel, s, t, q, store[q], &count[q], tile);
+    }
+    for (int q = 0; q < t->nq; q++)
+        if (count[q])
+            settle(c, kernel, s, t, q, store[q], &count[q], tile);
+}
+
 /* Every query against columns [0, n) of its segment, n = all its points or the coarse ones. */
 static void search_ranges(const psa_cpu *c, psa_batch *b, const plan *p, int coarse)
 {
     kernel_fn *kernel = kernel_of(c);
+    bound_fn *bound = coarse ? NULL : bound_of(c);
     long nt = (long)p->n_tasks;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(p->threads)
     for (long k = 0; k < nt; k++) {
@@ -490,7 +669,11 @@ static void search_ranges(const psa_cpu *c, psa_batch *b, const plan *p, int coa
         t.nq = Q;
         const psa_segment *g = &c->layout->seg[s];
         cols cl = segment_cols(c, s, coarse ? g->n_coarse : g->n_points);
-        kernel(&cl, &t, c);
+        if (bound)
+            search_pruned(c, kernel, bound, &cl, s, &t,
+                          p->tiles + (size_t)c->layout->max_k * 16 * omp_get_thread_num());
+        else
+            kernel(&cl, &t, c);
         for (int q = 0; q < nq; q++) {
             psa_query *x = &b->q[p->order[i0 + q]];
             x->column = t.best[q];
@@ -512,11 +695,8 @@ static void search_near(const psa_cpu *c, psa_batch *b, const plan *p)
         uint32_t from = g->near_first[x->column], to = g->near_first[x->column + 1];
         task t = { .nq = 1 };
         load_query(&t, 0, b, x);
-        cols cl = { .f32 = l->f32pm ? l->f32pm + g->pm_offset : NULL,
-                    .i16 = l->i16pm ? l->i16pm + g->pm_offset : NULL,
-                    .pad = g->n_mask * l->window, .n = to - from, .n_mask = g->n_mask,
-                    .window = l->window, .list = g->near + from,
-                    .tile = p->tiles + (size_t)l->max_k * 16 * omp_get_thread_num() };
+        cols cl = list_cols(c, x->segment, g->near + from, to - from,
+                            p->tiles + (size_t)l->max_k * 16 * omp_get_thread_num());
         kernel(&cl, &t, c);
         x->column = t.best[0];
         x->fom = t.fom[0];
@@ -525,6 +705,12 @@ static void search_near(const psa_cpu *c, psa_batch *b, const plan *p)
 
 int psa_cpu_search(const psa_cpu *c, psa_batch *b, psa_mode mode)
 {
+    if (c->simd == PSA_SIMD_THESIS) {
+        if (!c->metrics)
+            return -1;
+        psa_thesis_search(c->layout, c->metrics, c->pw->p, c->data, c->threads, b, mode);
+        return 0;
+    }
     plan p;
     if (make_plan(c, b, &p)) {
         free_plan(&p);

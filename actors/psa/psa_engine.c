@@ -81,6 +81,7 @@ void psa_engine_destroy(psa_engine *e)
 {
     if (e->be && e->be->close)
         e->be->close(e);
+    psa_cpu_free(&e->cpu);
     e->block = NULL;
     e->gpu = NULL;
 }

@@ -1,4 +1,4 @@
-/* psa_pow.c: fits the mantissa polynomial of the fast |d|^p, fills its exponent table and the int16 table, measures the error. */
+/* psa_pow.c: fits the mantissa polynomial of the fast |d|^p, fills its exponent table and its lower-bound table, measures the error. */
 #include "psa_pow.h"
 
 #include <math.h>
@@ -74,6 +74,45 @@ static double mantissa_error(const gs_pow *pw)
     return worst;
 }
 
+/* least[j]: the least polynomial value over the mantissas of bucket j (their
+ * top GS_LB_BITS bits), as gs_pow_mantissa computes it: every one of the 2^23
+ * is tried, so the bound holds for the rounded polynomial, not only for m^p.
+ * The processor's fused multiply-add when it has one (the same roundings as
+ * libm's fmaf, 20 times faster). */
+#define LEAST_POLY(name, attr) \
+    attr static void name(const gs_pow *pw, float least[1 << GS_LB_BITS]) \
+    { \
+        for (uint32_t m = 0; m < (1u << 23); m++) { \
+            uint32_t j = m >> (23 - GS_LB_BITS); \
+            float y = gs_pow_mantissa(pw->c, 0x3f800000u | m); \
+            least[j] = (m & ((1u << (23 - GS_LB_BITS)) - 1)) == 0 || y < least[j] ? y : least[j]; \
+        } \
+    }
+LEAST_POLY(least_poly_fma, __attribute__((target("fma"))))
+LEAST_POLY(least_poly, )
+#undef LEAST_POLY
+
+/* lb[e, j] = least[j] x scale[e] rounded down: at most every term of the bucket
+ * (gridsearch_fom.h).  -1 when the polynomial goes negative (no such fit for p > 0). */
+static int fill_bounds(gs_pow *pw)
+{
+    float least[1 << GS_LB_BITS];
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("fma"))
+        least_poly_fma(pw, least);
+    else
+        least_poly(pw, least);
+    for (int e = 0; e < GS_EXP_TABLE; e++)
+        for (int j = 0; j < (1 << GS_LB_BITS); j++) {
+            if (least[j] < 0)
+                return -1;
+            double exact = (double)least[j] * pw->scale[e]; /* exact: 24 x 24 bits */
+            float down = (float)exact;
+            pw->lb[e << GS_LB_BITS | j] = (double)down > exact ? nextafterf(down, 0.0f) : down;
+        }
+    return 0;
+}
+
 int psa_pow_fit(double p, gs_pow *pw, double *max_error)
 {
     if (!(p > 0 && p <= PSA_POW_MAX))
@@ -84,6 +123,8 @@ int psa_pow_fit(double p, gs_pow *pw, double *max_error)
         int ee = e > GS_EXP_TOP ? GS_EXP_TOP : e;
         pw->scale[e] = e <= GS_EXP_ZERO ? 0.0f : (float)exp2(p * (ee - 127));
     }
+    if (fill_bounds(pw))
+        return -1;
     if (max_error)
         *max_error = mantissa_error(pw);
     return 0;
