@@ -321,9 +321,8 @@ static void snapshot(emu_live *l, size_t k, void *instance, double t)
 
 static int spectra_due(const emu_live *l, size_t k, double t)
 {
-    return l->c->libraries[l->c->library_of[k]].spectra && !l->spectra_off[k] &&
-           t - l->spectra_at[k] >= SPECTRA_PERIOD &&
-           (unsigned long long)(t * 1e9) < atomic_load_explicit(&l->wanted_ns, memory_order_relaxed);
+    return l->spectra_on && l->c->libraries[l->c->library_of[k]].spectra && !l->spectra_off[k] &&
+           t - l->spectra_at[k] >= SPECTRA_PERIOD;
 }
 
 void emu_live_call_ends(emu_live *l, size_t k, void *instance, unsigned long long ns, unsigned in_size,
@@ -365,12 +364,4 @@ void emu_live_final_spectra(emu_live *l, void *const *instances)
     for (size_t k = 0; k < l->n; k++)
         if (l->c->libraries[l->c->library_of[k]].spectra && !l->spectra_off[k] && instances[k])
             snapshot(l, k, instances[k], emu_now());
-}
-
-void emu_live_want_spectra(emu_live *l, double seconds)
-{
-    unsigned long long until = now_ns() + (unsigned long long)(seconds * 1e9);
-    unsigned long long was = atomic_load(&l->wanted_ns);
-    while (was < until && !atomic_compare_exchange_weak(&l->wanted_ns, &was, until))
-        ;
 }

@@ -24,10 +24,10 @@
  * symbols of narval.h, called on the actor's own thread between blocks:
  * process_progress (a producer's done/total: the ETA) after every block of
  * a producer, and process_spectra (the histogrammer's spectra) at most once
- * a second per actor and only while the monitor's page or a script asked
- * for spectra in the last few seconds (counts of a GPU histogrammer are
- * copied back for it); once more on the main thread after each run's
- * blocks, so that the final spectra are shown whoever asked.
+ * a second per actor while a monitor runs (a GPU histogrammer copies its
+ * counts back for it: a second's worth of blocks pays for one copy); once
+ * more on the main thread after each run's blocks, so that the monitor
+ * shows the final spectra.
  */
 enum emu_state {
     EMU_STATE_LOADING,    /* libraries loaded; process_config not yet called */
@@ -93,8 +93,7 @@ typedef struct emu_live {
     emu_live_actor *actor;
     atomic_int state;
     atomic_ullong run_t0_ns;  /* when the first run's blocks began */
-    atomic_ullong wanted_ns;  /* spectra asked for until this time (monotonic ns) */
-    int spectra_on;           /* a monitor may ask for spectra: final snapshots are taken */
+    int spectra_on;           /* a monitor shows spectra: actors are asked for them */
     double *spectra_at;       /* per actor: its last snapshot, touched by its thread only */
     char *spectra_off;        /* per actor: its process_spectra failed once */
     FILE *log;                /* warnings (a failed process_spectra) */
@@ -143,8 +142,5 @@ void emu_live_set_rings(emu_live *l, void *rings, const size_t *ring_of, size_t 
 /* After a run's blocks, on the main thread (no block in hand): every
  * actor's spectra, when a monitor may show them. */
 void emu_live_final_spectra(emu_live *l, void *const *instances);
-
-/* Spectra are wanted for the next `seconds` (a client asked). */
-void emu_live_want_spectra(emu_live *l, double seconds);
 
 #endif

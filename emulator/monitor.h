@@ -21,8 +21,8 @@
  *   /api/spectrum?name=NAME[&actor=ACTOR][&bins=N]
  *                      one of them with its counts, merged into at most
  *                      N bins (whole groups of adjacent bins) when asked
- * Asking for spectra makes the actors give new ones for a few seconds
- * (live.h: a GPU histogrammer copies its counts back only then).
+ * The spectra are the actors' latest copies, at most a second old while
+ * their blocks come (live.h).
  * Built without libmicrohttpd, emu_monitor_start fails with one line
  * saying so.
  */
@@ -41,9 +41,6 @@ char *emu_monitor_status(emu_live *l);
 char *emu_monitor_actors(emu_live *l);
 char *emu_monitor_spectra(emu_live *l);
 char *emu_monitor_spectrum(emu_live *l, const char *name, const char *actor, unsigned max_bins, int *found);
-
-/* How long a request for spectra keeps them coming, seconds. */
-#define EMU_MONITOR_WANT_SECONDS 5.0
 
 /* The page, NUL-terminated (monitor_page.c). */
 extern const char emu_monitor_page[];

@@ -230,16 +230,11 @@ char *emu_monitor_status(emu_live *l) { return document(write_status, l, NULL); 
 
 char *emu_monitor_actors(emu_live *l) { return document(write_actors, l, NULL); }
 
-char *emu_monitor_spectra(emu_live *l)
-{
-    emu_live_want_spectra(l, EMU_MONITOR_WANT_SECONDS);
-    return document(write_spectra, l, NULL);
-}
+char *emu_monitor_spectra(emu_live *l) { return document(write_spectra, l, NULL); }
 
 char *emu_monitor_spectrum(emu_live *l, const char *name, const char *actor, unsigned max_bins, int *found)
 {
     which w = {.name = name, .actor = actor, .max_bins = max_bins};
-    emu_live_want_spectra(l, EMU_MONITOR_WANT_SECONDS);
     char *text = document(write_spectrum, l, &w);
     *found = w.found;
     if (!w.found) {

@@ -309,7 +309,7 @@ START_TEST(the_json_endpoints_follow_the_run)
     ck_assert_ptr_nonnull(strstr(body, "{\"name\":\"generator\",\"library\":\"generator.so\",\"role\":\"producer\""));
     ck_assert_ptr_nonnull(strstr(body, "\"progress\":{\"done\":"));
     ck_assert_ptr_nonnull(strstr(body, ",\"total\":0,\"unit\":\"events\"}")); /* Events 0: no total */
-    /* Spectra come once asked for, at most a second later. */
+    /* Spectra come with the histogrammer's blocks, at most a second apart. */
     for (double t0 = nw_seconds(); !strstr(body, "\"name\":\"cores\"") && nw_seconds() - t0 < 10; usleep(200 * 1000))
         ck_assert_int_eq(http_get(m.port, "/api/spectra", body, sizeof body), 200);
     ck_assert_ptr_nonnull(strstr(body, "{\"actor\":\"histo\",\"name\":\"core\",\"title\":\"crystal.core\","));
@@ -357,7 +357,7 @@ START_TEST(the_final_state_stays_while_it_lingers)
     ck_assert_ptr_nonnull(strstr(body, "\"state\":\"done\""));
     ck_assert_ptr_nonnull(strstr(body, "\"rings\":[]"));
     ck_assert_int_eq(http_get(m.port, "/api/spectra", body, sizeof body), 200);
-    ck_assert_ptr_nonnull(strstr(body, "\"name\":\"core\"")); /* the final snapshot, unasked */
+    ck_assert_ptr_nonnull(strstr(body, "\"name\":\"core\"")); /* the final snapshot */
     kill(m.pid, SIGINT);
     ck_assert_int_eq(nw_wait(&r, m.pid, 30, 0, 0), 0);
     ck_assert_int_eq(r.status, 0);

@@ -6,9 +6,9 @@
 #include "narval.h"
 
 /*
- * The host asks between two blocks, at most once a second and only while
- * someone watches (emulator/live.h), so a GPU histogrammer's copy of its
- * counts back (histo_engine_counts) costs the run nothing otherwise.  A
+ * The host asks between two blocks, at most once a second and only while a
+ * monitor runs (emulator/live.h), so a GPU histogrammer copies its counts
+ * back (histo_engine_counts) for it at most once a second.  A
  * family (scope crystal or segment) goes out as one spectrum, the sum of
  * its instances, as the plots draw NAME; matrices are left out: the page
  * draws spectra.
