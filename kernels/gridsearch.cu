@@ -43,7 +43,7 @@ struct args {
     const void *values, *pm;
     const gs_segment *seg;
     const uint32_t *near_first, *near;
-    const float *scale;
+    const float *scale, *lb;
     float coef[GS_POW_DEGREE + 1];
     uint32_t window;
     const gs_query *q;
@@ -126,70 +126,96 @@ __device__ __forceinline__ void warp_best(float &best, uint32_t &best_col)
     }
 }
 
+/* The tile's searches with a remap (gs_resident_launch): false when the tile has none left. */
+__device__ __forceinline__ bool remap_tile(const args &a, tile &t)
+{
+    if (!a.remap)
+        return true;
+    const uint32_t o = t.first - a.remap->first0[t.segment], live = a.remap->count[t.segment];
+    if (o >= live)
+        return false;
+    t.first = a.remap->first[t.segment] + o;
+    t.count = live - o < t.count ? live - o : t.count;
+    return true;
+}
+
+/* Everything a step of a tile reads: the staged values, the block's searches, the |d|^p tables. */
+template <typename T> struct step_in {
+    T *cols;                 /* shared: one channel's window of the step's kTileC columns */
+    const T *meas, *block;   /* shared: the searches' values, k-major; global: the segment's block */
+    uint32_t n_mask, pad, W, use[kQ];
+    bool busy;               /* the thread's warp holds searches of the tile */
+    const float *coef, *scale, *lb;
+    int warp, lane;
+};
+
+/* The FoMs of the step's columns from col0 for the thread's kQ x kR (search,
+ * column) pairs, by the definition (gs_fom_point's operations in its order).
+ * Every thread of the block calls it: it stages the values with the block. */
+template <typename T>
+__device__ __forceinline__ void fom_step(const step_in<T> &s, uint32_t col0, float total[kQ][kR])
+{
+    typedef typename lanes<T>::type V;
+    for (uint32_t ch = 0; ch < s.n_mask; ch++) {
+        __syncthreads();
+        stage_rows(s.cols, s.block, s.pad, ch * s.W, s.W, col0);
+        __syncthreads();
+        if (!s.busy)
+            continue;
+        float part[kQ][kR] = {};
+        const T *mrow = s.meas + ch * s.W * kTileQ + s.warp * kQ;
+        const T *brow = s.cols + s.lane * kR;
+        for (uint32_t i = 0; i < s.W; i++, mrow += kTileQ, brow += kTileC) {
+            V m[kQ], b[kR];
+            load4(mrow, m);
+            load4(brow, b);
+#pragma unroll
+            for (int q = 0; q < kQ; q++)
+#pragma unroll
+                for (int r = 0; r < kR; r++)
+                    part[q][r] = acc(part[q][r], m[q], b[r], s.coef, s.scale);
+        }
+#pragma unroll
+        for (int q = 0; q < kQ; q++)
+            if (s.use[q] >> ch & 1u)
+#pragma unroll
+                for (int r = 0; r < kR; r++)
+                    total[q][r] = GS_ADD(total[q][r], part[q][r]);
+    }
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
 {
-    typedef typename lanes<T>::type V;
     extern __shared__ __align__(16) unsigned char smem[];
     tile t = a.tiles[blockIdx.x];
-    if (a.remap) {
-        const uint32_t o = t.first - a.remap->first0[t.segment], live = a.remap->count[t.segment];
-        if (o >= live)
-            return;
-        t.first = a.remap->first[t.segment] + o;
-        t.count = live - o < t.count ? live - o : t.count;
-    }
+    if (!remap_tile(a, t))
+        return;
     const gs_segment g = a.seg[t.segment];
     const uint32_t W = a.window, k_count = g.n_mask * W;
     float *scale = reinterpret_cast<float *>(smem);
     T *meas = reinterpret_cast<T *>(smem + GS_EXP_TABLE * sizeof(float));
     T *cols = meas + ((k_count * kTileQ * sizeof(T) + 15) / 16 * 16) / sizeof(T);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const bool busy = warp * kQ < (int)t.count;
     float coef[GS_POW_DEGREE + 1];
     for (int i = 0; i <= GS_POW_DEGREE; i++)
         coef[i] = a.coef[i];
     for (int i = threadIdx.x; i < GS_EXP_TABLE; i += kThreads)
         scale[i] = a.scale[i];
     stage_meas(meas, a, t, k_count);
-    uint32_t use[kQ];
+    step_in<T> s = { cols, meas, static_cast<const T *>(a.values) + g.offset, g.n_mask, g.pad, W, {},
+                     warp * kQ < (int)t.count, coef, scale, nullptr, warp, lane };
     float best[kQ];
     uint32_t best_col[kQ];
     for (int q = 0; q < kQ; q++) {
         uint32_t j = warp * kQ + q;
-        use[q] = a.q[t.first + (j < t.count ? j : 0)].use;
+        s.use[q] = a.q[t.first + (j < t.count ? j : 0)].use;
         best[q] = __int_as_float(0x7f800000);
         best_col[q] = ~0u;
     }
-    const T *block = static_cast<const T *>(a.values) + g.offset;
     for (uint32_t col0 = t.col_begin; col0 < t.col_end; col0 += kTileC) {
         float total[kQ][kR] = {};
-        for (uint32_t ch = 0; ch < g.n_mask; ch++) {
-            __syncthreads();
-            stage_rows(cols, block, g.pad, ch * W, W, col0);
-            __syncthreads();
-            if (!busy)
-                continue;
-            float part[kQ][kR] = {};
-            const T *mrow = meas + ch * W * kTileQ + warp * kQ;
-            const T *brow = cols + lane * kR;
-            for (uint32_t i = 0; i < W; i++, mrow += kTileQ, brow += kTileC) {
-                V m[kQ], b[kR];
-                load4(mrow, m);
-                load4(brow, b);
-#pragma unroll
-                for (int q = 0; q < kQ; q++)
-#pragma unroll
-                    for (int r = 0; r < kR; r++)
-                        part[q][r] = acc(part[q][r], m[q], b[r], coef, scale);
-            }
-#pragma unroll
-            for (int q = 0; q < kQ; q++)
-                if (use[q] >> ch & 1u)
-#pragma unroll
-                    for (int r = 0; r < kR; r++)
-                        total[q][r] = GS_ADD(total[q][r], part[q][r]);
-        }
+        fom_step(s, col0, total);
 #pragma unroll
         for (int q = 0; q < kQ; q++)
 #pragma unroll
@@ -199,7 +225,7 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
                     keep(total[q][r], col, best[q], best_col[q]);
             }
     }
-    if (!busy)
+    if (!s.busy)
         return;
     for (int q = 0; q < kQ; q++) {
         warp_best(best[q], best_col[q]);
@@ -207,6 +233,180 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
         if (lane == 0 && j < t.count)
             atomicMin(a.answer + t.first + j, pack(best[q], best_col[q]));
     }
+}
+
+/*
+ * The pruned tile search (gs_gpu_set_prune; actors/psa/psa_cpu.c's
+ * search_pruned takes the same steps on the CPU).  The tile's first step as
+ * search_tiles computes it gives each search a best FoM; every later step
+ * first sums, for each (search, column), the lower bound of
+ * gridsearch_fom.h (a table read and an add per value: 5 issue slots, not
+ * 12) and compares it with U, the search's best FoM when the step began (the
+ * block's, or one another tile has already posted).  The channels stop once
+ * no bound of the block is at most its U (a block-wide vote: whole steps are
+ * skipped, never single lanes); the (search, column) pairs whose complete
+ * bound is at most U are listed in shared memory and get their FoM by
+ * gs_fom_point from the point-major copy, a thread each, merged by a shared
+ * 64-bit atomic minimum.  A pair left out has a FoM above U: the answers
+ * and their bits are search_tiles'.
+ */
+__device__ __forceinline__ float fom_point(const float *m, const float *b, uint32_t n_mask, uint32_t W,
+                                           uint32_t use, const float *coef, const float *scale)
+{
+    return gs_fom_point(m, b, 1, n_mask, W, use, coef, scale);
+}
+__device__ __forceinline__ float fom_point(const int16_t *m, const int16_t *b, uint32_t n_mask, uint32_t W,
+                                           uint32_t use, const float *coef, const float *scale)
+{
+    return gs_fom_point16(m, b, 1, n_mask, W, use, coef, scale);
+}
+
+__device__ __forceinline__ float diff(float m, float b) { return GS_SUB(m, b); }
+__device__ __forceinline__ float diff(int m, int b) { return (float)(m - b) * GS_I16_STEP; }
+
+/* The bounds of the step from col0 (gs_lb_point's sums) for the pairs the
+ * thread holds; false when the block stopped early: then no pair is kept. */
+template <typename T>
+__device__ __forceinline__ bool bound_step(const step_in<T> &s, uint32_t col0, uint32_t col_end, const float U[kQ],
+                                           uint32_t live, float total[kQ][kR])
+{
+    typedef typename lanes<T>::type V;
+    int alive = s.busy && live;
+    for (uint32_t ch = 0; ch < s.n_mask; ch++) {
+        if (!__syncthreads_or(alive))
+            return false;
+        stage_rows(s.cols, s.block, s.pad, ch * s.W, s.W, col0);
+        __syncthreads();
+        if (!alive)
+            continue;
+        float part[kQ][kR] = {};
+        const T *mrow = s.meas + ch * s.W * kTileQ + s.warp * kQ;
+        const T *brow = s.cols + s.lane * kR;
+        for (uint32_t i = 0; i < s.W; i++, mrow += kTileQ, brow += kTileC) {
+            V m[kQ], b[kR];
+            load4(mrow, m);
+            load4(brow, b);
+#pragma unroll
+            for (int q = 0; q < kQ; q++)
+#pragma unroll
+                for (int r = 0; r < kR; r++)
+                    part[q][r] = gs_acc_lb(part[q][r], diff(m[q], b[r]), s.lb);
+        }
+        alive = 0;
+#pragma unroll
+        for (int q = 0; q < kQ; q++) {
+            if (s.use[q] >> ch & 1u)
+#pragma unroll
+                for (int r = 0; r < kR; r++)
+                    total[q][r] = GS_ADD(total[q][r], part[q][r]);
+#pragma unroll
+            for (int r = 0; r < kR; r++)
+                alive |= (live >> q & 1u) && col0 + s.lane * kR + r < col_end && total[q][r] <= U[q];
+        }
+    }
+    return true;
+}
+
+/* The best FoM so far of the tile's search j: the block's, or another tile's posted answer. */
+__device__ __forceinline__ float best_so_far(const unsigned long long *block_best, const unsigned long long *answer)
+{
+    unsigned long long b = *block_best, o = __ldcg(answer);
+    b = o < b ? o : b;
+    return b == ~0ull ? __int_as_float(0x7f800000) : __uint_as_float((uint32_t)(b >> 32));
+}
+
+/* Shared memory of search_tiles_pruned beyond search_tiles': the bound table, the searches' bests, the list. */
+constexpr size_t kPruneExtra = GS_LB_TABLE * sizeof(float) + kTileQ * sizeof(unsigned long long) +
+                               16 + kTileQ * kTileC * sizeof(uint32_t);
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    tile t = a.tiles[blockIdx.x];
+    if (!remap_tile(a, t))
+        return;
+    const gs_segment g = a.seg[t.segment];
+    const uint32_t W = a.window, k_count = g.n_mask * W;
+    float *scale = reinterpret_cast<float *>(smem);
+    float *lb = scale + GS_EXP_TABLE;
+    unsigned long long *block_best = reinterpret_cast<unsigned long long *>(lb + GS_LB_TABLE);
+    uint32_t *n_list = reinterpret_cast<uint32_t *>(block_best + kTileQ);
+    uint32_t *list = n_list + 4;
+    T *meas = reinterpret_cast<T *>(list + kTileQ * kTileC);
+    T *cols = meas + ((k_count * kTileQ * sizeof(T) + 15) / 16 * 16) / sizeof(T);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float coef[GS_POW_DEGREE + 1];
+    for (int i = 0; i <= GS_POW_DEGREE; i++)
+        coef[i] = a.coef[i];
+    for (int i = threadIdx.x; i < GS_EXP_TABLE; i += kThreads)
+        scale[i] = a.scale[i];
+    for (int i = threadIdx.x; i < GS_LB_TABLE; i += kThreads)
+        lb[i] = a.lb[i];
+    if (threadIdx.x < kTileQ)
+        block_best[threadIdx.x] = ~0ull;
+    if (threadIdx.x == 0)
+        *n_list = 0;
+    stage_meas(meas, a, t, k_count);
+    step_in<T> s = { cols, meas, static_cast<const T *>(a.values) + g.offset, g.n_mask, g.pad, W, {},
+                     warp * kQ < (int)t.count, coef, scale, lb, warp, lane };
+    uint32_t live = 0; /* bit q: the thread's search q is one of the tile's */
+    for (int q = 0; q < kQ; q++) {
+        uint32_t j = warp * kQ + q;
+        s.use[q] = a.q[t.first + (j < t.count ? j : 0)].use;
+        live |= (uint32_t)(j < t.count) << q;
+    }
+    {
+        float total[kQ][kR] = {}, best[kQ];
+        uint32_t best_col[kQ];
+        fom_step(s, t.col_begin, total);
+        if (s.busy)
+            for (int q = 0; q < kQ; q++) {
+                best[q] = __int_as_float(0x7f800000);
+                best_col[q] = ~0u;
+                for (int r = 0; r < kR; r++) {
+                    uint32_t col = t.col_begin + lane * kR + r;
+                    if (col < t.col_end)
+                        keep(total[q][r], col, best[q], best_col[q]);
+                }
+                warp_best(best[q], best_col[q]);
+                if (lane == 0 && (live >> q & 1u))
+                    atomicMin(block_best + warp * kQ + q, pack(best[q], best_col[q]));
+            }
+    }
+    const T *pm = static_cast<const T *>(a.pm) + g.pm_offset;
+    for (uint32_t col0 = t.col_begin + kTileC; col0 < t.col_end; col0 += kTileC) {
+        __syncthreads(); /* the last step's minima and list are complete */
+        float U[kQ], total[kQ][kR] = {};
+        for (int q = 0; q < kQ; q++) {
+            uint32_t j = warp * kQ + q;
+            U[q] = (live >> q & 1u) ? best_so_far(block_best + j, a.answer + t.first + j) : 0.0f;
+        }
+        if (!bound_step(s, col0, t.col_end, U, live, total))
+            continue;
+        if (s.busy)
+            for (int q = 0; q < kQ; q++)
+                for (int r = 0; r < kR; r++) {
+                    uint32_t at = lane * kR + r;
+                    if ((live >> q & 1u) && col0 + at < t.col_end && total[q][r] <= U[q])
+                        list[atomicAdd(n_list, 1u)] = (uint32_t)(warp * kQ + q) << 8 | at;
+                }
+        __syncthreads();
+        const uint32_t n = *n_list;
+        for (uint32_t e = threadIdx.x; e < n; e += kThreads) {
+            const uint32_t j = list[e] >> 8, col = col0 + (list[e] & 0xffu);
+            const gs_query q = a.q[t.first + j];
+            float f = fom_point(static_cast<const T *>(a.meas) + q.meas, pm + (size_t)col * k_count, g.n_mask, W,
+                                q.use, coef, scale);
+            atomicMin(block_best + j, pack(f, col));
+        }
+        __syncthreads();
+        if (threadIdx.x == 0)
+            *n_list = 0;
+    }
+    __syncthreads();
+    if (threadIdx.x < t.count)
+        atomicMin(a.answer + t.first + threadIdx.x, block_best[threadIdx.x]);
 }
 
 /* The fine stage: one warp per search, its lanes over the columns near its
@@ -304,9 +504,10 @@ struct gs_gpu {
     void *values, *pm;
     gs_segment *seg, host_seg[GS_MAX_SEGMENTS];
     uint32_t n_segments, *near_first, *near;
-    float *scale, coef[GS_POW_DEGREE + 1];
+    float *scale, *lb, coef[GS_POW_DEGREE + 1];
     uint32_t window, max_k;
-    size_t smem_tiles, smem_near;
+    size_t smem_tiles, smem_near, smem_prune;
+    bool prune, can_prune;         /* gs_gpu_set_prune; the device has search_tiles_pruned's shared memory */
     stage st[2];
     float kernel_ms; /* of the last gs_gpu_search */
     gs_gpu_time total;
@@ -329,7 +530,9 @@ int plan_shared(gs_gpu *g, char *msg, size_t len)
                     (size_t)g->window * kTileC * g->elem;
     g->smem_near = GS_EXP_TABLE * sizeof(float) +
                    (size_t)kWarps * (g->max_k + g->window * kStagePitch) * g->elem;
+    g->smem_prune = g->smem_tiles + kPruneExtra;
     size_t most = prop.sharedMemPerBlockOptin;
+    g->can_prune = g->smem_prune <= most;
     if (g->smem_tiles > most || g->smem_near > most) {
         snprintf(msg, len, "a mask of %u values per search needs %zu bytes of shared memory per block, "
                  "the device has %zu", g->max_k, g->smem_tiles, most);
@@ -340,11 +543,18 @@ int plan_shared(gs_gpu *g, char *msg, size_t len)
                                    (int)g->smem_tiles), "cudaFuncSetAttribute");
         GPU_CHECK(cudaFuncSetAttribute(search_near<int16_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)g->smem_near), "cudaFuncSetAttribute");
+        if (g->can_prune)
+            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<int16_t>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune),
+                      "cudaFuncSetAttribute");
     } else {
         GPU_CHECK(cudaFuncSetAttribute(search_tiles<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)g->smem_tiles), "cudaFuncSetAttribute");
         GPU_CHECK(cudaFuncSetAttribute(search_near<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)g->smem_near), "cudaFuncSetAttribute");
+        if (g->can_prune)
+            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)g->smem_prune), "cudaFuncSetAttribute");
     }
     if (g->elem == 2)
         GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<int16_t>, kThreads,
@@ -493,6 +703,7 @@ args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned lo
     a.near_first = g->near_first;
     a.near = g->near;
     a.scale = g->scale;
+    a.lb = g->lb;
     memcpy(a.coef, g->coef, sizeof a.coef);
     a.window = g->window;
     a.q = q;
@@ -508,7 +719,10 @@ args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned lo
 template <typename T>
 void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, int adaptive, cudaStream_t st)
 {
-    search_tiles<T><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
+    if (g->prune && !adaptive)
+        search_tiles_pruned<T><<<(unsigned)n_tiles, kThreads, g->smem_prune, st>>>(a);
+    else
+        search_tiles<T><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
     if (adaptive)
         search_near<T><<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, g->smem_near, st>>>(a, g->max_k);
 }
@@ -621,6 +835,7 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
     cudaFree(g->near_first);
     cudaFree(g->near);
     cudaFree(g->scale);
+    cudaFree(g->lb);
     free(g);
 }
 
@@ -642,7 +857,8 @@ static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, siz
         (rc = gpu_upload((void **)&g->near_first, b->near_first, b->n_near_first * sizeof(uint32_t), what, msg,
                          len)) ||
         (rc = gpu_upload((void **)&g->near, b->near, b->n_near * sizeof(uint32_t), what, msg, len)) ||
-        (rc = gpu_upload((void **)&g->scale, pw->scale, sizeof pw->scale, what, msg, len)))
+        (rc = gpu_upload((void **)&g->scale, pw->scale, sizeof pw->scale, what, msg, len)) ||
+        (rc = gpu_upload((void **)&g->lb, pw->lb, sizeof pw->lb, what, msg, len)))
         return rc;
     return plan_shared(g, msg, len);
 }
@@ -675,6 +891,14 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
     snprintf(msg, len, "%.1f MiB of %s basis resident (k-major and point-major)",
              (b->n_values + b->n_pm) * g->elem / 1048576.0, b->i16 ? "int16" : "float");
     *out = g;
+    return GPU_OK;
+}
+
+extern "C" int gs_gpu_set_prune(gs_gpu *g, int on)
+{
+    if (on && !g->can_prune)
+        return GPU_FAIL;
+    g->prune = on != 0;
     return GPU_OK;
 }
 

@@ -86,6 +86,11 @@ int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adapti
  * device in one asynchronous copy.  NULL when pinned memory runs out. */
 void *gs_gpu_pinned(gs_gpu *g, size_t bytes);
 
+/* The full search pruned (kernels/gridsearch.cu's search_tiles_pruned; off
+ * after gs_gpu_create): the same answers and bits, fewer FoMs computed.
+ * GPU_FAIL when the device lacks its shared memory (nothing changes). */
+int gs_gpu_set_prune(gs_gpu *g, int on);
+
 /* The milliseconds the last gs_gpu_search spent in kernels (summed over its chunks). */
 double gs_gpu_kernel_ms(const gs_gpu *g);
 

@@ -36,7 +36,7 @@ typedef struct options {
     unsigned prune_step;
     double p, coarse_mm, radius_mm;
     int gpu;
-    bool check;
+    bool check, gpu_prune;
 } options;
 
 typedef struct events {
@@ -488,13 +488,14 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: bench-psa [--basis FILE] [--searches N] [--cpu N] [--naive N] [--exponent P] "
-            "[--ladder N] [--prune-step N] [--gpu DEV] [--coarse MM] [--radius MM] [--check]\n"
+            "[--ladder N] [--prune-step N] [--gpu DEV] [--gpu-prune] [--coarse MM] [--radius MM] [--check]\n"
             "       bench-psa --accuracy PSA-OUTPUT.adf [--csv FILE]\n"
             "defaults: --basis " DEFAULT_BASIS " (built when missing) --searches 65536 (GPU) --cpu 8192 "
             "--naive 400 --ladder 256 --prune-step 128 --exponent 0.3 --gpu 0 --coarse 6 --radius 8 "
             "(adaptive search, as PSA.conf)\n"
             "--ladder: searches of the thesis's algorithm and ours on one thread and on all; --prune-step: "
             "columns per step of the CPU's pruned full search (at most 128)\n"
+            "--gpu-prune: also the GPU's pruned full search (gs_gpu_set_prune), checked bit for bit\n"
             "--check: exit 1 unless the CPU agrees with the naive reference and the GPU with the CPU\n");
     return 2;
 }
@@ -506,8 +507,8 @@ static int parse(int argc, char **argv, options *o)
                     .coarse_mm = 6, .radius_mm = 8 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--check")) {
-            o->check = true;
+        if (!strcmp(a, "--check") || !strcmp(a, "--gpu-prune")) {
+            *(!strcmp(a, "--check") ? &o->check : &o->gpu_prune) = true;
             continue;
         }
         if (!v)
@@ -641,6 +642,22 @@ static void run_ladder(bench *B)
     }
 }
 
+/* With --gpu-prune, the GPU's pruned full search (search_tiles_pruned) on the same searches. */
+static void run_gpu_pruned(bench *B, psa_engine *gpu, psa_data data)
+{
+#ifdef NARWHAL_HAVE_CUDA
+    if (!B->o.gpu_prune)
+        return;
+    if (gs_gpu_set_prune(gpu->gpu, 1) != GPU_OK) {
+        printf("bench-psa: no pruned GPU row: the device lacks the pruned kernel's shared memory\n");
+        B->failures++;
+        return;
+    }
+    run_engine(B, gpu, "GPU pruned", data, PSA_FULL, B->o.searches, 5);
+    gs_gpu_set_prune(gpu->gpu, 0);
+#endif
+}
+
 static void run_all(bench *B)
 {
     static const psa_data datas[] = { PSA_F32, PSA_I16 };
@@ -667,6 +684,7 @@ static void run_all(bench *B)
         have_gpu = true;
         for (int m = 0; m < 2; m++)
             run_engine(B, &gpu, "GPU", datas[d], modes[m], B->o.searches, 5);
+        run_gpu_pruned(B, &gpu, datas[d]);
         psa_engine_destroy(&gpu);
     }
     printf("bench-psa: agreement\n");
@@ -679,6 +697,14 @@ static void run_all(bench *B)
             snprintf(what, sizeof what, "GPU vs CPU, %s %s", dn, mn);
             agree(B, what, find(B, "CPU,", dn, mn), find(B, "GPU", dn, mn), false, false);
         }
+    for (int d = 0; have_gpu && d < 2; d++) {
+        const char *dn = d ? "int16" : "float";
+        char what[64];
+        snprintf(what, sizeof what, "GPU pruned = GPU, %s full (bits)", dn);
+        agree(B, what, find(B, "GPU", dn, "full"), find(B, "GPU pruned", dn, "full"), false, true);
+        snprintf(what, sizeof what, "GPU pruned = CPU, %s full (bits)", dn);
+        agree(B, what, find(B, "CPU,", dn, "full"), find(B, "GPU pruned", dn, "full"), false, true);
+    }
     run_cpu_kernels(B);
     run_ladder(B);
     misses(B, find(B, "CPU,", "float", "full"), find(B, "CPU,", "float", "adaptive"));
