@@ -10,7 +10,7 @@
 typedef struct emu_figures {
     double elapsed;                   /* since the first run's blocks began (0: not yet) */
     double window;                    /* between the two samples */
-    unsigned long long crystals;      /* crystal-events: data:crystal and data:psa frames the producers emitted */
+    unsigned long long crystals;      /* crystal-events: narwhal:crystal and data:psa frames the producers emitted */
     unsigned long long events;        /* event-level frames of the last actor (topology order) that emits any */
     double crystal_rate, event_rate;  /* per second over the window */
     long event_actor;                 /* that actor; -1: none emits events */
