@@ -307,6 +307,40 @@ typedef struct narval_spectrum {
 typedef void narval_spectrum_put_fn(void *ctx, const narval_spectrum *spectrum);
 typedef void narval_spectra_fn(void *algo_data, narval_spectrum_put_fn *put, void *ctx, unsigned int *error_code);
 
+/*
+ * Where frames come from (Narwhal extension, optional and ignored by NARVAL).
+ * An actor that rejects a frame names it by its event number and its byte
+ * offset in the input block under any host.  A host that knows more says
+ * where the frame was read: the emulator calls process_host(host) once per
+ * loaded library, before process_config, with a table that outlives the
+ * library's use; a NARVAL host never calls it, and the actor then names the
+ * event and the offset within its block only.
+ *
+ *   origin(ctx, file, frames, size, offsets, n)
+ *     A producer that reads files says, for the n whole frames it has just
+ *     put back to back at `frames` (size bytes) in its output block, the
+ *     byte offset in `file` each was read from.  Called from the producer's
+ *     process_block; the host copies what it keeps before it returns.
+ *   locate(ctx, id, event, crystal, out, len)
+ *     Any actor asks where the frame with key id `id`, event number `event`
+ *     and crystal id `crystal` (NARWHAL_NO_CRYSTAL for a frame without one)
+ *     was read, or, for a frame an actor made (a data:psa), the frame it was
+ *     made from (its data:crystal: same event, same crystal).  Returns 1 with
+ *     a phrase in out ("data:crystal read from run1.adf at byte 23076708"),
+ *     0 when the host does not know (a generator's frame, one read too long
+ *     ago, one read in another process).  Callable from any thread.
+ */
+#define NARWHAL_NO_CRYSTAL 0xffffffffu
+
+typedef struct narwhal_host {
+    void *ctx;
+    void (*origin)(void *ctx, const char *file, const void *frames, size_t size,
+                   const unsigned long long *offsets, size_t n);
+    int (*locate)(void *ctx, unsigned int id, unsigned int event, unsigned int crystal, char *out,
+                  size_t len);
+} narwhal_host;
+typedef void narval_host_fn(const narwhal_host *host);
+
 #define NARVAL_EXPORT __attribute__((visibility("default")))
 
 NARVAL_EXPORT void process_config(const char *directory_path, unsigned int *error_code);
@@ -323,6 +357,7 @@ NARVAL_EXPORT void process_progress(void *algo_data, unsigned long long *done, u
                                     const char **unit);
 NARVAL_EXPORT void process_spectra(void *algo_data, narval_spectrum_put_fn *put, void *ctx,
                                    unsigned int *error_code);
+NARVAL_EXPORT void process_host(const narwhal_host *host);
 
 #if defined(NARVAL_PRODUCER)
 NARVAL_EXPORT void process_block(void *algo_data, void *output_buffer,

@@ -1,5 +1,6 @@
 /* loader.c: finds actor libraries, loads them with dlopen and resolves their process_* symbols. */
 #include "loader.h"
+#include "origin.h"
 #include "emu.h"
 
 #include <dlfcn.h>
@@ -109,6 +110,11 @@ int emu_library_open(const char *path, emu_library *lib, char *err, size_t errle
         void *address = dlsym(lib->handle, emu_symbols[i].name);
         memcpy((char *)lib + emu_symbols[i].offset, &address, sizeof address);
     }
+    narval_host_fn *host;
+    void *address = dlsym(lib->handle, "process_host"); /* where frames come from (origin.h) */
+    memcpy(&host, &address, sizeof host);
+    if (host)
+        host(emu_origin_host());
     return EMU_OK;
 }
 

@@ -523,21 +523,52 @@ START_TEST(output_too_small_leaves_the_state_untouched)
 }
 END_TEST
 
-START_TEST(short_psa_frame_is_refused)
+/* The bad-frame policy (kit.h): a data:psa too short for its global part is
+ * rejected, counted and named (event, block offset), the frames around it
+ * build their events; past MaxBadFrames the block fails. */
+START_TEST(short_psa_frame_is_a_bad_frame)
 {
+    char log[8192];
     void *inst = begin("");
     uint8_t junk[4] = { 1, 2, 3, 4 };
-    ck_assert_int_eq(adf_begin(&w, ADF_ID_DATA_PSA, 1, 1), ADF_OK);
+    put_psa(3, 100, 1);
+    size_t at = w.used;
+    ck_assert_int_eq(adf_begin(&w, ADF_ID_DATA_PSA, 7, 200), ADF_OK);
     ck_assert_int_eq(adf_put(&w, junk, sizeof junk), ADF_OK);
     ck_assert_int_eq(adf_end(&w), ADF_OK);
-    unsigned used = 0, code;
+    put_psa(4, 300, 2);
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
+    feed(inst);
+    tk_capture_end(saved, path, log, sizeof log);
+    char line[256];
+    snprintf(line, sizeof line, "[Builder] warning: bad frame rejected: event 7 (data:psa of crystal 513) at byte "
+             "%zu of the input block: payload of 4 bytes, shorter than the 24-byte global part", at);
+    ck_assert_msg(strstr(log, line) != NULL, "%s", log);
+    finish(inst, log, sizeof log);
+    ck_assert_msg(strstr(log, "[Builder] warning: 1 bad frames rejected in this run (MaxBadFrames 100)") != NULL,
+                  "%s", log);
+    ck_assert_int_eq(read_events(NULL, NULL), 2);
+    ck_assert_float_eq(events[0].tag[0], 1);
+    ck_assert_float_eq(events[1].tag[0], 2);
+
+    inst = begin("MaxBadFrames 0\n");
+    adf_writer_init(&w, in, sizeof in);
+    ck_assert_int_eq(adf_begin(&w, ADF_ID_DATA_PSA, 7, 200), ADF_OK);
+    ck_assert_int_eq(adf_put(&w, junk, sizeof junk), ADF_OK);
+    ck_assert_int_eq(adf_end(&w), ADF_OK);
+    unsigned used = 5, code;
+    saved = tk_capture_begin(path);
     builder.filter(inst, in, (unsigned)w.used, out, CAP, &used, &code);
+    tk_capture_end(saved, path, log, sizeof log);
     ck_assert_uint_eq(code, NARVAL_E_INPUT);
     ck_assert_uint_eq(used, 0);
-    builder.stop(inst, &code);
+    ck_assert_msg(strstr(log, "1 bad frames in this run, more than MaxBadFrames 0: the run stops; the last: event 7 "
+                              "(data:psa of crystal 513) at byte 0 of the input block") != NULL, "%s", log);
     builder.unload(inst, &code);
 }
 END_TEST
+
 
 
 /* ---- merging several crystals' streams ---------------------------------------------------
@@ -900,7 +931,7 @@ START_TEST(crystals_all_and_bad_marks_are_refused)
     tk_capture_end(saved, path, log, sizeof log);
     ck_assert_uint_eq(code, NARVAL_E_CONFIG);
     ck_assert_msg(strstr(log, "Builder.conf:1: key 'Crystals': 'all' cannot be waited for") != NULL, "%s", log);
-    void *inst = begin("");
+    void *inst = begin("MaxBadFrames 0\n"); /* a bad mark is a bad frame, and this run has no room for one */
     ck_assert_int_eq(adf_begin(&w, ADF_ID_META_SYNC, 0, 5), ADF_OK);
     ck_assert_int_eq(adf_put(&w, (uint8_t[4]){ 1, 0, 0, 0 }, 4), ADF_OK);
     ck_assert_int_eq(adf_end(&w), ADF_OK);
@@ -908,7 +939,6 @@ START_TEST(crystals_all_and_bad_marks_are_refused)
     builder.filter(inst, in, (unsigned)w.used, out, CAP, &used, &code);
     ck_assert_uint_eq(code, NARVAL_E_INPUT);
     ck_assert_uint_eq(used, 0);
-    builder.stop(inst, &code);
     builder.unload(inst, &code);
 }
 END_TEST
@@ -933,7 +963,7 @@ static Suite *builder_suite(void)
     tcase_add_test(tc, eof_block_retried_after_output_size);
     tcase_add_test(tc, other_frames_pass_and_the_flush_call_still_works);
     tcase_add_test(tc, output_too_small_leaves_the_state_untouched);
-    tcase_add_test(tc, short_psa_frame_is_refused);
+    tcase_add_test(tc, short_psa_frame_is_a_bad_frame);
     suite_add_tcase(s, tc);
     tc = tcase_create("merging");
     tcase_add_checked_fixture(tc, setup, teardown);

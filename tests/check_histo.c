@@ -477,16 +477,56 @@ START_TEST(malformed_block_counts_nothing)
 }
 END_TEST
 
-START_TEST(crystal_beyond_configuration)
+/* The bad-frame policy (kit.h): a frame beyond the configuration (a crystal
+ * id, a segment) is rejected whole, counted and named; none of its entries
+ * is counted, not even those before the one at fault, and it is not passed
+ * on; past MaxBadFrames the block fails. */
+START_TEST(frames_beyond_the_configuration_are_bad_frames)
 {
     ck_assert_uint_eq(configure(&histo, "Crystals 4\nHistogram c crystal.core crystal 8 0 8\n"
-                                        "Plot none\n"),
+                                        "Histogram h psa.e segment 8 0 8\nPlot none\n"),
                       0);
     void *inst = begin(&histo);
     float energy[2] = { 1, 2 };
     put_crystal(4, energy, 2);
-    ck_assert_uint_eq(feed(&histo, inst), NARVAL_E_DATA);
+    size_t second = w.used;
+    adf_psa_hit hits[2] = { { .segment = 0, .e = 3 }, { .segment = 36, .e = 4 } };
+    put_psa(1, 7, hits, 2);
+    size_t good = w.used;
+    put_crystal(1, energy, 2);
+    uint8_t out[BLOCK];
+    unsigned used = 0, code;
+    char log[8192];
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
+    histo.filter(inst, block, (unsigned)w.used, out, sizeof out, &used, &code);
+    tk_capture_end(saved, path, log, sizeof log);
+    ck_assert_uint_eq(code, 0);
+    ck_assert_uint_eq(used, w.used - good); /* only the good frame passes on */
+    ck_assert_int_eq(memcmp(out, block + good, used), 0);
+    ck_assert_msg(strstr(log, "bad frame rejected: event 2 (narwhal:crystal of crystal 4) at byte 0 of the input "
+                              "block: narwhal:crystal at byte 0: crystal id 4, but Crystals is 4 (histogram 'c')"),
+                  "%s", log);
+    char line[256];
+    snprintf(line, sizeof line, "bad frame rejected: event 3 (data:psa of crystal 1) at byte %zu of the input block: "
+             "data:psa at byte %zu: crystal 1 segment 36, but Segments is 36 (histogram 'h')", second, second);
+    ck_assert_msg(strstr(log, line), "%s", log);
+    saved = tk_capture_begin(path);
     end(&histo, inst);
+    tk_capture_end(saved, path, log, sizeof log);
+    ck_assert_msg(strstr(log, "2 bad frames rejected in this run (MaxBadFrames 100)"), "%s", log);
+    csv c;
+    read_csv(tk_path(out_dir, "h/h_c001_s00.csv"), &c);
+    ck_assert_uint_eq(csv_total(&c), 0); /* hit 0 of the rejected frame was not counted */
+    read_csv(tk_path(out_dir, "c/c_c001.csv"), &c);
+    ck_assert_uint_eq(csv_total(&c), 1);
+
+    ck_assert_uint_eq(configure(&histo, "Crystals 4\nHistogram c crystal.core crystal 8 0 8\nPlot none\n"
+                                        "MaxBadFrames 0\n"), 0);
+    inst = begin(&histo);
+    put_crystal(4, energy, 2);
+    ck_assert_uint_eq(feed(&histo, inst), NARVAL_E_INPUT);
+    histo.unload(inst, &code);
 }
 END_TEST
 
@@ -820,6 +860,10 @@ START_TEST(configuration_errors_name_file_and_line)
     expect_error("Histogram a tracked.e sum 16 0 16\nFormats spe gif\n", "3", "format 'gif'");
     expect_error("Histogram a tracked.e sum 16 0 16\nDevice tpu\n", "3", "'tpu'");
     expect_error("Crystals 0\n", "2", "below the minimum 1");
+    /* ranges whose bins are not floats apart: every entry landed in bin 0, the edges were inf */
+    expect_error("Histogram a tracked.e sum 10 0 1e39\n", "2", "range [0, 1e39) is empty or not finite");
+    expect_error("Histogram a tracked.e sum 1000000 10000000 10000001\n", "2",
+                 "1000000 bins over [10000000, 10000001) are narrower than a float's step there (1)");
 }
 END_TEST
 
@@ -975,7 +1019,7 @@ static Suite *histo_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, output_too_small_changes_nothing);
     tcase_add_test(tc, malformed_block_counts_nothing);
-    tcase_add_test(tc, crystal_beyond_configuration);
+    tcase_add_test(tc, frames_beyond_the_configuration_are_bad_frames);
     tcase_add_test(tc, sink_counts_like_the_filter);
     tcase_add_test(tc, configuration_errors_name_file_and_line);
     tcase_add_test(tc, gpu_forced_without_gpu_fails_at_initialise);

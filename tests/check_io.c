@@ -429,13 +429,10 @@ START_TEST(reader_bad_configuration)
     ck_assert_uint_eq(e, NARVAL_E_CONFIG);
     snprintf(logged, sizeof logged, "File %s\n", in_tmp("missing.adf"));
     conf("ADFReader", logged);
-    configure(&rd);
-    void *r = rd.reg(&e);
-    ck_assert_uint_eq(e, 0);
-    rd.initialise(r, &e); /* the file is missing: the run fails before it starts */
-    ck_assert_uint_eq(e, NARVAL_E_IO);
-    rd.unload(r, &e);
-    ck_assert_uint_eq(e, 0);
+    rd.config(conf_dir, &e); /* the file is missing: refused by the configuration (and validate) */
+    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
+    ck_assert_ptr_null(rd.reg(&e));
+    ck_assert_uint_eq(e, NARVAL_E_STATE);
 }
 END_TEST
 

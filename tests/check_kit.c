@@ -32,10 +32,10 @@ static const kit_key tkeys[] = {
     { "Threshold", KIT_INT, offsetof(tconf, threshold), NULL, KIT_MIN(0), .help = "must be set" },
 };
 static const kit_spec tspec = { "Test", "filter", "a test actor", tkeys, KIT_COUNT(tkeys),
-                                sizeof(tconf) };
+                                sizeof(tconf), NULL };
 /* The same keys without the mandatory one: a missing file is then all defaults. */
 static const kit_spec tspec_optional = { "Test", "filter", "a test actor", tkeys,
-                                         KIT_COUNT(tkeys) - 1, sizeof(tconf) };
+                                         KIT_COUNT(tkeys) - 1, sizeof(tconf), NULL };
 
 static char dir[64];
 static char path[128];
@@ -335,7 +335,7 @@ END_TEST
 START_TEST(config_bad_default_is_internal)
 {
     static const kit_key bad[] = { { "Level", KIT_INT, 0, "high", .help = "" } };
-    static const kit_spec bspec = { "Test", "filter", "", bad, 1, sizeof(int64_t) };
+    static const kit_spec bspec = { "Test", "filter", "", bad, 1, sizeof(int64_t), NULL };
     int64_t v = 0;
     unlink(path);
     ck_assert_uint_eq(kit_config_load(&bspec, dir, &v, msg, sizeof msg), NARVAL_E_INTERNAL);
@@ -709,6 +709,64 @@ START_TEST(instance_config_error)
 }
 END_TEST
 
+/* The actor's own checks (kit_spec.check) decide too: a file the kit reads
+ * well but the actor refuses leaves the library unconfigured. */
+static unsigned check_verdict;
+static unsigned t_check(const char *d) { return d ? check_verdict : NARVAL_E_INTERNAL; }
+
+START_TEST(instance_actor_check_decides_configured)
+{
+    static const kit_spec checked = { "Test", "filter", "a test actor", tkeys, KIT_COUNT(tkeys), sizeof(tconf),
+                                      t_check };
+    unsigned e = 0;
+    write_conf("Threshold 1\n");
+    check_verdict = NARVAL_E_CONFIG;
+    ck_assert_uint_eq(kit_config(&checked, dir, &lib_conf), NARVAL_E_CONFIG);
+    ck_assert_ptr_null(kit_register(sizeof(tinst), &e));
+    ck_assert_uint_eq(e, NARVAL_E_STATE);
+    check_verdict = 0;
+    ck_assert_uint_eq(kit_config(&checked, dir, &lib_conf), 0);
+    tinst *a = kit_register(sizeof(tinst), &e);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(kit_unload(a, NULL), 0);
+}
+END_TEST
+
+/* What configurations' file names must be: readable inputs, writable outputs. */
+START_TEST(config_paths_checked)
+{
+    char why[1024], sub[128], file[128];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    snprintf(file, sizeof file, "%s/f.txt", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    FILE *fp = fopen(file, "w");
+    ck_assert_ptr_nonnull(fp);
+    fclose(fp);
+    ck_assert_uint_eq(kit_check_input(file, "Basis", "T.conf", 3, why, sizeof why), 0);
+    ck_assert_uint_eq(kit_check_input(sub, "Basis", "T.conf", 3, why, sizeof why), NARVAL_E_CONFIG);
+    ck_assert_str_eq(strstr(why, "T.conf:3: key 'Basis': file '"), why);
+    ck_assert_ptr_nonnull(strstr(why, "/sub' is a directory"));
+    ck_assert_uint_eq(kit_check_input("/nonexistent/b", "Basis", "T.conf", 0, why, sizeof why), NARVAL_E_CONFIG);
+    ck_assert_str_eq(why, "T.conf: key 'Basis' (its default): file '/nonexistent/b': No such file or directory");
+    ck_assert_uint_eq(kit_check_input("", "Basis", "T.conf", 2, why, sizeof why), NARVAL_E_CONFIG);
+    ck_assert_str_eq(why, "T.conf:2: key 'Basis': names no file (an empty name)");
+    ck_assert_uint_eq(kit_check_output(file, false, "File", "T.conf", 1, why, sizeof why), 0);
+    ck_assert_uint_eq(kit_check_output("new/dirs/out.adf", false, "File", "T.conf", 1, why, sizeof why), 0);
+    ck_assert_uint_eq(kit_check_output(sub, false, "File", "T.conf", 1, why, sizeof why), NARVAL_E_CONFIG);
+    ck_assert_ptr_nonnull(strstr(why, "/sub' is a directory, not a file"));
+    ck_assert_uint_eq(kit_check_output(file, true, "OutputDir", "T.conf", 1, why, sizeof why), NARVAL_E_CONFIG);
+    ck_assert_ptr_nonnull(strstr(why, "/f.txt' is a file"));
+    ck_assert_uint_eq(kit_check_output(sub, true, "OutputDir", "T.conf", 1, why, sizeof why), 0);
+    ck_assert_uint_eq(kit_check_output("", false, "File", "T.conf", 4, why, sizeof why), NARVAL_E_CONFIG);
+    ck_assert_str_eq(why, "T.conf:4: key 'File': names no file (an empty name)");
+    char below_file[160];
+    snprintf(below_file, sizeof below_file, "%s/x/out.adf", file);
+    ck_assert_uint_eq(kit_check_output(below_file, false, "File", "T.conf", 1, why, sizeof why), NARVAL_E_CONFIG);
+    ck_assert_ptr_nonnull(strstr(why, "cannot be made: '"));
+    ck_assert_ptr_nonnull(strstr(why, "/f.txt' is not a directory"));
+}
+END_TEST
+
 /* ---- the filter frame loop ------------------------------------------------- */
 
 #define ID_DOUBLE 0x4E57F001u /* frames the test filter doubles; others pass or are dropped */
@@ -781,7 +839,7 @@ START_TEST(frames_transform_and_pass)
     tfilter t = { 0 };
     unsigned used = 0;
     memset(out, CANARY, sizeof out);
-    ck_assert_uint_eq(kit_filter_block("T", &t_ops, &t, in, (unsigned)n, out, sizeof out, &used), 0);
+    ck_assert_uint_eq(kit_filter_block(NULL, &t_ops, &t, in, (unsigned)n, out, sizeof out, &used), 0);
     ck_assert_uint_eq(used, 30 + 36 + 20);
     ck_assert_mem_eq(out, in, 30);
     ck_assert_uint_eq(adf_get_u32(out + 30), 36);
@@ -804,7 +862,7 @@ START_TEST(frames_output_size_exact)
         tfilter t = { 0 };
         unsigned used = 12345;
         memset(out, CANARY, sizeof out);
-        ck_assert_uint_eq(kit_filter_block("T", &t_ops, &t, in, (unsigned)n, out, cap, &used),
+        ck_assert_uint_eq(kit_filter_block(NULL, &t_ops, &t, in, (unsigned)n, out, cap, &used),
                           NARVAL_E_OUTPUT_SIZE);
         ck_assert_uint_eq(used, need);
         for (size_t i = cap; i < sizeof out; i++)
@@ -812,7 +870,7 @@ START_TEST(frames_output_size_exact)
     }
     tfilter t = { 0 };
     unsigned used = 0;
-    ck_assert_uint_eq(kit_filter_block("T", &t_ops, &t, in, (unsigned)n, out, need, &used), 0);
+    ck_assert_uint_eq(kit_filter_block(NULL, &t_ops, &t, in, (unsigned)n, out, need, &used), 0);
     ck_assert_uint_eq(used, need);
 }
 END_TEST
@@ -823,12 +881,12 @@ START_TEST(frames_malformed_input)
     adf_put_u32(in + 30, 12); /* the second frame's length below the key */
     tfilter t = { 0 };
     unsigned used = 5;
-    ck_assert_uint_eq(kit_filter_block("T", &t_ops, &t, in, (unsigned)n, out, sizeof out, &used),
+    ck_assert_uint_eq(kit_filter_block(NULL, &t_ops, &t, in, (unsigned)n, out, sizeof out, &used),
                       NARVAL_E_INPUT);
     ck_assert_uint_eq(used, 0);
     ck_assert_uint_eq(t.seen, 1);
     n = make_input();
-    ck_assert_uint_eq(kit_filter_block("T", &t_ops, &t, in, (unsigned)n - 1, out, sizeof out,
+    ck_assert_uint_eq(kit_filter_block(NULL, &t_ops, &t, in, (unsigned)n - 1, out, sizeof out,
                                        &used),
                       NARVAL_E_INPUT); /* the last frame runs past the block */
     ck_assert_uint_eq(used, 0);
@@ -840,14 +898,14 @@ START_TEST(frames_actor_error)
     size_t n = make_input();
     tfilter t = { .fail_at = 3 };
     unsigned used = 5;
-    ck_assert_uint_eq(kit_filter_block("T", &t_ops, &t, in, (unsigned)n, out, sizeof out, &used),
+    ck_assert_uint_eq(kit_filter_block(NULL, &t_ops, &t, in, (unsigned)n, out, sizeof out, &used),
                       NARVAL_E_DATA);
     ck_assert_uint_eq(used, 0);
     tfilter open = { .leave_open = true };
-    ck_assert_uint_eq(kit_filter_block("T", &t_ops, &open, in, (unsigned)n, out, sizeof out, &used),
+    ck_assert_uint_eq(kit_filter_block(NULL, &t_ops, &open, in, (unsigned)n, out, sizeof out, &used),
                       NARVAL_E_INTERNAL);
     kit_filter_ops no_frame = { NULL, NULL };
-    ck_assert_uint_eq(kit_filter_block("T", &no_frame, &t, in, (unsigned)n, out, sizeof out, &used),
+    ck_assert_uint_eq(kit_filter_block(NULL, &no_frame, &t, in, (unsigned)n, out, sizeof out, &used),
                       NARVAL_E_INTERNAL);
 }
 END_TEST
@@ -857,14 +915,14 @@ START_TEST(frames_flush_on_empty_input)
     tfilter t = { .seen = 7 };
     unsigned used = 0;
     memset(out, CANARY, sizeof out);
-    ck_assert_uint_eq(kit_filter_block("T", &t_ops, &t, NULL, 0, out, sizeof out, &used), 0);
+    ck_assert_uint_eq(kit_filter_block(NULL, &t_ops, &t, NULL, 0, out, sizeof out, &used), 0);
     ck_assert_uint_eq(used, ADF_KEY_SIZE + ADF_EOF_PAYLOAD);
     ck_assert_uint_eq(t.flushes, 1);
     ck_assert_uint_eq(adf_get_u32(out + 4), ADF_ID_META_EOF);
     ck_assert_uint_eq(adf_get_u32(out + 20), 7);
     t.flushes = 0;
     memset(out, CANARY, sizeof out);
-    ck_assert_uint_eq(kit_filter_block("T", &t_ops, &t, NULL, 0, out, 10, &used),
+    ck_assert_uint_eq(kit_filter_block(NULL, &t_ops, &t, NULL, 0, out, 10, &used),
                       NARVAL_E_OUTPUT_SIZE);
     ck_assert_uint_eq(used, ADF_KEY_SIZE + ADF_EOF_PAYLOAD);
     ck_assert_uint_eq(out[10], CANARY);
@@ -894,6 +952,7 @@ static Suite *kit_suite(void)
     tcase_add_test(tc, config_link_named_by_its_file);
     tcase_add_test(tc, config_failure_keeps_previous);
     tcase_add_test(tc, config_bad_default_is_internal);
+    tcase_add_test(tc, config_paths_checked);
     tcase_add_test(tc, describe_text);
     tcase_add_test(tc, log_levels);
     tcase_add_test(tc, log_debug_follows_verbose_read_once);
@@ -908,6 +967,7 @@ static Suite *kit_suite(void)
     tcase_add_test(tc, instance_out_of_sequence);
     tcase_add_test(tc, instance_failed_hooks);
     tcase_add_test(tc, instance_config_error);
+    tcase_add_test(tc, instance_actor_check_decides_configured);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("frames");

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <sys/resource.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -493,6 +494,71 @@ START_TEST(bad_frames_rejected_and_counted)
     ck_assert_msg(strstr(log, "rejected 1 frames: not 37 channels"), "%s", log);
     ck_assert_msg(strstr(log, "rejected 1 frames: gain"), "%s", log);
     ck_assert_msg(strstr(log, "rejected 2 frames: an energy"), "%s", log);
+    ck_assert_msg(strstr(log, "[PSA] warning: 5 bad frames rejected in this run (MaxBadFrames 100)"), "%s", log);
+}
+END_TEST
+
+static void *block_target;
+static void run_target(void *unused)
+{
+    unsigned used;
+    ck_assert_uint_eq(run_block(block_target, w.used, CAP, &used), *(unsigned *)unused);
+}
+
+/* The bad-frame policy (kit.h): each bad frame named by its event, crystal
+ * and byte offset in the block, and past MaxBadFrames the block fails. */
+START_TEST(bad_frames_named_and_limited)
+{
+    unsigned full = (unsigned)adf_crystal_payload_size(DET_CHANNELS, SAMPLES), ok = 0, input = NARVAL_E_INPUT;
+    hit h = { point_of(20, 1), 800 };
+    put_event(1, 2, &h, 1);
+    size_t at = w.used;
+    put_raw_crystal(2, DET_CHANNELS, full - 2, 8, 10);
+    put_raw_crystal(3, DET_CHANNELS, full, 0, 10);
+    void *a = open_actor("Device cpu", 0);
+    block_target = a;
+    const char *log = stderr_of(run_target, &ok);
+    char line[512];
+    snprintf(line, sizeof line, "[PSA] warning: bad frame rejected: event 2 (narwhal:crystal of crystal 1) at byte %zu "
+             "of the input block: payload size does not match its channel and sample counts", at);
+    ck_assert_msg(strstr(log, line), "%s", log);
+    close_actor(a);
+    a = open_actor("Device cpu\nMaxBadFrames 1", 0);
+    block_target = a;
+    log = stderr_of(run_target, &input);
+    ck_assert_msg(strstr(log, "[PSA] error: 2 bad frames in this run, more than MaxBadFrames 1: the run stops; the "
+                              "last: event 3 (narwhal:crystal of crystal 1)"), "%s", log);
+    unsigned e;
+    psa.unload(a, &e);
+}
+END_TEST
+
+/* A block of bare narwhal:crystal keys (no payload) reserved 37 x window
+ * floats per 20-byte key before any was checked (1.2 GB for these 4 MB);
+ * the memory now follows the frames that pass their size check.  Run with
+ * the address space limited to 600 MB above what the actor holds. */
+START_TEST(bare_keys_reserve_nothing_per_key)
+{
+    void *a = open_actor("Device cpu\nMaxBadFrames 1000000000", 0);
+    size_t n = 0;
+    for (; w.used + ADF_KEY_SIZE <= CAP; n++) {
+        ck_assert_int_eq(adf_begin(&w, ADF_ID_NW_CRYSTAL, (uint32_t)n, n), ADF_OK);
+        ck_assert_int_eq(adf_end(&w), ADF_OK);
+    }
+    char status[4096], *vm;
+    ck_assert(tk_read_text("/proc/self/status", status, sizeof status));
+    ck_assert_ptr_nonnull(vm = strstr(status, "VmSize:"));
+    struct rlimit lim = { .rlim_cur = (strtoull(vm + 7, NULL, 10) << 10) + (600ull << 20) };
+    lim.rlim_max = lim.rlim_cur;
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0); /* Check runs each test in its own process */
+    unsigned used = 1;
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    ck_assert_uint_eq(used, 0); /* every frame rejected */
+    stop_target = a;
+    const char *log = stderr_of(stop_it, NULL);
+    char line[256];
+    snprintf(line, sizeof line, "%zu bad frames rejected in this run", n);
+    ck_assert_msg(strstr(log, line), "%s", log);
 }
 END_TEST
 
@@ -903,6 +969,13 @@ START_TEST(configuration_errors)
     ck_assert_uint_eq(config_code("Mask 3 1\nMask 3 2"), NARVAL_E_CONFIG);
     ck_assert_uint_eq(config_code("Mask 3 0 1 2 4 5 6 7 8 9 10 11 12 13 14 15 16 17"), NARVAL_E_CONFIG);
     ck_assert_uint_eq(config_code("Mask 3 2 4 9 core\nMask 4 3"), 0);
+    ck_assert_uint_eq(config_code("Mask 3 3"), NARVAL_E_CONFIG); /* a segment in its own mask */
+    ck_assert_uint_eq(config_code("SearchLog \"\""), NARVAL_E_CONFIG);
+    /* a configuration refused by the actor's own checks leaves the library unconfigured */
+    ck_assert_uint_eq(config_code("Mask 99 1 2"), NARVAL_E_CONFIG);
+    unsigned e;
+    ck_assert_ptr_null(psa.reg(&e));
+    ck_assert_uint_eq(e, NARVAL_E_STATE);
     ck_assert_uint_eq(config_code("Colour blue"), NARVAL_E_CONFIG);
     ck_assert_uint_eq(config_code("GPUWork searches"), 0);
     ck_assert_uint_eq(config_code("GPUWork everything"), NARVAL_E_CONFIG);
@@ -935,10 +1008,9 @@ START_TEST(damaged_or_missing_basis)
     snprintf(text, sizeof text, "Basis %s", damaged);
     void *a = open_actor(text, NARVAL_E_IO);
     psa.unload(a, &e);
-    snprintf(text, sizeof text, "Basis %s/none.basis", dir);
-    a = open_actor(text, NARVAL_E_IO);
-    psa.unload(a, &e);
     ck_assert_uint_eq(e, 0);
+    snprintf(text, sizeof text, "Basis %s/none.basis", dir); /* missing: found by process_config (and validate) */
+    ck_assert_uint_eq(config_code(text), NARVAL_E_CONFIG);
 }
 END_TEST
 
@@ -1017,6 +1089,8 @@ static Suite *psa_suite(void)
     tcase_add_test(t, mask_from_config);
     tcase_add_test(t, other_frames_pass_through);
     tcase_add_test(t, bad_frames_rejected_and_counted);
+    tcase_add_test(t, bad_frames_named_and_limited);
+    tcase_add_test(t, bare_keys_reserve_nothing_per_key);
     tcase_add_test(t, output_too_small);
     tcase_add_test(t, search_log_lines);
     tcase_add_test(t, search_log_per_instance_published_at_stop);

@@ -739,9 +739,11 @@ START_TEST(writer_refuses_malformed_block)
     int saved = capture_begin();
     consume(&wr, w, bad, n, NARVAL_E_INPUT);
     capture_end(saved);
-    char line[200];
-    snprintf(line, sizeof line, "[ADFWriter] error: input block of %zu bytes: frame at offset %u: "
-             "length 3 is below the 20-byte key; nothing of it written", n, adf_get_u32(good));
+    char line[300];
+    snprintf(line, sizeof line, "[ADFWriter] error: input block of %zu bytes: event 1 (data:psa of crystal %u) at "
+             "byte %u of the input block; its key claims 3 bytes: frame at offset %u: length 3 is below the 20-byte "
+             "key; nothing of it written", n, adf_get_u16(good + adf_get_u32(good) + ADF_KEY_SIZE), adf_get_u32(good),
+             adf_get_u32(good));
     assert_logged(line);
     consume(&wr, w, good, n - 1, NARVAL_E_INPUT); /* the last frame runs past the block */
     consume(&wr, w, NULL, 0, 0);
@@ -756,6 +758,13 @@ START_TEST(writer_refuses_malformed_block)
     free(out);
 }
 END_TEST
+
+/* A configuration that failed leaves the library unconfigured: register is refused. */
+static void registered_fails(tk_actor *a, unsigned *e)
+{
+    ck_assert_ptr_null(a->reg(e));
+    ck_assert_uint_eq(*e, NARVAL_E_STATE);
+}
 
 static void expect_config_error(const char *text, const char *what)
 {
@@ -779,11 +788,21 @@ START_TEST(writer_bad_configuration)
     expect_config_error("File run%d-%d.adf\n", "value 'run%d-%d.adf'");
     expect_config_error("File 100%.adf\n", "value '100%.adf'");
     expect_config_error("File run%10d.adf\n", "value 'run%10d.adf'");
+    /* outputs that cannot be written are refused by process_config (and so by validate), not at stop */
+    char text[PATH_MAX + 64], what[2 * PATH_MAX + 64];
     tk_write_text(in_tmp("plain"), "x");
-    configure_file(&wr, conf_dir, in_tmp("plain/dir/out.adf")); /* a file where a folder should be */
-    void *w = registered(&wr);
-    call(wr.initialise, w, NARVAL_E_IO); /* before any run, not at its end */
-    call(wr.unload, w, 0);
+    snprintf(text, sizeof text, "File %s\n", in_tmp("plain/dir/out.adf")); /* a file where a folder should be */
+    snprintf(what, sizeof what, "ADFWriter.conf:1: key 'File': output '%s' cannot be made: '%s' is not a directory",
+             in_tmp("plain/dir/out.adf"), in_tmp("plain"));
+    expect_config_error(text, what);
+    unsigned e2 = 0;
+    registered_fails(&wr, &e2);
+    expect_config_error("File \"\"\n", "ADFWriter.conf:1: key 'File': names no file (an empty name)");
+    snprintf(text, sizeof text, "File %s\n", tmp);
+    snprintf(what, sizeof what, "ADFWriter.conf:1: key 'File': output '%s' is a directory, not a file", tmp);
+    expect_config_error(text, what);
+    snprintf(text, sizeof text, "File %s/\n", in_tmp("new"));
+    expect_config_error(text, "is a directory, not a file");
     ck_assert_ptr_nonnull(strstr(wr.describe(), "ADFWriter (consumer)"));
 }
 END_TEST

@@ -9,7 +9,7 @@
 #include "kit_crystals.h"
 
 typedef struct builder_conf {
-    int64_t window, delay, max_held;
+    int64_t window, delay, max_held, max_bad;
     kit_list crystals;
 } builder_conf;
 
@@ -23,12 +23,15 @@ static const kit_key builder_keys[] = {
     { "Crystals", KIT_LIST, offsetof(builder_conf, crystals), "none",
       .help = "crystal ids and ranges (0-2 5) whose streams are waited for from the start, even before "
               "their first frame or meta:sync; none: only the crystals met" },
+    KIT_MAX_BAD_FRAMES(builder_conf, max_bad),
 };
+
+static unsigned read_crystals(const char *directory_path);
 
 static const kit_spec builder_kit = {
     "Builder", "filter",
     "merges data:psa frames of several crystals within a time window into event:data:psa events",
-    builder_keys, KIT_COUNT(builder_keys), sizeof(builder_conf),
+    builder_keys, KIT_COUNT(builder_keys), sizeof(builder_conf), read_crystals,
 };
 
 static builder_conf conf;
@@ -102,7 +105,7 @@ static unsigned on_sync(builder *b, const adf_frame *f)
     adf_sync sync;
     int rc = adf_sync_read(f, &sync);
     if (rc != ADF_OK)
-        return kit_fail(b->k.name, NARVAL_E_INPUT, "meta:sync at offset %zu: %s", f->offset, adf_strerror(rc));
+        return kit_bad_frame(b, f, "%s", adf_strerror(rc));
     if (grow((void **)&b->marks, b->n_marks, &b->cap_marks, sizeof *b->marks) != 0)
         return kit_fail(b->k.name, NARVAL_E_NOMEM, "no memory for %zu meta:sync of a block", b->n_marks + 1);
     b->marks[b->n_marks++] = (bld_mark){ sync.crystal_id, f->key.timestamp };
@@ -124,8 +127,8 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     if (grow((void **)&b->fresh, b->n_fresh, &b->cap_fresh, sizeof *b->fresh) != 0)
         return kit_fail(b->k.name, NARVAL_E_NOMEM, "no memory for %zu frames of a block", b->n_fresh + 1);
     if (bld_frame_of(f, &b->fresh[b->n_fresh]) != 0)
-        return kit_fail(b->k.name, NARVAL_E_INPUT, "data:psa at offset %zu: payload of %u bytes is "
-                        "shorter than the %u-byte global part", f->offset, f->payload_size, ADF_PSA_GLOBAL);
+        return kit_bad_frame(b, f, "payload of %u bytes, shorter than the %u-byte global part", f->payload_size,
+                             ADF_PSA_GLOBAL);
     b->n_fresh++;
     return 0;
 }
@@ -272,8 +275,6 @@ static unsigned read_crystals(const char *directory_path)
 void process_config(const char *directory_path, unsigned int *error_code)
 {
     *error_code = kit_config(&builder_kit, directory_path, &conf);
-    if (*error_code == 0)
-        *error_code = read_crystals(directory_path);
 }
 
 const char *process_describe(void) { return kit_describe(&builder_kit); }
@@ -295,7 +296,7 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     b->passed_block = 0;
     b->eofs_block = 0;
     b->syncs_block = 0;
-    unsigned code = kit_filter_block(b->k.name, &ops, b, input_buffer, size_of_input_buffer, output_buffer,
+    unsigned code = kit_filter_block(b, &ops, b, input_buffer, size_of_input_buffer, output_buffer,
                                      size_of_output_buffer, used_size_of_output_buffer);
     if (code == 0)
         code = commit(b);

@@ -18,7 +18,7 @@ typedef struct histo_conf {
     kit_list histograms, plots, formats, device;
     char *output_dir;
     double write_every;
-    int64_t crystals, segments, gpu;
+    int64_t crystals, segments, gpu, max_bad;
 } histo_conf;
 
 static const kit_key histo_keys[] = {
@@ -45,13 +45,16 @@ static const kit_key histo_keys[] = {
       .help = "crystal ids 0..Crystals-1 (scopes crystal and segment)" },
     { "Segments", KIT_INT, offsetof(histo_conf, segments), "36", KIT_RANGE(1, 1024),
       .help = "segments per crystal (scope segment)" },
+    KIT_MAX_BAD_FRAMES(histo_conf, max_bad),
 };
+
+static unsigned build_spec(const char *dir);
 
 static const kit_spec histo_kit = {
     "Histo", histo_role,
     "fills 1D spectra and 2D matrices from data:crystal, data:psa and data:tracked frames "
     "(GPU or CPU) and writes RadWare .spe/.m4b, CSV and gnuplot PNG files",
-    histo_keys, KIT_COUNT(histo_keys), sizeof(histo_conf),
+    histo_keys, KIT_COUNT(histo_keys), sizeof(histo_conf), build_spec,
 };
 
 static histo_conf conf;
@@ -128,6 +131,8 @@ static unsigned build_spec(const char *dir)
     histo_spec_keys keys = { values_of(&conf.histograms), values_of(&conf.plots), values_of(&conf.formats),
                              conf.crystals, conf.segments, path };
     if ((code = parse_device(path, msg, sizeof msg)) == 0 &&
+        (code = kit_check_output(conf.output_dir, true, "OutputDir", path, kit_key_line("OutputDir"), msg,
+                                 sizeof msg)) == 0 &&
         (code = narval_code(histo_spec_build(&next, &keys, msg, sizeof msg))) == 0) {
         histo_spec_free(&spec);
         spec = next;
@@ -147,8 +152,6 @@ __attribute__((destructor)) static void free_spec(void)
 void process_config(const char *directory_path, unsigned int *error_code)
 {
     *error_code = kit_config(&histo_kit, directory_path, &conf);
-    if (*error_code == 0)
-        *error_code = build_spec(directory_path);
 }
 
 const char *process_describe(void) { return kit_describe(&histo_kit); }
@@ -364,6 +367,8 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     histo_actor *a = ctx;
     histo_status rc = histo_decode(&a->dec, f);
     a->block_ends = f->key.id == ADF_ID_META_EOF;
+    if (rc == HISTO_E_INPUT || rc == HISTO_E_DATA) /* a bad frame: not counted, not passed on */
+        return kit_bad_frame(a, f, "%s", a->dec.msg);
     if (rc != HISTO_OK)
         return kit_fail(a->k.name, narval_code(rc), "%s", a->dec.msg);
     return a->pass ? KIT_PASS : 0;
@@ -381,7 +386,7 @@ unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, vo
     memset(a->dec.seen, 0, sizeof a->dec.seen);
     a->pass = pass;
     a->block_ends = a->ended;
-    code = kit_filter_block(a->k.name, &ops, a, in, in_size, pass ? out : NULL,
+    code = kit_filter_block(a, &ops, a, in, in_size, pass ? out : NULL,
                             pass ? out_size : 0, used);
     if (code) {
         histo_engine_discard(a->engine);

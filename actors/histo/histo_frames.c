@@ -27,17 +27,15 @@ static histo_status instance(histo_decoder *dec, const histo_decl *d, const adf_
         return 0;
     }
     if (crystal >= s->crystals)
-        return fail(dec, HISTO_E_DATA, "frame at offset %zu: crystal id %u, but "
-                        "Crystals is %u (histogram '%s')", f->offset, crystal, s->crystals,
-                        d->name);
+        return fail(dec, HISTO_E_DATA, "%s at byte %zu: crystal id %u, but Crystals is %u (histogram '%s')",
+                    adf_id_name(f->key.id), f->offset, crystal, s->crystals, d->name);
     if (d->scope == HISTO_PER_CRYSTAL) {
         *inst = crystal;
         return 0;
     }
     if (segment < 0 || (unsigned)segment >= s->segments)
-        return fail(dec, HISTO_E_DATA, "frame at offset %zu: crystal %u segment %d, "
-                        "but Segments is %u (histogram '%s')", f->offset, crystal, segment,
-                        s->segments, d->name);
+        return fail(dec, HISTO_E_DATA, "%s at byte %zu: crystal %u segment %d, but Segments is %u (histogram "
+                    "'%s')", adf_id_name(f->key.id), f->offset, crystal, segment, s->segments, d->name);
     *inst = crystal * s->segments + (unsigned)segment;
     return 0;
 }
@@ -47,7 +45,7 @@ static histo_status put(histo_decoder *dec, size_t k, const adf_frame *f, unsign
 {
     uint32_t inst = 0;
     histo_status code = instance(dec, &dec->spec->decl[k], f, crystal, segment, &inst);
-    if (!code && (code = histo_engine_put(histo_engine_stage(dec->engine, k), inst, x, y)) != 0)
+    if (!code && !dec->checking && (code = histo_engine_put(histo_engine_stage(dec->engine, k), inst, x, y)) != 0)
         fail(dec, code, "no memory to stage histogram entries");
     return code;
 }
@@ -56,8 +54,8 @@ static histo_status put(histo_decoder *dec, size_t k, const adf_frame *f, unsign
 static histo_status decode_failure(histo_decoder *dec, const adf_frame *f, int rc)
 {
     const char *name = adf_id_name(f->key.id);
-    return fail(dec, HISTO_E_INPUT, "frame at offset %zu (%s): %s", f->offset,
-                    name ? name : "unknown id", adf_strerror(rc));
+    return fail(dec, HISTO_E_INPUT, "%s at byte %zu: %s", name ? name : "frame of an unknown id", f->offset,
+                adf_strerror(rc));
 }
 
 static histo_status crystal_frame(histo_decoder *dec, const adf_frame *f)
@@ -145,24 +143,25 @@ static histo_status tracked_frame(histo_decoder *dec, const adf_frame *f)
     return code;
 }
 
-histo_status histo_decode(histo_decoder *d, const adf_frame *f)
+/* One pass over a frame: checking (nothing staged nor counted) or staging. */
+static histo_status decode(histo_decoder *d, const adf_frame *f)
 {
     const histo_spec *s = d->spec;
     switch (f->key.id) {
     case ADF_ID_NW_CRYSTAL:
-        d->seen[HISTO_SEEN_CRYSTAL]++;
+        d->seen[HISTO_SEEN_CRYSTAL] += !d->checking;
         return s->needs[HISTO_FROM_CRYSTAL] ? crystal_frame(d, f) : 0;
     case ADF_ID_DATA_PSA:
-        d->seen[HISTO_SEEN_PSA]++;
+        d->seen[HISTO_SEEN_PSA] += !d->checking;
         return s->needs[HISTO_FROM_PSA] ? psa_frame(d, f) : 0;
     case ADF_ID_NW_TRACKED:
-        d->seen[HISTO_SEEN_TRACKED]++;
+        d->seen[HISTO_SEEN_TRACKED] += !d->checking;
         return s->needs[HISTO_FROM_TRACKED] ? tracked_frame(d, f) : 0;
     default:
         break;
     }
     if (!adf_id_is_composite(f->key.id)) {
-        d->seen[HISTO_SEEN_OTHER]++;
+        d->seen[HISTO_SEEN_OTHER] += !d->checking;
         return 0;
     }
     adf_iter it;
@@ -172,6 +171,16 @@ histo_status histo_decode(histo_decoder *d, const adf_frame *f)
     if (rc != ADF_OK)
         return decode_failure(d, f, rc);
     while (!code && (rc = adf_iter_next(&it, &sub)) > 0)
-        code = histo_decode(d, &sub);
+        code = decode(d, &sub);
     return code ? code : rc < 0 ? decode_failure(d, f, rc) : 0;
+}
+
+/* A bad frame (the policy of kit.h) stages nothing: the whole frame is
+ * checked before any of its entries is staged. */
+histo_status histo_decode(histo_decoder *d, const adf_frame *f)
+{
+    d->checking = true;
+    histo_status code = decode(d, f);
+    d->checking = false;
+    return code ? code : decode(d, f);
 }

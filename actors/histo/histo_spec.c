@@ -1,5 +1,6 @@
 /* histo_spec.c: reads the Histogram, Plot and Formats keys of Histo.conf into declarations, naming the file and line of any error. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,9 +123,16 @@ static histo_status parse_axis(const parser *p, unsigned line, const char *name,
             return fail(p, "Histogram", line, "'%s': %s '%s' is not a finite number", name,
                         i ? "upper edge" : "lower edge", v[1 + i]);
     }
-    if (histo_axis_make(a, (uint32_t)bins, lim[0], lim[1]) != 0)
+    if (histo_axis_make(a, (uint32_t)bins, lim[0], lim[1]) != 0 || !isfinite(a->hi) || !isfinite(a->lo) ||
+        !(a->scale > 0) || !isfinite(a->scale))
         return fail(p, "Histogram", line, "'%s': the range [%s, %s) is empty or not finite in "
                     "single precision", name, v[1], v[2]);
+    /* each bin's edges must be distinct floats, or values of several bins land in one */
+    float far = fabsf(a->lo) > fabsf(a->hi) ? fabsf(a->lo) : fabsf(a->hi);
+    if ((double)(a->hi - a->lo) / (double)bins < (double)(nextafterf(far, INFINITY) - far))
+        return fail(p, "Histogram", line, "'%s': %lld bins over [%s, %s) are narrower than a float's "
+                    "step there (%g): fewer bins or a narrower range", name, bins, v[1], v[2],
+                    (double)(nextafterf(far, INFINITY) - far));
     return 0;
 }
 

@@ -1,6 +1,8 @@
 /* adf_reader.c: producer that reads ADF files and emits their frames, whole and in order. */
 #define NARVAL_PRODUCER
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,12 +30,14 @@ static const kit_key reader_keys[] = {
               "builder needs), other frames left out and counted at stop" },
 };
 
+static unsigned check_conf(const char *directory_path);
+
 static const kit_spec reader_spec = {
     "ADFReader", "producer",
     "reads ADF files and emits their frames, whole and in order, then one meta:eof; every run (each "
     "process_start) reads the files again from the beginning; the files' own meta:eof frames are not "
     "passed on",
-    reader_keys, KIT_COUNT(reader_keys), sizeof(reader_conf),
+    reader_keys, KIT_COUNT(reader_keys), sizeof(reader_conf), check_conf,
 };
 
 static reader_conf conf;
@@ -52,6 +56,9 @@ typedef struct reader {
     uint64_t frames, bytes; /* emitted this run, meta:eof not included */
     uint64_t file_eofs; /* meta:eof frames of the files, left out */
     uint64_t others;    /* frames of crystals not selected (or of none), left out */
+    uint64_t pass_kept; /* frames kept in the current pass over the list */
+    unsigned long long *at; /* the file offset of each frame kept from one read, for the host */
+    size_t cap_at;
     adf_key last;       /* key of the last frame emitted: the meta:eof's comes from it */
     bool done;          /* no data frame left this run */
     bool eof_sent;      /* the run's meta:eof went out: the next call ends the run */
@@ -73,6 +80,16 @@ static unsigned close_file(reader *r)
 static unsigned open_next(reader *r)
 {
     uint64_t total = (uint64_t)conf.files.n * (uint64_t)conf.repeat;
+    bool pass_ends = r->opened > 0 && r->opened % conf.files.n == 0;
+    if (pass_ends && r->pass_kept == 0 && r->opened < total) {
+        /* files that gave nothing give nothing again: one call must not read them Repeat times */
+        kit_log(r->k.name, KIT_WARN, "pass %llu over the files gave no frame to emit: the %llu passes left "
+                "are skipped", (unsigned long long)(r->opened / conf.files.n),
+                (unsigned long long)(total - r->opened) / conf.files.n);
+        r->opened = total;
+    }
+    if (pass_ends)
+        r->pass_kept = 0;
     if (r->opened == total) {
         r->done = true;
         return 0;
@@ -103,7 +120,7 @@ static bool selected(const uint8_t *p, uint32_t length, uint32_t id)
  * own meta:eof frames are left out, because the reader ends the data with
  * exactly one of its own, and so are the frames a Crystals selection does
  * not take.  Returns the bytes kept; *frames the frames kept. */
-static size_t keep_frames(reader *r, uint8_t *buf, size_t got, size_t *frames)
+static size_t keep_frames(reader *r, uint8_t *buf, size_t got, uint64_t base, size_t *frames)
 {
     uint64_t left = conf.max_frames ? (uint64_t)conf.max_frames - r->frames : UINT64_MAX;
     size_t at = 0, last = 0;
@@ -117,6 +134,8 @@ static size_t keep_frames(reader *r, uint8_t *buf, size_t got, size_t *frames)
         } else {
             if (at != off)
                 memmove(buf + at, buf + off, length);
+            if (r->at)
+                r->at[*frames] = base + off;
             last = at;
             at += length;
             (*frames)++;
@@ -130,6 +149,61 @@ static size_t keep_frames(reader *r, uint8_t *buf, size_t got, size_t *frames)
     return at;
 }
 
+/* The frame at `offset` of the current file, whose key claims `length`
+ * bytes: "PATH: the frame at byte X (NAME, event E) claims L bytes"; its key
+ * is read again from the file (adf_file keeps only its length). */
+static void name_frame(const reader *r, uint64_t offset, size_t length, char *out, size_t len)
+{
+    const char *path = conf.files.v[r->current];
+    uint8_t key[ADF_KEY_SIZE];
+    adf_key k = { 0 };
+    FILE *fp = fopen(path, "rb");
+    bool read = fp && fseeko(fp, (off_t)offset, SEEK_SET) == 0 && fread(key, 1, sizeof key, fp) == sizeof key;
+    if (fp)
+        fclose(fp);
+    if (read)
+        adf_key_decode(key, &k);
+    char id[32];
+    snprintf(id, sizeof id, "key id 0x%08x", (unsigned)k.id);
+    snprintf(out, len, "%s: the frame at byte %llu (%s, event %u) claims %zu bytes", path,
+             (unsigned long long)offset, adf_id_name(k.id) ? adf_id_name(k.id) : id, (unsigned)k.event, length);
+}
+
+/* A frame larger than the block: one that claims more bytes than its file
+ * has left is a corrupt length (NARVAL_E_INPUT), any other needs a larger
+ * buffer (NARVAL_E_OUTPUT_SIZE, *used its size). */
+static unsigned frame_too_big(reader *r, unsigned cap, unsigned *used)
+{
+    char what[PATH_MAX + 160];
+    struct stat st;
+    uint64_t at = adf_file_offset(r->file);
+    size_t length = adf_file_next_length(r->file);
+    name_frame(r, at, length, what, sizeof what);
+    if (stat(conf.files.v[r->current], &st) == 0 && (uint64_t)st.st_size - at < length)
+        return kit_fail(r->k.name, NARVAL_E_INPUT, "%s, but the file has %llu bytes from there: an impossible "
+                        "length (a corrupt key)", what, (unsigned long long)((uint64_t)st.st_size - at));
+    if (length > UINT32_MAX)
+        return kit_fail(r->k.name, NARVAL_E_INPUT, "%s, more than a NARVAL buffer can hold", what);
+    *used = (unsigned)length;
+    kit_log(r->k.name, KIT_DEBUG, "%s, the buffer has %u", what, cap);
+    return NARVAL_E_OUTPUT_SIZE;
+}
+
+/* Room for the file offsets of the frames one read may keep (a frame is at
+ * least a key), when a host wants them. */
+static unsigned offsets_room(reader *r, unsigned cap)
+{
+    size_t need = cap / ADF_KEY_SIZE + 1;
+    if (!kit_host() || !kit_host()->origin || need <= r->cap_at)
+        return 0;
+    unsigned long long *at = realloc(r->at, need * sizeof *at);
+    if (!at)
+        return kit_fail(r->k.name, NARVAL_E_NOMEM, "no memory for the offsets of %zu frames", need);
+    r->at = at;
+    r->cap_at = need;
+    return 0;
+}
+
 /* Appends to the block what the current file has that fits (opening the
  * next file first when needed).  *full: nothing more fits, or a problem of
  * the file waits for the next call (the frames before it go out first). */
@@ -139,17 +213,17 @@ static unsigned read_frames(reader *r, uint8_t *out, unsigned cap, unsigned *use
     unsigned code;
     if (!r->file && ((code = open_next(r)) != 0 || r->done))
         return code;
+    if ((code = offsets_room(r, cap)) != 0)
+        return code;
     size_t got = 0, frames = 0;
+    uint64_t base = adf_file_offset(r->file);
     int rc = adf_file_read(r->file, out + *used, cap - *used, &got, &frames);
     if (rc != ADF_OK && *used > 0) {
         *full = true;
         return 0;
     }
-    if (rc == ADF_E_TOO_BIG) {
-        *used = (unsigned)adf_file_next_length(r->file);
-        kit_log(r->k.name, KIT_DEBUG, "next frame needs %u bytes, the buffer has %u", *used, cap);
-        return NARVAL_E_OUTPUT_SIZE;
-    }
+    if (rc == ADF_E_TOO_BIG)
+        return frame_too_big(r, cap, used);
     if (rc != ADF_OK) {
         adf_file_describe(r->file, rc, msg, sizeof msg);
         return kit_fail(r->k.name, kit_adf_code(rc), "%s", msg);
@@ -157,7 +231,10 @@ static unsigned read_frames(reader *r, uint8_t *out, unsigned cap, unsigned *use
     if (got == 0)
         return close_file(r);
     bool next_waits = adf_file_next_length(r->file) > 0; /* the file's next frame did not fit */
-    got = keep_frames(r, out + *used, got, &frames);
+    got = keep_frames(r, out + *used, got, base, &frames);
+    if (frames && r->at)
+        kit_host()->origin(kit_host()->ctx, conf.files.v[r->current], out + *used, got, r->at, frames);
+    r->pass_kept += frames;
     r->count[r->current].frames += frames;
     r->count[r->current].bytes += got;
     r->frames += frames;
@@ -229,7 +306,7 @@ static unsigned reader_start(void *algo_data)
     unsigned code = close_file(r);
     memset(r->count, 0, conf.files.n * sizeof *r->count);
     r->opened = 0;
-    r->frames = r->bytes = r->file_eofs = r->others = 0;
+    r->frames = r->bytes = r->file_eofs = r->others = r->pass_kept = 0;
     r->last = (adf_key){ 0 };
     r->done = r->eof_sent = false;
     return code ? code : open_next(r);
@@ -265,24 +342,27 @@ static void reader_release(void *algo_data)
     reader *r = algo_data;
     close_file(r);
     free(r->count);
+    free(r->at);
+}
+
+/* The crystal selection, and every file readable, before any run (reader_spec's check). */
+static unsigned check_conf(const char *directory_path)
+{
+    char msg[1536];
+    char *path = kit_conf_path(directory_path, reader_spec.actor);
+    if (!path)
+        return kit_fail(reader_spec.actor, NARVAL_E_NOMEM, "out of memory");
+    kit_crystals_free(&selection);
+    unsigned code = kit_crystals_read(&conf.crystals, path, "Crystals", &selection, msg, sizeof msg);
+    for (size_t i = 0; !code && i < conf.files.n; i++)
+        code = kit_check_input(conf.files.v[i], "File", path, conf.files.line[i], msg, sizeof msg);
+    free(path);
+    return code ? kit_fail(reader_spec.actor, code, "%s", msg) : 0;
 }
 
 void process_config(const char *directory_path, unsigned int *error_code)
 {
-    char msg[1536];
     *error_code = kit_config(&reader_spec, directory_path, &conf);
-    if (*error_code)
-        return;
-    char *path = kit_conf_path(directory_path, reader_spec.actor);
-    if (!path) {
-        *error_code = kit_fail(reader_spec.actor, NARVAL_E_NOMEM, "out of memory");
-        return;
-    }
-    kit_crystals_free(&selection);
-    *error_code = kit_crystals_read(&conf.crystals, path, "Crystals", &selection, msg, sizeof msg);
-    free(path);
-    if (*error_code)
-        kit_fail(reader_spec.actor, *error_code, "%s", msg);
 }
 
 const char *process_describe(void) { return kit_describe(&reader_spec); }

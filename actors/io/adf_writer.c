@@ -33,9 +33,11 @@ static const kit_key writer_keys[] = {
               "with it), or a file; published, numbered and claimed as File is" },
 };
 
+static unsigned check_conf(const char *directory_path);
+
 static const kit_spec writer_spec = {
     "ADFWriter", "consumer", "writes the frames it receives to an ADF file, those Keys leaves out to OtherFile",
-    writer_keys, KIT_COUNT(writer_keys), sizeof(writer_conf),
+    writer_keys, KIT_COUNT(writer_keys), sizeof(writer_conf), check_conf,
 };
 
 static writer_conf conf;
@@ -190,19 +192,27 @@ static unsigned parse_other(char *msg, size_t len)
     return other == OTHER_PATH ? parse_name(conf.other_file, &rn, msg, len) : 0;
 }
 
+/* What the keys say together, and File a file that can be written (writer_spec's check). */
+static unsigned check_conf(const char *directory_path)
+{
+    char msg[PATH_MAX + 1024];
+    run_number rn;
+    unsigned code;
+    (void)directory_path;
+    if ((code = parse_name(conf.file, &rn, msg, sizeof msg)) != 0 ||
+        (code = kit_check_output(conf.file, false, "File", conf_path, kit_key_line("File"), msg, sizeof msg)) != 0 ||
+        (code = parse_keys(&conf.keys, &filter, msg, sizeof msg)) != 0 || (code = parse_other(msg, sizeof msg)) != 0)
+        return kit_fail(writer_spec.actor, code, "%s", msg);
+    return 0;
+}
+
 void process_config(const char *directory_path, unsigned int *error_code)
 {
-    char msg[1024];
-    run_number rn;
-    if ((*error_code = kit_config(&writer_spec, directory_path, &conf)) != 0)
-        return;
     free(conf_path);
-    if (!(conf_path = kit_conf_path(directory_path, writer_spec.actor)))
+    if (!(conf_path = kit_conf_path(directory_path ? directory_path : "", writer_spec.actor)))
         *error_code = kit_fail(writer_spec.actor, NARVAL_E_NOMEM, "out of memory");
-    else if ((*error_code = parse_name(conf.file, &rn, msg, sizeof msg)) != 0 ||
-             (*error_code = parse_keys(&conf.keys, &filter, msg, sizeof msg)) != 0 ||
-             (*error_code = parse_other(msg, sizeof msg)) != 0)
-        kit_fail(writer_spec.actor, *error_code, "%s", msg);
+    else
+        *error_code = kit_config(&writer_spec, directory_path, &conf);
 }
 
 const char *process_describe(void) { return kit_describe(&writer_spec); }
@@ -319,10 +329,11 @@ static unsigned scan_block(writer *w, const void *in, unsigned size, uint64_t *f
         *ends = f.key.id == ADF_ID_META_EOF;
     }
     if (rc < 0) {
-        char msg[256];
+        char msg[256], where[512];
         adf_iter_describe(&it, msg, sizeof msg);
-        return kit_fail(w->k.name, NARVAL_E_INPUT, "input block of %u bytes: %s; nothing of it "
-                        "written", size, msg);
+        kit_where_at(in, size, it.pos, where, sizeof where);
+        return kit_fail(w->k.name, NARVAL_E_INPUT, "input block of %u bytes: %s: %s; nothing of it "
+                        "written", size, where, msg);
     }
     return 0;
 }

@@ -389,6 +389,22 @@ char *kit_conf_path(const char *dir, const char *actor)
     }
 }
 
+/* The lines of the last file read in full, for kit_key_line. */
+static struct {
+    const kit_spec *spec;
+    unsigned *line;
+} last;
+
+__attribute__((destructor)) static void free_last_lines(void) { free(last.line); }
+
+unsigned kit_key_line(const char *key)
+{
+    for (size_t i = 0; last.spec && i < last.spec->n_keys; i++)
+        if (strcmp(last.spec->keys[i].name, key) == 0)
+            return last.line[i];
+    return 0;
+}
+
 unsigned kit_config_load(const kit_spec *spec, const char *dir, void *settings, char *msg,
                          size_t len)
 {
@@ -420,6 +436,10 @@ unsigned kit_config_load(const kit_spec *spec, const char *dir, void *settings, 
     memcpy(settings, p.settings, spec->size);
     free(p.settings);
     p.settings = NULL;
+    free(last.line);
+    last.spec = spec;
+    last.line = p.set_line;
+    p.set_line = NULL;
 fail:
     if (fp)
         fclose(fp);

@@ -25,31 +25,38 @@ static unsigned run_frames(const char *who, const kit_filter_ops *ops, void *ctx
                            adf_writer *w, bool *overflow)
 {
     adf_frame f;
+    char where[512];
     int rc;
     while ((rc = adf_iter_next(it, &f)) > 0) {
+        size_t before = adf_writer_needed(w);
         unsigned code = ops->frame(ctx, &f, w);
         if (code == KIT_PASS) {
             adf_put_frame(w, f.data, f.key.length); /* a failure stays in w->status */
             code = 0;
         }
-        if (code)
-            return kit_fail(who, code, "frame at offset %zu (%s, event %u) not processed",
-                            f.offset, adf_id_name(f.key.id) ? adf_id_name(f.key.id) : "unknown id",
-                            (unsigned)f.key.event);
+        if (code == KIT_BAD && adf_writer_needed(w) == before && w->depth == 0)
+            continue;
+        if (code) {
+            kit_where(&f, where, sizeof where);
+            return kit_fail(who, code == KIT_BAD ? NARVAL_E_INTERNAL : code, "%s: not processed%s", where,
+                            code == KIT_BAD ? " (output written for a bad frame)" : "");
+        }
         if ((code = check_writer(who, w, overflow, f.offset)) != 0)
             return code;
     }
     if (rc < 0) {
         char msg[256];
         adf_iter_describe(it, msg, sizeof msg);
-        return kit_fail(who, NARVAL_E_INPUT, "input block of %zu bytes: %s", it->size, msg);
+        kit_where_at(it->buf, it->size, it->pos, where, sizeof where);
+        return kit_fail(who, NARVAL_E_INPUT, "input block of %zu bytes: %s: %s", it->size, where, msg);
     }
     return 0;
 }
 
-unsigned kit_filter_block(const char *who, const kit_filter_ops *ops, void *ctx, const void *in,
+unsigned kit_filter_block(void *algo_data, const kit_filter_ops *ops, void *ctx, const void *in,
                           unsigned in_size, void *out, unsigned out_size, unsigned *used)
 {
+    const char *who = kit_name(algo_data);
     adf_iter it;
     adf_writer w;
     bool overflow = false;
@@ -60,23 +67,31 @@ unsigned kit_filter_block(const char *who, const kit_filter_ops *ops, void *ctx,
                         !ops || !ops->frame ? "a frame function" : "a buffer");
     adf_iter_init(&it, in, in_size);
     adf_writer_init(&w, out, out_size);
-    if ((code = run_frames(who, ops, ctx, &it, &w, &overflow)) != 0)
+    kit_bad_begin(algo_data, in, in_size);
+    if ((code = run_frames(who, ops, ctx, &it, &w, &overflow)) != 0) {
+        kit_bad_discard(algo_data);
         return code;
-    if (ops->end) {
-        if ((code = ops->end(ctx, in_size == 0, &w)) != 0)
-            return kit_fail(who, code, "end of the block of %u bytes not processed", in_size);
-        if ((code = check_writer(who, &w, &overflow, in_size)) != 0)
-            return code;
     }
-    if (overflow) {
+    if (ops->end && (code = ops->end(ctx, in_size == 0, &w)) != 0)
+        code = kit_fail(who, code, "end of the block of %u bytes not processed", in_size);
+    else if (ops->end)
+        code = check_writer(who, &w, &overflow, in_size);
+    if (!code && overflow) {
         size_t needed = adf_writer_needed(&w);
         if (needed > UINT_MAX)
-            return kit_fail(who, NARVAL_E_DATA, "the output of this block needs %zu bytes, more "
+            code = kit_fail(who, NARVAL_E_DATA, "the output of this block needs %zu bytes, more "
                             "than a NARVAL buffer can hold", needed);
-        kit_log(who, KIT_DEBUG, "output needs %zu bytes, the buffer has %u", needed, out_size);
-        *used = (unsigned)needed;
-        return NARVAL_E_OUTPUT_SIZE;
+        else {
+            kit_log(who, KIT_DEBUG, "output needs %zu bytes, the buffer has %u", needed, out_size);
+            *used = (unsigned)needed;
+            code = NARVAL_E_OUTPUT_SIZE;
+        }
     }
-    *used = (unsigned)w.used;
-    return 0;
+    if (code) {
+        kit_bad_discard(algo_data);
+        return code;
+    }
+    if ((code = kit_bad_commit(algo_data)) == 0)
+        *used = (unsigned)w.used;
+    return code;
 }

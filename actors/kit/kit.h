@@ -119,6 +119,11 @@ typedef struct kit_spec {
     const kit_key *keys;
     size_t n_keys;
     size_t size;         /* sizeof the settings struct */
+    /* The actor's own checks of what the file said (values that depend on
+     * each other, files it names), run by kit_config after the keys are read;
+     * NULL: none.  Returns 0 or a NARVAL_E_* code it has logged.  The library
+     * counts as configured (process_register allowed) only when they pass. */
+    unsigned (*check)(const char *dir);
 } kit_spec;
 
 /* Reads <dir>/<actor>.conf into *settings (a struct of spec->size bytes).
@@ -137,15 +142,33 @@ unsigned kit_config_load(const kit_spec *spec, const char *dir, void *settings, 
  * private directory of links) is named by the file it points to, the one
  * the user edits.  malloc'd; NULL when out of memory. */
 char *kit_conf_path(const char *dir, const char *actor);
+/* A file a key names and the actor reads: 0 when `path` is a readable
+ * regular file, else NARVAL_E_CONFIG with "CONF:LINE: key 'KEY': file 'PATH'
+ * ..." in msg (missing, a directory, unreadable), so that process_config
+ * (and `narwhal validate`) finds it, not a run.  line 0: the key's default. */
+unsigned kit_check_input(const char *path, const char *key, const char *conf, unsigned line, char *msg,
+                         size_t len);
+/* A file (or, with directory, a folder) a key names and the actor writes:
+ * NARVAL_E_CONFIG with such a message for an empty name, a file name that is
+ * a directory (or ends with '/'), a folder name that is a file, and a path
+ * whose nearest existing folder is not a folder this process can write in
+ * (the missing folders below it are made when the output is claimed). */
+unsigned kit_check_output(const char *path, bool directory, const char *key, const char *conf, unsigned line,
+                          char *msg, size_t len);
+/* The line of `key` in the file kit_config read last (0: its default, or
+ * a key the file does not set), for an actor's own messages. */
+unsigned kit_key_line(const char *key);
+
 /* A bound or value as the key's type shows it: "-3" for KIT_INT, "%g" for KIT_REAL. */
 void kit_format_number(const kit_key *k, double v, char *out, size_t len);
 /* Frees the strings and lists of *settings and zeroes it. */
 void kit_config_free(const kit_spec *spec, void *settings);
 
-/* The body of process_config: kit_config_load, the error logged, and the
- * settings remembered as this library's configuration (freed when the library
- * is unloaded).  Refused with NARVAL_E_STATE while instances exist, since
- * they read the settings without locks. */
+/* The body of process_config: kit_config_load, then spec->check, the error
+ * logged, and the settings remembered as this library's configuration (freed
+ * when the library is unloaded).  Refused with NARVAL_E_STATE while
+ * instances exist, since they read the settings without locks.  Until a call
+ * succeeds in full (the actor's checks included), process_register fails. */
 unsigned kit_config(const kit_spec *spec, const char *dir, void *settings);
 
 /* The text of process_describe: role, summary, file name and one line per key
@@ -210,11 +233,24 @@ typedef enum kit_state {
  * writes files, which output it writes: instances of one library share one
  * configuration, instance 1 writes the output it names, instance k > 1 one
  * derived from it (kit_instance_output in publish.h). */
+/* The bad frames of an instance's run (see "bad frames" below). */
+enum { KIT_BAD_LOGGED = 10, KIT_BAD_TEXT = 400 };
+typedef struct kit_bad {
+    uint64_t run;         /* bad frames of the run, in blocks that succeeded */
+    uint64_t block;       /* of the block being processed, until it succeeds */
+    uint64_t limit;       /* MaxBadFrames, from the configuration at register */
+    const uint8_t *in;    /* the block being processed */
+    size_t in_size;
+    char last[KIT_BAD_TEXT]; /* the last bad frame, for the message that stops a run */
+    char text[KIT_BAD_LOGGED][KIT_BAD_TEXT]; /* the block's bad frames still to be logged */
+} kit_bad;
+
 typedef struct kit_instance {
     const void *library; /* this library's kit state: tells our instances from others */
     kit_state state;
     char name[48];       /* "ADFReader" for number 1, "ADFReader#2" for number 2, ... */
     unsigned number;     /* 1, 2, ...: see above */
+    kit_bad bad;
 } kit_instance;
 
 /* The body of process_register: a zeroed instance of `size` bytes (>= sizeof
@@ -232,6 +268,8 @@ unsigned kit_step(void *algo_data, kit_call call, unsigned (*fn)(void *algo_data
 unsigned kit_unload(void *algo_data, void (*release)(void *algo_data));
 /* The instance's log name, or the actor's name for a null/foreign pointer. */
 const char *kit_name(const void *algo_data);
+/* algo_data as an instance of this library, or NULL (a null or foreign pointer). */
+kit_instance *kit_instance_of(void *algo_data);
 
 /* Defines an actor's process_initialise, process_start, process_stop,
  * process_pause, process_resume, process_reset and process_unload from its
@@ -271,26 +309,89 @@ const char *kit_name(const void *algo_data);
         *error_code = kit_unload(algo_data, release);                                          \
     }
 
+/* ---- bad frames: one policy for every actor ------------------------------
+ * A frame whose framing is sound (its length, its sub-frames) but whose
+ * content an actor cannot use (a payload too short for its counts, a crystal
+ * the configuration lacks, a position or an energy that is not a sensible
+ * number) is a bad frame.  Every actor treats it the same way:
+ *
+ *   - the frame is rejected: nothing is emitted for it, the rest of the block
+ *     goes on as if it had not come (its event is not built, tracked, nor
+ *     histogrammed);
+ *   - it is counted, and the first KIT_BAD_LOGGED of a run are logged one
+ *     line each with their position (kit_where: the event number, the byte
+ *     offset in the input block and, under the emulator, the file and byte
+ *     offset it was read from) and the reason; the rest are only counted;
+ *   - a run with more than MaxBadFrames bad frames stops: the block that
+ *     passes the limit fails with NARVAL_E_INPUT, its message giving the
+ *     count, the limit and the last bad frame (the host then aborts);
+ *   - process_stop logs the run's count when it is not zero.
+ *
+ * An actor opts in with KIT_MAX_BAD_FRAMES in its key table (default
+ * KIT_BAD_DEFAULT; 0 turns the first bad frame into the run's end); an
+ * actor without the key stops at the first.  A framing error is not a bad
+ * frame: nothing after it can be found, so the block fails (NARVAL_E_INPUT,
+ * its position named).  Counts follow the block: a block answered with
+ * NARVAL_E_OUTPUT_SIZE and given again counts its bad frames once.
+ */
+#define KIT_BAD_DEFAULT "100"
+#define KIT_MAX_BAD_FRAMES(settings, field)                                                        \
+    { "MaxBadFrames", KIT_INT, offsetof(settings, field), KIT_BAD_DEFAULT, KIT_RANGE(0, 1e15),      \
+      .help = "bad frames (sound framing, content unusable: rejected, counted, the first 10 logged "  \
+              "with their event and position) a run may have; one more stops it with an error" }
+
+enum { KIT_BAD = 0x200 }; /* a frame function's answer: the frame was bad (kit_bad_frame) */
+
+/* Frame f of the block being processed is bad, for the reason fmt says;
+ * returns KIT_BAD, which a frame function returns in turn.  An actor that
+ * walks its blocks itself (not through kit_filter_block) brackets each with
+ * kit_bad_begin and kit_bad_commit (or kit_bad_discard). */
+unsigned kit_bad_frame(void *algo_data, const adf_frame *f, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void kit_bad_begin(void *algo_data, const void *in, unsigned in_size);
+/* The block succeeded: its bad frames join the run's and are logged; past
+ * MaxBadFrames, NARVAL_E_INPUT (logged). */
+unsigned kit_bad_commit(void *algo_data);
+void kit_bad_discard(void *algo_data);
+
+/* ---- positions --------------------------------------------------------------
+ * Where a frame of the input block is, in words, for every message about it:
+ *   "event 1234 (data:psa of crystal 3) at byte 5678 of the input block,
+ *    made from data:crystal read from run1.adf at byte 23076708"
+ * The part after the comma comes from the host (narval.h: process_host);
+ * without one (NARVAL) the event and the block offset stand alone. */
+void kit_where(const adf_frame *f, char *out, size_t len);
+/* The same for the frame that starts at byte `offset` of a block whose framing
+ * is bad there: its key is read when one lies there whole. */
+void kit_where_at(const void *block, size_t size, size_t offset, char *out, size_t len);
+/* The host's table (narval.h), NULL under a host that gives none. */
+const narwhal_host *kit_host(void);
+
 /* ---- frame loops for filters ----------------------------------------------
- * kit_filter_block runs a filter's process_block: it walks the input with
- * the validating iterator and calls ops->frame for every top-level frame with
- * an adf_writer on the output buffer.  The frame function writes what it
- * emits through the writer and returns 0, KIT_PASS to have the frame copied
- * to the output unchanged (frames the actor does not handle), or a NARVAL_E_*
- * code that ends the block (logged by the kit with the frame's offset; the
- * function logs the detail).  ops->end, if set, runs after the last frame;
- * flush is true for an empty input: the emulator's end-of-data call, a
- * Narwhal convenience that NARVAL never makes.  Under NARVAL the end of the
- * data arrives in-band, as a meta:eof frame (ADF_ID_META_EOF) given to the
- * frame function like any other: a filter that holds frames emits them there.
+ * kit_filter_block runs a filter's process_block for instance algo_data
+ * (its name prefixes the log, its bad frames are counted): it walks the
+ * input with the validating iterator and calls ops->frame for every
+ * top-level frame with an adf_writer on the output buffer.  The frame
+ * function writes what it emits through the writer and returns 0, KIT_PASS
+ * to have the frame copied to the output unchanged (frames the actor does
+ * not handle), KIT_BAD (kit_bad_frame: nothing may have been written for
+ * it), or a NARVAL_E_* code that ends the block (logged by the kit with the
+ * frame's position; the function logs the detail).  ops->end, if set, runs
+ * after the last frame; flush is true for an empty input: the emulator's
+ * end-of-data call, a Narwhal convenience that NARVAL never makes.  Under
+ * NARVAL the end of the data arrives in-band, as a meta:eof frame
+ * (ADF_ID_META_EOF) given to the frame function like any other: a filter
+ * that holds frames emits them there.
  *
  * When the output does not fit, the kit keeps calling the frame function to
  * learn the size the whole block needs, then returns NARVAL_E_OUTPUT_SIZE with
  * *used = that size; the host calls again with the same input.  So the frame
  * and end functions must be re-runnable: they accumulate into ctx and the
  * actor commits (counters, held frames) only after kit_filter_block returned
- * 0.  Nothing is ever written at or past out + out_size.  Malformed input is
- * NARVAL_E_INPUT, logged with the offset of the bad frame; *used is then 0.
+ * 0.  Nothing is ever written at or past out + out_size.  Malformed framing
+ * is NARVAL_E_INPUT, logged with the position of the bad frame; *used is
+ * then 0.  algo_data may be NULL (a test's loop): bad frames then end the
+ * block.
  */
 enum { KIT_PASS = 0x100 };
 
@@ -302,7 +403,7 @@ typedef struct kit_filter_ops {
     kit_end_fn *end;
 } kit_filter_ops;
 
-unsigned kit_filter_block(const char *who, const kit_filter_ops *ops, void *ctx, const void *in,
+unsigned kit_filter_block(void *algo_data, const kit_filter_ops *ops, void *ctx, const void *in,
                           unsigned in_size, void *out, unsigned out_size, unsigned *used);
 
 #endif

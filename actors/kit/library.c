@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kit.h"
 
@@ -67,11 +68,23 @@ unsigned kit_config(const kit_spec *spec, const char *dir, void *settings)
                         atomic_load(&lib.live));
     lib.spec = spec;
     lib.settings = settings;
+    lib.configured = false;
     unsigned code = kit_config_load(spec, dir, settings, msg, sizeof msg);
-    lib.configured = code == 0;
     if (code)
         return kit_fail(spec->actor, code, "%s", msg);
+    if (spec->check && (code = spec->check(dir)) != 0)
+        return code;
+    lib.configured = true;
     kit_log(spec->actor, KIT_DEBUG, "configuration read from %s", dir);
+    return 0;
+}
+
+/* MaxBadFrames (KIT_MAX_BAD_FRAMES) from the settings; 0 for an actor without the key. */
+static uint64_t bad_limit(void)
+{
+    for (size_t i = 0; i < lib.spec->n_keys; i++)
+        if (strcmp(lib.spec->keys[i].name, "MaxBadFrames") == 0 && lib.spec->keys[i].type == KIT_INT)
+            return (uint64_t)*(const int64_t *)((const char *)lib.settings + lib.spec->keys[i].offset);
     return 0;
 }
 
@@ -131,6 +144,7 @@ void *kit_register(size_t size, unsigned *error_code)
         snprintf(inst->name, sizeof inst->name, "%s#%u", actor_name(), number);
     inst->library = &lib;
     inst->state = KIT_REGISTERED;
+    inst->bad.limit = bad_limit();
     atomic_fetch_add(&lib.live, 1);
     *error_code = 0;
     return inst;
@@ -141,6 +155,8 @@ static kit_instance *ours(void *algo_data)
     kit_instance *inst = algo_data;
     return inst && inst->library == &lib ? inst : NULL;
 }
+
+kit_instance *kit_instance_of(void *algo_data) { return ours(algo_data); }
 
 const char *kit_name(const void *algo_data)
 {
@@ -174,6 +190,16 @@ unsigned kit_leave(void *algo_data, kit_call call, unsigned code)
     return code;
 }
 
+/* The run's bad frames (kit.h): counted from each start, and said at stop. */
+static void count_bad_frames(kit_instance *inst, kit_call call)
+{
+    if (call == KIT_STOP && inst->bad.run)
+        kit_log(inst->name, KIT_WARN, "%llu bad frames rejected in this run (MaxBadFrames %llu)",
+                (unsigned long long)inst->bad.run, (unsigned long long)inst->bad.limit);
+    if (call == KIT_START || call == KIT_RESET)
+        inst->bad.run = inst->bad.block = 0;
+}
+
 unsigned kit_step(void *algo_data, kit_call call, unsigned (*fn)(void *algo_data))
 {
     unsigned code = kit_enter(algo_data, call);
@@ -183,6 +209,8 @@ unsigned kit_step(void *algo_data, kit_call call, unsigned (*fn)(void *algo_data
     bool nothing_to_do = call == KIT_RESET && ((kit_instance *)algo_data)->state == KIT_AFTER_RESET;
     if (fn && !nothing_to_do)
         code = fn(algo_data);
+    if (code == 0)
+        count_bad_frames(algo_data, call);
     return kit_leave(algo_data, call, code);
 }
 

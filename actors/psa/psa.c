@@ -13,7 +13,7 @@
 #include "psa_pow.h"
 #include "publish.h"
 
-enum { LOGGED_REJECTS = 10 }; /* per reason and run; the rest are counted */
+enum { LOGGED_REJECTS = 10 }; /* frames without a rising edge logged per run; the rest are counted */
 
 typedef struct psa_actor {
     kit_instance k;
@@ -64,13 +64,11 @@ __attribute__((destructor)) static void free_conf_path(void) { free(conf_path); 
 
 void process_config(const char *directory_path, unsigned int *error_code)
 {
-    *error_code = kit_config(&psa_spec, directory_path, &psa_set);
-    if (*error_code == 0)
-        *error_code = psa_conf_resolve(directory_path);
     free(conf_path);
-    conf_path = NULL;
-    if (*error_code == 0 && !(conf_path = kit_conf_path(directory_path, psa_spec.actor)))
+    if (!(conf_path = kit_conf_path(directory_path ? directory_path : "", psa_spec.actor)))
         *error_code = kit_fail(psa_spec.actor, NARVAL_E_NOMEM, "out of memory");
+    else
+        *error_code = kit_config(&psa_spec, directory_path, &psa_set);
 }
 
 const char *process_describe(void) { return kit_describe(&psa_spec); }
@@ -269,18 +267,26 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     return 0;
 }
 
-static void log_rejects(psa_actor *a, const psa_block *w, size_t base)
+/* The block's rejected frames: a malformed or absurd one is a bad frame
+ * (kit.h's policy: logged with its position, counted against MaxBadFrames);
+ * one without a rising edge is the physics' rejection, logged the first
+ * LOGGED_REJECTS times of a run. */
+static unsigned log_rejects(psa_actor *a, const psa_block *w, const void *in, unsigned size)
 {
+    char where[512];
+    kit_bad_begin(a, in, size);
     for (size_t k = 0; k < w->n_ev; k++) {
         const psa_event *ev = &w->ev[k];
         uint64_t seen = a->rejected[ev->reject]++;
-        if (ev->reject == PSA_ACCEPTED || seen >= LOGGED_REJECTS)
+        if (ev->reject != PSA_ACCEPTED && ev->reject != PSA_REJECT_EDGE)
+            kit_bad_frame(a, &w->frame[k], "%s", psa_reject_name(ev->reject));
+        if (ev->reject != PSA_REJECT_EDGE || seen >= LOGGED_REJECTS)
             continue;
-        kit_log(a->k.name, KIT_WARN, "frame at offset %zu (data:crystal, event %u) rejected: %s%s",
-                base + ev->offset, (unsigned)ev->key.event, psa_reject_name(ev->reject),
-                seen + 1 == LOGGED_REJECTS ? " (further rejections for this reason are only counted)"
-                                           : "");
+        kit_where(&w->frame[k], where, sizeof where);
+        kit_log(a->k.name, KIT_WARN, "%s rejected: %s%s", where, psa_reject_name(ev->reject),
+                seen + 1 == LOGGED_REJECTS ? " (further rejections for this reason are only counted)" : "");
     }
+    return kit_bad_commit(a);
 }
 
 static void write_search_log(psa_actor *a, const psa_block *w)
@@ -296,11 +302,11 @@ static void write_search_log(psa_actor *a, const psa_block *w)
     }
 }
 
-/* The block (or the part of one at `base` in its block) succeeded: its
- * counts join the run's. */
-static void commit(psa_actor *a, const psa_block *w, size_t base)
+/* The block (in: its bytes) succeeded: its counts join the run's; past
+ * MaxBadFrames, NARVAL_E_INPUT. */
+static unsigned commit(psa_actor *a, const psa_block *w, const void *in, unsigned size)
 {
-    log_rejects(a, w, base);
+    unsigned code = log_rejects(a, w, in, size);
     for (size_t k = 0; k < w->n_ev; k++) {
         const psa_event *ev = &w->ev[k];
         a->frames++;
@@ -313,6 +319,7 @@ static void commit(psa_actor *a, const psa_block *w, size_t base)
     a->refined += w->refined;
     a->fell_back += w->fell_back;
     write_search_log(a, w);
+    return code;
 }
 
 /* Block w's frames (in: its input) into out; its counts join the run's when
@@ -327,7 +334,7 @@ static unsigned write_block(psa_actor *a, psa_block *w, const void *in, unsigned
     if (bad) {
         a->writing = w;
         a->cursor = 0;
-        code = kit_filter_block(a->k.name, &ops, a, in, size, out, out_size, used);
+        code = kit_filter_block(a, &ops, a, in, size, out, out_size, used);
     } else {
         size_t need;
         psa_status st = psa_block_emit(w, &a->setup, in, size, out, out_size, &need);
@@ -341,8 +348,8 @@ static unsigned write_block(psa_actor *a, psa_block *w, const void *in, unsigned
             code = kit_fail(a->k.name, code, "a data:psa frame did not take its computed size");
         *used = st == PSA_OK || st == PSA_E_OUTPUT_SIZE ? (unsigned)need : 0;
     }
-    if (!code)
-        commit(a, w, 0);
+    if (!code && (code = commit(a, w, in, size)) != 0)
+        *used = 0;
     w->phase_s[PSA_PHASE_WRITE] += psa_now() - t;
     return code;
 }

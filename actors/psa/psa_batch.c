@@ -1,4 +1,5 @@
 /* psa_batch.c: growing arrays of searches and their measured values. */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "gridsearch_fom.h"
@@ -22,6 +23,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 float *psa_batch_add(psa_batch *b, const psa_layout *l, unsigned segment, unsigned use)
 {
     size_t k = (size_t)l->seg[segment].n_mask * l->window;
+    if (b->n_meas + k > UINT32_MAX) /* a query's offset is 32-bit (the GPU's layout): no room, as for memory */
+        return NULL;
     if (grow((void **)&b->q, &b->cap, b->n + 1, sizeof *b->q) ||
         grow((void **)&b->meas, &b->cap_meas, b->n_meas + k, sizeof *b->meas))
         return NULL;

@@ -94,11 +94,13 @@ static psa_status list_frames(psa_block *w, const void *in, unsigned size, bool 
     *bad = rc < 0;
     if (psa_block_reserve((void **)&w->frame, &w->cap_frame, n + 1, sizeof *w->frame))
         return PSA_E_NOMEM;
-    w->n_ev = 0;
+    w->n_ev = w->n_sized = 0;
     adf_iter_init(&it, in, size);
     while (adf_iter_next(&it, &f) > 0)
-        if (f.key.id == ADF_ID_NW_CRYSTAL)
+        if (f.key.id == ADF_ID_NW_CRYSTAL) {
             w->frame[w->n_ev++] = f;
+            w->n_sized += psa_event_sized(&f) == PSA_ACCEPTED;
+        }
     return 0;
 }
 
@@ -121,7 +123,7 @@ static adf_frame rebase(const adf_frame *f, const uint8_t *from, const uint8_t *
  * copied there on the way and the events read the copy. */
 static void decode_range(psa_block *w, const psa_setup *s, size_t from, size_t to)
 {
-    size_t window = (size_t)DET_CHANNELS * s->layout->window, n = w->n_ev;
+    size_t n = w->n_ev;
     const uint8_t *src = w->in;
     uint8_t *copy = w->copy;
     if (copy && n == 0)
@@ -136,7 +138,7 @@ static void decode_range(psa_block *w, const psa_setup *s, size_t from, size_t t
         }
         psa_event_decode(&w->frame[k], ev, s->timing);
         ev->offset = w->frame[k].offset;
-        ev->resid = w->resid + (size_t)k * window;
+        ev->resid = NULL; /* place_resid, for the events searched on the host */
     }
 }
 
@@ -300,10 +302,8 @@ psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, uns
         return PSA_E_NOMEM;
     w->size = size;
     w->decoded = 0;
-    size_t window = (size_t)DET_CHANNELS * s->layout->window;
     psa_status code = list_frames(w, in, size, bad);
-    if (code || psa_block_reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev) ||
-        psa_block_reserve((void **)&w->resid, &w->cap_resid, w->n_ev * window + 1, sizeof *w->resid))
+    if (code || psa_block_reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev))
         return PSA_E_NOMEM;
     w->on_gpu = s->engine->block != NULL;
     if (w->on_gpu && s->engine->block_be->begin(w, s))
@@ -331,12 +331,31 @@ psa_status psa_block_decode(psa_block *w, const psa_setup *s, const void *in, un
     return code;
 }
 
+/* The aligned traces (37 x window floats) of the events the host searches:
+ * only those accepted with a net-charge segment, so that the memory follows
+ * the frames that passed their checks (each at least 37 traces of one
+ * sample), never a count of keys (a block of bare data:crystal keys asked
+ * for 37 x window floats per 20 bytes). */
+static psa_status place_resid(psa_block *w, const psa_setup *s)
+{
+    size_t window = (size_t)DET_CHANNELS * s->layout->window, m = 0;
+    for (size_t k = 0; k < w->n_ev; k++)
+        m += !w->ev[k].reject && w->ev[k].n_net > 0;
+    if (psa_block_reserve((void **)&w->resid, &w->cap_resid, m * window + 1, sizeof *w->resid))
+        return PSA_E_NOMEM;
+    m = 0;
+    for (size_t k = 0; k < w->n_ev; k++)
+        if (!w->ev[k].reject && w->ev[k].n_net > 0)
+            w->ev[k].resid = w->resid + window * m++;
+    return PSA_OK;
+}
+
 psa_status psa_block_search(psa_block *w, const psa_setup *s)
 {
     psa_status code;
     bool done;
     int rounds = 0;
-    if ((code = try_device(w, s, &done)) || done)
+    if ((code = try_device(w, s, &done)) || done || (code = place_resid(w, s)))
         return code;
     double t = psa_now();
     long n = (long)w->n_ev;

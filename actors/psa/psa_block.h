@@ -42,6 +42,8 @@ double psa_now(void);
 typedef struct psa_block {
     psa_event *ev;     /* one per top-level data:crystal frame, in order */
     size_t n_ev, cap_ev;
+    size_t n_sized;    /* of those, the frames whose size fits their counts (psa_event_sized): the
+                          only ones searched, so what their searches reserve follows the bytes */
     adf_frame *frame;  /* those frames (their traces are read from the input block) */
     size_t cap_frame;
     size_t *out_at;    /* psa_block_emit: where each frame's output starts */

@@ -104,12 +104,13 @@ static int begin(psa_block *w, const psa_setup *s)
 {
     w->n_gev = 0;
     w->gpu_rc = 0;
-    if (psa_block_reserve((void **)&w->gev, &w->cap_gev, w->n_ev + 1, sizeof *w->gev) ||
-        psa_block_reserve((void **)&w->gidx, &w->cap_gidx, w->n_ev + 1, sizeof *w->gidx) ||
-        psa_block_reserve((void **)&w->gq, &w->cap_gq, w->n_ev + 1, sizeof *w->gq) ||
-        psa_block_reserve((void **)&w->gowner, &w->cap_gowner, w->n_ev + 1, sizeof *w->gowner))
+    /* the GPU takes only events that pass their checks: at most the frames of a fitting size, not every key */
+    if (psa_block_reserve((void **)&w->gev, &w->cap_gev, w->n_sized + 1, sizeof *w->gev) ||
+        psa_block_reserve((void **)&w->gidx, &w->cap_gidx, w->n_sized + 1, sizeof *w->gidx) ||
+        psa_block_reserve((void **)&w->gq, &w->cap_gq, w->n_sized + 1, sizeof *w->gq) ||
+        psa_block_reserve((void **)&w->gowner, &w->cap_gowner, w->n_sized + 1, sizeof *w->gowner))
         return -1;
-    w->gpu_rc = pb_gpu_begin(s->engine->block, w->size, w->n_ev, w->gpu_msg, sizeof w->gpu_msg);
+    w->gpu_rc = pb_gpu_begin(s->engine->block, w->size, w->n_sized, w->gpu_msg, sizeof w->gpu_msg);
     return 0;
 }
 

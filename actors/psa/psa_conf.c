@@ -66,13 +66,14 @@ static const kit_key keys[] = {
       .help = "file with one line per hit (point, FoM, shift), published at each run's stop, or none; one "
               "live instance per file: instance k > 1 of one configuration writes FILE with .k before "
               "its extension (search.log -> search.2.log)" },
+    KIT_MAX_BAD_FRAMES(psa_settings, max_bad),
 };
 
 const kit_spec psa_spec = {
     "PSA", "filter",
     "pulse-shape analysis: data:crystal traces to data:psa hits by full or adaptive grid search "
     "against a basis (GPU or CPU); other frames pass through",
-    keys, KIT_COUNT(keys), sizeof(psa_settings),
+    keys, KIT_COUNT(keys), sizeof(psa_settings), psa_conf_resolve,
 };
 
 psa_settings psa_set;
@@ -164,9 +165,15 @@ static int mask_line(where *w, const kit_list *l, size_t first, size_t end)
         for (size_t j = 0; c >= 0 && j < i; j++)
             if (w->c.mask[s][j] == c)
                 c = -2;
+        if (c == s) /* a net-charge segment, which the FoM never counts (README: Search) */
+            c = -3;
         if (c < 0) {
             snprintf(w->msg, sizeof w->msg, "%s:%u: key 'Mask': channel '%s' is %s", w->path, line,
-                     l->v[first + 1 + i], c == -2 ? "listed twice" : "not 0..35 or core");
+                     l->v[first + 1 + i], c == -2 ? "listed twice"
+                                          : c == -3 ? "the segment itself: a mask lists the neighbours whose "
+                                                      "transient signals the FoM compares, never a net-charge "
+                                                      "segment"
+                                                    : "not 0..35 or core");
             return -1;
         }
         w->c.mask[s][i] = (uint8_t)c;
@@ -202,7 +209,11 @@ unsigned psa_conf_resolve(const char *dir)
         return kit_fail(psa_spec.actor, NARVAL_E_NOMEM, "no memory for a file name");
     snprintf(w.path, sizeof w.path, "%s", path);
     free(path);
-    if (choices(&w) || masks(&w))
+    if (choices(&w) || masks(&w) ||
+        kit_check_input(psa_set.basis, "Basis", w.path, kit_key_line("Basis"), w.msg, sizeof w.msg) ||
+        (strcmp(psa_set.search_log, "none") != 0 &&
+         kit_check_output(psa_set.search_log, false, "SearchLog", w.path, kit_key_line("SearchLog"), w.msg,
+                          sizeof w.msg)))
         return kit_fail(psa_spec.actor, NARVAL_E_CONFIG, "%s", w.msg);
     w.c.window_start = (int)psa_set.window_start;
     w.c.window = (uint32_t)psa_set.window_length;

@@ -9,7 +9,7 @@
 typedef struct psa_settings {
     char *basis, *search_log;
     kit_list device, search, data, kernel, masks, gpu_work;
-    int64_t gpu, window_start, window_length, threads, block_parts;
+    int64_t gpu, window_start, window_length, threads, block_parts, max_bad;
     double threshold, exponent, coarse_mm, radius_mm, fraction, shift_range, shift_step, max_energy;
 } psa_settings;
 
@@ -27,8 +27,10 @@ extern const kit_spec psa_spec;
 extern psa_settings psa_set;
 extern psa_config psa_conf;
 
-/* Checks what kit_config could not (choices, masks) and fills psa_conf (left
- * as it was on failure); NARVAL_E_CONFIG with the file, line and key logged. */
+/* Checks what kit_config could not (choices, masks, the basis readable, the
+ * SearchLog writable) and fills psa_conf (left as it was on failure);
+ * NARVAL_E_CONFIG with the file, line and key logged.  psa_spec's check:
+ * kit_config runs it. */
 unsigned psa_conf_resolve(const char *dir);
 
 #endif

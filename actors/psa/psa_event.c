@@ -79,7 +79,7 @@ unsigned psa_event_samples(const adf_frame *f)
     return n <= ADF_MAX_SAMPLES ? n : 0;
 }
 
-static psa_reject check(const adf_frame *f, psa_event *ev, const psa_timing *tm)
+psa_reject psa_event_sized(const adf_frame *f)
 {
     const uint8_t *p = f->payload;
     if (f->payload_size < ADF_CRYSTAL_FIXED)
@@ -89,6 +89,16 @@ static psa_reject check(const adf_frame *f, psa_event *ev, const psa_timing *tm)
         return PSA_REJECT_CHANNELS;
     if (ns < 1 || ns > ADF_MAX_SAMPLES || f->payload_size != adf_crystal_payload_size(nc, ns))
         return PSA_REJECT_PAYLOAD;
+    return PSA_ACCEPTED;
+}
+
+static psa_reject check(const adf_frame *f, psa_event *ev, const psa_timing *tm)
+{
+    const uint8_t *p = f->payload;
+    psa_reject sized = psa_event_sized(f);
+    if (sized != PSA_ACCEPTED)
+        return sized;
+    unsigned nc = adf_get_u16(p + 4), ns = adf_get_u16(p + 6);
     float gain = adf_get_f32(p + 8);
     if (!(gain > 0) || !isfinite(gain))
         return PSA_REJECT_GAIN;

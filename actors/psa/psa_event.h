@@ -75,6 +75,11 @@ typedef struct psa_event {
  * their median, or -1 when no point's signal reaches half height. */
 double psa_basis_edges(const det_basis *b, double fraction, double ratio, float *edge);
 
+/* The size checks of psa_event_decode: PSA_ACCEPTED when the payload holds
+ * exactly the counts it states for 37 channels, the only frames the other
+ * checks may accept; else the reason. */
+psa_reject psa_event_sized(const adf_frame *f);
+
 /* Decodes and checks a data:crystal frame into ev; ev->reject says the
  * verdict.  For an accepted event: the net-charge segments and the start
  * time; its traces are read from the frame (which must outlive ev) when

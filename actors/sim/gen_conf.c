@@ -72,7 +72,7 @@ const kit_spec gen_spec = {
     "simulates γ rays in the array and emits crystal traces and the truth, then one meta:eof; every run "
     "continues the event numbers (and so the random streams and the clock) where the last one stopped, "
     "reset and initialise included (Source gammaevents reads its file again from the start)",
-    gen_keys, KIT_COUNT(gen_keys), sizeof(gen_conf),
+    gen_keys, KIT_COUNT(gen_keys), sizeof(gen_conf), gen_resolve,
 };
 
 gen_conf gen_settings;
@@ -288,6 +288,12 @@ unsigned gen_resolve(const char *directory_path)
         code = read_outputs(&w, &p);
     if (!code)
         code = read_traces(&w, &p);
+    if (!code)
+        code = kit_check_input(gen_settings.array, "Array", w.path, kit_key_line("Array"), w.msg, sizeof w.msg);
+    if (!code)
+        code = kit_check_input(gen_settings.crystal, "Crystal", w.path, kit_key_line("Crystal"), w.msg, sizeof w.msg);
+    if (!code && p.emit_crystals)
+        code = kit_check_input(gen_settings.basis, "Basis", w.path, kit_key_line("Basis"), w.msg, sizeof w.msg);
     if (!code)
         code = kit_crystals_read(&gen_settings.crystals, w.path, "Crystals", &p.crystals, w.msg, sizeof w.msg);
     if (!code && !p.crystals.all && !p.emit_crystals) {

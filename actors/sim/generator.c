@@ -11,8 +11,6 @@ static void release(void *algo_data) { gen_release(algo_data); }
 void process_config(const char *directory_path, unsigned int *error_code)
 {
     *error_code = kit_config(&gen_spec, directory_path, &gen_settings);
-    if (*error_code == 0)
-        *error_code = gen_resolve(directory_path);
 }
 
 const char *process_describe(void) { return kit_describe(&gen_spec); }

@@ -20,7 +20,7 @@ typedef struct tracker_conf {
     bool keep_input, core_scale;
     double min_cluster, min_single, single_isolation, theta_scale, pos_a, pos_b, energy_sigma;
     double shell_inner, shell_outer, beta, smear_a, smear_b;
-    int64_t seed, gpu;
+    int64_t seed, gpu, max_bad;
 } tracker_conf;
 
 #define KEY(name, type, field, def, ...) { name, type, offsetof(tracker_conf, field), def, __VA_ARGS__ }
@@ -62,12 +62,15 @@ static const kit_key tracker_keys[] = {
         .help = "mm: Input truth smears each axis by a Gaussian of FWHM A + B sqrt(100 keV / e)"),
     KEY("SmearFwhmB", KIT_REAL, smear_b, "6.2", KIT_RANGE(0, 1000), .help = "mm: B of the smearing's FWHM"),
     KEY("Seed", KIT_INT, seed, "1", KIT_MIN(0), .help = "seed of the smearing (per event: same seed, same bytes)"),
+    KIT_MAX_BAD_FRAMES(tracker_conf, max_bad),
 };
+
+static unsigned check_conf(const char *directory_path);
 
 static const kit_spec tracker_kit = {
     "Tracker", "filter",
     "forward tracking (OFT-style) of event:data:psa into data:tracked gammas, on the GPU or the CPU",
-    tracker_keys, KIT_COUNT(tracker_keys), sizeof(tracker_conf),
+    tracker_keys, KIT_COUNT(tracker_keys), sizeof(tracker_conf), check_conf,
 };
 
 static tracker_conf conf;
@@ -192,14 +195,25 @@ static unsigned derive(const char *path)
     return 0;
 }
 
+/* The keys that depend on each other, and the files named, before any run. */
+static unsigned check_conf(const char *directory_path)
+{
+    char msg[1536];
+    char *path = kit_conf_path(directory_path, tracker_kit.actor);
+    if (!path)
+        return kit_fail(tracker_kit.actor, NARVAL_E_NOMEM, "out of memory");
+    unsigned code = derive(path);
+    if (!code && ((code = kit_check_input(conf.array, "Array", path, kit_key_line("Array"), msg, sizeof msg)) ||
+                  (code = kit_check_input(conf.geometry, "Geometry", path, kit_key_line("Geometry"), msg,
+                                          sizeof msg))))
+        kit_fail(tracker_kit.actor, code, "%s", msg);
+    free(path);
+    return code;
+}
+
 void process_config(const char *directory_path, unsigned int *error_code)
 {
     *error_code = kit_config(&tracker_kit, directory_path, &conf);
-    if (*error_code)
-        return;
-    char *path = kit_conf_path(directory_path, tracker_kit.actor);
-    *error_code = path ? derive(path) : kit_fail(tracker_kit.actor, NARVAL_E_NOMEM, "out of memory");
-    free(path);
 }
 
 const char *process_describe(void) { return kit_describe(&tracker_kit); }
@@ -348,20 +362,20 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     char msg[512];
     unsigned code = 0;
     tr_status rc = TR_OK;
-    bool truth = f->key.id == ADF_ID_NW_TRUTH;
+    bool truth = f->key.id == ADF_ID_NW_TRUTH, psa = f->key.id == ADF_ID_EVENT_DATA_PSA || f->key.id == ADF_ID_DATA_PSA;
     (void)out;
-    if (!derived.truth && (f->key.id == ADF_ID_EVENT_DATA_PSA || f->key.id == ADF_ID_DATA_PSA)) {
-        if (conf.keep_input && (code = add_item(t, f, true, true)) != 0)
-            return code;
+    if (!derived.truth && psa)
         rc = tracker_events_add_psa(&t->ev, &t->lookup, f, t->psa, msg, sizeof msg);
-    } else if (!(derived.truth && truth))
+    else if (!(derived.truth && truth))
         return add_item(t, f, true, false);
-    else if ((code = add_item(t, f, true, false)) != 0)
-        return code;
     else
         rc = tracker_events_add_truth(&t->ev, &t->lookup, &derived.smear, f, t->truth, msg, sizeof msg);
+    if (rc == TR_E_INPUT || rc == TR_E_DATA) /* a bad frame: neither tracked nor passed on */
+        return kit_bad_frame(t, f, "%s", msg);
     if (rc != TR_OK)
         return kit_fail(t->k.name, narval_code(rc), "%s", msg);
+    if ((truth || conf.keep_input) && (code = add_item(t, f, true, !truth)) != 0)
+        return code;
     return add_item(t, f, false, false);
 }
 
@@ -448,7 +462,7 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     tracker_events_clear(&t->ev);
     t->n_items = 0;
     memset(&t->block, 0, sizeof t->block);
-    unsigned code = kit_filter_block(t->k.name, &ops, t, input_buffer, size_of_input_buffer, output_buffer,
+    unsigned code = kit_filter_block(t, &ops, t, input_buffer, size_of_input_buffer, output_buffer,
                                      size_of_output_buffer, used_size_of_output_buffer);
     if (code == 0)
         add_counts(&t->run, &t->block);

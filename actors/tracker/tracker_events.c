@@ -121,6 +121,12 @@ static tr_status add_hit(tracker_events *ev, const tracker_lookup *l, uint16_t i
         snprintf(msg, len, "crystal %u: a hit with a position or energy that is not a number", id);
         return TR_E_DATA;
     }
+    if (fabsf(h->x) > TRACKER_MAX_HIT_MM || fabsf(h->y) > TRACKER_MAX_HIT_MM || fabsf(h->z) > TRACKER_MAX_HIT_MM ||
+        h->e > TRACKER_MAX_HIT_KEV) {
+        snprintf(msg, len, "crystal %u: a hit at (%g, %g, %g) mm of %g keV, beyond %g mm of its crystal's origin "
+                 "or %g keV", id, h->x, h->y, h->z, h->e, TRACKER_MAX_HIT_MM, TRACKER_MAX_HIT_KEV);
+        return TR_E_DATA;
+    }
     if (h->e <= 0) {
         ev->skipped_hits++;
         return 0;

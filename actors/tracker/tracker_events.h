@@ -18,6 +18,13 @@ enum {
     TRACKER_STATUS_TRUNCATED = 2, /* more than ADF_TRACKED_MAX gammas: the lowest ranked left out */
 };
 
+/* A hit farther than this from its crystal's origin on any axis (a crystal
+ * is about 90 mm long and 80 mm across), or with more energy, is not a
+ * measurement: its frame is bad (the figure of merit of such a point
+ * overflows to NaN on the CPU and the GPU alike). */
+#define TRACKER_MAX_HIT_MM 1000.0f
+#define TRACKER_MAX_HIT_KEV 1e6f
+
 /* Core scaling (Tracker.conf CoreScale): a crystal's hit energies are
  * multiplied by e0 / (their sum) so that they add up to the core energy,
  * which has the better resolution and also holds the deposits of segments
@@ -63,8 +70,9 @@ void tracker_events_free(tracker_events *ev);
 /* Appends one event from an event:data:psa frame (every member's hits) or a
  * data:psa frame (one crystal), each crystal's hits scaled to its core energy
  * when ev->core_scale is set.  Returns TR_OK or a code with msg: a
- * malformed member (TR_E_INPUT), a crystal id the array lacks or a position
- * that is not finite (TR_E_DATA), no memory.  psa is scratch. */
+ * malformed member (TR_E_INPUT), a crystal id the array lacks, a position
+ * or an energy that is not finite or beyond TRACKER_MAX_HIT_* (TR_E_DATA),
+ * no memory.  psa is scratch. */
 tr_status tracker_events_add_psa(tracker_events *ev, const tracker_lookup *l, const adf_frame *f,
                                  adf_psa *psa, char *msg, size_t len);
 
