@@ -349,7 +349,7 @@ memcheck: all
 # ---- fuzzing (clang + libFuzzer): one target per tests/fuzz/fuzz_*.c, built by a make of its own in
 # build/fuzz/ (clang, ASan + UBSan and the fuzzer's coverage on every object, no CUDA).  A target named after
 # an actor (fuzz_psa) links that actor's objects and libraries and calls its process_* entry points
-# (tests/fuzz/harness.h); the others link the emulator's and the analysis libraries.  make fuzz runs each for
+# (tests/fuzz/harness.h); the others link what the tests link (ALL_LIBS).  make fuzz runs each for
 # FUZZ_SECONDS, FUZZ_JOBS at a time (tests/fuzz/run.sh: corpora, logs and crashes in build/fuzz/); without a
 # clang that has libFuzzer it says so and succeeds.
 FUZZ_SECONDS ?= 60
@@ -360,11 +360,11 @@ FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=un
 FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz_actor = $(filter $(patsubst fuzz_%,%,$(1)),$(ACTORS))
 fuzz_links = $(if $(call fuzz_actor,$(1)),$(call obj,$($(call fuzz_actor,$(1))_SRCS)) $($(call fuzz_actor,$(1))_LIBS) \
-	$(LIBKIT),$(LIBEMU) $(LIBANA)) $(LIBDET) $(LIBADF_A)
+	$(LIBKIT) $(LIBDET) $(LIBADF_A),$(ALL_LIBS))
 define fuzz_rule
 $(BUILD)/bin/$(1): $(BUILD)/obj/tests/fuzz/$(1).o $(call fuzz_links,$(1))
 	@mkdir -p $$(@D)
-	$$(CC) -fsanitize=fuzzer,address,undefined -fopenmp -o $$@ $$^ $$(LINK_LIBS)
+	$$(CC) -fsanitize=fuzzer $$(LDFLAGS_ALL) -o $$@ $$^ $$(LINK_LIBS)
 endef
 $(foreach f,$(FUZZ_NAMES),$(eval $(call fuzz_rule,$(f))))
 .PHONY: fuzz-build
@@ -381,8 +381,17 @@ fuzz: deps
 	@if ! $(fuzz_usable); then echo "narwhal: make fuzz skipped: no $(FUZZ_CC) with libFuzzer here (apt-get install clang)"; \
 	  exit 0; fi; \
 	$(MAKE) --no-print-directory $(FUZZ_DIR)/fuzz.basis && \
-	$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR) CC=$(FUZZ_CC) NO_CUDA=1 OPT=-O1 SANFLAGS='$(FUZZ_SAN)' fuzz-build && \
+	$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR) CC=$(FUZZ_CC) NO_CUDA=1 NO_MPI=1 OPT=-O1 SANFLAGS='$(FUZZ_SAN)' fuzz-build && \
 	tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_NAMES)
+
+# the line coverage of each target's sources by its corpus and seeds (after make fuzz): the targets again,
+# instrumented for llvm-cov instead of the sanitizers (build/fuzz-cov), each input run once
+.PHONY: fuzz-coverage
+fuzz-coverage: deps
+	@if ! $(fuzz_usable); then echo "narwhal: make fuzz-coverage skipped: no $(FUZZ_CC) with libFuzzer here"; exit 0; fi; \
+	$(MAKE) --no-print-directory BUILD=build/fuzz-cov CC=$(FUZZ_CC) NO_CUDA=1 OPT=-O1 \
+	  SANFLAGS='-fsanitize=fuzzer-no-link -fprofile-instr-generate -fcoverage-mapping' fuzz-build && \
+	tests/fuzz/coverage.sh build/fuzz-cov $(FUZZ_DIR) $(FUZZ_NAMES)
 
 # ---- benchmarks: every program named bench-* runs in turn
 bench: all
