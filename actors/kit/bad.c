@@ -8,7 +8,7 @@
 /* The host's table (narval.h), set before process_config and read-only after. */
 static const narwhal_host *host;
 
-void process_host(const narwhal_host *h) { host = h; }
+void kit_set_host(const narwhal_host *h) { host = h; }
 
 const narwhal_host *kit_host(void) { return host; }
 

@@ -274,7 +274,8 @@ kit_instance *kit_instance_of(void *algo_data);
 /* Defines an actor's process_initialise, process_start, process_stop,
  * process_pause, process_resume, process_reset and process_unload from its
  * hooks (each may be NULL): the kit checks the sequence, the hooks do the
- * work.  Pause and resume only change the state; KIT_LIFECYCLE_EX also takes
+ * work; and process_host (narval.h), which hands the kit the host's table.
+ * Pause and resume only change the state; KIT_LIFECYCLE_EX also takes
  * their hooks. */
 #define KIT_LIFECYCLE(initialise, start, stop, reset, release)                                  \
     KIT_LIFECYCLE_EX(initialise, start, stop, reset, release, NULL, NULL)
@@ -307,7 +308,8 @@ kit_instance *kit_instance_of(void *algo_data);
     void process_unload(void *algo_data, unsigned int *error_code)                             \
     {                                                                                          \
         *error_code = kit_unload(algo_data, release);                                          \
-    }
+    }                                                                                          \
+    void process_host(const narwhal_host *host) { kit_set_host(host); }
 
 /* ---- bad frames: one policy for every actor ------------------------------
  * A frame whose framing is sound (its length, its sub-frames) but whose
@@ -364,8 +366,10 @@ void kit_where(const adf_frame *f, char *out, size_t len);
 /* The same for the frame that starts at byte `offset` of a block whose framing
  * is bad there: its key is read when one lies there whole. */
 void kit_where_at(const void *block, size_t size, size_t offset, char *out, size_t len);
-/* The host's table (narval.h), NULL under a host that gives none. */
+/* The host's table (narval.h), NULL under a host that gives none;
+ * process_host (KIT_LIFECYCLE defines it) sets it. */
 const narwhal_host *kit_host(void);
+void kit_set_host(const narwhal_host *host);
 
 /* ---- frame loops for filters ----------------------------------------------
  * kit_filter_block runs a filter's process_block for instance algo_data
