@@ -264,9 +264,15 @@ __device__ __forceinline__ float fom_point(const int16_t *m, const int16_t *b, u
 __device__ __forceinline__ float diff(float m, float b) { return GS_SUB(m, b); }
 __device__ __forceinline__ float diff(int m, int b) { return (float)(m - b) * GS_I16_STEP; }
 
+/* acc + a value's bound: its bucket of gs_lb_index (kFine) or of gs_lb_exponent. */
+template <bool kFine> __device__ __forceinline__ float acc_lb(float acc, float d, const float *lb)
+{
+    return kFine ? gs_acc_lb(acc, d, lb) : GS_ADD(acc, lb[gs_lb_exponent(d)]);
+}
+
 /* The bounds of the step from col0 (gs_lb_point's sums) for the pairs the
  * thread holds; false when the block stopped early: then no pair is kept. */
-template <typename T>
+template <typename T, bool kFine>
 __device__ __forceinline__ bool bound_step(const step_in<T> &s, uint32_t col0, uint32_t col_end, const float U[kQ],
                                            uint32_t live, float total[kQ][kR])
 {
@@ -290,7 +296,7 @@ __device__ __forceinline__ bool bound_step(const step_in<T> &s, uint32_t col0, u
             for (int q = 0; q < kQ; q++)
 #pragma unroll
                 for (int r = 0; r < kR; r++)
-                    part[q][r] = gs_acc_lb(part[q][r], diff(m[q], b[r]), s.lb);
+                    part[q][r] = acc_lb<kFine>(part[q][r], diff(m[q], b[r]), s.lb);
         }
         alive = 0;
 #pragma unroll
@@ -319,7 +325,7 @@ __device__ __forceinline__ float best_so_far(const unsigned long long *block_bes
 constexpr size_t kPruneExtra = GS_LB_TABLE * sizeof(float) + kTileQ * sizeof(unsigned long long) +
                                16 + kTileQ * kTileC * sizeof(uint32_t);
 
-template <typename T>
+template <typename T, bool kFine>
 __global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
 {
     extern __shared__ __align__(16) unsigned char smem[];
@@ -341,8 +347,9 @@ __global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
         coef[i] = a.coef[i];
     for (int i = threadIdx.x; i < GS_EXP_TABLE; i += kThreads)
         scale[i] = a.scale[i];
-    for (int i = threadIdx.x; i < GS_LB_TABLE; i += kThreads)
-        lb[i] = a.lb[i];
+    const float *table = kFine ? a.lb : a.lb + GS_LB_TABLE;
+    for (int i = threadIdx.x; i < (kFine ? GS_LB_TABLE : GS_EXP_TABLE); i += kThreads)
+        lb[i] = table[i];
     if (threadIdx.x < kTileQ)
         block_best[threadIdx.x] = ~0ull;
     if (threadIdx.x == 0)
@@ -382,7 +389,7 @@ __global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
             uint32_t j = warp * kQ + q;
             U[q] = (live >> q & 1u) ? best_so_far(block_best + j, a.answer + t.first + j) : 0.0f;
         }
-        if (!bound_step(s, col0, t.col_end, U, live, total))
+        if (!bound_step<T, kFine>(s, col0, t.col_end, U, live, total))
             continue;
         if (s.busy)
             for (int q = 0; q < kQ; q++)
@@ -507,7 +514,8 @@ struct gs_gpu {
     float *scale, *lb, coef[GS_POW_DEGREE + 1];
     uint32_t window, max_k;
     size_t smem_tiles, smem_near, smem_prune;
-    bool prune, can_prune;         /* gs_gpu_set_prune; the device has search_tiles_pruned's shared memory */
+    int prune;                     /* gs_gpu_set_prune's */
+    bool can_prune;                /* the device has search_tiles_pruned's shared memory */
     stage st[2];
     float kernel_ms; /* of the last gs_gpu_search */
     gs_gpu_time total;
@@ -543,18 +551,27 @@ int plan_shared(gs_gpu *g, char *msg, size_t len)
                                    (int)g->smem_tiles), "cudaFuncSetAttribute");
         GPU_CHECK(cudaFuncSetAttribute(search_near<int16_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)g->smem_near), "cudaFuncSetAttribute");
-        if (g->can_prune)
-            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<int16_t>,
+        if (g->can_prune) {
+            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<int16_t, true>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune),
                       "cudaFuncSetAttribute");
+            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<int16_t, false>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune),
+                      "cudaFuncSetAttribute");
+        }
     } else {
         GPU_CHECK(cudaFuncSetAttribute(search_tiles<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)g->smem_tiles), "cudaFuncSetAttribute");
         GPU_CHECK(cudaFuncSetAttribute(search_near<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)g->smem_near), "cudaFuncSetAttribute");
-        if (g->can_prune)
-            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           (int)g->smem_prune), "cudaFuncSetAttribute");
+        if (g->can_prune) {
+            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<float, true>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune),
+                      "cudaFuncSetAttribute");
+            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<float, false>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune),
+                      "cudaFuncSetAttribute");
+        }
     }
     if (g->elem == 2)
         GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<int16_t>, kThreads,
@@ -719,8 +736,10 @@ args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned lo
 template <typename T>
 void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, int adaptive, cudaStream_t st)
 {
-    if (g->prune && !adaptive)
-        search_tiles_pruned<T><<<(unsigned)n_tiles, kThreads, g->smem_prune, st>>>(a);
+    if (g->prune == GS_PRUNE_FINE && !adaptive)
+        search_tiles_pruned<T, true><<<(unsigned)n_tiles, kThreads, g->smem_prune, st>>>(a);
+    else if (g->prune == GS_PRUNE_EXPONENT && !adaptive)
+        search_tiles_pruned<T, false><<<(unsigned)n_tiles, kThreads, g->smem_prune, st>>>(a);
     else
         search_tiles<T><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
     if (adaptive)
@@ -839,6 +858,15 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
     free(g);
 }
 
+/* The bound tables side by side: lb[] (GS_PRUNE_FINE), then its coarsening per exponent (GS_PRUNE_EXPONENT). */
+static int upload_bounds(gs_gpu *g, const gs_pow *pw, char *msg, size_t len)
+{
+    float both[GS_LB_TABLE + GS_EXP_TABLE];
+    memcpy(both, pw->lb, sizeof pw->lb);
+    gs_lb_coarsen(pw->lb, both + GS_LB_TABLE);
+    return gpu_upload((void **)&g->lb, both, sizeof both, "uploading the bound tables", msg, len);
+}
+
 static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, size_t len)
 {
     GPU_SELECT(g->device);
@@ -858,7 +886,7 @@ static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, siz
                          len)) ||
         (rc = gpu_upload((void **)&g->near, b->near, b->n_near * sizeof(uint32_t), what, msg, len)) ||
         (rc = gpu_upload((void **)&g->scale, pw->scale, sizeof pw->scale, what, msg, len)) ||
-        (rc = gpu_upload((void **)&g->lb, pw->lb, sizeof pw->lb, what, msg, len)))
+        (rc = upload_bounds(g, pw, msg, len)))
         return rc;
     return plan_shared(g, msg, len);
 }
@@ -894,11 +922,11 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
     return GPU_OK;
 }
 
-extern "C" int gs_gpu_set_prune(gs_gpu *g, int on)
+extern "C" int gs_gpu_set_prune(gs_gpu *g, int mode)
 {
-    if (on && !g->can_prune)
+    if (mode < GS_PRUNE_OFF || mode > GS_PRUNE_FINE || (mode != GS_PRUNE_OFF && !g->can_prune))
         return GPU_FAIL;
-    g->prune = on != 0;
+    g->prune = mode;
     return GPU_OK;
 }
 

@@ -178,6 +178,23 @@ GPUd() static inline uint32_t gs_lb_index(float d)
     return gs_bits(d) << 1 >> (24 - GS_LB_BITS);
 }
 
+/* A coarser table of the same kind: 256 entries, one per exponent, each the
+ * least of its GS_LB_BITS buckets (gs_lb_coarsen): looser, but its reads hit
+ * distinct shared-memory banks for distinct exponents. */
+GPUd() static inline uint32_t gs_lb_exponent(float d)
+{
+    return gs_bits(d) << 1 >> 24;
+}
+
+static inline void gs_lb_coarsen(const float *lb, float *lb_exp)
+{
+    for (int e = 0; e < GS_EXP_TABLE; e++) {
+        lb_exp[e] = lb[e << GS_LB_BITS];
+        for (int j = 1; j < 1 << GS_LB_BITS; j++)
+            lb_exp[e] = lb[e << GS_LB_BITS | j] < lb_exp[e] ? lb[e << GS_LB_BITS | j] : lb_exp[e];
+    }
+}
+
 GPUd() static inline float gs_acc_lb(float acc, float d, const float *lb)
 {
     return GS_ADD(acc, lb[gs_lb_index(d)]);

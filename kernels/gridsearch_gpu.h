@@ -87,9 +87,14 @@ int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adapti
 void *gs_gpu_pinned(gs_gpu *g, size_t bytes);
 
 /* The full search pruned (kernels/gridsearch.cu's search_tiles_pruned; off
- * after gs_gpu_create): the same answers and bits, fewer FoMs computed.
- * GPU_FAIL when the device lacks its shared memory (nothing changes). */
-int gs_gpu_set_prune(gs_gpu *g, int on);
+ * after gs_gpu_create): the same answers and bits, fewer FoMs computed.  The
+ * bound per value from gridsearch_fom.h's table of its exponent (256
+ * entries: distinct exponents, distinct shared-memory banks) or of its
+ * exponent and top mantissa bits (2048: tighter, fewer FoMs, reads that may
+ * share a bank).  GPU_FAIL for another mode, or when the device lacks the
+ * kernel's shared memory (nothing changes). */
+enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE };
+int gs_gpu_set_prune(gs_gpu *g, int mode);
 
 /* The milliseconds the last gs_gpu_search spent in kernels (summed over its chunks). */
 double gs_gpu_kernel_ms(const gs_gpu *g);

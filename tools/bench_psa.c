@@ -642,19 +642,24 @@ static void run_ladder(bench *B)
     }
 }
 
-/* With --gpu-prune, the GPU's pruned full search (search_tiles_pruned) on the same searches. */
+/* With --gpu-prune, the GPU's pruned full search (search_tiles_pruned) on the
+ * same searches, with each of its two bound tables. */
 static void run_gpu_pruned(bench *B, psa_engine *gpu, psa_data data)
 {
 #ifdef NARWHAL_HAVE_CUDA
-    if (!B->o.gpu_prune)
-        return;
-    if (gs_gpu_set_prune(gpu->gpu, 1) != GPU_OK) {
-        printf("bench-psa: no pruned GPU row: the device lacks the pruned kernel's shared memory\n");
-        B->failures++;
-        return;
+    static const struct { int mode; const char *path; } modes[] = {
+        { GS_PRUNE_EXPONENT, "GPU pruned, exponent bound" },
+        { GS_PRUNE_FINE, "GPU pruned, 3-bit bound" },
+    };
+    for (int i = 0; B->o.gpu_prune && i < 2; i++) {
+        if (gs_gpu_set_prune(gpu->gpu, modes[i].mode) != GPU_OK) {
+            printf("bench-psa: no pruned GPU row: the device lacks the pruned kernel's shared memory\n");
+            B->failures++;
+            return;
+        }
+        run_engine(B, gpu, modes[i].path, data, PSA_FULL, B->o.searches, 5);
     }
-    run_engine(B, gpu, "GPU pruned", data, PSA_FULL, B->o.searches, 5);
-    gs_gpu_set_prune(gpu->gpu, 0);
+    gs_gpu_set_prune(gpu->gpu, GS_PRUNE_OFF);
 #endif
 }
 
@@ -700,10 +705,13 @@ static void run_all(bench *B)
     for (int d = 0; have_gpu && d < 2; d++) {
         const char *dn = d ? "int16" : "float";
         char what[64];
-        snprintf(what, sizeof what, "GPU pruned = GPU, %s full (bits)", dn);
-        agree(B, what, find(B, "GPU", dn, "full"), find(B, "GPU pruned", dn, "full"), false, true);
-        snprintf(what, sizeof what, "GPU pruned = CPU, %s full (bits)", dn);
-        agree(B, what, find(B, "CPU,", dn, "full"), find(B, "GPU pruned", dn, "full"), false, true);
+        for (int k = 0; k < 2; k++) {
+            const char *pruned = k ? "GPU pruned, 3-bit" : "GPU pruned, exponent";
+            snprintf(what, sizeof what, "%s = GPU, %s full (bits)", pruned, dn);
+            agree(B, what, find(B, "GPU", dn, "full"), find(B, pruned, dn, "full"), false, true);
+            snprintf(what, sizeof what, "%s = CPU, %s full (bits)", pruned, dn);
+            agree(B, what, find(B, "CPU,", dn, "full"), find(B, pruned, dn, "full"), false, true);
+        }
     }
     run_cpu_kernels(B);
     run_ladder(B);

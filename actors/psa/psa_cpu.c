@@ -512,11 +512,11 @@ void psa_cpu_init(psa_cpu *c, const psa_layout *l, const gs_pow *pw, psa_data da
         c->simd = PSA_SIMD_AVX2;
     else
         c->simd = PSA_SIMD_SCALAR;
+    float lb_exp[GS_EXP_TABLE];
+    gs_lb_coarsen(pw->lb, lb_exp);
     for (int e = GS_EXP_ZERO; e <= GS_EXP_TOP; e++) {
         c->rotated[e % 64] = pw->scale[e];
-        c->rotated_lb[e % 64] = pw->lb[e << GS_LB_BITS];
-        for (int j = 1; j < 1 << GS_LB_BITS; j++)
-            c->rotated_lb[e % 64] = fminf(c->rotated_lb[e % 64], pw->lb[e << GS_LB_BITS | j]);
+        c->rotated_lb[e % 64] = lb_exp[e];
     }
 }
 
