@@ -318,9 +318,9 @@ run: deps
 run-chain:
 	@mkdir -p $(CHAIN_OUT)
 	@set -o pipefail; start=$$(date +%s.%N); \
-	echo "narwhal: topologies/full_chain.xml: generator -> psa -> builder -> tracker -> histo -> adf_writer (log: $(CHAIN_OUT)/run.log)"; \
+	echo "narwhal: topologies/full_chain.xml: generator -> psa -> builder -> tracker -> histo -> adf_writer (log: $(CHAIN_OUT)/run.log; the per-actor table ends the summary)"; \
 	$(NARWHAL) run topologies/full_chain.xml --pipeline --actors $(BUILD)/actors --report $(CHAIN_OUT)/report.tsv \
-	  2>&1 | tee $(CHAIN_OUT)/run.log && \
+	  2>&1 >$(CHAIN_OUT)/run-table.txt | tee $(CHAIN_OUT)/run.log && \
 	$(NARWHAL) summary $(CHAIN_OUT)/output.adf --narwhal $(CHAIN_OUT)/output.narwhal.adf --report $(CHAIN_OUT)/report.tsv \
 	  --plots $(CHAIN_OUT)/plots --histo $(CHAIN_OUT)/histo | tee $(CHAIN_OUT)/summary.txt && \
 	awk -v s=$$start -v e=$$(date +%s.%N) 'BEGIN { t = e - s; printf "narwhal: the chain and its summary took %.0f s: %s\n", t, \

@@ -328,7 +328,7 @@ static void print_histo(FILE *out, const char *dir)
     }
     count_dir(dir, &c, 0);
     unsigned other = c.files - c.spe - c.spe_txt - c.csv - c.m4b - c.png;
-    fprintf(out, "  histo wrote %u files under %s/ and its %u subdirectories: %u .spe, %u .spe.txt (each .spe's "
+    fprintf(out, "  histo wrote %u files under %s/ (%u subdirectories included): %u .spe, %u .spe.txt (each .spe's "
                  "calibration and counts per keV), %u .csv, %u .m4b, %u .png%s%s%s",
             c.files, dir, c.dirs, c.spe, c.spe_txt, c.csv, c.m4b, c.png, c.png ? " (" : "", c.pngs,
             c.png > 8 ? ", ...)" : c.png ? ")" : "");

@@ -53,8 +53,15 @@ static histo_status write_instance(const histo_spec *s, const histo_decl *d, con
     bool m4b = d->g.dims == 2 && d->g.ax[0].bins == HISTO_M4B_SIDE &&
                d->g.ax[1].bins == HISTO_M4B_SIDE;
     if (d->g.dims == 1 && (s->formats & HISTO_SPE)) {
+        char spe[80];
         snprintf(path, sizeof path, "%s.spe", base);
+        snprintf(spe, sizeof spe, "%s.spe", name);
         code = counted(histo_write_spe(files, path, name, slots, d->g.ax[0].bins, msg, len), w);
+        snprintf(path, sizeof path, "%s.spe.txt", base);
+        if (!code)
+            code = counted(histo_write_spe_notes(files, path, spe, name, histo_quantities[d->q].name,
+                                                 histo_quantities[d->q].label[0], &d->g.ax[0], slots, msg, len),
+                           w);
     }
     if (!code && m4b && (s->formats & HISTO_M4B)) {
         snprintf(path, sizeof path, "%s.m4b", base);

@@ -11,7 +11,8 @@
 
 /*
  * Layout under DIR:
- *   NAME.spe, NAME.csv, NAME.m4b     a declaration of scope sum
+ *   NAME.spe, NAME.spe.txt           a declaration of scope sum: 1D (the .spe's companion: calibration)
+ *   NAME.csv, NAME.m4b
  *   NAME/NAME_c012.spe ...           scope crystal: one file per crystal
  *   NAME/NAME_c012_s05.spe ...       scope segment: one file per crystal and segment
  *   PLOT.png                         each plot (NAME, NAME_c012, NAME_c012_s05)

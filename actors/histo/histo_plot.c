@@ -1,4 +1,4 @@
-/* histo_plot.c: draws a 1D spectrum as a PNG with gnuplot: labelled axes, the range that holds counts, the highest bin marked. */
+/* histo_plot.c: draws a 1D spectrum as a PNG with gnuplot: a physicist's title and axes, the range that holds counts, lone bins kept visible, the highest bin marked. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -40,47 +40,78 @@ static view frame(const uint64_t *bins, uint64_t n)
     return v;
 }
 
-/* The unit inside the last parentheses of an axis label: "keV" of "core energy (keV)". */
-static void unit_of(const char *label, char *out, size_t len)
+/* What a physicist calls each quantity: the plot's title and its x axis. */
+static const struct {
+    const char *title, *axis, *unit;
+} quantity_names[HISTO_Q_COUNT] = {
+    [HISTO_Q_CRYSTAL_SEGMENT] = {"Segment energy (traces)", "Energy (keV)", "keV"},
+    [HISTO_Q_CRYSTAL_CORE] = {"Core energy (traces)", "Energy (keV)", "keV"},
+    [HISTO_Q_PSA_E] = {"Interaction energy (PSA hits)", "Energy (keV)", "keV"},
+    [HISTO_Q_PSA_X] = {"Interaction x (PSA hits, crystal frame)", "x (mm)", "mm"},
+    [HISTO_Q_PSA_Y] = {"Interaction y (PSA hits, crystal frame)", "y (mm)", "mm"},
+    [HISTO_Q_PSA_Z] = {"Interaction z (PSA hits, crystal frame)", "z (mm)", "mm"},
+    [HISTO_Q_PSA_CORE] = {"Crystal energy, untracked (PSA core e0)", "Energy (keV)", "keV"},
+    [HISTO_Q_TRACKED_E] = {"Tracked γ-ray energy", "Energy (keV)", "keV"},
+    [HISTO_Q_TRACKED_E_DC] = {"Tracked γ-ray energy, Doppler-corrected", "Energy (keV)", "keV"},
+    [HISTO_Q_GG_E] = {"γ-γ coincidences", "Energy (keV)", "keV"},
+    [HISTO_Q_GG_E_DC] = {"γ-γ coincidences, Doppler-corrected", "Energy (keV)", "keV"},
+    [HISTO_Q_PSA_XY] = {"Interaction x-y (PSA hits)", "x (mm)", "mm"},
+};
+
+/* "1", "0.5": a bin width as a per-unit label ("Counts / keV", "Counts / 0.5 keV"). */
+static void per_bin(double width, const char *unit, char *out, size_t len)
 {
-    const char *open = strrchr(label, '('), *close = strrchr(label, ')');
-    if (open && close > open)
-        snprintf(out, len, "%.*s", (int)(close - open - 1), open + 1);
+    if (width == 1)
+        snprintf(out, len, "Counts / %s", unit);
     else
-        snprintf(out, len, "unit");
+        snprintf(out, len, "Counts / %.4g %s", width, unit);
 }
 
-/* The script draws on gnuplot's standard output ("set output" without a name). */
-static void script(FILE *gp, const char *title, const histo_axis *a, const char *label,
-                   const uint64_t *bins, const view *v)
+/* The script draws on gnuplot's standard output ("set output" without a name).
+ * A spectrum with fewer counts than 5 per bin drawn is sparse: each bin an
+ * impulse on a linear scale, so that no lone count is lost or drawn as a
+ * plateau.  A fuller one is drawn in steps, on a log scale when its highest
+ * bin has 100 counts or more, its empty bins then at a floor of 0.5 so that
+ * a lone bin stands out from it (a log scale drops zeros, and a step needs
+ * its neighbours). */
+static void script(FILE *gp, const char *title, const histo_axis *a, histo_quantity q, const uint64_t *bins,
+                   const view *v)
 {
-    char unit[32];
+    char ylabel[64];
     double width = ((double)a->hi - a->lo) / a->bins;
-    unit_of(label, unit, sizeof unit);
+    bool sparse = v->total < 5 * (v->last - v->first), log_y = !sparse && v->max >= 100;
+    per_bin(width, quantity_names[q].unit, ylabel, sizeof ylabel);
     fprintf(gp, "set terminal pngcairo size 1000,600 noenhanced font 'sans,10'\n"
                 "set output\nset title \"%s\"\nset xlabel '%s'\n"
-                "set ylabel 'counts per %.4g %s'\nset grid\nset key off\n",
-            title, label, width, unit);
+                "set ylabel '%s'\nset grid\nset key off\n",
+            title, quantity_names[q].axis, ylabel);
     fprintf(gp, "set xrange [%.9g:%.9g]\n", a->lo + v->first * width, a->lo + v->last * width);
-    if (v->max >= 100)
-        fprintf(gp, "set logscale y\nset yrange [0.8:%g]\n", v->max * 3.0);
+    if (log_y)
+        fprintf(gp, "set logscale y\nset yrange [0.5:%g]\n", v->max * 3.0);
     else
         fprintf(gp, "set yrange [0:%g]\n", v->max ? v->max * 1.15 : 1.0);
     if (v->total)
         fprintf(gp, "set label 1 'highest bin: %.6g %s, %llu counts' at first %.9g, first %g "
                     "left offset 1,0.5 front\nset arrow 1 from first %.9g, first %g to first "
                     "%.9g, first %g head\n",
-                a->lo + (v->peak + 0.5) * width, unit, (unsigned long long)v->max,
-                a->lo + (v->peak + 0.5) * width, v->max * (v->max >= 100 ? 1.8 : 1.08),
-                a->lo + (v->peak + 0.5) * width, v->max * (v->max >= 100 ? 1.7 : 1.07),
+                a->lo + (v->peak + 0.5) * width, quantity_names[q].unit, (unsigned long long)v->max,
+                a->lo + (v->peak + 0.5) * width, v->max * (log_y ? 1.8 : 1.08),
+                a->lo + (v->peak + 0.5) * width, v->max * (log_y ? 1.7 : 1.07),
                 a->lo + (v->peak + 0.5) * width, (double)v->max);
     else
         fprintf(gp, "set label 1 'no counts in range' at graph 0.5, graph 0.5 center\n");
+    if (sparse) {
+        fprintf(gp, "plot '-' using 1:2 with impulses lw 1.5 lc rgb '#1f4e79'\n");
+        for (uint64_t i = v->first; i < v->last; i++)
+            if (bins[i])
+                fprintf(gp, "%.9g %llu\n", a->lo + (i + 0.5) * width, (unsigned long long)bins[i]);
+        fprintf(gp, "e\n");
+        return;
+    }
     fprintf(gp, "plot '-' using 1:2 with steps lw 1.2 lc rgb '#1f4e79'\n");
     for (uint64_t i = v->first; i < v->last; i++)
-        fprintf(gp, "%.9g %llu\n", a->lo + i * width, (unsigned long long)bins[i]);
-    fprintf(gp, "%.9g %llu\ne\n", a->lo + v->last * width,
-            (unsigned long long)(v->last > v->first ? bins[v->last - 1] : 0));
+        fprintf(gp, "%.9g %.9g\n", a->lo + i * width, bins[i] || !log_y ? (double)bins[i] : 0.5);
+    fprintf(gp, "%.9g %.9g\ne\n", a->lo + v->last * width, v->last > v->first ? (double)bins[v->last - 1] : 0.0);
 }
 
 /* Runs gnuplot (analysis/gnuplot.h: no shell) with the script on its
@@ -88,7 +119,7 @@ static void script(FILE *gp, const char *title, const histo_axis *a, const char 
  * standard output, the descriptor of the plot's own temporary: gnuplot is
  * given no path at all.  0, or -1 with msg; *missing tells that gnuplot is
  * not installed. */
-static int run_gnuplot(int png_fd, const char *title, const histo_axis *a, const char *label,
+static int run_gnuplot(int png_fd, const char *title, const histo_axis *a, histo_quantity q,
                        const uint64_t *bins, bool *missing, char *msg, size_t len)
 {
     view v = frame(bins, a->bins);
@@ -98,7 +129,7 @@ static int run_gnuplot(int png_fd, const char *title, const histo_axis *a, const
         snprintf(msg, len, "cannot create the gnuplot script: %s", strerror(errno));
         return -1;
     }
-    script(gp, title, a, label, bins, &v);
+    script(gp, title, a, q, bins, &v);
     if (fflush(gp) != 0 || ferror(gp) || fseek(gp, 0, SEEK_SET) != 0)
         snprintf(msg, len, "cannot write the gnuplot script: %s", strerror(errno));
     else
@@ -128,8 +159,9 @@ int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *c
             sum[i] += h[i];
     }
     const uint64_t *extra = sum + d->g.ax[0].bins;
-    snprintf(title, sizeof title, "%s: %s%s%s\\n%llu in range, underflow %llu, overflow %llu, "
-             "NaN %llu", d->name, histo_quantities[d->q].name, p->what[0] ? ", " : "", p->what,
+    snprintf(title, sizeof title, "%s%s%s\\nhistogram '%s' (%s): %llu in range, underflow %llu, overflow %llu, "
+             "NaN %llu", quantity_names[d->q].title, p->what[0] ? ", " : "", p->what, d->name,
+             histo_quantities[d->q].name,
              (unsigned long long)frame(sum, d->g.ax[0].bins).total,
              (unsigned long long)extra[HISTO_UNDER], (unsigned long long)extra[HISTO_OVER],
              (unsigned long long)extra[HISTO_NAN]);
@@ -138,8 +170,7 @@ int histo_plot_write(const histo_spec *s, const histo_plot *p, const uint64_t *c
     else if (files->create(files->ctx, path, &png, msg, len) == HISTO_OK) {
         char ignored[256]; /* gnuplot's reason stays in msg */
         /* gnuplot writes the PNG through the descriptor: nothing passes through png's buffer */
-        rc = run_gnuplot(fileno(png), title, &d->g.ax[0], histo_quantities[d->q].label[0], sum,
-                         no_gnuplot, msg, len);
+        rc = run_gnuplot(fileno(png), title, &d->g.ax[0], d->q, sum, no_gnuplot, msg, len);
         if (rc != 0)
             files->finish(files->ctx, false, ignored, sizeof ignored);
         else if (files->finish(files->ctx, true, msg, len) != HISTO_OK)

@@ -1,4 +1,4 @@
-/* histo_write.c: writes histograms as RadWare .spe and .m4b files and as CSV, each into a file of the caller's (histo_files), which it publishes with the others. */
+/* histo_write.c: writes histograms as RadWare .spe (with a text companion: calibration, counts per unit) and .m4b files and as CSV, each into a file of the caller's (histo_files), which it publishes with the others. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +56,48 @@ histo_status histo_write_spe(const histo_files *files, const char *path, const c
               put_u32(&f, 1) && put_u32(&f, 1) && put_u32(&f, 1) && put_u32(&f, 24) &&
               put_u32(&f, 4 * n) && put(&f, rec, (size_t)n * 4) && put_u32(&f, 4 * n);
     free(rec);
+    return close_file(&f, ok, msg, len);
+}
+
+/* The unit inside the last parentheses of an axis label: "keV" of "core energy (keV)". */
+static void unit_of(const char *label, char *out, size_t len)
+{
+    const char *open = strrchr(label, '('), *close = strrchr(label, ')');
+    if (open && close > open)
+        snprintf(out, len, "%.*s", (int)(close - open - 1), open + 1);
+    else
+        snprintf(out, len, "unit");
+}
+
+histo_status histo_write_spe_notes(const histo_files *files, const char *path, const char *spe, const char *name,
+                                   const char *quantity, const char *label, const histo_axis *a,
+                                   const uint64_t *slots, char *msg, size_t len)
+{
+    out_file f;
+    histo_status code = open_file(&f, files, path, msg, len);
+    if (code)
+        return code;
+    double width = ((double)a->hi - a->lo) / a->bins;
+    char unit[32];
+    unit_of(label, unit, sizeof unit);
+    uint64_t in_range = 0;
+    for (uint32_t i = 0; i < a->bins; i++)
+        in_range += slots[i];
+    const uint64_t *extra = slots + a->bins;
+    bool ok = fprintf(f.fp,
+                      "# %s: a RadWare gf3 spectrum (.spe) written by Narwhal's histo; this file says what its "
+                      "channels are\n"
+                      "spectrum     %s\n"
+                      "quantity     %s: %s\n"
+                      "channels     %u\n"
+                      "calibration  %s = %.9g + %.9g * ch   (ch from 0 at the channel's low edge, its centre at "
+                      "ch + 0.5; gf3's offset %.9g and gain %.9g)\n"
+                      "bin width    %.9g %s: counts per %s = counts / %.9g\n"
+                      "counts       %llu in the channels; underflow %llu, overflow %llu, NaN %llu (not in the "
+                      ".spe)\n",
+                      spe, name, quantity, label, a->bins, label, (double)a->lo, width, (double)a->lo, width, width,
+                      unit, unit, width, (unsigned long long)in_range, (unsigned long long)extra[HISTO_UNDER],
+                      (unsigned long long)extra[HISTO_OVER], (unsigned long long)extra[HISTO_NAN]) > 0;
     return close_file(&f, ok, msg, len);
 }
 

@@ -36,6 +36,11 @@ typedef struct histo_files {
  *   record 1: int32 24 | name, 8 characters padded with blanks | int32 n, 1, 1, 1 | int32 24
  *   record 2: int32 4n | n float32 counts                      | int32 4n
  *   A float32 holds counts exactly up to 2^24; larger counts are rounded.
+ * NAME.spe.txt, the .spe's companion (RadWare's format has no axis): text lines
+ *   "spectrum NAME", "quantity Q: LABEL", "channels N", "calibration E = lo + w * ch"
+ *   (ch from 0 at a channel's low edge; gf3's offset and gain), "bin width w"
+ *   (counts per unit = counts / w), and the counts in the channels, under- and
+ *   overflow and NaN, which the .spe cannot hold.
  * .m4b (RadWare escl8r/levit8r matrix): 4096 rows of 4096 int32, no header;
  *   row r holds the bins of x bin r; counts above 2^31 - 1 are written as 2^31 - 1.
  * CSV, 1D: header "bin,low,high,count", one row per non-zero bin, then the rows
@@ -50,6 +55,10 @@ typedef struct histo_files {
 
 histo_status histo_write_spe(const histo_files *f, const char *path, const char *name, const uint64_t *bins,
                              uint32_t n, char *msg, size_t len);
+/* The companion of the .spe `spe` (its file name) at path; slots: its bins and three counters. */
+histo_status histo_write_spe_notes(const histo_files *f, const char *path, const char *spe, const char *name,
+                                   const char *quantity, const char *label, const histo_axis *a,
+                                   const uint64_t *slots, char *msg, size_t len);
 histo_status histo_write_m4b(const histo_files *f, const char *path, const uint64_t *bins, char *msg,
                              size_t len);
 /* slots: one histogram of group g (its bins then its three counters). */
