@@ -133,7 +133,8 @@ for id in "${ids[@]}"; do
 # Generator.conf of gen$id in $name.xml (written by topologies/make-agata.sh; keys: topologies/conf/Generator.conf).
 # Every producer of $name.xml simulates the same events (same Seed, same settings) and emits only
 # its crystal's data:crystal frames and meta:sync every SyncEvery ticks; gen${ids[0]} also emits the truth.
-# A 137Cs + 60Co source at the target, as full_chain.xml's, at 10 kHz; Direction: isotropic or a pencil beam.
+# One γ per event of 661.657, 1173.228 or 1332.492 keV (Source lines; full_chain.xml simulates 60Co decays,
+# two γ rays per event), at 10 kHz; Direction: isotropic or a pencil beam.
 Array      $array
 Basis      build/cache/default.basis
 Seed       1
