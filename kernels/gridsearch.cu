@@ -321,9 +321,15 @@ __device__ __forceinline__ float best_so_far(const unsigned long long *block_bes
     return b == ~0ull ? __int_as_float(0x7f800000) : __uint_as_float((uint32_t)(b >> 32));
 }
 
-/* Shared memory of search_tiles_pruned beyond search_tiles': the bound table, the searches' bests, the list. */
-constexpr size_t kPruneExtra = GS_LB_TABLE * sizeof(float) + kTileQ * sizeof(unsigned long long) +
-                               16 + kTileQ * kTileC * sizeof(uint32_t);
+/* Shared memory of search_tiles_pruned beyond search_tiles': its bound table,
+ * the searches' bests, the list's count and the list (16-bit entries): 5 KB
+ * or 12 KB, so that a multiprocessor still holds three blocks. */
+__host__ __device__ constexpr int bound_entries(bool fine) { return fine ? GS_LB_TABLE : GS_EXP_TABLE; }
+constexpr size_t prune_extra(bool fine)
+{
+    return bound_entries(fine) * sizeof(float) + kTileQ * sizeof(unsigned long long) + 16 +
+           kTileQ * kTileC * sizeof(uint16_t);
+}
 
 template <typename T, bool kFine>
 __global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
@@ -336,9 +342,9 @@ __global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
     const uint32_t W = a.window, k_count = g.n_mask * W;
     float *scale = reinterpret_cast<float *>(smem);
     float *lb = scale + GS_EXP_TABLE;
-    unsigned long long *block_best = reinterpret_cast<unsigned long long *>(lb + GS_LB_TABLE);
+    unsigned long long *block_best = reinterpret_cast<unsigned long long *>(lb + bound_entries(kFine));
     uint32_t *n_list = reinterpret_cast<uint32_t *>(block_best + kTileQ);
-    uint32_t *list = n_list + 4;
+    uint16_t *list = reinterpret_cast<uint16_t *>(n_list + 4); /* search j << 8 | column - col0 */
     T *meas = reinterpret_cast<T *>(list + kTileQ * kTileC);
     T *cols = meas + ((k_count * kTileQ * sizeof(T) + 15) / 16 * 16) / sizeof(T);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -348,7 +354,7 @@ __global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
     for (int i = threadIdx.x; i < GS_EXP_TABLE; i += kThreads)
         scale[i] = a.scale[i];
     const float *table = kFine ? a.lb : a.lb + GS_LB_TABLE;
-    for (int i = threadIdx.x; i < (kFine ? GS_LB_TABLE : GS_EXP_TABLE); i += kThreads)
+    for (int i = threadIdx.x; i < bound_entries(kFine); i += kThreads)
         lb[i] = table[i];
     if (threadIdx.x < kTileQ)
         block_best[threadIdx.x] = ~0ull;
@@ -396,7 +402,7 @@ __global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
                 for (int r = 0; r < kR; r++) {
                     uint32_t at = lane * kR + r;
                     if ((live >> q & 1u) && col0 + at < t.col_end && total[q][r] <= U[q])
-                        list[atomicAdd(n_list, 1u)] = (uint32_t)(warp * kQ + q) << 8 | at;
+                        list[atomicAdd(n_list, 1u)] = (uint16_t)((warp * kQ + q) << 8 | at);
                 }
         __syncthreads();
         const uint32_t n = *n_list;
@@ -513,7 +519,7 @@ struct gs_gpu {
     uint32_t n_segments, *near_first, *near;
     float *scale, *lb, coef[GS_POW_DEGREE + 1];
     uint32_t window, max_k;
-    size_t smem_tiles, smem_near, smem_prune;
+    size_t smem_tiles, smem_near, smem_prune[2]; /* search_tiles_pruned's: exponent bound, fine bound */
     int prune;                     /* gs_gpu_set_prune's */
     bool can_prune;                /* the device has search_tiles_pruned's shared memory */
     stage st[2];
@@ -538,9 +544,10 @@ int plan_shared(gs_gpu *g, char *msg, size_t len)
                     (size_t)g->window * kTileC * g->elem;
     g->smem_near = GS_EXP_TABLE * sizeof(float) +
                    (size_t)kWarps * (g->max_k + g->window * kStagePitch) * g->elem;
-    g->smem_prune = g->smem_tiles + kPruneExtra;
+    g->smem_prune[0] = g->smem_tiles + prune_extra(false);
+    g->smem_prune[1] = g->smem_tiles + prune_extra(true);
     size_t most = prop.sharedMemPerBlockOptin;
-    g->can_prune = g->smem_prune <= most;
+    g->can_prune = g->smem_prune[1] <= most;
     if (g->smem_tiles > most || g->smem_near > most) {
         snprintf(msg, len, "a mask of %u values per search needs %zu bytes of shared memory per block, "
                  "the device has %zu", g->max_k, g->smem_tiles, most);
@@ -553,10 +560,10 @@ int plan_shared(gs_gpu *g, char *msg, size_t len)
                                    (int)g->smem_near), "cudaFuncSetAttribute");
         if (g->can_prune) {
             GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<int16_t, true>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune[1]),
                       "cudaFuncSetAttribute");
             GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<int16_t, false>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune[0]),
                       "cudaFuncSetAttribute");
         }
     } else {
@@ -566,10 +573,10 @@ int plan_shared(gs_gpu *g, char *msg, size_t len)
                                    (int)g->smem_near), "cudaFuncSetAttribute");
         if (g->can_prune) {
             GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<float, true>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune[1]),
                       "cudaFuncSetAttribute");
             GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<float, false>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune[0]),
                       "cudaFuncSetAttribute");
         }
     }
@@ -737,9 +744,9 @@ template <typename T>
 void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, int adaptive, cudaStream_t st)
 {
     if (g->prune == GS_PRUNE_FINE && !adaptive)
-        search_tiles_pruned<T, true><<<(unsigned)n_tiles, kThreads, g->smem_prune, st>>>(a);
+        search_tiles_pruned<T, true><<<(unsigned)n_tiles, kThreads, g->smem_prune[1], st>>>(a);
     else if (g->prune == GS_PRUNE_EXPONENT && !adaptive)
-        search_tiles_pruned<T, false><<<(unsigned)n_tiles, kThreads, g->smem_prune, st>>>(a);
+        search_tiles_pruned<T, false><<<(unsigned)n_tiles, kThreads, g->smem_prune[0], st>>>(a);
     else
         search_tiles<T><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
     if (adaptive)
