@@ -53,6 +53,19 @@ MHD_CFLAGS := -DNARWHAL_HAVE_MHD=1 $(shell pkg-config --cflags libmicrohttpd)
 MHD_LIBS := $(shell pkg-config --libs libmicrohttpd)
 endif
 
+# ---- Open MPI (optional): `mpirun -np N narwhal run` spreads a topology's actors over ranks (emulator/mpi*.c;
+# README.md, "Running across hosts").  Found by pkg-config ompi-c, else by mpicc --showme; NO_MPI=1 builds
+# without (emulator/mpi_none.c: a narwhal that mpirun starts as several processes then says it has no MPI, and
+# check_mpi skips).  Only the backend (mpi_comm.c) and bench-mpi-link include <mpi.h>; narwhal and the tests
+# link libmpi, the actors never do.  Give a build without MPI its own BUILD directory.
+ifneq ($(NO_MPI),1)
+HAVE_MPI := $(shell (pkg-config --exists ompi-c 2>/dev/null || command -v mpicc >/dev/null) && echo 1)
+endif
+ifeq ($(HAVE_MPI),1)
+MPI_CFLAGS := -DNARWHAL_HAVE_MPI=1 $(shell pkg-config --cflags ompi-c 2>/dev/null || mpicc --showme:compile)
+MPI_LIBS := $(shell pkg-config --libs ompi-c 2>/dev/null || mpicc --showme:link)
+endif
+
 # ---- CUDA: used whenever nvcc is on the PATH (NO_CUDA=1 forces a CPU-only build)
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCH ?= sm_90
@@ -81,7 +94,7 @@ KIT_SRCS := $(wildcard actors/kit/*.c)
 DET_SRCS := $(wildcard detector/*.c)
 SIM_SRCS := $(wildcard sim/*.c)
 ANA_SRCS := $(wildcard analysis/*.c)
-EMU_SRCS := $(filter-out emulator/main.c,$(wildcard emulator/*.c))
+EMU_SRCS := $(filter-out emulator/main.c $(if $(HAVE_MPI),emulator/mpi_none.c,emulator/mpi_comm.c),$(wildcard emulator/*.c))
 TOOL_SRCS := $(wildcard detector/tools/*.c)
 TEST_SRCS := $(wildcard tests/check_*.c)
 TEST_ACTOR_SRCS := $(wildcard tests/actors/*.c)
@@ -156,6 +169,10 @@ bench-psa_SRCS := tools/bench_psa.c
 bench-psa_CU := kernels/gridsearch.cu kernels/psa_block.cu
 bench-psa_LIBS := $(LIBPSA)
 PROGRAM_BINS := $(PROGRAMS:%=$(BUILD)/bin/%)
+# bench-mpi-link: the links' protocol between two ranks against memcpy (MPI builds only; it starts its own mpirun)
+ifeq ($(HAVE_MPI),1)
+PROGRAM_BINS += $(BUILD)/bin/bench-mpi-link
+endif
 
 TOOLS := $(TOOL_SRCS:detector/tools/%.c=$(BUILD)/bin/%)
 TESTS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
@@ -228,6 +245,7 @@ $(LIBANA): $(call obj,$(ANA_SRCS))
 	$(AR) rcs $@ $^
 $(LIBEMU): $(call obj,$(EMU_SRCS))
 	@mkdir -p $(@D)
+	@rm -f $@
 	$(AR) rcs $@ $^
 $(LIBPSA): $(call obj,$(PSA_LIB_SRCS))
 	@mkdir -p $(@D)
@@ -244,7 +262,7 @@ LINK_LIBS = $(XML_LIBS) $(CUDA_LIBS) -ldl -lm
 
 $(NARWHAL): $(call obj,emulator/main.c) $(LIBEMU) $(LIBANA) $(LIBSIM) $(LIBADF_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(MHD_LIBS)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(MHD_LIBS) $(MPI_LIBS)
 
 $(BUILD)/bin/%: $(BUILD)/obj/detector/tools/%.o $(LIBDET) $(LIBADF_A)
 	@mkdir -p $(@D)
@@ -256,6 +274,10 @@ $(BUILD)/actors/$(1).so: $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $($(1
 	$$(CC) -shared $$(LDFLAGS_ALL) -Wl,--no-undefined -Wl,--exclude-libs,ALL -o $$@ $$^ $$(LINK_LIBS)
 endef
 $(foreach a,$(ACTORS),$(eval $(call actor_rule,$(a))))
+
+$(BUILD)/bin/bench-mpi-link: $(BUILD)/obj/tools/bench_mpi_link.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(MPI_LIBS)
 
 define program_rule
 $(BUILD)/bin/$(1): $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $($(1)_LIBS) $(LIBDET) $(LIBADF_A)
@@ -275,14 +297,14 @@ $(BUILD)/tests/actors/foreign_filter.so: $(BUILD)/obj/tests/actors/foreign_filte
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/check_%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(MHD_LIBS) $(CHECK_LIBS)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(MHD_LIBS) $(MPI_LIBS) $(CHECK_LIBS)
 
 # check_agata_files reads the chain's file back with tests/agata_reader.c, written from AGATA's layouts alone
 $(BUILD)/tests/check_agata_files: $(BUILD)/obj/tests/agata_reader.o
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/tools/%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LINK_LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LINK_LIBS) $(MPI_LIBS)
 
 # the NARVAL-like host of tests/narval_host/ is written against actors/narval.h alone: libdl and nothing of ours
 NARVAL_HOST := $(BUILD)/tests/narval_host
@@ -389,7 +411,7 @@ fuzz: deps
 .PHONY: fuzz-coverage
 fuzz-coverage: deps
 	@if ! $(fuzz_usable); then echo "narwhal: make fuzz-coverage skipped: no $(FUZZ_CC) with libFuzzer here"; exit 0; fi; \
-	$(MAKE) --no-print-directory BUILD=build/fuzz-cov CC=$(FUZZ_CC) NO_CUDA=1 OPT=-O1 \
+	$(MAKE) --no-print-directory BUILD=build/fuzz-cov CC=$(FUZZ_CC) NO_CUDA=1 NO_MPI=1 OPT=-O1 \
 	  SANFLAGS='-fsanitize=fuzzer-no-link -fprofile-instr-generate -fcoverage-mapping' fuzz-build && \
 	tests/fuzz/coverage.sh build/fuzz-cov $(FUZZ_DIR) $(FUZZ_NAMES)
 
@@ -419,3 +441,4 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+$(BUILD)/obj/emulator/mpi_comm.o $(BUILD)/obj/tools/bench_mpi_link.o: BASEFLAGS += $(MPI_CFLAGS)

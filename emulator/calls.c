@@ -122,6 +122,10 @@ int emu_configure(const emu_chain *c, emu_run_result *res, FILE *trace_to, char 
 {
     for (size_t lib = 0; lib < c->n_libraries; lib++) {
         size_t k = emu_chain_first_actor(c, lib);
+        while (k < c->topology->n_actors && (c->library_of[k] != lib || !emu_chain_runs(c, k)))
+            k++;
+        if (k == c->topology->n_actors) /* under mpirun: none of its actors on this rank */
+            continue;
         const emu_actor_spec *a = &c->topology->actors[k];
         const char *dir = c->libraries[lib].conf_dir;
         if (trace_to)
@@ -199,7 +203,7 @@ static int register_actor(emu_calls *s, size_t k)
 int emu_calls_register(emu_calls *s)
 {
     for (size_t k = 0; k < s->n; k++)
-        if (register_actor(s, k) != EMU_OK)
+        if (emu_chain_runs(s->c, k) && register_actor(s, k) != EMU_OK)
             return EMU_E_RUN;
     return EMU_OK;
 }
@@ -229,7 +233,7 @@ int emu_calls_every(emu_calls *s, enum emu_call call)
 {
     int rc = EMU_OK;
     for (size_t k = 0; k < s->n; k++) {
-        if (call == EMU_CALL_UNLOAD && !s->registered[k])
+        if (!emu_chain_runs(s->c, k) || (call == EMU_CALL_UNLOAD && !s->registered[k]))
             continue;
         if (lifecycle(s, k, function_of(library_of(s->c, k), call), call_names[call]) != EMU_OK) {
             rc = EMU_E_RUN;

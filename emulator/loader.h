@@ -68,7 +68,13 @@ typedef struct emu_chain {
     size_t n_libraries;
     size_t *library_of; /* per actor, in chain order: its index in libraries */
     emu_confs *confs;   /* every actor's configuration; its private tree goes with the chain */
+    const unsigned char *here; /* per actor: this process runs it (mpi.h: placed on its rank); NULL: every actor */
 } emu_chain;
+
+/* Whether this process makes actor k's calls: every actor in one process,
+ * under mpirun those of its rank (the others' libraries are loaded, never
+ * called). */
+static inline int emu_chain_runs(const emu_chain *c, size_t k) { return !c->here || c->here[k]; }
 
 /* Resolves every actor's configuration (confdir.h), then locates, loads and
  * checks the library of every actor: the library named by <library> or by

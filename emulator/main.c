@@ -7,6 +7,7 @@
 #include "loader.h"
 #include "mainconf.h"
 #include "monitor.h"
+#include "mpi.h"
 #include "progress.h"
 #include "report.h"
 #include "run.h"
@@ -53,6 +54,8 @@ typedef struct options {
     long monitor;    /* --monitor port; -1: none */
     const char *monitor_bind;
     double linger;   /* --monitor-linger seconds; -1: not given */
+    const char *place;  /* --place FILE: which rank runs each actor under mpirun (mpi_place.h) */
+    double mpi_timeout; /* --mpi-timeout seconds; 0: not given (EMU_MPI_TIMEOUT) */
 } options;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -202,6 +205,15 @@ static int parse_option(int argc, char **argv, int *i, options *o)
     }
     if (is_option(arg, "--window") && (value = option_value(argc, argv, i, "--window")))
         return parse_window(value, &o->window);
+    if (is_option(arg, "--place") && (value = option_value(argc, argv, i, "--place"))) {
+        o->place = value;
+        return EMU_OK;
+    }
+    if (is_option(arg, "--mpi-timeout") && (value = option_value(argc, argv, i, "--mpi-timeout"))) {
+        if (parse_seconds(value, "--mpi-timeout", &o->mpi_timeout) != EMU_OK)
+            return EMU_E_TOPOLOGY;
+        return o->mpi_timeout > 0 ? EMU_OK : usage_error("--mpi-timeout needs more than 0 seconds");
+    }
     if (is_option(arg, "--narwhal") && (value = option_value(argc, argv, i, "--narwhal"))) {
         o->narwhal = value;
         return EMU_OK;
@@ -212,7 +224,8 @@ static int parse_option(int argc, char **argv, int *i, options *o)
         is_option(arg, "--plots") || is_option(arg, "--histo") || is_option(arg, "--window") ||
         is_option(arg, "--narwhal") ||
         is_option(arg, "--cycles") || is_option(arg, "--pause-every") || is_option(arg, "--progress") ||
-        is_option(arg, "--monitor") || is_option(arg, "--monitor-bind") || is_option(arg, "--monitor-linger"))
+        is_option(arg, "--monitor") || is_option(arg, "--monitor-bind") || is_option(arg, "--monitor-linger") ||
+        is_option(arg, "--place") || is_option(arg, "--mpi-timeout"))
         return usage_error("%s needs a value", arg);
     return usage_error("unknown option '%s'", arg);
 }
@@ -269,6 +282,8 @@ static int check_allowed(const options *o, unsigned takes)
                            o->strict ? "strict" : o->cycles ? "cycles" : "pause-every");
     if (o->cycles > EMU_MAX_CYCLES)
         return usage_error("--cycles %llu is more than the limit of %u", o->cycles, EMU_MAX_CYCLES);
+    if ((o->place || o->mpi_timeout) && !(takes & TAKES_RUN_CONTROL))
+        return usage_error("'%s' takes no --%s", o->command, o->place ? "place" : "mpi-timeout");
     if (live_option(o) && !(takes & TAKES_LIVE))
         return usage_error("'%s' takes no --%s", o->command, live_option(o));
     if ((o->monitor_bind || o->linger >= 0) && o->monitor < 0)
@@ -310,6 +325,7 @@ typedef struct session {
     emu_chain *c;
     emu_run_result res;
     char err[2048];
+    emu_mpi *mpi; /* under mpirun, `run`: the session across ranks */
 } session;
 
 /* A directory relative to this program's: "../actors" finds build/actors
@@ -377,10 +393,14 @@ static int load(session *s)
     FILE *notes = s->o.verbose ? stderr : NULL;
     int rc = s->o.main_file ? emu_main_read(s->o.main_file, notes, &s->t, s->err, sizeof s->err)
                             : emu_topology_read(s->o.target, notes, &s->t, s->err, sizeof s->err);
+    if (rc == EMU_OK && s->mpi) /* before the libraries: a rank that cannot load one still has its links */
+        rc = emu_mpi_place(s->mpi, s->t, s->o.place, s->err, sizeof s->err);
     if (rc == EMU_OK)
         rc = prepare_dirs(s);
     if (rc == EMU_OK)
         rc = emu_chain_load(s->t, s->o.dirs, s->o.n_dirs, &s->c, s->err, sizeof s->err);
+    if (rc == EMU_OK && s->mpi)
+        rc = emu_mpi_claim(s->mpi, s->c);
     if (rc == EMU_OK)
         rc = emu_run_result_init(&s->res, s->t->n_actors);
     return rc;
@@ -520,19 +540,42 @@ static void live_end(session *s, live_view *v)
     emu_live_free(&v->live);
 }
 
+/* Under mpirun: the session across ranks, and what a run across ranks
+ * cannot do or does by default (README.md, "Running across hosts"). */
+static int begin_across_ranks(session *s)
+{
+    options *o = &s->o;
+    int ranks = emu_mpi_launched();
+    if (ranks == 0 || (ranks == 1 && !emu_mpi_available))
+        return EMU_OK;
+    if (o->cycles > 1 || o->pause_every)
+        return usage_error("--%s cannot run under mpirun: every rank would have to pause or reset together",
+                           o->cycles > 1 ? "cycles" : "pause-every");
+    if (o->monitor >= 0)
+        return usage_error("--monitor cannot run under mpirun: each rank sees only its own actors");
+    o->pipeline = 1;
+    if (o->progress < 0) /* a rank's progress line would count its own actors only */
+        o->quiet = 1;
+    return emu_mpi_start(&s->mpi, o->mpi_timeout > 0 ? o->mpi_timeout : EMU_MPI_TIMEOUT, s->err, sizeof s->err);
+}
+
 static int command_run(session *s)
 {
-    int rc = load(s);
+    int rc = begin_across_ranks(s);
+    if (rc == EMU_OK)
+        rc = load(s);
     if (rc != EMU_OK)
         return rc;
     if (s->o.verbose)
         emu_chain_print_conf(stderr, s->c);
+    FILE *log = s->mpi ? emu_mpi_log(s->mpi) : stderr;
     emu_run_options ro = {.max_blocks = s->o.blocks,
                           .cycles = (unsigned)s->o.cycles,
                           .pause_every = s->o.pause_every,
                           .strict = s->o.strict,
-                          .log = stderr,
-                          .trace = s->o.verbose ? stderr : NULL,
+                          .log = log,
+                          .trace = s->o.verbose ? log : NULL,
+                          .mpi = s->mpi,
                           .ring_depth = s->o.pipeline ? (s->o.ring ? (unsigned)s->o.ring : 4) : 0};
     live_view v;
     if ((rc = live_begin(s, &v, ro.ring_depth)) != EMU_OK)
@@ -543,8 +586,12 @@ static int command_run(session *s)
     s->err[0] = '\0';
     live_stop_ticking(&v);
     fflush(stderr);
-    emu_report_print(stdout, s->c, &s->res);
-    if (s->o.report && write_report(s) != EMU_OK && rc == EMU_OK)
+    if (s->mpi && emu_mpi_gather(s->mpi, &s->res) != EMU_OK)
+        rc = EMU_E_RUN;
+    int prints = !s->mpi || emu_mpi_rank(s->mpi) == 0; /* rank 0 prints every rank's rows */
+    if (prints)
+        emu_report_print(stdout, s->c, &s->res);
+    if (prints && s->o.report && write_report(s) != EMU_OK && rc == EMU_OK)
         rc = EMU_E_RUN;
     live_end(s, &v);
     return rc;
@@ -576,6 +623,7 @@ static const command_help commands[] = {
      "              [--pipeline [--ring N]]\n"
      "              [--strict] [--cycles N] [--pause-every K] [--report FILE] [-v]\n"
      "              [--progress S | --quiet] [--monitor PORT [--monitor-bind ADDR] [--monitor-linger S]]\n"
+     "  mpirun -np N narwhal run TOPOLOGY.xml [--place FILE] [--mpi-timeout S] ...\n"
      "      Loads every actor of the topology (any acyclic graph: README.md) and drives it as\n"
      "      NARVAL does, every lifecycle call going to the actors in topological order:\n"
      "      process_config, then process_register and process_initialise per actor, then a\n"
@@ -689,6 +737,19 @@ static const option_help option_helps[] = {
     {"run",
      "  --pause-every K  a pause/resume pair on every actor after every K rounds of a run (a\n"
      "                round: one block of each producer; for tests of pause and resume).\n"},
+    {"run",
+     "  --place FILE  under mpirun: which rank runs each actor, \"NAME RANK\" lines (NAME an actor\n"
+     "                or a <hostname>).  Without it: a rank per distinct <hostname> in order of\n"
+     "                appearance; a topology all on localhost is spread (producers dealt to the\n"
+     "                ranks in turn, an actor with one input on its source's rank, joins on rank\n"
+     "                0).  Under mpirun actors run as with --pipeline, blocks between ranks travel\n"
+     "                as MPI messages, rank 0 prints the table with each actor's rank and host;\n"
+     "                --cycles, --pause-every and --monitor are refused, SIGTSTP is ignored\n"
+     "                (README.md, \"Running across hosts\").\n"},
+    {"run",
+     "  --mpi-timeout S  under mpirun: a rank that sends nothing (not even its heartbeat, one a\n"
+     "                second) for S seconds (default 15) is presumed dead: every other rank\n"
+     "                reports it and aborts.\n"},
     {"dump",
      "  --max N       dump at most N top-level frames.\n"},
     {"run validate",
@@ -842,7 +903,9 @@ int main(int argc, char **argv)
     rc = run_command(&s, argc, argv);
     fflush(stdout);
     if (rc != EMU_OK && s.err[0])
-        fprintf(stderr, "%s\n", s.err);
+        fprintf(s.mpi ? emu_mpi_log(s.mpi) : stderr, "%s\n", s.err);
+    if (s.mpi)
+        rc = emu_mpi_finish(s.mpi, rc, s.err);
     emu_run_result_free(&s.res);
     emu_chain_free(s.c);
     emu_topology_free(s.t);

@@ -2,6 +2,7 @@
 #include "pipeline.h"
 #include "emu.h"
 #include "flow.h"
+#include "mpi.h"
 #include "live.h"
 #include "ring.h"
 
@@ -433,6 +434,8 @@ static void run_threads(pipeline *p, worker *w, size_t n)
     for (; started < n; started++) {
         w[started].p = p;
         w[started].k = started;
+        if (!emu_chain_runs(p->s->c, started)) /* under mpirun: another rank's actor */
+            continue;
         if (pthread_create(&w[started].thread, NULL, work, &w[started]) != 0) {
             emu_calls_fail(p->s, "cannot start the thread of '%s'", p->s->c->topology->actors[started].name);
             abort_all(p);
@@ -440,7 +443,8 @@ static void run_threads(pipeline *p, worker *w, size_t n)
         }
     }
     for (size_t k = 0; k < started; k++)
-        pthread_join(w[k].thread, NULL);
+        if (emu_chain_runs(p->s->c, k))
+            pthread_join(w[k].thread, NULL);
 }
 
 /* A ring per input of every actor; the producers and consumers counted. */
@@ -453,8 +457,8 @@ static int make_rings(pipeline *p, unsigned depth)
     for (size_t k = 0; k < s->n; k++) {
         p->ring_of[k] = p->n_rings;
         p->n_rings += n_inputs(p, k);
-        p->live_producers += role(p, k) == EMU_PRODUCER;
-        p->consumers += role(p, k) == EMU_CONSUMER;
+        p->live_producers += role(p, k) == EMU_PRODUCER && emu_chain_runs(s->c, k);
+        p->consumers += role(p, k) == EMU_CONSUMER && emu_chain_runs(s->c, k);
     }
     p->ring = calloc(p->n_rings ? p->n_rings : 1, sizeof *p->ring);
     if (!p->ring)
@@ -474,7 +478,12 @@ int emu_pipeline_run(emu_calls *s, unsigned depth)
     int rc = w ? make_rings(&p, depth) : emu_calls_fail(s, "out of memory");
     if (rc == EMU_OK) {
         emu_live_set_rings(s->o->live, p.ring, p.ring_of, p.n_rings);
+        /* Across ranks a ring between an actor of this rank and one of another is a link (mpi.h). */
+        if (s->o->mpi)
+            emu_mpi_attach(s->o->mpi, p.ring, p.n_rings, p.ring_of);
         run_threads(&p, w, s->n);
+        if (s->o->mpi && emu_mpi_detach(s->o->mpi) != EMU_OK)
+            rc = EMU_E_RUN;
         emu_live_set_rings(s->o->live, NULL, NULL, 0);
     }
     rc = s->failed ? EMU_E_RUN : rc;

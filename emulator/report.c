@@ -61,6 +61,17 @@ static void print_wait(FILE *out, int applies, double seconds)
         fprintf(out, "  %9s", "-");
 }
 
+/* Across MPI ranks: the rank and host that ran the actor (a heading for k = n). */
+static void print_place(FILE *out, const emu_run_result *r, size_t k, size_t n)
+{
+    if (!r->ranks)
+        return;
+    if (k == n)
+        fprintf(out, "  %4s  %s", "rank", "host");
+    else
+        fprintf(out, "  %4d  %s", r->rank_of[k], r->host_of[k]);
+}
+
 static void print_rows(FILE *out, const emu_chain *c, const emu_run_result *r)
 {
     size_t n = c->topology->n_actors;
@@ -69,6 +80,7 @@ static void print_rows(FILE *out, const emu_chain *c, const emu_run_result *r)
             "frames in", "frames out", "bytes in", "bytes out", "seconds", "share");
     if (r->ring_depth)
         fprintf(out, "  %9s  %9s", "wait in", "wait out");
+    print_place(out, r, n, n);
     fputc('\n', out);
     for (size_t k = 0; k < n; k++) {
         const emu_actor_stats *st = &r->actors[k];
@@ -81,6 +93,7 @@ static void print_rows(FILE *out, const emu_chain *c, const emu_run_result *r)
             print_wait(out, role != EMU_PRODUCER, st->wait_input);
             print_wait(out, role != EMU_CONSUMER, st->wait_output);
         }
+        print_place(out, r, k, n);
         fputc('\n', out);
     }
 }
@@ -95,7 +108,10 @@ static void print_throughput(FILE *out, const emu_chain *c, const emu_run_result
     for (size_t k = 0; k < c->topology->n_actors; k++)
         if (c->topology->actors[k].role == EMU_PRODUCER)
             frames += r->actors[k].frames_out;
-    if (r->ring_depth)
+    if (r->ranks)
+        fprintf(out, "blocks ran %.3f s pipelined across %u MPI ranks (a thread per actor, rings of %u buffers)",
+                r->block_seconds, r->ranks, r->ring_depth);
+    else if (r->ring_depth)
         fprintf(out, "blocks ran %.3f s pipelined (a thread per actor, rings of %u buffers)", r->block_seconds,
                 r->ring_depth);
     else

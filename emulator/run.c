@@ -3,6 +3,7 @@
 #include "calls.h"
 #include "emu.h"
 #include "flow.h"
+#include "mpi.h"
 #include "live.h"
 #include "pipeline.h"
 
@@ -167,6 +168,14 @@ static void count_ends(const emu_calls *s, unsigned long long *produced, unsigne
     }
 }
 
+static int failed(emu_calls *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int f = s->failed;
+    pthread_mutex_unlock(&s->lock);
+    return f;
+}
+
 /* One run: (after the first, reset and initialise), start, the blocks,
  * stop.  What it moved is kept in res->cycle, however it ended. */
 static int one_run(emu_calls *s, unsigned run)
@@ -179,7 +188,8 @@ static int one_run(emu_calls *s, unsigned run)
     s->cycle = &res->cycle[res->runs++];
     emu_flow_reset(s->flow);
     emu_calls_end(s, EMU_END_DATA);
-    int rc = emu_calls_every(s, EMU_CALL_START);
+    /* Across ranks another rank's abort may have come during the initialisations. */
+    int rc = failed(s) ? EMU_E_RUN : emu_calls_every(s, EMU_CALL_START);
     if (rc == EMU_OK) {
         double t0 = emu_now();
         emu_live_set_state(s->o->live, EMU_STATE_RUNNING);
@@ -191,6 +201,8 @@ static int one_run(emu_calls *s, unsigned run)
         emu_live_set_state(s->o->live, EMU_STATE_STOPPING);
         emu_live_final_spectra(s->o->live, s->instance);
     }
+    if (rc == EMU_OK && s->o->mpi) /* no rank stops (publishes) before every rank's blocks ended well */
+        rc = emu_mpi_commit(s->o->mpi);
     if (rc == EMU_OK)
         rc = emu_calls_every(s, EMU_CALL_STOP);
     count_ends(s, &produced_after, &consumed_after);
@@ -207,6 +219,8 @@ static void run_cycles(emu_calls *s)
 {
     emu_saved_signals saved;
     emu_calls_catch_signals(&saved);
+    if (s->o->mpi) /* a pause cannot drain a graph split over ranks, nor one rank stop alone (README) */
+        signal(SIGTSTP, SIG_IGN);
     if (emu_calls_register(s) == EMU_OK) {
         emu_live_set_state(s->o->live, EMU_STATE_CONFIGURED);
         for (unsigned run = 0; run < s->res->cycles && !emu_calls_signalled(s); run++)
@@ -234,6 +248,8 @@ int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, c
         rc = emu_calls_fail(&s, "%u runs are more than the limit of %u", res->cycles, EMU_MAX_CYCLES);
     if (rc == EMU_OK && !(res->cycle = calloc(res->cycles, sizeof *res->cycle)))
         rc = emu_calls_fail(&s, "out of memory");
+    if (rc == EMU_OK && o->mpi)
+        rc = emu_mpi_watch(o->mpi, &s);
     s.flow = &flow;
     if (emu_flow_init(&flow, c->topology) != EMU_OK && rc == EMU_OK)
         rc = emu_calls_fail(&s, "out of memory");
@@ -247,6 +263,8 @@ int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, c
         run_cycles(&s);
     res->wall_seconds = emu_now() - t0;
     /* A failure while stopping or unloading fails the run too. */
+    if (o->mpi)
+        emu_mpi_unwatch(o->mpi);
     rc = s.failed ? EMU_E_RUN : rc;
     emu_calls_free(&s);
     emu_flow_free(&flow);

@@ -56,6 +56,8 @@ typedef struct emu_run_options {
     unsigned ring_depth;          /* 0: sequential, on the calling thread; N: pipelined, one thread per
                                      actor, N buffers between neighbours (at most EMU_MAX_RING) */
     struct emu_live *live;        /* what the progress line and the monitor see (live.h); NULL: nothing */
+    struct emu_mpi *mpi;          /* under mpirun: the session across ranks (mpi.h), which runs pipelined
+                                     the actors of this rank only; NULL: one process */
 } emu_run_options;
 
 /* The most runs of one `narwhal run --cycles N`. */
@@ -88,6 +90,9 @@ typedef struct emu_run_result {
     unsigned ring_depth;          /* the run's emu_run_options.ring_depth */
     enum emu_end end;             /* how the last run ended */
     int signal;                   /* the signal that stopped the run, with EMU_END_SIGNAL */
+    unsigned ranks;               /* across MPI ranks (rank 0, once gathered: mpi.h): how many; 0: one process */
+    const int *rank_of;           /* with ranks: per actor, the rank that ran it */
+    const char *const *host_of;   /* with ranks: per actor, that rank's host */
 } emu_run_result;
 
 /* Calls process_config of every library of the chain, once each, with its

@@ -263,6 +263,15 @@ static int read_library(reader *r, const xmlNode *c, emu_actor_spec *a)
     return element_text(r, c, &a->library);
 }
 
+/* <hostname>: where NARVAL starts the actor; `mpirun ... narwhal run` places actors by it (mpi_place.h). */
+static int read_hostname(reader *r, const xmlNode *c, emu_actor_spec *a)
+{
+    if (a->hostname)
+        return fail_at(r, c, "%s '%s' has a second <hostname>", emu_role_name(a->role), a->name);
+    a->hostname_line = xmlGetLineNo(c);
+    return element_text(r, c, &a->hostname);
+}
+
 static int read_output(reader *r, const xmlNode *c, emu_actor_spec *a)
 {
     if (a->role == EMU_CONSUMER)
@@ -380,6 +389,8 @@ static int read_actor(reader *r, const xmlNode *el, enum emu_role role)
             continue;
         if (is_tag(c, "library"))
             rc = read_library(r, c, a);
+        else if (is_tag(c, "hostname"))
+            rc = read_hostname(r, c, a);
         else if (is_tag(c, "output_buffer_name"))
             rc = read_output(r, c, a);
         else if (is_tag(c, "size"))
@@ -593,6 +604,7 @@ void emu_topology_free(emu_topology *t)
         emu_actor_spec *a = &t->actors[i];
         free(a->name);
         free(a->library);
+        free(a->hostname);
         free(a->output);
         free(a->size_buffer);
         for (size_t j = 0; j < a->n_sources; j++) {

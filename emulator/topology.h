@@ -41,6 +41,8 @@ typedef struct emu_actor_spec {
     char *conf_dir;       /* the main file's `set directory_path`, relative to the working directory;
                              NULL: the configuration layout beside the topology (confdir.h) */
     long conf_line;
+    char *hostname;       /* <hostname>; NULL when absent (read as localhost) */
+    long hostname_line;
     char *output;         /* <output_buffer_name>; NULL for a consumer */
     long output_line;
     unsigned output_size; /* <size output_buffer="..."> in bytes */

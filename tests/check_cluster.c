@@ -24,25 +24,10 @@ static const char *at(const char *name) { return tk_path(tmp, name); }
  * size of the run change). */
 static void derive(const char *from, const char *to, const char *set)
 {
-    char line[4096], *text = NULL;
-    size_t len = 0;
-    FILE *in = fopen(from, "r"), *out = open_memstream(&text, &len);
-    ck_assert_msg(in && out, "cannot read the shipped %s", from);
-    while (fgets(line, sizeof line, in)) {
-        size_t n = strcspn(line, " \t\r\n");
-        int replaced = 0;
-        for (const char *s = set; n && *s && !replaced; s += strcspn(s, "\n"), s += *s == '\n')
-            replaced = strcspn(s, " \t\n") == n && strncmp(s, line, n) == 0;
-        if (!replaced)
-            fputs(line, out);
-    }
-    fprintf(out, "\n# check_cluster\n%s", set);
-    fclose(in);
-    fclose(out);
     char path[PATH_MAX + 80];
     snprintf(path, sizeof path, "%s/conf/%s", tmp, to);
-    tk_write_text(path, text);
-    free(text);
+    ck_assert_msg(nw_derive_conf(from, path, set, "check_cluster") == 0, "cannot derive %s from the shipped %s", path,
+                  from);
 }
 
 /* The shipped triple.xml's settings over a coarse basis, on the CPU; full_chain.xml's generator

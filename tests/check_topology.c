@@ -342,7 +342,7 @@ START_TEST(unknown_elements_are_ignored_with_a_note_each)
     static const char xml[] = "<configuration>\n"
                               "  <watcher>on</watcher>\n"
                               "  <producer><name>p</name><library>p.so</library>\n"
-                              "    <hostname>localhost</hostname>\n"
+                              "    <binary_code>generic_producer</binary_code>\n"
                               "    <output_buffer_name>b</output_buffer_name><size output_buffer='b'>64</size>\n"
                               "  </producer>\n"
                               "  <consumer><name>c</name><library>c.so</library>\n"
@@ -356,7 +356,7 @@ START_TEST(unknown_elements_are_ignored_with_a_note_each)
     ck_assert_int_eq(emu_topology_parse("mem.xml", xml, strlen(xml), mem, &t, err, sizeof err), EMU_OK);
     fclose(mem);
     ck_assert_str_eq(notes, "mem.xml:2: note: <watcher> in <configuration> ignored by the emulator\n"
-                            "mem.xml:4: note: <hostname> in 'p' ignored by the emulator\n"
+                            "mem.xml:4: note: <binary_code> in 'p' ignored by the emulator\n"
                             "mem.xml:8: note: <debug> in 'c' ignored by the emulator\n");
     ck_assert_uint_eq(t->n_actors, 2);
     free(notes);

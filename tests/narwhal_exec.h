@@ -147,6 +147,31 @@ static inline int nw_lines(const char *s)
     return n;
 }
 
+/* Writes to: the shipped file `from` without the lines of the keys `set` gives, then a comment
+ * naming `who` and `set` (a test keeps the shipped physics and changes paths, devices and the
+ * size of the run).  0, or -1 when from cannot be read or to written. */
+static inline int nw_derive_conf(const char *from, const char *to, const char *set, const char *who)
+{
+    char line[4096];
+    FILE *in = fopen(from, "r"), *out = in ? fopen(to, "w") : NULL;
+    if (!out) {
+        if (in)
+            fclose(in);
+        return -1;
+    }
+    while (fgets(line, sizeof line, in)) {
+        size_t n = strcspn(line, " \t\r\n");
+        int replaced = 0;
+        for (const char *s = set; n && *s && !replaced; s += strcspn(s, "\n"), s += *s == '\n')
+            replaced = strcspn(s, " \t\n") == n && strncmp(s, line, n) == 0;
+        if (!replaced)
+            fputs(line, out);
+    }
+    fprintf(out, "\n# %s\n%s", who, set);
+    fclose(in);
+    return fclose(out) == 0 ? 0 : -1;
+}
+
 /* A PSA basis on a 6 mm grid with 2 mm fields at path: a fraction of a second, where the
  * default one takes 20 s and 708 MB.  -1 with why when basisgen is not built (the tests
  * skip), 1 with why when it fails (a failure, not a reason to skip), 0 when made. */

@@ -25,7 +25,8 @@
  *   LIFECYCLE_NEED=WHO:BYTES  that filter always answers NARVAL_E_OUTPUT_SIZE, needing BYTES
  *   LIFECYCLE_SLOW=WHO:MICROSECONDS  that actor sleeps so long in every process_block
  *   LIFECYCLE_SIGNAL=N     the producer raises SIGINT during its Nth block
- *                          (N:TERM raises SIGTERM)
+ *                          (N:TERM raises SIGTERM, N:STOP SIGSTOP: a process that
+ *                          stops answering, for check_mpi)
  *
  * A test frame is a meta:sync key whose event number is its sequence number
  * (0, 1, 2, ...) followed by that number again as a u32: 24 bytes.  The

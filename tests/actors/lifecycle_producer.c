@@ -65,7 +65,7 @@ void process_block(void *algo_data, void *output_buffer, unsigned int size_of_ou
         return;
     if (in->calls[LC_BLOCK] == lc_env_unsigned("LIFECYCLE_SIGNAL", 0)) {
         const char *spec = getenv("LIFECYCLE_SIGNAL");
-        raise(strstr(spec, ":TERM") ? SIGTERM : SIGINT);
+        raise(strstr(spec, ":TERM") ? SIGTERM : strstr(spec, ":STOP") ? SIGSTOP : SIGINT);
     }
     adf_writer_init(&w, output_buffer, size_of_output_buffer);
     int rc = write_frames(in, &w, count, &emitted);
