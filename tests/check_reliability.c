@@ -25,6 +25,20 @@ static void teardown(void) { tk_remove_tree(tmp); }
 
 static const char *in_tmp(const char *name) { return tk_path(tmp, name); }
 
+/* The library configured from conf_dir, one instance registered, initialised and started. */
+static void *started(tk_actor *a, const char *file)
+{
+    unsigned e;
+    tk_load_actor(a, file);
+    a->config(conf_dir, &e);
+    ck_assert_uint_eq(e, 0);
+    void *inst = a->reg(&e);
+    a->initialise(inst, &e);
+    a->start(inst, &e);
+    ck_assert_uint_eq(e, 0);
+    return inst;
+}
+
 /* reader -> builder -> tracker -> writer, or reader -> writer (short). */
 static void write_topology(const char *path, bool short_chain)
 {
@@ -152,16 +166,10 @@ END_TEST
 START_TEST(empty_input_repeated_ends_at_once)
 {
     tk_actor rd;
-    tk_load_actor(&rd, "adf_reader.so");
     tk_write_bytes(in_tmp("empty.adf"), "", 0);
     tk_write_textf(tk_path(conf_dir, "ADFReader.conf"), "File %s\nRepeat 1000000000\n", in_tmp("empty.adf"));
+    void *r = started(&rd, "adf_reader.so");
     unsigned e, used = 1;
-    rd.config(conf_dir, &e);
-    ck_assert_uint_eq(e, 0);
-    void *r = rd.reg(&e);
-    rd.initialise(r, &e);
-    rd.start(r, &e);
-    ck_assert_uint_eq(e, 0);
     char log[4096];
     int saved = tk_capture_begin(in_tmp("stderr.txt"));
     rd.produce(r, buf, sizeof buf, &used, &e);
@@ -228,14 +236,9 @@ START_TEST(full_disk_keeps_the_reason)
     for (uint32_t e = 1; e <= 400; e++)
         put_psa(&w, e, 3, 10);
     tk_actor wr;
-    tk_load_actor(&wr, "adf_writer.so");
     tk_write_textf(tk_path(conf_dir, "ADFWriter.conf"), "File %s\n", in_tmp("out.adf"));
+    void *inst = started(&wr, "adf_writer.so");
     unsigned e;
-    wr.config(conf_dir, &e);
-    void *inst = wr.reg(&e);
-    wr.initialise(inst, &e);
-    wr.start(inst, &e);
-    ck_assert_uint_eq(e, 0);
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
     char log[4096];
     int saved = tk_capture_begin(in_tmp("stderr.txt"));
@@ -265,14 +268,9 @@ END_TEST
 START_TEST(builder_blocks_without_data)
 {
     tk_actor b;
-    tk_load_actor(&b, "builder.so");
     tk_write_text(tk_path(conf_dir, "Builder.conf"), "Crystals 1\n");
+    void *inst = started(&b, "builder.so");
     unsigned e, used;
-    b.config(conf_dir, &e);
-    void *inst = b.reg(&e);
-    b.initialise(inst, &e);
-    b.start(inst, &e);
-    ck_assert_uint_eq(e, 0);
     adf_writer w;
     adf_writer_init(&w, buf, sizeof buf);
     adf_sync s = { .crystal_id = 1 };
