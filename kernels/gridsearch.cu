@@ -149,9 +149,41 @@ template <typename T> struct step_in {
     int warp, lane;
 };
 
-/* The FoMs of the step's columns from col0 for the thread's kQ x kR (search,
- * column) pairs, by the definition (gs_fom_point's operations in its order).
- * Every thread of the block calls it: it stages the values with the block. */
+/* Channel ch's sums for the thread's kQ x kR (search, column) pairs of the
+ * staged step, each from 0 in sample order: term(sum, measured, basis). */
+template <typename T, typename Term>
+__device__ __forceinline__ void channel_sums(const step_in<T> &s, uint32_t ch, Term term, float part[kQ][kR])
+{
+    typedef typename lanes<T>::type V;
+    const T *mrow = s.meas + ch * s.W * kTileQ + s.warp * kQ;
+    const T *brow = s.cols + s.lane * kR;
+    for (uint32_t i = 0; i < s.W; i++, mrow += kTileQ, brow += kTileC) {
+        V m[kQ], b[kR];
+        load4(mrow, m);
+        load4(brow, b);
+#pragma unroll
+        for (int q = 0; q < kQ; q++)
+#pragma unroll
+            for (int r = 0; r < kR; r++)
+                part[q][r] = term(part[q][r], m[q], b[r]);
+    }
+}
+
+/* total += part for the searches that use channel ch. */
+__device__ __forceinline__ void add_used(const uint32_t use[kQ], uint32_t ch, const float part[kQ][kR],
+                                         float total[kQ][kR])
+{
+#pragma unroll
+    for (int q = 0; q < kQ; q++)
+        if (use[q] >> ch & 1u)
+#pragma unroll
+            for (int r = 0; r < kR; r++)
+                total[q][r] = GS_ADD(total[q][r], part[q][r]);
+}
+
+/* The FoMs of the step's columns from col0 for the thread's pairs, by the
+ * definition (gs_fom_point's operations in its order).  Every thread of the
+ * block calls it: it stages the values with the block. */
 template <typename T>
 __device__ __forceinline__ void fom_step(const step_in<T> &s, uint32_t col0, float total[kQ][kR])
 {
@@ -163,24 +195,8 @@ __device__ __forceinline__ void fom_step(const step_in<T> &s, uint32_t col0, flo
         if (!s.busy)
             continue;
         float part[kQ][kR] = {};
-        const T *mrow = s.meas + ch * s.W * kTileQ + s.warp * kQ;
-        const T *brow = s.cols + s.lane * kR;
-        for (uint32_t i = 0; i < s.W; i++, mrow += kTileQ, brow += kTileC) {
-            V m[kQ], b[kR];
-            load4(mrow, m);
-            load4(brow, b);
-#pragma unroll
-            for (int q = 0; q < kQ; q++)
-#pragma unroll
-                for (int r = 0; r < kR; r++)
-                    part[q][r] = acc(part[q][r], m[q], b[r], s.coef, s.scale);
-        }
-#pragma unroll
-        for (int q = 0; q < kQ; q++)
-            if (s.use[q] >> ch & 1u)
-#pragma unroll
-                for (int r = 0; r < kR; r++)
-                    total[q][r] = GS_ADD(total[q][r], part[q][r]);
+        channel_sums(s, ch, [&](float sum, V m, V b) { return acc(sum, m, b, s.coef, s.scale); }, part);
+        add_used(s.use, ch, part, total);
     }
 }
 
@@ -286,29 +302,14 @@ __device__ __forceinline__ bool bound_step(const step_in<T> &s, uint32_t col0, u
         if (!alive)
             continue;
         float part[kQ][kR] = {};
-        const T *mrow = s.meas + ch * s.W * kTileQ + s.warp * kQ;
-        const T *brow = s.cols + s.lane * kR;
-        for (uint32_t i = 0; i < s.W; i++, mrow += kTileQ, brow += kTileC) {
-            V m[kQ], b[kR];
-            load4(mrow, m);
-            load4(brow, b);
-#pragma unroll
-            for (int q = 0; q < kQ; q++)
-#pragma unroll
-                for (int r = 0; r < kR; r++)
-                    part[q][r] = acc_lb<kFine>(part[q][r], diff(m[q], b[r]), s.lb);
-        }
+        channel_sums(s, ch, [&](float sum, V m, V b) { return acc_lb<kFine>(sum, diff(m, b), s.lb); }, part);
+        add_used(s.use, ch, part, total);
         alive = 0;
 #pragma unroll
-        for (int q = 0; q < kQ; q++) {
-            if (s.use[q] >> ch & 1u)
-#pragma unroll
-                for (int r = 0; r < kR; r++)
-                    total[q][r] = GS_ADD(total[q][r], part[q][r]);
+        for (int q = 0; q < kQ; q++)
 #pragma unroll
             for (int r = 0; r < kR; r++)
                 alive |= (live >> q & 1u) && col0 + s.lane * kR + r < col_end && total[q][r] <= U[q];
-        }
     }
     return true;
 }
