@@ -139,6 +139,22 @@ __device__ __forceinline__ bool remap_tile(const args &a, tile &t)
     return true;
 }
 
+/* The block's tile (remapped), its segment, and the |d|^p tables every tile
+ * kernel keeps (scale in shared memory): false when the tile has no search. */
+__device__ __forceinline__ bool open_tile(const args &a, tile &t, gs_segment &g, float *scale,
+                                          float coef[GS_POW_DEGREE + 1])
+{
+    t = a.tiles[blockIdx.x];
+    if (!remap_tile(a, t))
+        return false;
+    g = a.seg[t.segment];
+    for (int i = 0; i <= GS_POW_DEGREE; i++)
+        coef[i] = a.coef[i];
+    for (int i = threadIdx.x; i < GS_EXP_TABLE; i += kThreads)
+        scale[i] = a.scale[i];
+    return true;
+}
+
 /* Everything a step of a tile reads: the staged values, the block's searches, the |d|^p tables. */
 template <typename T> struct step_in {
     T *cols;                 /* shared: one channel's window of the step's kTileC columns */
@@ -204,20 +220,15 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
 {
     extern __shared__ __align__(16) unsigned char smem[];
-    tile t = a.tiles[blockIdx.x];
-    if (!remap_tile(a, t))
+    float *scale = reinterpret_cast<float *>(smem), coef[GS_POW_DEGREE + 1];
+    tile t;
+    gs_segment g;
+    if (!open_tile(a, t, g, scale, coef))
         return;
-    const gs_segment g = a.seg[t.segment];
     const uint32_t W = a.window, k_count = g.n_mask * W;
-    float *scale = reinterpret_cast<float *>(smem);
     T *meas = reinterpret_cast<T *>(smem + GS_EXP_TABLE * sizeof(float));
     T *cols = meas + ((k_count * kTileQ * sizeof(T) + 15) / 16 * 16) / sizeof(T);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    float coef[GS_POW_DEGREE + 1];
-    for (int i = 0; i <= GS_POW_DEGREE; i++)
-        coef[i] = a.coef[i];
-    for (int i = threadIdx.x; i < GS_EXP_TABLE; i += kThreads)
-        scale[i] = a.scale[i];
     stage_meas(meas, a, t, k_count);
     step_in<T> s = { cols, meas, static_cast<const T *>(a.values) + g.offset, g.n_mask, g.pad, W, {},
                      warp * kQ < (int)t.count, coef, scale, nullptr, warp, lane };
@@ -336,12 +347,12 @@ template <typename T, bool kFine>
 __global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
 {
     extern __shared__ __align__(16) unsigned char smem[];
-    tile t = a.tiles[blockIdx.x];
-    if (!remap_tile(a, t))
+    float *scale = reinterpret_cast<float *>(smem), coef[GS_POW_DEGREE + 1];
+    tile t;
+    gs_segment g;
+    if (!open_tile(a, t, g, scale, coef))
         return;
-    const gs_segment g = a.seg[t.segment];
     const uint32_t W = a.window, k_count = g.n_mask * W;
-    float *scale = reinterpret_cast<float *>(smem);
     float *lb = scale + GS_EXP_TABLE;
     unsigned long long *block_best = reinterpret_cast<unsigned long long *>(lb + bound_entries(kFine));
     uint32_t *n_list = reinterpret_cast<uint32_t *>(block_best + kTileQ);
@@ -349,11 +360,6 @@ __global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
     T *meas = reinterpret_cast<T *>(list + kTileQ * kTileC);
     T *cols = meas + ((k_count * kTileQ * sizeof(T) + 15) / 16 * 16) / sizeof(T);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    float coef[GS_POW_DEGREE + 1];
-    for (int i = 0; i <= GS_POW_DEGREE; i++)
-        coef[i] = a.coef[i];
-    for (int i = threadIdx.x; i < GS_EXP_TABLE; i += kThreads)
-        scale[i] = a.scale[i];
     const float *table = kFine ? a.lb : a.lb + GS_LB_TABLE;
     for (int i = threadIdx.x; i < bound_entries(kFine); i += kThreads)
         lb[i] = table[i];
