@@ -415,6 +415,22 @@ fuzz-coverage: deps
 	  SANFLAGS='-fsanitize=fuzzer-no-link -fprofile-instr-generate -fcoverage-mapping' fuzz-build && \
 	tests/fuzz/coverage.sh build/fuzz-cov $(FUZZ_DIR) $(FUZZ_NAMES)
 
+# ---- fault injection (tests/fault/): libfault.so, preloaded by check_fault into narwhal runs, makes the N-th
+# allocation or file write of our code fail (NARWHAL_FAULT=alloc:N / write:N: tests/fault/fault.c).  CUDA calls
+# need a build of their own: make FAULT=1 BUILD=build/fault compiles the kernels with kernels/gpu_fault.h's hook
+# (NARWHAL_FAULT=cuda:N); the CUB benchmark's source is left out (CUB's headers call the runtime themselves).
+FAULT_LIB := $(BUILD)/tests/libfault.so
+$(FAULT_LIB): tests/fault/fault.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -fPIC -shared -fvisibility=hidden $(WARN) -o $@ $< -ldl
+build-tests: $(FAULT_LIB)
+ifeq ($(FAULT),1)
+ifeq ($(BUILD),build)
+$(error FAULT=1 makes a build of its own: give it its folder, e.g. make FAULT=1 BUILD=build/fault)
+endif
+$(filter-out %/histogram_cub.o,$(KERNEL_SRCS:%.cu=$(BUILD)/obj/%.o)): NVFLAGS += -DNARWHAL_FAULT=1 -include kernels/gpu_fault.h
+endif
+
 # ---- benchmarks: every program named bench-* runs in turn
 bench: all
 	@for b in $(filter $(BUILD)/bin/bench-%,$(PROGRAM_BINS)); do echo "== $$b"; $$b || exit 1; done
