@@ -125,9 +125,9 @@ static double peak_to_total(const ana_summary *s, int k)
 static void print_lines(FILE *out, const ana_summary *s)
 {
     int single = s->max_multiplicity <= 1, blends = 0;
-    fprintf(out, "  photopeaks: the net counts within the window (at least +-%.1f keV, 1.5 FWHM where wider) less a "
-                 "linear background from bands as wide on either side; centroid and FWHM from the moments of the "
-                 "net counts (no fit); efficiency: net area per γ ray emitted at that energy (each γ of a cascade "
+    fprintf(out, "  photopeaks, no fit: the entries within a window (+-%.1f keV, then +-2 FWHM of the peak found) less "
+                 "a linear background from bands as wide on either side; centroid and FWHM from the moments of the "
+                 "net entries (unbinned); efficiency: net area per γ ray emitted at that energy (each γ of a cascade "
                  "counted)\n", s->window);
     fprintf(out, "  %-10s %9s | %-38s | %-38s%s\n", "", "", "tracked (the tracker's γ rays)",
             "untracked (each crystal, no add-back)", single ? " | sum" : "");

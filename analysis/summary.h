@@ -38,12 +38,14 @@ typedef struct ana_summary_options {
 enum { ANA_SPEC_TRACKED, ANA_SPEC_CRYSTAL, ANA_SPEC_SUM, ANA_SPECTRA };
 
 /*
- * A photopeak, estimated without a fit (summary_peaks.c): the counts of the
- * 1 keV bins within the window [e - w, e + w] less a linear background drawn
- * through two bands as wide as the window on either side; its centroid and
- * FWHM from the first and second moments of the net counts (FWHM = 2.3548
- * sigma, sigma^2 less 1/12 keV^2 for the bins).  w is the --window half-width
- * or, when larger, 1.5 times the FWHM found in the first pass.
+ * A photopeak, estimated without a fit (summary_peaks.c), from the energies
+ * themselves (unbinned): the entries within the window [e - w, e + w] less a
+ * straight background through the densities of two bands as wide on either
+ * side; its centroid and FWHM from the first and second moments of the net
+ * entries, the background's own moments taken off (FWHM = 2.3548 sigma).
+ * w is the --window half-width at first, then twice the FWHM found (about
+ * 4.7 sigma), three times over: a window much wider than the peak would let
+ * the background's moments swamp the peak's.
  */
 typedef struct ana_summary_peak {
     double area;       /* net counts */
@@ -56,7 +58,7 @@ typedef struct ana_summary_peak {
 typedef struct ana_summary_line {
     double e;                   /* keV, as emitted */
     unsigned long long emitted; /* γ rays of this energy in the truth frames */
-    double window;              /* keV either side of e */
+    double window;              /* keV either side of e: the untracked peak's last window (else the tracked one's) */
     int blend;                  /* another line lies within its window or bands */
     int minor;                  /* too few emitted (under ANA_SUMMARY_MINOR of all, or 100) to measure */
     ana_summary_peak peak[ANA_SPECTRA];

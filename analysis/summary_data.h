@@ -110,8 +110,14 @@ void sum_check_balance(ana_summary *s, const sum_report *r);
 /* Events, PSA against the truth, spectra, efficiencies (after sum_read_file). */
 int sum_physics(sum_data *d);
 
-/* Each line's photopeak in each spectrum (model in summary.h), after the spectra are filled. */
-void sum_peaks(ana_summary *s);
+/* The energies a spectrum was filled with: float i at p + i * stride (NaN: left out). */
+typedef struct sum_values {
+    const void *p;
+    size_t n, stride;
+} sum_values;
+
+/* Each line's photopeak in each spectrum (model in summary.h), from the energies themselves. */
+void sum_peaks(ana_summary *s, const sum_values v[ANA_SPECTRA]);
 
 /* The source the lines come from: a nuclide of sim/decay.c whose γ lines
  * hold every emitted energy and its strongest line, into s->source; else "". */

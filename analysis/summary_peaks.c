@@ -1,4 +1,4 @@
-/* summary_peaks.c: `narwhal summary`'s photopeaks (a background-subtracted window and its moments) and the source's name. */
+/* summary_peaks.c: `narwhal summary`'s photopeaks (a background-subtracted window and its moments, unbinned) and the source's name. */
 #include "summary_data.h"
 
 #include <math.h>
@@ -9,64 +9,75 @@
 
 #define FWHM_PER_SIGMA 2.3548200450309493
 
-/* Bins [lo, hi] of spectrum k, clipped to the spectrum: their counts. */
-static double counts(const ana_summary *s, int k, long lo, long hi)
-{
-    double n = 0;
-    for (long b = lo < 0 ? 0 : lo; b <= hi && b < (long)s->n_bins; b++)
-        n += s->spectrum[k][b];
-    return n;
-}
+/* The energies of one spectrum as it was filled, unbinned. */
+static float value(const sum_values *v, size_t i) { return *(const float *)((const char *)v->p + i * v->stride); }
 
-/* The peak of spectrum k in the window [e - w, e + w] (model in summary.h). */
-static ana_summary_peak measure(const ana_summary *s, int k, double e, double w)
+/* The peak of the energies v in the window [e - w, e + w] (model in summary.h):
+ * counts and moments of the window, less those of the straight background
+ * through the two bands' densities (u = x - e, so that sums stay small). */
+static ana_summary_peak measure(const sum_values *v, double e, double w)
 {
     ana_summary_peak p = {0};
-    long lo = (long)floor(e - w), hi = (long)floor(e + w), width = hi - lo + 1;
-    if (lo < 0 || hi >= (long)s->n_bins)
-        return p;
-    /* the mean counts per bin in each band, at the band's centre: a straight line between them */
-    double left = counts(s, k, lo - width, lo - 1) / (double)width, right = counts(s, k, hi + 1, hi + width) / (double)width;
-    double x_left = lo - width / 2.0, x_right = hi + 1 + width / 2.0, slope = (right - left) / (x_right - x_left);
-    double net = 0, first = 0, second = 0;
-    for (long b = lo; b <= hi; b++) {
-        double x = b + 0.5, c = s->spectrum[k][b] - (left + slope * (x - x_left));
-        p.background += left + slope * (x - x_left);
-        net += c;
-        first += c * x;
-        second += c * x * x;
+    double n = 0, su = 0, su2 = 0, left = 0, right = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        double u = value(v, i) - e;
+        if (u >= -w && u <= w) {
+            n++;
+            su += u;
+            su2 += u * u;
+        } else if (u >= -2 * w && u < -w) {
+            left++;
+        } else if (u > w && u <= 2 * w) {
+            right++;
+        }
     }
-    p.area = net;
-    if (net <= 0)
+    /* densities (counts per keV) at the bands' centres, -1.5 w and +1.5 w: b(u) = c0 + slope u */
+    double c0 = (left + right) / (2 * w), slope = (right - left) / w / (3 * w);
+    double w3 = 2 * w * w * w / 3;
+    p.background = 2 * w * c0;
+    p.area = n - p.background;
+    if (p.area <= 0)
         return p;
-    p.centroid = first / net;
-    double var = second / net - p.centroid * p.centroid - 1.0 / 12;
-    p.fwhm = net >= 10 && var > 0 ? FWHM_PER_SIGMA * sqrt(var) : 0;
+    double mean = (su - slope * w3) / p.area, var = (su2 - c0 * w3) / p.area - mean * mean;
+    p.centroid = e + mean;
+    p.fwhm = p.area >= 10 && var > 0 ? FWHM_PER_SIGMA * sqrt(var) : 0;
     return p;
 }
 
-/* Another line within a's window or its bands (2 w either side). */
+/* Another line within line i's window or its bands (2 w either side), or within --window. */
 static int blended(const ana_summary *s, int i)
 {
+    double reach = 2 * s->line[i].window > s->window ? 2 * s->line[i].window : s->window;
     for (int j = 0; j < s->n_lines; j++)
-        if (j != i && fabs(s->line[j].e - s->line[i].e) < 2 * s->line[i].window + 1)
+        if (j != i && fabs(s->line[j].e - s->line[i].e) < reach)
             return 1;
     return 0;
 }
 
-void sum_peaks(ana_summary *s)
+/* A peak measured in a window that follows it: --window first, then twice the
+ * FWHM found (4.7 sigma: a Gaussian loses nothing that matters), a few times;
+ * a window much wider than the peak lets the background's moments swamp its own. */
+static ana_summary_peak follow(const sum_values *v, double e, double window, double *w)
+{
+    ana_summary_peak p = measure(v, e, *w = window);
+    for (int pass = 0; pass < 3 && p.fwhm > 0; pass++)
+        p = measure(v, e, *w = 2 * p.fwhm > 1 ? 2 * p.fwhm : 1);
+    return p;
+}
+
+void sum_peaks(ana_summary *s, const sum_values v[ANA_SPECTRA])
 {
     if (s->continuum)
         return;
     for (int i = 0; i < s->n_lines; i++) {
         ana_summary_line *l = &s->line[i];
         l->minor = l->emitted < 100 || (double)l->emitted < ANA_SUMMARY_MINOR * (double)s->gammas_emitted;
-        /* a first pass at --window; the window then widens to 1.5 FWHM where the peak is wider */
-        ana_summary_peak first = measure(s, ANA_SPEC_CRYSTAL, l->e, s->window);
-        l->window = first.fwhm * 1.5 > s->window ? first.fwhm * 1.5 : s->window;
-        for (int k = 0; k < ANA_SPECTRA; k++) {
-            l->peak[k] = measure(s, k, l->e, l->window);
+        l->window = s->window;
+        for (int k = ANA_SPECTRA - 1; k >= 0; k--) {
+            double w;
+            l->peak[k] = follow(&v[k], l->e, s->window, &w);
             l->peak[k].efficiency = l->emitted ? l->peak[k].area / (double)l->emitted : 0;
+            l->window = l->peak[k].area > 0 ? w : l->window; /* the untracked spectrum's, else the tracked one's */
         }
     }
     for (int i = 0; i < s->n_lines; i++)

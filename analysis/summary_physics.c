@@ -3,6 +3,7 @@
 #include "ana.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,7 +286,13 @@ int sum_physics(sum_data *d)
     if (rc == ANA_OK) {
         spectra(d, sums, n_sums);
         events(d, sums, sum_event, n_sums);
-        sum_peaks(s);
+        const sum_values v[ANA_SPECTRA] = {
+            [ANA_SPEC_TRACKED] = {d->tracked_e.p, d->tracked_e.n, sizeof(float)},
+            [ANA_SPEC_CRYSTAL] = {d->crystals.n ? (const char *)d->crystals.p + offsetof(sum_crystal, e0) : NULL,
+                                  d->crystals.n, sizeof(sum_crystal)},
+            [ANA_SPEC_SUM] = {sums, n_sums, sizeof(float)},
+        };
+        sum_peaks(s, v);
         sum_name_source(s);
         rc = positions(d);
     }

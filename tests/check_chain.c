@@ -306,7 +306,7 @@ START_TEST(summary_command_prints_the_sections_and_plots)
     nw_result r;
     ck_assert_int_eq(nw_run(&r, args, NULL), 0);
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
-    static const char *const parts[] = {"Physics: ", "at least +-4.0 keV", "peak-to-total", "PSA position resolution",
+    static const char *const parts[] = {"Physics: ", "(+-4.0 keV, then +-2 FWHM", "peak-to-total", "PSA position resolution",
                                         "Events and frames", "balance: every frame the producer emitted", "Files",
                                         "0 .spe, 0 .spe.txt (each .spe's calibration and counts per keV), 1 .csv, "
                                         "0 .m4b", "Per actor (narwhal run)"};
