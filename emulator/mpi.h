@@ -39,7 +39,7 @@ struct emu_ring;
  * - a rank silent for the timeout (--mpi-timeout, default 15 s): presumed
  *   dead, reported, this rank aborts, and the job ends with MPI_Abort.
  * No rank calls process_stop before every rank reported that its part of
- * the run ended without error (emu_mpi_commit), so that a stop publishes
+ * the run ended without error (emu_mpi_agree), so that a stop publishes
  * the outputs everywhere or nowhere.
  */
 
@@ -91,9 +91,15 @@ void emu_mpi_unwatch(emu_mpi *m);
 int emu_mpi_attach(emu_mpi *m, struct emu_ring *rings, size_t n_rings, const size_t *ring_of);
 int emu_mpi_detach(emu_mpi *m);
 
-/* run.c, before process_stop: this rank's part of the run ended without
- * error; waits until every rank's did (EMU_OK) or one failed (EMU_E_RUN). */
-int emu_mpi_commit(emu_mpi *m);
+/* The points of a run every rank reaches before any goes on (run.c): every
+ * actor started (so that no rank's blocks wait for another's
+ * initialisation, and the time blocks run is theirs), and, before
+ * process_stop, this rank's part of the run ended without error. */
+enum emu_mpi_phase { EMU_MPI_STARTED = 1, EMU_MPI_ENDED = 2 };
+
+/* This rank reached phase; waits until every rank did (EMU_OK) or one
+ * failed (EMU_E_RUN).  Phases come in order, once each. */
+int emu_mpi_agree(emu_mpi *m, enum emu_mpi_phase phase);
 
 /* After the run: rank 0 receives every rank's counts into res (each actor's
  * row from the rank that ran it; blocks summed; wall and block time the

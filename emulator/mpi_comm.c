@@ -8,11 +8,13 @@
 #include <string.h>
 #include <time.h>
 
-/* Control messages: a kind and, for an abort, the failure's text. */
-enum ctl_kind { CTL_BEAT, CTL_ABORT, CTL_READY, CTL_COMMIT };
+/* Control messages: a kind, a phase (emu_mpi_agree's) and, for an abort,
+ * the failure's text. */
+enum ctl_kind { CTL_BEAT, CTL_ABORT, CTL_READY, CTL_AGREED };
 
 typedef struct ctl_msg {
     int kind;
+    int phase;
     char text[1536];
 } ctl_msg;
 
@@ -66,7 +68,8 @@ struct emu_mpi_wire {
     pending **sends;
     size_t n_sends;
     wire_link *links;
-    int announced, ready_sent, ready_count;
+    int announced, ready_sent;
+    int ready_count[EMU_MPI_ENDED + 1]; /* rank 0: per phase, the ranks that reached it */
     MPI_Request counts_req;
     int counts_posted;
     emu_mpi_counts nothing; /* sent by a rank that reached no run */
@@ -94,7 +97,7 @@ static int tested(emu_mpi *m, MPI_Request *req, const char *what)
     return mpi_ok(m, MPI_Test(req, &flag, MPI_STATUS_IGNORE), what) && flag;
 }
 
-static void send_control(emu_mpi *m, int dest, int kind, const char *text)
+static void send_control(emu_mpi *m, int dest, int kind, int phase, const char *text)
 {
     struct emu_mpi_wire *w = m->wire;
     pending **grown = realloc(w->sends, (w->n_sends + 1) * sizeof *grown);
@@ -107,6 +110,7 @@ static void send_control(emu_mpi *m, int dest, int kind, const char *text)
         return;
     }
     p->msg.kind = kind;
+    p->msg.phase = phase;
     snprintf(p->msg.text, sizeof p->msg.text, "%s", text);
     int size = (int)(CTL_HEAD + strlen(p->msg.text) + 1);
     if (!mpi_ok(m, MPI_Isend(&p->msg, size, MPI_BYTE, dest, EMU_MPI_TAG_CONTROL, w->comm, &p->req), "a control send")) {
@@ -145,10 +149,10 @@ static void handle_control(emu_mpi *m, int from)
     c->text[sizeof c->text - 1] = '\0';
     if (c->kind == CTL_ABORT)
         emu_mpi_fail(m, 0, 0, "aborting: rank %d (host %s) failed: %s", from, m->host[from], c->text);
-    else if (c->kind == CTL_READY)
-        m->wire->ready_count++;
-    else if (c->kind == CTL_COMMIT)
-        m->committed = 1;
+    else if (c->kind == CTL_READY && c->phase > 0 && c->phase <= EMU_MPI_ENDED)
+        m->wire->ready_count[c->phase]++;
+    else if (c->kind == CTL_AGREED && c->phase > m->agreed)
+        m->agreed = c->phase;
 }
 
 static int control_progress(emu_mpi *m, double now)
@@ -168,23 +172,24 @@ static int control_progress(emu_mpi *m, double now)
     }
 }
 
-/* READY to rank 0 once this rank's part of the run ended well; rank 0
- * sends COMMIT to every rank once all are (and none failed). */
-static int commit_progress(emu_mpi *m)
+/* READY(phase) to rank 0 once this rank reached a phase (and has not
+ * failed); rank 0 sends AGREED(phase) to every rank once all did. */
+static int agree_progress(emu_mpi *m)
 {
     struct emu_mpi_wire *w = m->wire;
-    if (m->ready && !w->ready_sent && !m->failed) {
-        w->ready_sent = 1;
+    if (m->ready > w->ready_sent && !m->failed) {
+        w->ready_sent = m->ready;
         if (m->rank == 0)
-            w->ready_count++;
+            w->ready_count[m->ready]++;
         else
-            send_control(m, 0, CTL_READY, "");
+            send_control(m, 0, CTL_READY, m->ready, "");
     }
-    if (m->rank != 0 || m->committed || m->failed || w->ready_count < m->size)
+    int next = m->agreed + 1;
+    if (m->rank != 0 || m->failed || next > EMU_MPI_ENDED || w->ready_count[next] < m->size)
         return 0;
-    m->committed = 1;
+    m->agreed = next;
     for (int r = 1; r < m->size; r++)
-        send_control(m, r, CTL_COMMIT, "");
+        send_control(m, r, CTL_AGREED, next, "");
     return 1;
 }
 
@@ -196,7 +201,7 @@ static int announce_progress(emu_mpi *m)
     w->announced = 1;
     for (int r = 0; r < m->size; r++)
         if (r != m->rank)
-            send_control(m, r, CTL_ABORT, m->why);
+            send_control(m, r, CTL_ABORT, 0, m->why);
     return 1;
 }
 
@@ -261,15 +266,15 @@ static int counts_progress(emu_mpi *m, double now)
     int busy = 0;
     while ((m->counts_wanted || m->finishing) && m->counts_received < m->size - 1) {
         int flag = 0, n = 0;
-        MPI_Message msg;
         MPI_Status st;
-        if (!mpi_ok(m, MPI_Improbe(MPI_ANY_SOURCE, EMU_MPI_TAG_COUNTS, w->comm, &flag, &msg, &st), "the counts") ||
-            !flag)
+        /* Only this thread receives: what the probe saw is what the receive gets. */
+        if (!mpi_ok(m, MPI_Iprobe(MPI_ANY_SOURCE, EMU_MPI_TAG_COUNTS, w->comm, &flag, &st), "the counts") || !flag)
             break;
         MPI_Get_count(&st, MPI_BYTE, &n);
         int from = st.MPI_SOURCE;
         void *buf = malloc(n > 0 ? (size_t)n : 1);
-        if (!buf || !mpi_ok(m, MPI_Mrecv(buf, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "receiving the counts")) {
+        if (!buf || !mpi_ok(m, MPI_Recv(buf, n, MPI_BYTE, from, EMU_MPI_TAG_COUNTS, w->comm, MPI_STATUS_IGNORE),
+                            "receiving the counts")) {
             free(buf);
             break;
         }
@@ -547,7 +552,7 @@ static void *communicate(void *arg)
         int busy = control_progress(m, now);
         beats(m, now);
         busy |= links_progress(m, now, &in_flight);
-        busy |= commit_progress(m);
+        busy |= agree_progress(m);
         busy |= announce_progress(m);
         busy |= sends_progress(m);
         busy |= counts_progress(m, now);

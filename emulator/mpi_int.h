@@ -60,7 +60,7 @@ struct emu_mpi {
     int announce;           /* this rank's failure is to be sent to every rank (why) */
     char why[1536];
     int dead;               /* a rank fell silent */
-    int ready, committed;   /* emu_mpi_commit: this rank is ready; every rank was */
+    int ready, agreed;      /* emu_mpi_agree: the phase this rank reached; the last every rank reached */
     void *counts_out;       /* what this rank sends rank 0, once set */
     size_t counts_out_size;
     int counts_sent;

@@ -215,14 +215,14 @@ int emu_mpi_detach(emu_mpi *m)
     return rc;
 }
 
-int emu_mpi_commit(emu_mpi *m)
+int emu_mpi_agree(emu_mpi *m, enum emu_mpi_phase phase)
 {
     pthread_mutex_lock(&m->lock);
-    m->ready = 1;
+    m->ready = (int)phase;
     pthread_cond_broadcast(&m->changed);
-    while (!m->failed && !m->committed)
+    while (!m->failed && m->agreed < (int)phase)
         pthread_cond_wait(&m->changed, &m->lock);
-    int rc = m->committed ? EMU_OK : EMU_E_RUN;
+    int rc = m->agreed >= (int)phase ? EMU_OK : EMU_E_RUN;
     pthread_mutex_unlock(&m->lock);
     return rc;
 }
@@ -314,7 +314,7 @@ int emu_mpi_finish(emu_mpi *m, int status, const char *err)
     pthread_mutex_lock(&m->lock);
     if (status != EMU_OK)
         emu_mpi_fail(m, 1, 1, "%s", err && *err ? err : "it failed before its run");
-    else if (!m->committed)
+    else if (m->agreed < EMU_MPI_ENDED)
         emu_mpi_fail(m, 1, 0, "its session ended before its run did (a signal before the run began?)");
     m->status = status != EMU_OK ? status : m->failed ? EMU_E_RUN : EMU_OK;
     m->finishing = 1;

@@ -190,6 +190,8 @@ static int one_run(emu_calls *s, unsigned run)
     emu_calls_end(s, EMU_END_DATA);
     /* Across ranks another rank's abort may have come during the initialisations. */
     int rc = failed(s) ? EMU_E_RUN : emu_calls_every(s, EMU_CALL_START);
+    if (rc == EMU_OK && s->o->mpi) /* every rank's actors started before blocks run (mpi.h) */
+        rc = emu_mpi_agree(s->o->mpi, EMU_MPI_STARTED);
     if (rc == EMU_OK) {
         double t0 = emu_now();
         emu_live_set_state(s->o->live, EMU_STATE_RUNNING);
@@ -202,7 +204,7 @@ static int one_run(emu_calls *s, unsigned run)
         emu_live_final_spectra(s->o->live, s->instance);
     }
     if (rc == EMU_OK && s->o->mpi) /* no rank stops (publishes) before every rank's blocks ended well */
-        rc = emu_mpi_commit(s->o->mpi);
+        rc = emu_mpi_agree(s->o->mpi, EMU_MPI_ENDED);
     if (rc == EMU_OK)
         rc = emu_calls_every(s, EMU_CALL_STOP);
     count_ends(s, &produced_after, &consumed_after);
