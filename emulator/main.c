@@ -679,16 +679,16 @@ static const command_help commands[] = {
     {"summary",
      "  narwhal summary FILE.adf [--narwhal FILE] [--report FILE] [--plots DIR] [--histo DIR]\n"
      "                  [--window KEV]\n"
-     "      What a chain's output file says, for a physicist: the events and frames, followed\n"
-     "      from the producer (--report of its run) to the file, with what was rejected and by\n"
-     "      whom; the PSA's hits against the simulation truth (rms per axis, against energy);\n"
-     "      photopeak efficiency and peak-to-total of the tracked gamma rays against the\n"
-     "      crystals' energies and their sum per event (photopeak: within --window KEV, default\n"
-     "      5, of each emitted line); the spectra and plots (--plots DIR: CSV, gnuplot PNGs;\n"
-     "      --histo DIR: histo's files listed); the run's table.  Exit status 1 when the\n"
-     "      frames do not balance.  An AGATA-readable FILE.adf is read with its Narwhal file\n"
-     "      (truth, tracked gamma rays, meta:eof): --narwhal FILE, else FILE.narwhal.adf beside\n"
-     "      it when it exists (adf_writer's OtherFile beside).\n"},
+     "      What a chain's output file says, for a physicist, physics first: the source by the\n"
+     "      truth; per emitted line the tracked and untracked photopeak (centroid, FWHM, area,\n"
+     "      efficiency per emitted gamma ray; a window of --window KEV, default 5, then 2 FWHM)\n"
+     "      and the peak-to-total; the PSA's hits against the truth (rms per axis, against\n"
+     "      energy); the events and frames, followed from the producer (--report of its run)\n"
+     "      to the file, with what was rejected and by whom; the spectra and plots (--plots\n"
+     "      DIR: CSV, gnuplot PNGs; --histo DIR: histo's files counted); the run's table.\n"
+     "      Exit status 1 when the frames do not balance.  An AGATA-readable FILE.adf is read\n"
+     "      with its Narwhal file (truth, tracked gamma rays, meta:eof): --narwhal FILE, else\n"
+     "      FILE.narwhal.adf beside it when it exists (adf_writer's OtherFile beside).\n"},
     {"help",
      "  narwhal help [COMMAND] | COMMAND --help | --version\n"
      "      This text, or one command's part of it (what it does, the options it takes);\n"
