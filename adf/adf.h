@@ -440,10 +440,19 @@ int adf_tracked_read(const adf_frame *f, adf_tracked *t);
  *   +24     f32    x, y, z: lab frame, mm
  *   +36     f32    t: ns from the first sample of the crystal's traces to the
  *                  start of its signal (0 when no traces were made)
- *   total payload: 8 + 24 G + 40 N bytes.
+ *   +40     u16    geometric segment 0..35: the segment whose volume holds x, y, z
+ *   total payload: 8 + 24 G + 42 N bytes.
+ *
+ * The segment at +2 is the one that collects the interaction's charge: the
+ * generator puts the energy there and its traces carry the net charge there
+ * (in the basis it used; without a basis, the geometric one).  The two differ
+ * where the field lines cross a segment's boundary (issue 15).
+ * Layout 1 (frames written before issue 15) had 40-byte interactions without the
+ * geometric segment: adf_truth_read still reads it, by its size
+ * (8 + 24 G + 40 N), and gives the geometric segment as the segment at +2.
  *
  * adf_truth_read refuses G > ADF_TRUTH_MAX_GAMMAS or N > ADF_TRUTH_MAX_INTERACTIONS
- * (ADF_E_LIMIT), a payload of another size, per-γ counts that do not sum to N,
+ * (ADF_E_LIMIT), a payload of neither size, per-γ counts that do not sum to N,
  * a segment above 35, an unknown process or 0 deposits (ADF_E_PAYLOAD).
  * adf_truth_write refuses the same counts with ADF_E_LIMIT and the same
  * inconsistencies with ADF_E_ARG, before touching w.  adf_truth is large
@@ -451,7 +460,8 @@ int adf_tracked_read(const adf_frame *f, adf_tracked *t);
  */
 #define ADF_TRUTH_HEADER 8u
 #define ADF_TRUTH_GAMMA 24u
-#define ADF_TRUTH_HIT 40u
+#define ADF_TRUTH_HIT 42u
+#define ADF_TRUTH_HIT_V1 40u /* layout 1: read, never written */
 #define ADF_TRUTH_MAX_GAMMAS 64
 #define ADF_TRUTH_MAX_INTERACTIONS 1024
 enum { ADF_TRUTH_PHOTO = 1, ADF_TRUTH_COMPTON = 2, ADF_TRUTH_PAIR = 3 };
@@ -470,13 +480,14 @@ typedef struct adf_truth_gamma {
 
 typedef struct adf_truth_hit {
     uint16_t crystal_id;
-    uint16_t segment;
+    uint16_t segment; /* collecting */
     uint16_t process;
     uint16_t deposits;
     float e;
     float pos[3]; /* crystal frame */
     float lab[3];
     float t;
+    uint16_t geo_segment; /* geometric */
 } adf_truth_hit;
 
 typedef struct adf_truth {

@@ -46,9 +46,11 @@ static void encode_hit(uint8_t *p, const adf_truth_hit *h)
     put_floats(p + 12, h->pos, 3);
     put_floats(p + 24, h->lab, 3);
     adf_put_f32(p + 36, h->t);
+    adf_put_u16(p + 40, h->geo_segment);
 }
 
-static void decode_hit(const uint8_t *p, adf_truth_hit *h)
+/* hit_size: ADF_TRUTH_HIT, or ADF_TRUTH_HIT_V1 for layout 1 (no geometric segment: the segment's). */
+static void decode_hit(const uint8_t *p, adf_truth_hit *h, size_t hit_size)
 {
     h->crystal_id = adf_get_u16(p);
     h->segment = adf_get_u16(p + 2);
@@ -58,11 +60,13 @@ static void decode_hit(const uint8_t *p, adf_truth_hit *h)
     get_floats(p + 12, h->pos, 3);
     get_floats(p + 24, h->lab, 3);
     h->t = adf_get_f32(p + 36);
+    h->geo_segment = hit_size == ADF_TRUTH_HIT ? adf_get_u16(p + 40) : h->segment;
 }
 
 static int hit_ok(const adf_truth_hit *h)
 {
-    return h->segment < 36 && h->process >= ADF_TRUTH_PHOTO && h->process <= ADF_TRUTH_PAIR && h->deposits >= 1;
+    return h->segment < 36 && h->geo_segment < 36 && h->process >= ADF_TRUTH_PHOTO && h->process <= ADF_TRUTH_PAIR &&
+           h->deposits >= 1;
 }
 
 /* The per-γ counts sum to the total and every interaction is well formed. */
@@ -119,15 +123,19 @@ int adf_truth_read(const adf_frame *f, adf_truth *t)
     unsigned n_gammas = adf_get_u16(p), n_interactions = adf_get_u16(p + 2);
     if (!counts_ok(n_gammas, n_interactions))
         return ADF_E_LIMIT;
-    if (f->payload_size != adf_truth_payload_size(n_gammas, n_interactions))
-        return ADF_E_PAYLOAD;
+    size_t hit_size = ADF_TRUTH_HIT;
+    if (f->payload_size != adf_truth_payload_size(n_gammas, n_interactions)) {
+        hit_size = ADF_TRUTH_HIT_V1;
+        if (f->payload_size != ADF_TRUTH_HEADER + ADF_TRUTH_GAMMA * (size_t)n_gammas + hit_size * n_interactions)
+            return ADF_E_PAYLOAD;
+    }
     t->n_gammas = (uint16_t)n_gammas;
     t->n_interactions = (uint16_t)n_interactions;
     t->beta = adf_get_f32(p + 4);
     p += ADF_TRUTH_HEADER;
     for (unsigned g = 0; g < n_gammas; g++, p += ADF_TRUTH_GAMMA)
         decode_gamma(p, &t->gamma[g]);
-    for (unsigned i = 0; i < n_interactions; i++, p += ADF_TRUTH_HIT)
-        decode_hit(p, &t->hit[i]);
+    for (unsigned i = 0; i < n_interactions; i++, p += hit_size)
+        decode_hit(p, &t->hit[i], hit_size);
     return consistent(t) ? ADF_OK : ADF_E_PAYLOAD;
 }

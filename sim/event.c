@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "traces.h"
+
 #define FWHM_PER_SIGMA 2.3548200450309493
 
 /* Running sums of a hit, kept in double until its centre is taken. */
@@ -44,17 +46,23 @@ uint64_t sim_event_gap(uint64_t seed, uint32_t number, double rate)
     return ticks < 1 ? 1 : (uint64_t)ticks;
 }
 
-/* Index among hits [from, n) of the same crystal and segment as d, or -1. */
-static int same_segment(const sim_event *ev, int from, const sim_deposit *d)
+/* The segment that collects deposit d's charge. */
+static int collecting(const sim_physics *ph, const sim_deposit *d)
+{
+    return ph->basis ? sim_traces_collecting(ph->basis, d->pos) : d->segment;
+}
+
+/* Index among hits [from, n) of crystal c and segment seg, or -1. */
+static int same_segment(const sim_event *ev, int from, int c, int seg)
 {
     for (int i = from; i < ev->truth.n_interactions; i++)
-        if (ev->hit_crystal[i] == d->crystal && ev->truth.hit[i].segment == d->segment)
+        if (ev->hit_crystal[i] == c && ev->truth.hit[i].segment == seg)
             return i;
     return -1;
 }
 
-/* Appends a truth hit for deposit d (its sums start at zero); its index, or -1 when full. */
-static int new_hit(const sim_world *w, sim_event *ev, const sim_deposit *d, char *msg, size_t len)
+/* Appends a truth hit for deposit d collected by segment seg (its sums start at zero); its index, or -1 when full. */
+static int new_hit(const sim_world *w, sim_event *ev, const sim_deposit *d, int seg, char *msg, size_t len)
 {
     adf_truth *t = &ev->truth;
     if (t->n_interactions == ADF_TRUTH_MAX_INTERACTIONS) {
@@ -64,7 +72,8 @@ static int new_hit(const sim_world *w, sim_event *ev, const sim_deposit *d, char
     int i = t->n_interactions++;
     adf_truth_hit *h = &t->hit[i];
     h->crystal_id = (uint16_t)w->pl[d->crystal].id;
-    h->segment = (uint16_t)d->segment;
+    h->segment = (uint16_t)seg;
+    h->geo_segment = (uint16_t)d->segment;
     h->process = (uint16_t)d->process;
     h->deposits = 0;
     h->e = 0;
@@ -104,9 +113,10 @@ static int pack_gamma(const sim_physics *ph, sim_event *ev, int from, int to, ch
     int first = ev->truth.n_interactions;
     for (int i = from; i < to; i++) {
         const sim_deposit *d = &ev->deposits.d[i];
-        int h = ph->packing == SIM_PACK_SEGMENT ? same_segment(ev, first, d) : -1;
+        int seg = collecting(ph, d);
+        int h = ph->packing == SIM_PACK_SEGMENT ? same_segment(ev, first, d->crystal, seg) : -1;
         if (h < 0) {
-            if ((h = new_hit(ph->world, ev, d, msg, len)) < 0)
+            if ((h = new_hit(ph->world, ev, d, seg, msg, len)) < 0)
                 return -1;
             s[h] = zero;
         }
@@ -228,11 +238,28 @@ static int index_hits(const sim_world *w, sim_event *ev, char *msg, size_t len)
     return 0;
 }
 
+/* Each hit's segments at its position: the collecting one from the basis and
+ * the geometric one (packing by the deposits' segments may leave a centre elsewhere). */
+static void assign_segments(const sim_physics *ph, adf_truth *t)
+{
+    for (int i = 0; i < t->n_interactions; i++) {
+        adf_truth_hit *h = &t->hit[i];
+        const double p[3] = {h->pos[0], h->pos[1], h->pos[2]};
+        if (ph->basis) {
+            h->segment = (uint16_t)sim_traces_collecting(ph->basis, p);
+            h->geo_segment = (uint16_t)det_crystal_segment(&ph->world->shape, p);
+        } else {
+            h->geo_segment = h->segment;
+        }
+    }
+}
+
 int sim_event_respond(const sim_physics *ph, sim_event *ev, char *msg, size_t len)
 {
     sim_rng response;
     if (index_hits(ph->world, ev, msg, len))
         return -1;
+    assign_segments(ph, &ev->truth);
     sim_rng_seed(&response, ph->seed, ev->number, SIM_STREAM_RESPONSE);
     find_fired(ph, ev);
     measure(ph, &response, ev);

@@ -16,6 +16,13 @@
  * noise) from SIM_STREAM_TRACES and the time since the previous event from
  * SIM_STREAM_TIME.
  *
+ * Segments: with a basis (sim_physics.basis, traces.h) a deposit belongs to
+ * the segment that collects its charge there, which is where its energy is
+ * measured and where its traces carry the net charge; 13 % of the default
+ * basis's points are collected by a segment other than the one whose volume
+ * holds them (issue 15).  Without a basis, to the geometric segment.  A truth
+ * hit records both: `segment` (collecting, at its position) and `geo_segment`.
+ *
  * Packing (SIM_PACK_SEGMENT): the deposits a γ leaves in one segment become
  * one interaction at their energy-weighted centre, with the process of the
  * first of them and their count in `deposits`; the PSA finds one point per
@@ -31,8 +38,11 @@
 enum { SIM_STREAM_PHYSICS = 1, SIM_STREAM_RESPONSE = 2, SIM_STREAM_TIME = 3, SIM_STREAM_TRACES = 4 };
 enum { SIM_PACK_NONE = 0, SIM_PACK_SEGMENT = 1 };
 
+struct sim_traces;
+
 typedef struct sim_physics {
     const sim_world *world;
+    const struct sim_traces *basis; /* NULL: segments are geometric */
     sim_source source;
     int packing;
     double threshold;        /* keV */
@@ -70,7 +80,9 @@ void sim_event_free(sim_event *ev);
 int sim_event_run(const sim_physics *ph, uint32_t number, sim_event *ev, char *msg, size_t len);
 
 /* The detector response to the interactions in ev->truth (ev->number set):
- * the fired crystals and their measured energies.  sim_event_run ends with it;
+ * each hit's segments (with a basis: collecting and geometric at its
+ * position; without: geo_segment = segment), the fired crystals and their
+ * measured energies.  sim_event_run ends with it;
  * a caller that reads the truth from elsewhere (a GammaEvents file) calls it
  * alone.  0, or -1 when a hit names a crystal the array lacks. */
 int sim_event_respond(const sim_physics *ph, sim_event *ev, char *msg, size_t len);

@@ -13,6 +13,13 @@
  * point is the trilinear blend of the 8 grid points around it; corners the
  * basis lacks (outside the germanium) are left out and the weights of the
  * others scaled up to 1; with no corner at all the nearest basis point is used.
+ * Collection: the segment that collects a point's charge is the label of the
+ * basis points carrying most of that trilinear weight (the nearest point's when
+ * no corner exists).  An interaction's signal blends only the corners of the
+ * segment it is given (the one collecting it), so that its net charge ends in
+ * that segment, where the generator puts its energy: a blend across a boundary
+ * of the collection regions would split the net charge between two segments
+ * (issue 15).  Without such a corner, the nearest point of that segment.
  * A basis whose points all belong to sector A (holes collected by segments
  * 0..5) is used for every sector by the crystal's 60° symmetry: the point is
  * turned back into sector A and the segment channels turned forward.
@@ -170,8 +177,9 @@ static int32_t node_at(const sim_traces *t, int i, int j, int k)
     return t->node[((size_t)k * t->dim[1] + j) * t->dim[0] + i];
 }
 
-/* The basis point nearest to q among the grid nodes within NEAREST_REACH cells, else among all points. */
-static int32_t nearest(const sim_traces *t, const double q[3])
+/* The basis point of segment label (any when -1) nearest to q among the grid
+ * nodes within NEAREST_REACH cells, else among all points; -1 when the basis has none. */
+static int32_t nearest(const sim_traces *t, const double q[3], int label)
 {
     const det_basis *b = &t->basis;
     int c[3];
@@ -184,13 +192,17 @@ static int32_t nearest(const sim_traces *t, const double q[3])
             for (int di = -NEAREST_REACH; di <= NEAREST_REACH; di++) {
                 int32_t n = node_at(t, c[0] + di, c[1] + dj, c[2] + dk);
                 double d = (double)di * di + (double)dj * dj + (double)dk * dk;
-                if (n >= 0 && d < best_d) {
+                if (n >= 0 && d < best_d && (label < 0 || b->segment[n] == label)) {
                     best = n;
                     best_d = d;
                 }
             }
-    for (uint32_t i = 0; best < 0 && i < b->n_points; i++) {
+    if (best >= 0)
+        return best;
+    for (uint32_t i = 0; i < b->n_points; i++) {
         const float *p = &b->pos[3 * i];
+        if (label >= 0 && b->segment[i] != label)
+            continue;
         double d = (p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]);
         if (d < best_d)
             best_d = d, best = (int32_t)i;
@@ -225,37 +237,81 @@ static void add_corners(const sim_traces *t, const corners *k, const int *perm, 
     }
 }
 
-/* Adds energy e times the basis signal at p (crystal frame) to acc. */
-static void add_interaction(const sim_traces *t, const double p[3], double e, float *acc)
+/* p turned into the basis's sectors (by -turn sectors; turn is 0 unless the basis holds sector A only). */
+static int to_basis(const sim_traces *t, const double p[3], double q[3])
 {
-    int perm[DET_CHANNELS];
-    double q[3];
     int turn = t->one_sector ? det_sector_of(p[0], p[1]) : 0;
     det_rotate_sectors(p, -turn, q);
-    for (int c = 0; c < DET_SEGMENTS; c++)
-        perm[(c + DET_RINGS * turn) % DET_SEGMENTS] = c;
-    perm[DET_CORE] = DET_CORE;
+    return turn;
+}
+
+/* The 8 grid nodes around q (basis frame) and their trilinear weights (0 where
+ * the basis has no point); the sum of the weights. */
+static double cell(const sim_traces *t, const double q[3], int32_t node[8], double w[8])
+{
     int base[3];
-    double f[3];
+    double f[3], total = 0;
     for (int k = 0; k < 3; k++) {
         double x = (q[k] - t->origin[k]) / t->h;
         base[k] = (int)floor(x);
         f[k] = x - base[k];
     }
-    corners k;
-    int32_t node[8];
-    double w[8], total = 0;
     for (int m = 0; m < 8; m++) {
         int a = m & 1, b = (m >> 1) & 1, c = m >> 2;
         node[m] = node_at(t, base[0] + a, base[1] + b, base[2] + c);
         w[m] = node[m] < 0 ? 0 : (a ? f[0] : 1 - f[0]) * (b ? f[1] : 1 - f[1]) * (c ? f[2] : 1 - f[2]);
         total += w[m];
     }
-    if (total < 1e-9) {
-        node[0] = nearest(t, q);
-        w[0] = total = 1;
-        for (int m = 1; m < 8; m++)
+    return total;
+}
+
+/* The cell reduced to one node (weight 1): q is outside the basis's grid cells. */
+static void single_node(int32_t n, int32_t node[8], double w[8])
+{
+    node[0] = n;
+    w[0] = 1;
+    for (int m = 1; m < 8; m++)
+        node[m] = -1, w[m] = 0;
+}
+
+int sim_traces_collecting(const sim_traces *t, const double p[3])
+{
+    double q[3], w[8], weight[DET_SEGMENTS] = {0};
+    int32_t node[8];
+    int turn = to_basis(t, p, q), best = 0;
+    if (cell(t, q, node, w) < 1e-9)
+        single_node(nearest(t, q, -1), node, w);
+    for (int m = 0; m < 8; m++)
+        if (node[m] >= 0)
+            weight[t->basis.segment[node[m]]] += w[m];
+    for (int s = 1; s < DET_SEGMENTS; s++)
+        if (weight[s] > weight[best])
+            best = s;
+    return (best + DET_RINGS * turn) % DET_SEGMENTS;
+}
+
+/* Adds energy e times the basis signal at p (crystal frame), collected by segment seg, to acc. */
+static void add_interaction(const sim_traces *t, const double p[3], int seg, double e, float *acc)
+{
+    int perm[DET_CHANNELS];
+    double q[3];
+    int turn = to_basis(t, p, q), label = (seg + DET_SEGMENTS - DET_RINGS * turn) % DET_SEGMENTS;
+    for (int c = 0; c < DET_SEGMENTS; c++)
+        perm[(c + DET_RINGS * turn) % DET_SEGMENTS] = c;
+    perm[DET_CORE] = DET_CORE;
+    corners k;
+    int32_t node[8];
+    double w[8], total = 0;
+    cell(t, q, node, w);
+    for (int m = 0; m < 8; m++) {
+        if (node[m] >= 0 && t->basis.segment[node[m]] != label)
             node[m] = -1, w[m] = 0;
+        total += w[m];
+    }
+    if (total < 1e-9) {
+        int32_t n = nearest(t, q, label);
+        single_node(n >= 0 ? n : nearest(t, q, -1), node, w);
+        total = 1;
     }
     for (int m = 0; m < 8; m++) {
         k.sig[m] = node[m] < 0 ? zeros : det_basis_point(&t->basis, (size_t)node[m]);
@@ -336,7 +392,7 @@ void sim_traces_make(const sim_traces *t, sim_event *ev, const sim_fired *f, adf
     for (int k = 0; k < f->count; k++) {
         const adf_truth_hit *h = &ev->truth.hit[ev->order[f->first + k]];
         const double p[3] = {h->pos[0], h->pos[1], h->pos[2]};
-        add_interaction(t, p, h->e, scratch);
+        add_interaction(t, p, h->segment, h->e, scratch);
     }
     time_map map;
     map_time(t, sub_sample(t, ev->number), &map);

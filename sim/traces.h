@@ -28,6 +28,10 @@ typedef struct sim_traces sim_traces;
 int sim_traces_open(sim_traces **t, const char *basis_path, const det_crystal *shape, const sim_trace_params *p,
                     uint64_t seed, char *msg, size_t len);
 void sim_traces_close(sim_traces *t);
+/* The segment that collects the charge of an interaction at p (crystal frame)
+ * in the basis: the segment whose points carry most of the trilinear weight
+ * there.  The traces of an interaction carry its net charge in this segment. */
+int sim_traces_collecting(const sim_traces *t, const double p[3]);
 /* Floats of scratch one thread needs for sim_traces_make. */
 size_t sim_traces_scratch(const sim_traces *t);
 /* Sets the t of the truth hits of ev's fired crystals: when their signals

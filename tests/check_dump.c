@@ -211,9 +211,9 @@ START_TEST(truth_frames_are_summarised_per_gamma)
     ck_assert_str_eq(r.err, "");
     char expected[2048];
     snprintf(expected, sizeof expected, "%s%s", header,
-             "0                   156  0x4e570001  narwhal:truth                 5            1000  2 gammas, 2 "
+             "0                   160  0x4e570001  narwhal:truth                 5            1000  2 gammas, 2 "
              "interactions, 1 absorbed: 1173.25 keV 2 interactions absorbed; 1332.50 keV 0 interactions missed\n"
-             "156                  92  0x4e570001  narwhal:truth                 6            2000  1 gamma, 1 "
+             "160                  94  0x4e570001  narwhal:truth                 6            2000  1 gamma, 1 "
              "interaction, 0 absorbed: 1051.25 keV (1000.00 emitted) 1 interaction pair (beta 0.0500)\n"
              "2 frames (2 top-level)\n");
     ck_assert_str_eq(r.out, expected);

@@ -480,7 +480,16 @@ static float linear_signal(int ch, int k, const double p[3])
                    0.0005 * ((ch + k) % 3) * p[2]);
 }
 
-static void write_basis(const char *path)
+/* The label of a test basis point: its geometric segment, or with `moved` the
+ * segment in front (ring 1) for the ring-2 points at z <= 30 mm, as if the
+ * field carried their holes across the ring boundary at z = 22 mm. */
+static int test_label(const det_crystal *c, const double p[3], bool moved)
+{
+    int seg = det_crystal_segment(c, p);
+    return moved && seg % DET_RINGS == 2 && p[2] <= 30 ? seg - 1 : seg;
+}
+
+static void write_basis_labelled(const char *path, bool moved)
 {
     det_basis b;
     memset(&b, 0, sizeof b);
@@ -502,7 +511,7 @@ static void write_basis(const char *path)
                     if (pass) {
                         for (int c = 0; c < 3; c++)
                             b.pos[3 * n + c] = (float)p[c];
-                        b.segment[n] = det_crystal_segment(&b.crystal, p);
+                        b.segment[n] = test_label(&b.crystal, p, moved);
                         float *sig = det_basis_point(&b, (size_t)n);
                         for (int ch = 0; ch < DET_CHANNELS; ch++)
                             for (int s = 0; s < BASIS_SAMPLES; s++)
@@ -519,6 +528,8 @@ static void write_basis(const char *path)
     ck_assert_msg(det_basis_save(&b, path, msg, sizeof msg) == 0, "%s", msg);
     det_basis_free(&b);
 }
+
+static void write_basis(const char *path) { write_basis_labelled(path, false); }
 
 /* A GammaEvents file of one event: one γ of energy e with one interaction at lab point p. */
 static void write_one_interaction(const char *path, double e, const double p[3], int segment)
@@ -620,6 +631,38 @@ START_TEST(test_trace_trilinear)
     check_trace(c, 700, inside, 0, 8192, 1);
     one_trace(700, turned, 0, "", c, t);
     check_trace(c, 700, inside, 3, 8192, 1);
+    free(c);
+    free(t);
+}
+END_TEST
+
+/* Where the basis says another segment collects the charge than the one whose
+ * volume holds the point, the energy goes to the collecting segment, the truth
+ * names both, and the traces blend only that segment's basis points (issue 15). */
+START_TEST(test_energy_in_collecting_segment)
+{
+    adf_crystal *c = malloc(sizeof *c);
+    adf_truth *t = malloc(sizeof *t);
+    write_basis_labelled(in_tmp("test.basis"), true);
+    static const struct {
+        double p[3], signal_at[3];
+        int turn, collecting, geometric;
+    } cases[] = {
+        {{18, 0, 30}, {18, 0, 30}, 0, 1, 2},  /* a node whose holes cross into ring 1 */
+        {{18, 0, 32}, {18, 0, 30}, 0, 1, 2},  /* 2/3 of the weight on the z = 30 nodes: only they are blended */
+        {{18, 0, 34}, {18, 0, 36}, 0, 2, 2},  /* 2/3 on the z = 36 nodes, collected by ring 2 itself */
+        {{-18, 0, 30}, {18, 0, 30}, 3, 19, 20}, /* sector D, by the basis's 60° symmetry */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        one_trace(1000, cases[i].p, 0, "", c, t);
+        ck_assert_uint_eq(t->n_interactions, 1);
+        ck_assert_msg(t->hit[0].segment == cases[i].collecting, "case %zu: segment %u", i, t->hit[0].segment);
+        ck_assert_uint_eq(t->hit[0].geo_segment, cases[i].geometric);
+        for (int ch = 0; ch < DET_CHANNELS; ch++)
+            ck_assert_msg(c->energy[ch] == (ch == cases[i].collecting || ch == DET_CORE ? 1000.0f : 0.0f),
+                          "case %zu: channel %d has %g keV", i, ch, c->energy[ch]);
+        check_trace(c, 1000, cases[i].signal_at, cases[i].turn, 8192, 1);
+    }
     free(c);
     free(t);
 }
@@ -1005,12 +1048,24 @@ START_TEST(test_config_errors)
 }
 END_TEST
 
-/* Files named by the configuration are opened at initialise: a missing one is an I/O error there. */
+/* The Array and Basis files are checked by process_config (issue 17): a missing one is a
+ * configuration error there.  The GammaEvents input is opened at start: an I/O error then. */
 START_TEST(test_initialise_errors)
 {
-    static const char *const cases[] = {"Array /nonexistent/array.txt\nOutput truth\n", "Basis /nonexistent/b.basis\n",
-                                        "Output truth\nSource gammaevents\nGammaEventsInput /nonexistent/g\n"};
-    for (size_t i = 0; i < 3; i++) {
+    static const char *const missing[] = {"Array /nonexistent/array.txt\nOutput truth\n", "Basis /nonexistent/b.basis\n"};
+    static const char *const named[] = {"/nonexistent/array.txt", "/nonexistent/b.basis"};
+    for (size_t i = 0; i < 2; i++) {
+        char log[4096];
+        unsigned e;
+        conf(missing[i]);
+        capture_begin();
+        gen.config(conf_dir, &e);
+        capture_end(log, sizeof log);
+        ck_assert_msg(e == NARVAL_E_CONFIG, "case %zu: code %u", i, e);
+        ck_assert_msg(strstr(log, named[i]) != NULL, "case %zu: %s", i, log);
+    }
+    static const char *const cases[] = {"Output truth\nSource gammaevents\nGammaEventsInput /nonexistent/g\n"};
+    for (size_t i = 0; i < 1; i++) {
         unsigned e;
         conf(cases[i]);
         gen.config(conf_dir, &e);
@@ -1030,7 +1085,8 @@ START_TEST(test_crystal_not_in_array)
 {
     char text[TEXT_MAX], log[4096];
     unsigned e;
-    snprintf(text, sizeof text, "Array %s\nCrystals 0 7\nBasis %s\n", in_tmp("one.txt"), in_tmp("none.basis"));
+    write_basis(in_tmp("test.basis"));
+    snprintf(text, sizeof text, "Array %s\nCrystals 0 7\nBasis %s\n", in_tmp("one.txt"), in_tmp("test.basis"));
     conf(text);
     gen.config(conf_dir, &e);
     ck_assert_uint_eq(e, 0);
@@ -1338,6 +1394,7 @@ int main(void)
     tcase_add_test(frames, test_trace_at_basis_point);
     tcase_add_test(frames, test_trace_trilinear);
     tcase_add_test(frames, test_trace_clipping_and_noise);
+    tcase_add_test(frames, test_energy_in_collecting_segment);
     tcase_add_test(frames, test_same_seed_same_bytes);
     tcase_add_test(frames, test_event_layout);
     tcase_add_test(frames, test_output_size);

@@ -546,7 +546,7 @@ START_TEST(truth_input_is_smeared_reproducibly)
         truth.hit[i] = (adf_truth_hit){ (uint16_t)arr.crystal[0].id, 0, i < 2 ? ADF_TRUTH_COMPTON : ADF_TRUTH_PHOTO,
                                         1, (float)h[i].e,
                                         { (float)h[i].local[0], (float)h[i].local[1], (float)h[i].local[2] },
-                                        { (float)lab[0], (float)lab[1], (float)lab[2] }, 0 };
+                                        { (float)lab[0], (float)lab[1], (float)lab[2] }, 0, 0 };
     }
     ck_assert_int_eq(adf_truth_write(&w, 5, 50, &truth), ADF_OK);
     /* no smearing: the exact sequence, and the truth frame passed on before it */

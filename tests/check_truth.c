@@ -27,6 +27,7 @@ static adf_truth *make_truth(unsigned n_gammas, unsigned per_gamma)
             adf_truth_hit *h = &t->hit[i];
             h->crystal_id = (uint16_t)(i % 180);
             h->segment = (uint16_t)(i % 36);
+            h->geo_segment = (uint16_t)((i + 7) % 36);
             h->process = (uint16_t)(1 + i % 3);
             h->deposits = (uint16_t)(1 + i % 4);
             h->e = 100.5f + (float)i;
@@ -72,7 +73,7 @@ START_TEST(test_byte_layout)
     adf_truth *t = make_truth(1, 1);
     uint8_t buf[256];
     adf_frame f = write_one(buf, sizeof buf, t);
-    ck_assert_uint_eq(f.key.length, 20 + 8 + 24 + 40);
+    ck_assert_uint_eq(f.key.length, 20 + 8 + 24 + 42);
     ck_assert_uint_eq(f.key.id, 0x4E570001u);
     ck_assert_uint_eq(f.key.event, 42);
     ck_assert_uint_eq(f.key.timestamp, 0x123456789aull);
@@ -94,6 +95,7 @@ START_TEST(test_byte_layout)
     ck_assert(adf_get_f32(h + 12) == -1.5f && adf_get_f32(h + 16) == 2.25f && adf_get_f32(h + 20) == 45.0f);
     ck_assert(adf_get_f32(h + 24) == 10.0f && adf_get_f32(h + 28) == -20.0f && adf_get_f32(h + 32) == 250.0f);
     ck_assert(adf_get_f32(h + 36) == 103.75f);
+    ck_assert_uint_eq(adf_get_u16(h + 40), 7); /* the geometric segment */
     ck_assert_str_eq(adf_id_name(f.key.id), "narwhal:truth");
     free(t);
 }
@@ -114,7 +116,7 @@ START_TEST(test_round_trip_sizes)
         free(t);
     }
     ck_assert_uint_eq(adf_truth_payload_size(ADF_TRUTH_MAX_GAMMAS, ADF_TRUTH_MAX_INTERACTIONS),
-                      8 + 24 * 64 + 40 * 1024);
+                      8 + 24 * 64 + 42 * 1024);
     free(back);
     free(buf);
 }
@@ -134,6 +136,9 @@ START_TEST(test_writer_refuses)
     t->hit[3].segment = 36;
     ck_assert_int_eq(adf_truth_write(&w, 0, 0, t), ADF_E_ARG);
     t->hit[3].segment = 35;
+    t->hit[1].geo_segment = 36;
+    ck_assert_int_eq(adf_truth_write(&w, 0, 0, t), ADF_E_ARG);
+    t->hit[1].geo_segment = 0;
     t->hit[0].process = 4;
     ck_assert_int_eq(adf_truth_write(&w, 0, 0, t), ADF_E_ARG);
     t->hit[0].process = 0;
@@ -151,7 +156,7 @@ START_TEST(test_writer_refuses)
     ck_assert_uint_eq(w.used, 0);
     ck_assert_int_eq(w.status, ADF_OK);
     ck_assert_int_eq(adf_truth_write(&w, 0, 0, t), ADF_OK);
-    ck_assert_uint_eq(w.used, 20 + 8 + 48 + 160);
+    ck_assert_uint_eq(w.used, 20 + 8 + 48 + 168);
     free(t);
 }
 END_TEST
@@ -205,6 +210,8 @@ START_TEST(test_reader_refuses)
     ck_assert_int_eq(adf_truth_read(&shorter, back), ADF_E_PAYLOAD);
     adf_frame cut = raw_frame(bad, ADF_ID_NW_TRUTH, good, size - 1);
     ck_assert_int_eq(adf_truth_read(&cut, back), ADF_E_PAYLOAD);
+    adf_frame between = raw_frame(bad, ADF_ID_NW_TRUTH, good, size - 2); /* neither 42- nor 40-byte interactions */
+    ck_assert_int_eq(adf_truth_read(&between, back), ADF_E_PAYLOAD);
 
     memcpy(bad, good, size);
     adf_put_u16(bad, ADF_TRUTH_MAX_GAMMAS + 1);
@@ -215,9 +222,10 @@ START_TEST(test_reader_refuses)
     many = raw_frame(buf, ADF_ID_NW_TRUTH, bad, size);
     ck_assert_int_eq(adf_truth_read(&many, back), ADF_E_LIMIT);
 
-    /* offsets in the payload: γ 1's count at 8 + 24 + 22; interaction 1 at 8 + 48 + 40 */
+    /* offsets in the payload: γ 1's count at 8 + 24 + 22; interaction 1 at 8 + 48 + 42 */
     static const struct { size_t at; uint16_t value; } edits[] = {
-        {8 + 24 + 22, 3}, {8 + 48 + 40 + 2, 36}, {8 + 48 + 40 + 4, 0}, {8 + 48 + 40 + 4, 4}, {8 + 48 + 40 + 6, 0},
+        {8 + 24 + 22, 3},     {8 + 48 + 42 + 2, 36}, {8 + 48 + 42 + 4, 0},
+        {8 + 48 + 42 + 4, 4}, {8 + 48 + 42 + 6, 0},  {8 + 48 + 42 + 40, 36},
     };
     for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {
         memcpy(bad, good, size);
@@ -233,6 +241,29 @@ START_TEST(test_reader_refuses)
 }
 END_TEST
 
+/* Layout 1 (40-byte interactions, before issue 15) is still read: the geometric segment is the segment. */
+START_TEST(test_reads_layout_1)
+{
+    adf_truth *t = make_truth(2, 3);
+    adf_truth *back = malloc(sizeof *back);
+    uint8_t buf[512], old[512];
+    adf_frame f = write_one(buf, sizeof buf, t);
+    size_t head = 8 + 24 * 2, n = 6;
+    memcpy(old, f.payload, head);
+    for (size_t i = 0; i < n; i++)
+        memcpy(old + head + 40 * i, f.payload + head + 42 * i, 40);
+    adf_frame v1 = raw_frame(buf, ADF_ID_NW_TRUTH, old, (uint32_t)(head + 40 * n));
+    ck_assert_int_eq(adf_truth_read(&v1, back), ADF_OK);
+    for (size_t i = 0; i < n; i++) {
+        t->hit[i].geo_segment = t->hit[i].segment;
+        ck_assert_uint_eq(back->hit[i].geo_segment, t->hit[i].segment);
+    }
+    assert_truth_eq(t, back);
+    free(back);
+    free(t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("truth");
@@ -242,6 +273,7 @@ int main(void)
     tcase_add_test(tc, test_writer_refuses);
     tcase_add_test(tc, test_writer_no_space);
     tcase_add_test(tc, test_reader_refuses);
+    tcase_add_test(tc, test_reads_layout_1);
     suite_add_tcase(s, tc);
     return tk_run_suite(s);
 }

@@ -302,7 +302,7 @@ static int add_hit(gev_reader *r, const row *full, adf_truth *t, char *msg, size
     h->e = (float)x->v[1];
     for (int k = 0; k < 3; k++)
         h->lab[k] = (float)x->v[2 + k];
-    h->segment = (uint16_t)x->v[5];
+    h->segment = h->geo_segment = (uint16_t)x->v[5];
     h->process = x->n > 6 ? (uint16_t)x->v[6] : 0;
     h->deposits = x->n > 7 ? (uint16_t)x->v[7] : 1;
     h->t = x->n > 8 ? (float)x->v[8] : 0.0f;

@@ -162,6 +162,7 @@ unsigned gen_initialise(gen *g)
                         sizeof msg))
         return kit_fail(g->k.name, NARVAL_E_IO, "basis: %s (basisgen -o %s makes one; Output truth needs none)", msg,
                         gen_settings.basis);
+    g->physics.basis = g->traces; /* energies go to the segments the traces say (sim/event.h) */
     if ((code = allocate_work(g)) != 0 || (code = claim_gammaevents(g)) != 0)
         return code;
     kit_crystals_describe(&gen_resolved.crystals, which, sizeof which);
