@@ -1,46 +1,83 @@
 #!/usr/bin/env bash
-# memcheck.sh: runs the replay chain, sequential and pipelined, under valgrind memcheck; prints a verdict line per mode and fails on any error or definite leak.
+# memcheck.sh: every actor under valgrind: the replay chain and the full chain (generator -> psa -> builder -> tracker -> histo -> writer), sequential and pipelined, under memcheck, and the pipelined full chain under helgrind; a verdict line per run, failing on any error or definite leak.
 set -uo pipefail
 BUILD=${BUILD:-build}
 FRAMES=${MEMCHECK_FRAMES:-200}
+EVENTS=${MEMCHECK_EVENTS:-12}
+here=$(cd "$(dirname "$0")" && pwd)
 
 fail() { echo "memcheck: $*" >&2; exit 1; }
 command -v valgrind >/dev/null || fail "valgrind is not installed (apt-get install valgrind)"
-for f in "$BUILD/bin/narwhal" "$BUILD/tests/mkadf" "$BUILD/actors/adf_reader.so" "$BUILD/actors/adf_writer.so"; do
+for f in "$BUILD/bin/narwhal" "$BUILD/bin/basisgen" "$BUILD/tests/mkadf"; do
     [ -e "$f" ] || fail "$f is missing: run 'make build-tests' first"
+done
+for a in adf_reader adf_writer generator psa builder tracker histo; do
+    [ -e "$BUILD/actors/$a.so" ] || fail "$BUILD/actors/$a.so is missing: run 'make build-tests' first"
 done
 
 tmp=$(mktemp -d /tmp/narwhal-memcheck.XXXXXX) || fail "cannot create a temporary directory"
 trap '[ -n "${MEMCHECK_KEEP:-}" ] || rm -rf "$tmp"' EXIT
-mkdir "$tmp/conf"
+
+# the replay chain: mkadf's sample through adf_reader into adf_writer
+mkdir "$tmp/replay"
 "$BUILD/tests/mkadf" "$tmp/input.adf" "$FRAMES" >"$tmp/mkadf.log" 2>&1 ||
     { cat "$tmp/mkadf.log" >&2; fail "mkadf could not write the sample"; }
-printf 'File "%s"\n' "$tmp/input.adf" >"$tmp/conf/ADFReader.conf"
-printf 'File "%s"\n' "$tmp/output.adf" >"$tmp/conf/ADFWriter.conf"
+printf 'File "%s"\n' "$tmp/input.adf" >"$tmp/replay/ADFReader.conf"
+printf 'File "%s"\n' "$tmp/replay.adf" >"$tmp/replay/ADFWriter.conf"
 
-# one run of the replay chain under memcheck; $1 names the mode, the rest are extra options
-check_mode() {
-    local mode=$1; shift
-    rm -f "$tmp/output.adf"
-    valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
-        --log-file="$tmp/valgrind-$mode.log" \
-        "$BUILD/bin/narwhal" run topologies/replay.xml --actors "$BUILD/actors" --conf "$tmp/conf" "$@" \
-        >"$tmp/run-$mode.log" 2>&1
-    local rc=$? log="$tmp/valgrind-$mode.log"
-    local errors lost same=yes
+# the full chain on a coarse basis (check_chain's: 6 mm grid, 2 mm fields) and a few cascades; every
+# OpenMP team of one thread (Threads 1, OMP_NUM_THREADS=1): see helgrind below
+"$BUILD/bin/basisgen" --quiet --geometry detector/geometry/agata.geo --grid 6 --field-grid 2 -o "$tmp/coarse.basis" \
+    >"$tmp/basisgen.log" 2>&1 || { cat "$tmp/basisgen.log" >&2; fail "basisgen could not build the coarse basis"; }
+mkdir "$tmp/chain"
+printf '%s\n' "Basis $tmp/coarse.basis" "Seed 5" "Events $EVENTS" "Threads 1" "Source cascade" "Output crystal truth" \
+    >"$tmp/chain/Generator.conf"
+printf '%s\n' "Basis $tmp/coarse.basis" "Device cpu" "Threads 1" >"$tmp/chain/PSA.conf"
+printf '%s\n' "Device cpu" "KeepInput true" >"$tmp/chain/Tracker.conf"
+printf '%s\n' "OutputDir $tmp/histo" "Device cpu" "Formats spe csv" "Plot none" \
+    "Histogram gamma tracked.e sum 1024 0 2048" "Histogram hit psa.e sum 1024 0 2048" \
+    "Histogram core crystal.core crystal 256 0 2048" >"$tmp/chain/Histo.conf"
+printf 'File "%s"\n' "$tmp/chain.adf" >"$tmp/chain/ADFWriter.conf"
+export OMP_NUM_THREADS=1
+
+# check TOOL NAME TOPOLOGY CONF OUTPUT [options]: one run under valgrind's TOOL; the verdict line; OUTPUT is
+# kept as NAME.adf to compare the modes
+check() {
+    local tool=$1 name=$2 topology=$3 conf=$4 output=$5
+    shift 5
+    local log="$tmp/$name.valgrind" flags=(--error-exitcode=1)
+    [ "$tool" = memcheck ] && flags+=(--leak-check=full --errors-for-leak-kinds=definite)
+    [ "$tool" = helgrind ] && flags+=(--suppressions="$here/helgrind.supp")
+    rm -f "$output"
+    valgrind --tool="$tool" "${flags[@]}" --log-file="$log" \
+        "$BUILD/bin/narwhal" run "$topology" --actors "$BUILD/actors" --conf "$conf" "$@" >"$tmp/$name.log" 2>&1
+    local rc=$? errors lost=0
     errors=$(sed -nE 's/.*ERROR SUMMARY: ([0-9,]+) errors.*/\1/p' "$log" | tail -n 1 | tr -d ,)
-    lost=$(sed -nE 's/.*definitely lost: ([0-9,]+) bytes.*/\1/p' "$log" | tail -n 1 | tr -d ,)
-    # valgrind omits the leak lines when every block was freed
-    grep -q 'no leaks are possible' "$log" && lost=${lost:-0}
-    [ -n "$errors" ] && [ -n "$lost" ] || { cat "$tmp/run-$mode.log" "$log" >&2; fail "no valgrind summary for the $mode run (exit $rc)"; }
-    cmp -s "$tmp/input.adf" "$tmp/output.adf" || same=no
-    echo "memcheck: $errors errors, $lost bytes definitely lost ($mode replay of $FRAMES events, exit status $rc, output equals input: $same)"
-    if [ "$rc" -ne 0 ] || [ "$errors" -ne 0 ] || [ "$lost" -ne 0 ] || [ "$same" != yes ]; then
-        tail -n 40 "$tmp/run-$mode.log" >&2
-        grep -E '^==[0-9]+== ' "$log" | tail -n 60 >&2
+    if [ "$tool" = memcheck ]; then
+        lost=$(sed -nE 's/.*definitely lost: ([0-9,]+) bytes.*/\1/p' "$log" | tail -n 1 | tr -d ,)
+        grep -q 'no leaks are possible' "$log" && lost=${lost:-0} # valgrind omits the leak lines when all was freed
+    fi
+    [ -n "$errors" ] && [ -n "$lost" ] || { cat "$tmp/$name.log" "$log" >&2; fail "no valgrind summary for $name (exit $rc)"; }
+    cp "$output" "$tmp/$name.adf" 2>/dev/null
+    echo "memcheck: $tool: $errors errors, $lost bytes definitely lost ($name, exit status $rc)"
+    if [ "$rc" -ne 0 ] || [ "$errors" -ne 0 ] || [ "$lost" -ne 0 ] || [ ! -s "$output" ]; then
+        tail -n 40 "$tmp/$name.log" >&2
+        grep -E '^==[0-9]+== ' "$log" | tail -n 80 >&2
         exit 1
     fi
 }
 
-check_mode sequential
-check_mode pipelined --pipeline
+same() {
+    cmp -s "$tmp/$1.adf" "$tmp/$2.adf" || fail "$1 and $2 wrote different output"
+    echo "memcheck: $1 and $2 wrote the same output"
+}
+
+check memcheck replay-sequential topologies/replay.xml "$tmp/replay" "$tmp/replay.adf"
+check memcheck replay-pipelined topologies/replay.xml "$tmp/replay" "$tmp/replay.adf" --pipeline
+cmp -s "$tmp/input.adf" "$tmp/replay-sequential.adf" || fail "the replay's output differs from its input"
+same replay-sequential replay-pipelined
+check memcheck chain-sequential topologies/full_chain.xml "$tmp/chain" "$tmp/chain.adf"
+check memcheck chain-pipelined topologies/full_chain.xml "$tmp/chain" "$tmp/chain.adf" --pipeline
+same chain-sequential chain-pipelined
+check helgrind chain-helgrind topologies/full_chain.xml "$tmp/chain" "$tmp/chain.adf" --pipeline
+same chain-sequential chain-helgrind
