@@ -18,6 +18,7 @@ sources() {
     fuzz_tracker) echo actors/tracker/*.c kernels/tracker_*.h ;;
     fuzz_histo | fuzz_histo_sink) echo actors/histo/*.c ;;
     fuzz_adf_writer) echo actors/io/adf_writer.c actors/kit/publish.c ;;
+    fuzz_adf_reader) echo actors/io/adf_reader.c ;;
     fuzz_dump) echo emulator/dump.c ;;
     fuzz_summary) echo analysis/summary*.c ;;
     fuzz_adf) echo adf/*.c ;;

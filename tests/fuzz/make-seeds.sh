@@ -86,12 +86,14 @@ cut() {
     done
 }
 
-for t in psa builder tracker histo histo_sink adf_writer dump summary; do rm -f tests/fuzz/seeds-fuzz_$t/chain-*.adf; done
+for t in psa builder tracker histo histo_sink adf_writer adf_reader dump summary; do rm -f tests/fuzz/seeds-fuzz_$t/chain-*.adf; done
 cut crystal fuzz_psa 2 12
 cut psa fuzz_builder 12 12
 cut events fuzz_tracker 6 12 0xca010102
 for t in fuzz_histo fuzz_histo_sink; do cut tracked $t 8 10 0xca010102; cut crystal $t 2 3; done
 cut tracked fuzz_adf_writer 6 8
+cut tracked fuzz_adf_reader 6 6 0xca010102
+cut crystal fuzz_adf_reader 2 2
 cut tracked fuzz_dump 10 6 0xca010102
 cut crystal fuzz_dump 2 2
 cut tracked fuzz_summary 30 8 0xca010102

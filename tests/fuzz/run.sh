@@ -38,7 +38,13 @@ report() {
     fi
     printf 'fuzz %-16s FOUND SOMETHING (exit %s) after %s runs; its log %s ends:\n' "$name" "$rc" "${runs:-?}" "$log"
     grep -vE '^(#[0-9]+|INFO:|stat::)' "$log" | tail -n 40
-    grep -E 'Test unit written to' "$log" | tail -n 1
+    local unit
+    unit=$(sed -nE 's/.*Test unit written to (.*)/\1/p' "$log" | tail -n 1)
+    if [ -n "$unit" ]; then
+        # the target's own message went to the closed stderr: the input once more, stderr kept
+        echo "fuzz $name: $dir/bin/$name $unit says:"
+        "$dir/bin/$name" "$unit" 2>&1 | grep -E 'invariant|runtime error|ERROR: AddressSanitizer|SUMMARY' | head -n 5
+    fi
     return 1
 }
 
