@@ -79,7 +79,8 @@ static double get_f64(const uint8_t *p)
 
 /* ---- header ---- */
 
-enum { GEO_DOUBLES = 18, OFF_GEO = 48 };
+enum { GEO_DOUBLES = 18, OFF_GEO = 48, OFF_SOURCE = OFF_GEO + 8 * GEO_DOUBLES };
+_Static_assert(OFF_SOURCE + sizeof(((det_basis *)0)->source) == DET_BASIS_HEADER, "the source text ends the header");
 
 static void geometry_doubles(const det_basis *b, double v[GEO_DOUBLES])
 {
@@ -114,6 +115,18 @@ static void encode_header(const det_basis *b, uint8_t h[DET_BASIS_HEADER])
     double v[GEO_DOUBLES];
     geometry_doubles(b, v);
     for (int i = 0; i < GEO_DOUBLES; i++) put_f64(h + OFF_GEO + 8 * i, v[i]);
+    if (b->flags & DET_BASIS_IMPORTED) memcpy(h + OFF_SOURCE, b->source, strnlen(b->source, sizeof b->source - 1));
+}
+
+/* An imported basis's electrical figures are what its import gave (0: not given). */
+static int validate_crystal(const det_basis *b, char *why, size_t len)
+{
+    const det_crystal *c = &b->crystal;
+    if (!(b->flags & DET_BASIS_IMPORTED)) return det_crystal_validate(c, why, len);
+    if (det_crystal_validate_shape(c, why, len)) return -1;
+    if (!(c->bias >= 0 && c->preamp_rise >= 0 && c->impurity_front >= 0 && c->impurity_back >= 0))
+        return snprintf(why, len, "negative bias, preamplifier rise or impurity"), -1;
+    return 0;
 }
 
 /* Decodes and checks the header against the file size; 0 or -1 with the reason. */
@@ -144,8 +157,13 @@ static int decode_header(det_basis *b, const uint8_t h[DET_BASIS_HEADER], uint64
     if (adf_get_u32(h + 44) != 4 * record_floats(b))
         return snprintf(why, len, "record size %u does not match %u channels x %u samples", adf_get_u32(h + 44),
                         b->n_channels, b->n_samples), -1;
-    for (int i = OFF_GEO + 8 * GEO_DOUBLES; i < DET_BASIS_HEADER; i++)
-        if (h[i]) return snprintf(why, len, "reserved header byte %d is not zero", i), -1;
+    if (b->flags & DET_BASIS_IMPORTED) {
+        if (h[DET_BASIS_HEADER - 1]) return snprintf(why, len, "the source text is not terminated"), -1;
+        memcpy(b->source, h + OFF_SOURCE, sizeof b->source);
+    } else {
+        for (int i = OFF_SOURCE; i < DET_BASIS_HEADER; i++)
+            if (h[i]) return snprintf(why, len, "reserved header byte %d is not zero", i), -1;
+    }
     uint64_t expect = DET_BASIS_HEADER + (uint64_t)b->n_points * 4 * record_floats(b) + 4;
     if (expect != file_size)
         return snprintf(why, len, "size %llu bytes, but the header's %u points of %u channels x %u samples need %llu",
@@ -161,7 +179,7 @@ static int decode_header(det_basis *b, const uint8_t h[DET_BASIS_HEADER], uint64
     b->field_grid_mm = v[16];
     b->step_ns = v[17];
     char geo[160];
-    if (det_crystal_validate(c, geo, sizeof geo)) return snprintf(why, len, "geometry in the header: %s", geo), -1;
+    if (validate_crystal(b, geo, sizeof geo)) return snprintf(why, len, "geometry in the header: %s", geo), -1;
     return 0;
 }
 
@@ -373,8 +391,38 @@ fail:
 
 typedef struct import_header {
     long points, channels, samples, pretrigger;
-    double sampling_ns;
+    double sampling_ns, grid_mm, preamp_ns, bias_v;
+    char source[64];
 } import_header;
+
+/* "source TEXT": the rest of the line, trimmed; 0, or -1 when it is empty or too long. */
+static int read_source(const char *line, char *out, size_t cap)
+{
+    const char *p = strstr(line, "source") + strlen("source");
+    while (*p == ' ' || *p == '\t') p++;
+    size_t n = strlen(p);
+    while (n && (p[n - 1] == '\n' || p[n - 1] == '\r' || p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
+    if (n == 0 || n >= cap) return -1;
+    memcpy(out, p, n);
+    out[n] = 0;
+    return 0;
+}
+
+/* One "key number" line of the header; -1 for an unknown key or a value out of range. */
+static int import_number(import_header *ih, const char *key, double v, int *seen)
+{
+    int whole = v == floor(v);
+    if (!strcmp(key, "points") && v >= 1 && v <= 1e8 && whole) ih->points = (long)v, *seen |= 1;
+    else if (!strcmp(key, "channels") && v >= 2 && v <= DET_BASIS_MAX_CHANNELS && whole) ih->channels = (long)v, *seen |= 2;
+    else if (!strcmp(key, "samples") && v >= 1 && v <= DET_BASIS_MAX_SAMPLES && whole) ih->samples = (long)v, *seen |= 4;
+    else if (!strcmp(key, "sampling_ns") && v > 0 && v < 1e6) ih->sampling_ns = v, *seen |= 8;
+    else if (!strcmp(key, "pretrigger") && v >= 0 && whole) ih->pretrigger = (long)v;
+    else if (!strcmp(key, "grid_mm") && v > 0 && v < 100) ih->grid_mm = v;
+    else if (!strcmp(key, "preamp_ns") && v >= 0 && v < 1e4) ih->preamp_ns = v;
+    else if (!strcmp(key, "bias_v") && v >= 0 && v < 1e5) ih->bias_v = v;
+    else return -1;
+    return 0;
+}
 
 /* Parses the text header up to "end"; -1 with the reason (and line). */
 static int read_import_header(FILE *f, import_header *ih, char *why, size_t len)
@@ -402,23 +450,86 @@ static int read_import_header(FILE *f, import_header *ih, char *why, size_t len)
                 return snprintf(why, len, "line %d: 'end' before all of points, channels, samples, sampling_ns", lineno), -1;
             return 0;
         }
+        if (!strcmp(key, "source")) {
+            if (read_source(line, ih->source, sizeof ih->source))
+                return snprintf(why, len, "line %d: 'source' wants a text of 1 to %zu bytes", lineno,
+                                sizeof ih->source - 1), -1;
+            continue;
+        }
         if (n != 2) return snprintf(why, len, "line %d: expected 'key number'", lineno), -1;
-        if (!strcmp(key, "points") && v >= 1 && v <= 1e8 && v == floor(v)) ih->points = (long)v, seen |= 1;
-        else if (!strcmp(key, "channels") && v >= 2 && v <= DET_BASIS_MAX_CHANNELS && v == floor(v)) ih->channels = (long)v, seen |= 2;
-        else if (!strcmp(key, "samples") && v >= 1 && v <= DET_BASIS_MAX_SAMPLES && v == floor(v)) ih->samples = (long)v, seen |= 4;
-        else if (!strcmp(key, "sampling_ns") && v > 0 && v < 1e6) ih->sampling_ns = v, seen |= 8;
-        else if (!strcmp(key, "pretrigger") && v >= 0 && v == floor(v)) ih->pretrigger = (long)v;
-        else return snprintf(why, len, "line %d: unknown key or value out of range: '%s'", lineno, key), -1;
+        if (import_number(ih, key, v, &seen))
+            return snprintf(why, len, "line %d: unknown key or value out of range: '%s'", lineno, key), -1;
     }
     return snprintf(why, len, "no 'end' line within the first 64 lines"), -1;
 }
 
-int det_basis_import(det_basis *b, const char *path, const det_crystal *c, char *msg, size_t len)
+/* The header's figures into b: the shape of c, the signals' figures as the import gave them. */
+static void import_describe(det_basis *b, const import_header *ih, const det_crystal *c, const char *path)
+{
+    b->crystal = *c;
+    b->crystal.bias = ih->bias_v;
+    b->crystal.preamp_rise = ih->preamp_ns;
+    b->crystal.impurity_front = b->crystal.impurity_back = 0;
+    b->n_points = (uint32_t)ih->points;
+    b->n_channels = (uint32_t)ih->channels;
+    b->n_samples = (uint32_t)ih->samples;
+    b->pretrigger = (uint32_t)ih->pretrigger;
+    b->sample_ns = ih->sampling_ns;
+    b->flags = DET_BASIS_IMPORTED;
+    if (ih->source[0]) {
+        memcpy(b->source, ih->source, sizeof b->source);
+    } else {
+        const char *base = strrchr(path, '/');
+        snprintf(b->source, sizeof b->source, "%s", base ? base + 1 : path);
+    }
+}
+
+/* Leaves out the points outside the crystal (or not finite), keeping the order; counts them in r. */
+static void drop_outside(det_basis *b, det_import_report *r)
+{
+    const size_t per = (size_t)b->n_channels * b->n_samples;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < b->n_points; i++) {
+        const float *p = b->pos + 3 * (size_t)i;
+        double q[3] = {p[0], p[1], p[2]};
+        if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2]) || !det_crystal_contains(&b->crystal, q)) {
+            if (r->outside < DET_IMPORT_LISTED) {
+                r->outside_record[r->outside] = i;
+                memcpy(r->outside_pos[r->outside], p, sizeof r->outside_pos[0]);
+            }
+            r->outside++;
+            continue;
+        }
+        if (kept != i) {
+            memcpy(b->pos + 3 * (size_t)kept, p, 3 * sizeof *p);
+            b->segment[kept] = b->segment[i];
+            memcpy(det_basis_point(b, kept), det_basis_point(b, i), per * sizeof *b->signal);
+        }
+        kept++;
+    }
+    b->n_points = kept;
+}
+
+/* The grid: the import's or the option's spacing, checked, else the detected one. */
+static int import_grid(det_basis *b, double given, det_import_report *r, char *why, size_t len)
+{
+    if (given > 0) {
+        b->grid_mm = given;
+        return det_basis_check_grid(b, given, why, len);
+    }
+    b->grid_mm = det_basis_detect_grid(b, r->grid_note, sizeof r->grid_note);
+    r->grid_detected = b->grid_mm > 0;
+    return 0;
+}
+
+int det_basis_import(det_basis *b, const char *path, const det_crystal *c, const det_import_options *o,
+                     det_import_report *r, char *msg, size_t len)
 {
     char why[400];
     import_header ih;
     struct stat st;
     memset(b, 0, sizeof *b);
+    memset(r, 0, sizeof *r);
     FILE *f = fopen(path, "rb");
     if (!f) return snprintf(msg, len, "%s: cannot open: %s", path, strerror(errno)), -1;
     if (read_import_header(f, &ih, why, sizeof why)) goto fail;
@@ -426,13 +537,8 @@ int det_basis_import(det_basis *b, const char *path, const det_crystal *c, char 
         snprintf(why, sizeof why, "pretrigger %ld must be below samples %ld", ih.pretrigger, ih.samples);
         goto fail;
     }
-    b->crystal = *c;
-    b->n_points = (uint32_t)ih.points;
-    b->n_channels = (uint32_t)ih.channels;
-    b->n_samples = (uint32_t)ih.samples;
-    b->pretrigger = (uint32_t)ih.pretrigger;
-    b->sample_ns = ih.sampling_ns;
-    b->flags = DET_BASIS_IMPORTED;
+    import_describe(b, &ih, c, path);
+    r->records = b->n_points;
     long start = ftell(f);
     uint64_t need = (uint64_t)b->n_points * 4 * record_floats(b);
     if (start < 0 || fstat(fileno(f), &st) || (uint64_t)(st.st_size - start) != need) {
@@ -445,7 +551,15 @@ int det_basis_import(det_basis *b, const char *path, const det_crystal *c, char 
         goto fail;
     }
     uint32_t unused = 0;
-    if (read_records(b, f, &unused, why, sizeof why) || det_basis_check_points(b, why, sizeof why)) goto fail;
+    if (read_records(b, f, &unused, why, sizeof why)) goto fail;
+    if (!o->strict) drop_outside(b, r);
+    if (b->n_points == 0) {
+        snprintf(why, sizeof why, "none of its %u points lies inside the crystal", r->records);
+        goto fail;
+    }
+    if (det_basis_check_points(b, why, sizeof why) ||
+        import_grid(b, o->grid_mm > 0 ? o->grid_mm : ih.grid_mm, r, why, sizeof why))
+        goto fail;
     return end_read(f, b, NULL, path, msg, len);
 fail:
     return end_read(f, b, why, path, msg, len);

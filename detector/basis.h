@@ -20,7 +20,11 @@
  *     48  f64 x 18: crystal geometry (length, radius, hex_front, hex_back,
  *         bore_radius, bore_depth, ring[6], bias, impurity_front,
  *         impurity_back, preamp_rise), field grid mm, drift step ns (0: unknown)
- *     192 zero bytes up to 256
+ *     192 char[64]: imported bases: where the signals came from, as the import
+ *         gave it, NUL-padded; zero bytes otherwise
+ *   An imported basis describes its signals, not our geometry file: the shape
+ *   is the crystal its points lie in, bias and preamp_rise are the import's
+ *   (0: not given), impurities, field grid and drift step 0 (unknown).
  *   P records: f32 x, y, z (mm, crystal frame); i32 segment (0..C-2);
  *              f32 samples, channel by channel (C x S)
  *   trailer: u32 CRC-32 (IEEE 802.3, as zlib's crc32) of every byte before it.
@@ -38,6 +42,7 @@ typedef struct det_basis {
     det_crystal crystal;
     uint32_t n_points, n_channels, n_samples, pretrigger, flags;
     double sample_ns, grid_mm, field_grid_mm, step_ns;
+    char source[64];  /* imported: where the signals came from (NUL-terminated) */
     float *pos;       /* 3 per point */
     int32_t *segment; /* per point: the segment that collects the holes */
     float *signal;    /* n_points x n_channels x n_samples */
@@ -87,12 +92,56 @@ void det_basis_writer_abort(det_basis_writer *w);
  *     samples S
  *     sampling_ns T
  *     pretrigger K        (optional, default 0)
+ *     grid_mm G           (optional: the spacing of the points' grid; else detected)
+ *     preamp_ns R         (optional: 10-90 % rise of the preamplifier the signals include)
+ *     bias_v V            (optional: the bias they were computed for)
+ *     source TEXT         (optional, the rest of the line, at most 63 bytes; default the file's name)
  *     end
  *   then, right after the newline of "end", P binary records, little-endian:
  *     f32 x, y, z (mm, crystal frame); i32 segment; f32 C x S samples.
- * Points are checked against the crystal c (given by the caller).
+ * Points are checked against the crystal c (given by the caller): one outside
+ * it (or not finite) is counted and left out, or an error with `strict`.  The
+ * grid: o->grid_mm (checked), else the import's grid_mm (checked), else the
+ * spacing detected from the points (0 when they lie on no grid, which the
+ * generator refuses: its interpolation needs one).
  */
-int det_basis_import(det_basis *b, const char *path, const det_crystal *c, char *msg, size_t len);
+typedef struct det_import_options {
+    double grid_mm; /* > 0: the points' grid spacing (checked); 0: the import's, else detected */
+    int strict;     /* a point outside the crystal is an error, not skipped */
+} det_import_options;
+
+enum { DET_IMPORT_LISTED = 3 };
+typedef struct det_import_report {
+    uint32_t records;                       /* in the file */
+    uint32_t outside;                       /* left out: outside the crystal or not finite */
+    uint32_t outside_record[DET_IMPORT_LISTED];
+    float outside_pos[DET_IMPORT_LISTED][3];
+    int grid_detected;                      /* grid_mm came from the points, not from a key or option */
+    char grid_note[160];                    /* why there is no grid (grid_mm 0), else empty */
+} det_import_report;
+
+int det_basis_import(det_basis *b, const char *path, const det_crystal *c, const det_import_options *o,
+                     det_import_report *r, char *msg, size_t len);
+
+/* The spacing of the grid the points lie on (every coordinate the smallest one
+ * of its axis plus a whole number of spacings, to 1e-3 of a spacing): 0 and the
+ * reason in why when they lie on none. */
+double det_basis_detect_grid(const det_basis *b, char *why, size_t len);
+/* 0 when every point lies on the grid of spacing h, else -1 and the first point off it. */
+int det_basis_check_grid(const det_basis *b, double h, char *why, size_t len);
+
+/* Labels against the geometry: a point whose label is no segment whose volume
+ * (sector and ring) comes within reach_mm of it.  The collecting segment
+ * differs from the geometric one near boundaries (holes drift across them),
+ * so only a label with no such segment near is suspect (a wrong numbering, a
+ * mirrored axis). */
+typedef struct det_label_report {
+    uint32_t far;                           /* such points */
+    uint32_t other;                         /* points labelled with another segment than their volume's */
+    double max_distance;                    /* mm, largest distance from a point to its label's volume */
+    uint32_t far_point[DET_IMPORT_LISTED];
+} det_label_report;
+int det_basis_check_labels(const det_basis *b, double reach_mm, det_label_report *r);
 
 /* CRC-32 (IEEE 802.3), continuing from crc (start with 0). */
 uint32_t det_crc32(uint32_t crc, const void *data, size_t n);

@@ -25,7 +25,7 @@ void det_crystal_default(det_crystal *c)
     c->preamp_rise = 20;
 }
 
-int det_crystal_validate(const det_crystal *c, char *msg, size_t len)
+int det_crystal_validate_shape(const det_crystal *c, char *msg, size_t len)
 {
     double sum = 0;
     for (int r = 0; r < DET_RINGS; r++) {
@@ -44,7 +44,18 @@ int det_crystal_validate(const det_crystal *c, char *msg, size_t len)
         why = "the hexagon apothems must exceed bore_radius";
     else if (!(c->hex_front < 1000 && c->hex_back < 1000)) why = "the hexagon apothems must be below 1000 mm";
     else if (fabs(sum - c->length) > 1e-6) why = "the ring thicknesses must sum to length";
-    else if (!(c->bias > 0 && c->bias < 1e5)) why = "bias must be in (0, 100000) V";
+    if (why) {
+        snprintf(msg, len, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+int det_crystal_validate(const det_crystal *c, char *msg, size_t len)
+{
+    const char *why = NULL;
+    if (det_crystal_validate_shape(c, msg, len)) return -1;
+    if (!(c->bias > 0 && c->bias < 1e5)) why = "bias must be in (0, 100000) V";
     else if (!(c->impurity_front >= 0 && c->impurity_back >= 0 && c->impurity_front < 1e3 && c->impurity_back < 1e3))
         why = "impurities must be in [0, 1000) x 1e10/cm3 (n-type: net donors)";
     else if (!(c->preamp_rise >= 0 && c->preamp_rise < 1e4)) why = "preamp_rise_ns must be in [0, 10000)";
@@ -243,6 +254,28 @@ int det_ring_of(const det_crystal *c, double z)
 int det_crystal_segment(const det_crystal *c, const double p[3])
 {
     return DET_RINGS * det_sector_of(p[0], p[1]) + det_ring_of(c, p[2]);
+}
+
+/* Distance in the xy plane from (x, y) to the ray from the origin at angle a (radians). */
+static double ray_distance(double x, double y, double a)
+{
+    double ux = cos(a), uy = sin(a), along = x * ux + y * uy;
+    return along > 0 ? fabs(x * uy - y * ux) : hypot(x, y);
+}
+
+double det_segment_distance(const det_crystal *c, int segment, const double p[3])
+{
+    int sector = segment / DET_RINGS, ring = segment % DET_RINGS;
+    double lo = 0;
+    for (int r = 0; r < ring; r++) lo += c->ring[r];
+    double hi = lo + c->ring[ring];
+    double dz = ring > 0 && p[2] < lo ? lo - p[2] : ring < DET_RINGS - 1 && p[2] > hi ? p[2] - hi : 0;
+    double dxy = 0;
+    if (det_sector_of(p[0], p[1]) != sector) {
+        double a = (60.0 * sector - 30.0) * (M_PI / 180.0);
+        dxy = fmin(ray_distance(p[0], p[1], a), ray_distance(p[0], p[1], a + M_PI / 3));
+    }
+    return hypot(dxy, dz);
 }
 
 int det_surface_contact(const det_crystal *c, const double p[3])

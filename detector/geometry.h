@@ -50,6 +50,8 @@ typedef struct det_crystal {
 void det_crystal_default(det_crystal *c);
 /* Checks that the numbers describe a buildable crystal; 0, or -1 with a message. */
 int det_crystal_validate(const det_crystal *c, char *msg, size_t len);
+/* The same for the shape alone (lengths, rings), not the bias, impurities and preamplifier. */
+int det_crystal_validate_shape(const det_crystal *c, char *msg, size_t len);
 /* Reads a geometry file (see detector/README.md).  Every key must be present
  * exactly once; unknown keys, bad numbers and inconsistent shapes are errors
  * naming the file and line.  0 on success, -1 with a message. */
@@ -69,6 +71,10 @@ int det_sector_of(double x, double y);
 int det_ring_of(const det_crystal *c, double z);
 /* Segment 0..35 by sector and ring, for any point. */
 int det_crystal_segment(const det_crystal *c, const double p[3]);
+/* Distance (mm) from p to the region of segment 0..35 (its sector's wedge,
+ * its ring's slab; the front and back rings open-ended, as det_crystal_segment
+ * assigns them); 0 inside. */
+double det_segment_distance(const det_crystal *c, int segment, const double p[3]);
 /* The contact a point on the crystal's surface belongs to: DET_CORE on the
  * bore, else its segment.  (The passivated back face has no contact; callers
  * handle it before asking.) */

@@ -453,35 +453,164 @@ START_TEST(invalid_points_are_rejected)
 }
 END_TEST
 
+/* Writes b's first n points in the import format, with extra header lines. */
+static void write_import(const char *path, const det_basis *b, uint32_t n, const char *extra)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "narwhal-basis-import 1\n# from another simulator\npoints %u\nchannels 37\nsamples 100\nsampling_ns 10\n"
+               "pretrigger 5\n%send\n", n, extra);
+    for (uint32_t i = 0; i < n; i++) {
+        fwrite(b->pos + 3 * i, sizeof(float), 3, f);
+        fwrite(b->segment + i, sizeof(int32_t), 1, f);
+        fwrite(det_basis_point(b, i), sizeof(float), 3700, f);
+    }
+    fclose(f);
+}
+
+static const det_import_options lenient = {0, 0};
+
 START_TEST(import_format)
 {
     det_basis a, b;
+    det_import_report r;
     char msg[600], path[256];
     small_basis(&a, 6);
     tmp_path(path, sizeof path, "foreign.bin");
-    FILE *f = fopen(path, "wb");
-    fprintf(f, "narwhal-basis-import 1\n# from another simulator\npoints 6\nchannels 37\nsamples 100\nsampling_ns 10\npretrigger 5\nend\n");
-    for (int i = 0; i < 6; i++) {
-        fwrite(a.pos + 3 * i, sizeof(float), 3, f);
-        fwrite(a.segment + i, sizeof(int32_t), 1, f);
-        fwrite(det_basis_point(&a, i), sizeof(float), 3700, f);
-    }
-    fclose(f);
-    ck_assert_msg(det_basis_import(&b, path, &crystal, msg, sizeof msg) == 0, "%s", msg);
+    write_import(path, &a, 6, "");
+    ck_assert_msg(det_basis_import(&b, path, &crystal, &lenient, &r, msg, sizeof msg) == 0, "%s", msg);
     ck_assert_int_eq(b.n_points, 6);
     ck_assert_int_eq(b.flags, DET_BASIS_IMPORTED);
     ck_assert_int_eq(memcmp(a.signal, b.signal, 6 * 3700 * sizeof(float)), 0);
     ck_assert_int_eq(memcmp(a.segment, b.segment, 6 * sizeof(int32_t)), 0);
+    ck_assert_str_eq(b.source, "foreign.bin"); /* no source line: the file's name */
+    ck_assert(b.grid_mm == 0 && r.outside == 0 && r.records == 6); /* scattered points: no grid */
+    ck_assert_ptr_nonnull(strstr(r.grid_note, "off the"));
     det_basis_free(&b);
     char bad[256];
     tmp_path(bad, sizeof bad, "short.bin");
     damaged_copy(path, bad, file_size(path) - 4, -1, 0);
-    ck_assert_int_eq(det_basis_import(&b, bad, &crystal, msg, sizeof msg), -1);
+    ck_assert_int_eq(det_basis_import(&b, bad, &crystal, &lenient, &r, msg, sizeof msg), -1);
     ck_assert_ptr_nonnull(strstr(msg, "short.bin: the binary part has"));
     tk_write_text(bad, "narwhal-basis-import 1\npoints 6\nchannels 37\nend\n");
-    ck_assert_int_eq(det_basis_import(&b, bad, &crystal, msg, sizeof msg), -1);
+    ck_assert_int_eq(det_basis_import(&b, bad, &crystal, &lenient, &r, msg, sizeof msg), -1);
     ck_assert_ptr_nonnull(strstr(msg, "line 4: 'end' before all of"));
+    tk_write_text(bad, "narwhal-basis-import 1\nsource\nend\n");
+    ck_assert_int_eq(det_basis_import(&b, bad, &crystal, &lenient, &r, msg, sizeof msg), -1);
+    ck_assert_ptr_nonnull(strstr(msg, "line 2: 'source' wants a text"));
     det_basis_free(&a);
+}
+END_TEST
+
+/* Points on a 3 mm grid offset from ours: spacing detected, or given and checked. */
+static void grid_basis(det_basis *b, uint32_t n)
+{
+    small_basis(b, n);
+    for (uint32_t i = 0; i < n; i++) {
+        float p[3] = {16.5f + 3.0f * (float)(i % 4), -6.5f + 3.0f * (float)(i / 4 % 3), 30.5f + 3.0f * (float)(i / 12)};
+        memcpy(b->pos + 3 * i, p, sizeof p);
+    }
+}
+
+START_TEST(import_grid_outside_and_header)
+{
+    det_basis a, b, c;
+    det_import_report r;
+    char msg[600], path[256], saved[256];
+    grid_basis(&a, 24);
+    a.pos[3 * 5 + 2] = 95.5f; /* beyond the back face */
+    a.pos[3 * 9 + 0] = NAN;
+    tmp_path(path, sizeof path, "grid.bin");
+    write_import(path, &a, 24, "source ADL 3.0, crystal A001 # a comment\npreamp_ns 35\nbias_v 4500\n");
+    ck_assert_msg(det_basis_import(&b, path, &crystal, &lenient, &r, msg, sizeof msg) == 0, "%s", msg);
+    ck_assert_uint_eq(r.records, 24);
+    ck_assert_uint_eq(r.outside, 2);
+    ck_assert_uint_eq(r.outside_record[0], 5);
+    ck_assert_uint_eq(r.outside_record[1], 9);
+    ck_assert(r.outside_pos[0][2] == 95.5f);
+    ck_assert_uint_eq(b.n_points, 22);
+    ck_assert_int_eq(memcmp(det_basis_point(&b, 5), det_basis_point(&a, 6), 3700 * sizeof(float)), 0);
+    ck_assert(b.grid_mm == 3 && r.grid_detected);
+    ck_assert_str_eq(b.source, "ADL 3.0, crystal A001");
+    /* the header describes the imported signals, not the geometry file's electrical figures */
+    tmp_path(saved, sizeof saved, "grid.basis");
+    ck_assert_int_eq(det_basis_save(&b, saved, msg, sizeof msg), 0);
+    ck_assert_msg(det_basis_load(&c, saved, msg, sizeof msg) == 0, "%s", msg);
+    ck_assert_str_eq(c.source, "ADL 3.0, crystal A001");
+    ck_assert(c.crystal.preamp_rise == 35 && c.crystal.bias == 4500 && c.crystal.impurity_front == 0);
+    ck_assert(c.crystal.length == crystal.length && c.grid_mm == 3 && c.field_grid_mm == 0 && c.step_ns == 0);
+    ck_assert_uint_eq(c.n_points, 22);
+    det_basis_free(&c);
+    det_basis_free(&b);
+    /* --strict: an outside point is an error naming it */
+    det_import_options strict = {0, 1};
+    ck_assert_int_eq(det_basis_import(&b, path, &crystal, &strict, &r, msg, sizeof msg), -1);
+    ck_assert_ptr_nonnull(strstr(msg, "point 5 at (19.5, -3.5, 95.5) mm is not inside the crystal"));
+    /* a grid given that the points are not on */
+    det_import_options wrong = {2, 0};
+    ck_assert_int_eq(det_basis_import(&b, path, &crystal, &wrong, &r, msg, sizeof msg), -1);
+    ck_assert_ptr_nonnull(strstr(msg, "off the 2 mm grid"));
+    det_import_options right = {1.5, 0};
+    ck_assert_int_eq(det_basis_import(&b, path, &crystal, &right, &r, msg, sizeof msg), 0);
+    ck_assert(b.grid_mm == 1.5 && !r.grid_detected);
+    det_basis_free(&b);
+    det_basis_free(&a);
+}
+END_TEST
+
+/* A label is suspect only when no segment near its point carries it. */
+START_TEST(labels_far_from_their_segment)
+{
+    det_basis a;
+    det_label_report r;
+    const double on_axis_front[3] = {10, 0, 4}, deep[3] = {20, 0, 50};
+    ck_assert(det_segment_distance(&crystal, 0, on_axis_front) == 0);
+    ck_assert(fabs(det_segment_distance(&crystal, 1, on_axis_front) - 4) < 1e-12); /* ring 1 starts at z = 8 */
+    ck_assert(fabs(det_segment_distance(&crystal, 6 + 3, deep) - 20 * sin(M_PI / 6)) < 1e-9); /* sector B, same ring */
+    ck_assert(fabs(det_segment_distance(&crystal, 18 + 3, deep) - 20) < 1e-9);             /* sector D: across the axis */
+    grid_basis(&a, 24);
+    for (uint32_t i = 0; i < 24; i++) {
+        double q[3] = {a.pos[3 * i], a.pos[3 * i + 1], a.pos[3 * i + 2]};
+        a.segment[i] = det_crystal_segment(&crystal, q);
+    }
+    a.segment[3] = (a.segment[3] + 1) % DET_SEGMENTS; /* (25.5, -6.5, 30.5): the next ring, 7.5 mm off */
+    a.segment[20] = (a.segment[20] + 18) % DET_SEGMENTS; /* (16.5, -0.5, 33.5): the opposite sector, 16.5 mm off */
+    ck_assert_int_eq(det_basis_check_labels(&a, 15, &r), 0);
+    ck_assert_uint_eq(r.other, 2);
+    ck_assert_uint_eq(r.far, 1);
+    ck_assert_uint_eq(r.far_point[0], 20);
+    ck_assert_int_eq(det_basis_check_labels(&a, 5, &r), 0);
+    ck_assert_uint_eq(r.far, 2);
+    det_basis_free(&a);
+}
+END_TEST
+
+/* tests/import-foreign.sh: the README's import of a foreign basis, run as a user would. */
+START_TEST(foreign_import_end_to_end)
+{
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char dir[256], file[600], text[4096];
+    tmp_path(dir, sizeof dir, "foreign");
+    char *argv[] = {"/bin/sh", "tests/import-foreign.sh", dir, NULL};
+    setenv("BUILD", build, 1);
+    ck_assert_int_eq(tk_run_command(argv, "."), 0);
+    snprintf(file, sizeof file, "%s/import.txt", dir);
+    ck_assert(tk_read_text(file, text, sizeof text));
+    ck_assert_msg(strstr(text, "3 points outside the crystal of detector/geometry/agata.geo left out") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "grid 6 mm (detected from the points)") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "imported from 'synthetic foreign basis (mkforeign)': preamplifier 35 ns, bias 4000 V") != NULL,
+                  "%s", text);
+    ck_assert_msg(strstr(text, "; 2 farther than 15 mm from it") != NULL, "%s", text);
+    /* the generator and the adaptive PSA ran on it: about 200 crystals, each with its hits */
+    static char log[1 << 16];
+    snprintf(file, sizeof file, "%s/run.log", dir);
+    ck_assert(tk_read_text(file, log, sizeof log));
+    const char *line = strstr(log, "[PSA] ");
+    unsigned frames = 0, hits = 0;
+    while (line && sscanf(line, "[PSA] %u data:crystal frames: %u hits", &frames, &hits) != 2)
+        line = strstr(line + 1, "[PSA] ");
+    ck_assert_msg(frames > 100 && hits >= frames, "%u frames, %u hits: %s", frames, hits, log);
+    ck_assert_msg(strstr(log, "ended at the end of the data") != NULL, "%s", log);
 }
 END_TEST
 
@@ -554,6 +683,10 @@ static Suite *detector_suite(void)
     tcase_add_test(bas, damaged_basis_is_rejected);
     tcase_add_test(bas, invalid_points_are_rejected);
     tcase_add_test(bas, import_format);
+    tcase_add_test(bas, import_grid_outside_and_header);
+    tcase_add_test(bas, labels_far_from_their_segment);
+    tcase_add_test(bas, foreign_import_end_to_end);
+    tcase_set_timeout(bas, 60);
     tcase_add_test(bas, statistics_of_known_signals);
     tcase_add_test(bas, crc32_check_value);
     suite_add_tcase(s, bas);

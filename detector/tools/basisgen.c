@@ -12,9 +12,9 @@
 
 typedef struct options {
     const char *geometry, *out, *import, *stats;
-    double grid, field_grid, tol;
+    double grid, field_grid, tol, label_reach;
     det_signal_config sig;
-    int quiet;
+    int quiet, grid_given, strict;
 } options;
 
 static void usage(FILE *to)
@@ -22,10 +22,13 @@ static void usage(FILE *to)
     fprintf(to,
             "usage: basisgen [--geometry GEO] [--grid MM] [--field-grid MM] [--samples N] [--pretrigger K]\n"
             "                [--sampling NS] [--step NS] [--tol X] [--quiet] -o OUT.basis\n"
-            "       basisgen --import FILE [--geometry GEO] -o OUT.basis\n"
-            "       basisgen --stats FILE.basis\n"
+            "       basisgen --import FILE [--geometry GEO] [--grid MM] [--strict] [--label-reach MM] -o OUT.basis\n"
+            "       basisgen --stats FILE.basis [--label-reach MM]\n"
             "defaults: --geometry detector/geometry/agata.geo --grid 2 --field-grid 1 --samples 100 --pretrigger 5\n"
-            "          --sampling 10 --step 1 --tol 1e-5\n");
+            "          --sampling 10 --step 1 --tol 1e-5 --label-reach 15\n"
+            "--import: the grid is --grid, else the file's grid_mm, else detected from the points; a point outside\n"
+            "          the crystal is left out and counted (--strict: an error); labels with no segment within\n"
+            "          --label-reach mm of their point are reported\n");
 }
 
 static int number(const char *opt, const char *text, double lo, double hi, double *out)
@@ -48,6 +51,7 @@ static int parse(int argc, char **argv, options *o)
     o->grid = 2;
     o->field_grid = 1;
     o->tol = 1e-5;
+    o->label_reach = 15; /* the default basis's labels lie up to 11.5 mm from their segment */
     det_signal_config_default(&o->sig);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -57,8 +61,8 @@ static int parse(int argc, char **argv, options *o)
             usage(stdout);
             exit(0);
         }
-        if (!strcmp(a, "--quiet")) {
-            o->quiet = 1;
+        if (!strcmp(a, "--quiet") || !strcmp(a, "--strict")) {
+            *(a[2] == 'q' ? &o->quiet : &o->strict) = 1;
             continue;
         }
         if (!v) {
@@ -72,6 +76,9 @@ static int parse(int argc, char **argv, options *o)
         else if (!strcmp(a, "--stats")) o->stats = v;
         else if (!strcmp(a, "--grid")) {
             if (number(a, v, 0.25, 20, &o->grid)) return -1;
+            o->grid_given = 1;
+        } else if (!strcmp(a, "--label-reach")) {
+            if (number(a, v, 0, 50, &o->label_reach)) return -1;
         } else if (!strcmp(a, "--field-grid")) {
             if (number(a, v, 0.1, 5, &o->field_grid)) return -1;
         } else if (!strcmp(a, "--tol")) {
@@ -98,42 +105,92 @@ static int parse(int argc, char **argv, options *o)
     return 0;
 }
 
-static int print_stats(const char *path)
+/* The label check's lines; 0, or -1 without memory. */
+static int print_labels(const det_basis *b, double reach)
+{
+    det_label_report r;
+    if (det_basis_check_labels(b, reach, &r)) return -1;
+    printf("labels: %u of %u points labelled with another segment than the one holding them, at most %.1f mm from "
+           "their label's volume; %u farther than %g mm from it\n",
+           r.other, b->n_points, r.max_distance, r.far, reach);
+    for (uint32_t k = 0; k < r.far && k < DET_IMPORT_LISTED; k++) {
+        const float *p = b->pos + 3 * (size_t)r.far_point[k];
+        double q[3] = {p[0], p[1], p[2]};
+        printf("  point %u at (%g, %g, %g) mm: labelled %d, in segment %d\n", r.far_point[k], q[0], q[1], q[2],
+               b->segment[r.far_point[k]], det_crystal_segment(&b->crystal, q));
+    }
+    return 0;
+}
+
+static void print_header(const char *path, const det_basis *b)
+{
+    printf("%s: %u points, %u channels x %u samples of %g ns (%u baseline), grid %g mm\n", path, b->n_points,
+           b->n_channels, b->n_samples, b->sample_ns, b->pretrigger, b->grid_mm);
+    if (b->flags & DET_BASIS_IMPORTED)
+        printf("imported from '%s': preamplifier %g ns, bias %g V as the import gave them (0: not given)\n",
+               b->source, b->crystal.preamp_rise, b->crystal.bias);
+    else
+        printf("generated: %g V, preamplifier %g ns, field grid %g mm, drift step %g ns\n", b->crystal.bias,
+               b->crystal.preamp_rise, b->field_grid_mm, b->step_ns);
+}
+
+static int print_stats(const options *o)
 {
     det_basis b;
     det_basis_stats s;
     char msg[600];
-    if (det_basis_load(&b, path, msg, sizeof msg)) {
+    if (det_basis_load(&b, o->stats, msg, sizeof msg)) {
         fprintf(stderr, "basisgen: %s\n", msg);
         return 1;
     }
-    printf("%s: %u channels x %u samples of %g ns (%u baseline), %s, grid %g mm, %g V, preamp %g ns\n", path,
-           b.n_channels, b.n_samples, b.sample_ns, b.pretrigger, b.flags & DET_BASIS_IMPORTED ? "imported" : "generated",
-           b.grid_mm, b.crystal.bias, b.crystal.preamp_rise);
+    print_header(o->stats, &b);
     int rc = det_basis_stats_compute(&b, &s);
     if (!rc) det_basis_stats_print(&s, stdout);
-    else fprintf(stderr, "basisgen: out of memory for the statistics\n");
+    if (!rc) rc = print_labels(&b, o->label_reach);
+    if (rc) fprintf(stderr, "basisgen: out of memory for the statistics\n");
     det_basis_free(&b);
     return rc ? 1 : 0;
+}
+
+/* What the import left out and the grid it found. */
+static void print_import(const options *o, const det_basis *b, const det_import_report *r)
+{
+    printf("basisgen: imported %u of %u points (%u channels x %u samples of %g ns) from %s into %s\n", b->n_points,
+           r->records, b->n_channels, b->n_samples, b->sample_ns, o->import, o->out);
+    if (r->outside) {
+        printf("basisgen: %u points outside the crystal of %s left out (--strict makes this an error):", r->outside,
+               o->geometry);
+        for (uint32_t k = 0; k < r->outside && k < DET_IMPORT_LISTED; k++)
+            printf(" record %u at (%g, %g, %g) mm%s", r->outside_record[k], r->outside_pos[k][0],
+                   r->outside_pos[k][1], r->outside_pos[k][2], k + 1 < r->outside && k + 1 < DET_IMPORT_LISTED ? "," : "");
+        printf("%s\n", r->outside > DET_IMPORT_LISTED ? ", ..." : "");
+    }
+    if (b->grid_mm > 0)
+        printf("basisgen: grid %g mm (%s)\n", b->grid_mm, r->grid_detected ? "detected from the points" : "as given");
+    else
+        printf("basisgen: no grid (%s): the generator will refuse this basis, the PSA takes it\n", r->grid_note);
 }
 
 static int import(const options *o)
 {
     det_crystal c;
     det_basis b;
+    det_import_report r;
+    det_import_options io = {.grid_mm = o->grid_given ? o->grid : 0, .strict = o->strict};
     char msg[600];
-    if (det_crystal_load(&c, o->geometry, msg, sizeof msg) || det_basis_import(&b, o->import, &c, msg, sizeof msg) ||
-        det_basis_save(&b, o->out, msg, sizeof msg)) {
+    if (det_crystal_load(&c, o->geometry, msg, sizeof msg) ||
+        det_basis_import(&b, o->import, &c, &io, &r, msg, sizeof msg) || det_basis_save(&b, o->out, msg, sizeof msg)) {
         fprintf(stderr, "basisgen: %s\n", msg);
         return 1;
     }
-    printf("basisgen: imported %u points (%u channels x %u samples) from %s into %s\n", b.n_points, b.n_channels,
-           b.n_samples, o->import, o->out);
+    print_import(o, &b, &r);
+    print_header(o->out, &b);
+    int rc = print_labels(&b, o->label_reach);
+    if (rc) fprintf(stderr, "basisgen: out of memory for the label check\n");
     det_basis_free(&b);
-    return 0;
+    return rc ? 1 : 0;
 }
 
-/* The basis points: centres of the grid's cubes that lie in the crystal. */
 static float *grid_points(const det_crystal *c, double g, uint32_t *count)
 {
     int nxy = (int)ceil(c->radius / g), nz = (int)floor(c->length / g + 1e-9);
@@ -284,7 +341,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (o.stats) return print_stats(o.stats);
+    if (o.stats) return print_stats(&o);
     if (o.import) return import(&o);
     return generate(&o);
 }
