@@ -505,7 +505,7 @@ static int usage(void)
             "[--ladder N] [--prune-step N] [--gpu DEV] [--gpu-prune] [--coarse MM] [--radius MM] [--check]\n"
             "       bench-psa --accuracy PSA-OUTPUT.adf [--csv FILE]\n"
             "defaults: --basis " DEFAULT_BASIS " (built when missing) --searches 65536 (GPU) --cpu 8192 "
-            "--naive 400 --ladder 256 --prune-step 128 --exponent 0.3 --gpu 0 --coarse 6 --radius 8 "
+            "--naive 400 --ladder 2048 --prune-step 128 --exponent 0.3 --gpu 0 --coarse 6 --radius 8 "
             "(adaptive search, as PSA.conf)\n"
             "--ladder: searches of the thesis's algorithm and ours on one thread and on all; --prune-step: "
             "columns per step of the CPU's pruned full search (at most 128)\n"
@@ -516,7 +516,7 @@ static int usage(void)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){ .basis = DEFAULT_BASIS, .searches = 65536, .cpu = 8192, .naive = 400, .ladder = 256,
+    *o = (options){ .basis = DEFAULT_BASIS, .searches = 65536, .cpu = 8192, .naive = 400, .ladder = 2048,
                     .prune_step = PSA_PRUNE_STEP, .p = 0.3,
                     .coarse_mm = 6, .radius_mm = 8 };
     for (int i = 1; i < argc; i++) {
