@@ -142,7 +142,7 @@ builder_SRCS := actors/builder/builder.c actors/builder/builder_core.c
 generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_run.c actors/sim/gammaevents.c
 generator_LIBS := $(LIBSIM)
 # the PSA's algorithm, a library (actors/psa/ less its glue, psa.c and its configuration table psa_conf.c)
-PSA_LIB_SRCS := actors/psa/psa_block.c actors/psa/psa_event.c \
+PSA_LIB_SRCS := actors/psa/psa_block.c actors/psa/psa_event.c actors/psa/psa_pair.c \
 	actors/psa/psa_engine.c actors/psa/psa_cpu.c actors/psa/psa_naive.c actors/psa/psa_thesis.c actors/psa/psa_layout.c \
 	actors/psa/psa_batch.c actors/psa/psa_pow.c actors/psa/psa_backend_cpu.c \
 	$(call gpu_backend,actors/psa/psa_backend_cuda.c actors/psa/psa_block_cuda.c)
@@ -153,7 +153,7 @@ ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- tools/: benchmarks, studies and converters: name, C sources, CUDA sources, libraries as for actors
 # (libdetector and libadf; not the kit: a tool links an actor's library, never its glue)
-PROGRAMS := bench-histo sim-validate bench-tracker ge2adf bench-psa adf-split
+PROGRAMS := bench-histo sim-validate bench-tracker ge2adf bench-psa adf-split psa-pairs
 adf-split_SRCS := tools/adf_split.c
 bench-histo_SRCS := tools/bench_histo.c
 bench-histo_LIBS := $(LIBHISTO)
@@ -168,6 +168,8 @@ ge2adf_LIBS := $(LIBTRACKER)
 bench-psa_SRCS := tools/bench_psa.c
 bench-psa_CU := kernels/gridsearch.cu kernels/psa_block.cu
 bench-psa_LIBS := $(LIBPSA)
+psa-pairs_SRCS := tools/psa_pairs.c
+psa-pairs_LIBS := $(LIBSIM)
 PROGRAM_BINS := $(PROGRAMS:%=$(BUILD)/bin/%)
 # bench-mpi-link: the links' protocol between two ranks against memcpy (MPI builds only; it starts its own mpirun)
 ifeq ($(HAVE_MPI),1)

@@ -42,7 +42,7 @@ __device__ __forceinline__ pr_event view(const kp &a, uint32_t j)
     const pb_event &ev = a.ev[j];
     const dseg &g = a.seg[ev.net[0]];
     return pr_event{ a.block + ev.trace, ev.n_samples, ev.n_net, ev.per_kev, ev.t0, ev.net, ev.e, g.mask, g.n_mask,
-                     ev.point[0] };
+                     ev.point[0], ev.point };
 }
 
 __global__ void __launch_bounds__(kThreads) align_events(const kp a, uint32_t first)
@@ -87,6 +87,11 @@ __global__ void answer(const kp a, const gs_query *q, const uint32_t *owner, uin
 __global__ void __launch_bounds__(kThreads) refine(const kp a, int pass, uint8_t *todo)
 {
     const uint32_t j = blockIdx.x;
+    if (a.ev[j].neighbours) { /* as psa_block.c's refine(): neither refined nor searched again */
+        if (threadIdx.x == 0)
+            todo[j] = 0;
+        return;
+    }
     const pr_event v = view(a, j);
     pr_pass(&a.b, &v, pass, &a.ev[j].shift, &a.ev[j].before, &todo[j], resid_of(a, j));
 }

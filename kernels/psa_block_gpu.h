@@ -25,7 +25,8 @@ typedef struct pb_event {
     uint32_t n_samples, n_net;
     uint32_t before;    /* the device's: point[0] when the refinement last ran */
     uint8_t net[DET_SEGMENTS]; /* net-charge segments, highest energy first */
-    uint8_t pad[4];
+    uint8_t neighbours; /* 1: its start is left to the neighbour passes (the host's; psa_block.h): round 0 does not refine it */
+    uint8_t pad[3];
     float e[DET_SEGMENTS];
     uint32_t point[DET_SEGMENTS];
     float fom[DET_SEGMENTS];
@@ -34,7 +35,7 @@ typedef struct pb_event {
 GPU_LAYOUT(sizeof(pb_event) == 584 && offsetof(pb_event, t0) == 8 && offsetof(pb_event, shift) == 16 &&
            offsetof(pb_event, per_kev) == 24 && offsetof(pb_event, n_samples) == 28 &&
            offsetof(pb_event, n_net) == 32 && offsetof(pb_event, before) == 36 &&
-           offsetof(pb_event, net) == 40 && offsetof(pb_event, pad) == 76 && offsetof(pb_event, e) == 80 &&
+           offsetof(pb_event, net) == 40 && offsetof(pb_event, neighbours) == 76 && offsetof(pb_event, e) == 80 &&
            offsetof(pb_event, point) == 224 && offsetof(pb_event, fom) == 368 &&
            offsetof(pb_event, hit_status) == 512);
 

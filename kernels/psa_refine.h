@@ -45,6 +45,7 @@ typedef struct pr_event {
     const uint8_t *mask;  /* net segment 0's mask channels */
     uint32_t n_mask;
     uint32_t point;       /* the basis point found for net segment 0 */
+    const uint32_t *points; /* the basis point found for each net segment (the neighbour passes) */
 } pr_event;
 
 /* The first pass's shifts either side: shift_range over shift_step, whole. */
@@ -88,6 +89,30 @@ GPUd() static inline void pr_subtract(float *resid, const float *sig, uint32_t n
 {
     for (uint32_t v = GPUthread(); v < DET_CHANNELS * W; v += GPUthreads())
         resid[v] = pt_subtract(resid[v], e, sig[(size_t)(v / W) * n_samples + v % W]);
+}
+
+/* A neighbour pass's measured values (the hit searched again with the
+ * event's other hits subtracted): the aligned mask channels with the hit's
+ * own signal (sig: its point's, from the window's first basis sample) times
+ * its energy e put back, over e. */
+GPUd() static inline void pr_fill_back(const float *resid, const float *sig, uint32_t n_samples, const uint8_t *mask,
+                                       uint32_t n_mask, uint32_t W, float e, float *meas)
+{
+    for (uint32_t v = GPUthread(); v < n_mask * W; v += GPUthreads()) {
+        const uint32_t ch = mask[v / W], i = v % W;
+        meas[v] = pt_fill(pt_restore(resid[(size_t)ch * W + i], e, sig[(size_t)ch * n_samples + i]), e);
+    }
+}
+
+/* A hit of energy e moved from the point of signal was to that of signal now:
+ * the aligned values resid (37 x W) get was's signal back and lose now's. */
+GPUd() static inline void pr_replace(float *resid, const float *was, const float *now, uint32_t n_samples, uint32_t W,
+                                     float e)
+{
+    for (uint32_t v = GPUthread(); v < DET_CHANNELS * W; v += GPUthreads()) {
+        const size_t at = (size_t)(v / W) * n_samples + v % W;
+        resid[v] = pt_subtract(pt_restore(resid[v], e, was[at]), e, now[at]);
+    }
 }
 
 /* The refinement's channels (into ch, their count returned): net segment
@@ -256,6 +281,75 @@ GPUd() static inline void pr_pass(const pr_basis *b, const pr_event *ev, int pas
     }
     if (best != was)
         pr_align(&b->w, ev, PT_DADD(ev->t0, best), resid);
+}
+
+/*
+ * The neighbour passes' start time (actors/psa/psa_block.h): the event's
+ * traces against the sum of all its hits, every channel.  Start k's sum of
+ * squares of channel ch: the trace read at t less each hit's signal times
+ * its energy, hits in order (the values the subtraction leaves).
+ */
+GPUd() static inline double pr_joint_squares(const pr_basis *b, const pr_event *ev, double t, uint32_t ch)
+{
+    const size_t point_values = (size_t)DET_CHANNELS * b->n_samples, at = (size_t)ch * b->n_samples + b->w.start;
+    double acc = 0;
+    for (uint32_t i = 0; i < b->w.length; i++) {
+        const pt_tap tp = pt_tap_at(&b->w, ev->n_samples, t, i);
+        float v = pt_lerp(pt_raw(ev->trace, ev->n_samples, ev->per_kev, ch, tp.lo),
+                          pt_raw(ev->trace, ev->n_samples, ev->per_kev, ch, tp.hi), tp.f);
+        for (uint32_t k = 0; k < ev->n_net; k++)
+            v = pt_subtract(v, ev->e[k], b->signal[(size_t)ev->points[k] * point_values + at + i]);
+        acc = PT_DADD(acc, PT_DMUL((double)v, (double)v));
+    }
+    return acc;
+}
+
+/* The best shift from t0 for all the event's hits together: the schedule
+ * of pr_scan around the current shift `was`, summed as pr_best_shift does
+ * (a start's channels by separate threads, then added in channel order). */
+GPUd() static inline double pr_joint_shift(const pr_basis *b, const pr_event *ev, double was)
+{
+    GPUshared() double part[PR_GROUP][DET_CHANNELS];
+    pr_scan s;
+    pr_scan_init(&s, ev->t0, was, b->steps, b->shift_step);
+    while (pr_scan_next(&s))
+        for (int k0 = 0; k0 < s.n; k0 += PR_GROUP) {
+            const int m = s.n - k0 < PR_GROUP ? s.n - k0 : PR_GROUP;
+            for (int t = (int)GPUthread(); t < m * DET_CHANNELS; t += (int)GPUthreads())
+                part[t / DET_CHANNELS][t % DET_CHANNELS] =
+                    pr_joint_squares(b, ev, pr_scan_start(&s, k0 + t / DET_CHANNELS), (uint32_t)(t % DET_CHANNELS));
+            GPUbarrier();
+            for (int k = 0; k < m; k++) {
+                double sum = 0;
+                for (int c = 0; c < DET_CHANNELS; c++)
+                    sum = PT_DADD(sum, part[k][c]);
+                pr_scan_take(&s, k0 + k, sum);
+            }
+            GPUbarrier();
+        }
+    return s.best;
+}
+
+/* Neighbour pass `pass`'s start time for one event: the joint best shift
+ * around the current one (the first pass: around the first hit's own start;
+ * the rounds left these events' starts at their edges); where it moved,
+ * *shift takes it, *moved is set and the traces are aligned again with every
+ * hit subtracted (resid: traces less all hits, as before). */
+GPUd() static inline void pr_joint_pass(const pr_basis *b, const pr_event *ev, int pass, double *shift, uint8_t *moved,
+                                        float *resid)
+{
+    const double was = *shift, best = pr_joint_shift(b, ev, pass == 1 ? pr_own(b, ev->points[0]) : was);
+    if (best == was)
+        return;
+    GPUbarrier();
+    if (GPUthread() == 0) {
+        *shift = best;
+        *moved = 1;
+    }
+    pr_align(&b->w, ev, PT_DADD(ev->t0, best), resid);
+    for (uint32_t k = 0; k < ev->n_net; k++)
+        pr_subtract(resid, b->signal + (size_t)ev->points[k] * DET_CHANNELS * b->n_samples + b->w.start, b->n_samples,
+                    b->w.length, ev->e[k]);
 }
 
 #endif

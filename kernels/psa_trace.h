@@ -23,6 +23,7 @@ enum {
 #define PT_DADD(a, b) __dadd_rn((a), (b))
 #define PT_DSUB(a, b) __dsub_rn((a), (b))
 #define PT_DMUL(a, b) __dmul_rn((a), (b))
+#define PT_FADD(a, b) __fadd_rn((a), (b))
 #define PT_FSUB(a, b) __fsub_rn((a), (b))
 #define PT_FMUL(a, b) __fmul_rn((a), (b))
 #define PT_FDIV(a, b) __fdiv_rn((a), (b))
@@ -30,6 +31,7 @@ enum {
 #define PT_DADD(a, b) ((a) + (b))
 #define PT_DSUB(a, b) ((a) - (b))
 #define PT_DMUL(a, b) ((a) * (b))
+#define PT_FADD(a, b) ((a) + (b))
 #define PT_FSUB(a, b) ((a) - (b))
 #define PT_FMUL(a, b) ((a) * (b))
 #define PT_FDIV(a, b) ((a) / (b))
@@ -103,6 +105,12 @@ GPUd() static inline float pt_fill(float resid, float e)
 GPUd() static inline float pt_subtract(float resid, float e, float s)
 {
     return PT_FSUB(resid, PT_FMUL(e, s));
+}
+
+/* An aligned value with a hit's basis value times its energy put back. */
+GPUd() static inline float pt_restore(float resid, float e, float s)
+{
+    return PT_FADD(resid, PT_FMUL(e, s));
 }
 
 #endif

@@ -391,7 +391,8 @@ START_TEST(two_hits_subtracted)
 END_TEST
 
 /* A Mask line whose only channel is the event's other net-charge segment
- * leaves nothing to compare: the hit says so and sits at the segment's centre. */
+ * leaves nothing to compare when each hit is searched alone (Neighbours
+ * off): the hit says so and sits at the segment's centre. */
 START_TEST(mask_from_config)
 {
     found f;
@@ -399,7 +400,7 @@ START_TEST(mask_from_config)
     uint32_t p14 = point_of(14, 0), p13 = point_of(13, 1);
     hit h[2] = { { p14, 600 }, { p13, 300 } };
     put_event(9, 1, h, 2);
-    void *a = open_actor("Device cpu\nMask 14 13\nMask 13 12 7 19", 0);
+    void *a = open_actor("Device cpu\nNeighbours off\nMask 14 13\nMask 13 12 7 19", 0);
     ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
     read_output(used, &f);
     ck_assert_uint_eq(f.p[0].n_hits, 2);
@@ -412,6 +413,55 @@ START_TEST(mask_from_config)
     read_output(used, &f);
     ck_assert_uint_eq(f.p[0].hit[0].status, 0);
     close_actor(a);
+}
+END_TEST
+
+/* Two hits in touching segments (ring, sector and diagonal neighbours, three
+ * points each): Neighbours iterate finds every hit at its point; searched
+ * alone (Neighbours off), with the other's transients in its neighbours and
+ * the other segment out of its mask, some are not. */
+static const unsigned touching[][2] = { { 13, 19 }, { 14, 15 }, { 8, 15 } };
+
+static int put_touching_events(void)
+{
+    int n = 0;
+    for (unsigned k = 0; k < sizeof touching / sizeof touching[0]; k++)
+        for (int which = 0; which < 3; which++, n++) {
+            hit h[2] = { { point_of(touching[k][0], which), 700 }, { point_of(touching[k][1], 2 - which), 400 } };
+            put_event((uint32_t)n, 4, h, 2);
+        }
+    return n;
+}
+
+/* Hits of the events put_touching_events made found away from their points. */
+static int touching_missed(const char *conf, size_t size)
+{
+    found f;
+    unsigned used;
+    int missed = 0, n = 0;
+    void *a = open_actor(conf, 0);
+    ck_assert_uint_eq(run_block(a, size, CAP, &used), 0);
+    read_output(used, &f);
+    for (unsigned k = 0; k < sizeof touching / sizeof touching[0]; k++)
+        for (int which = 0; which < 3; which++, n++) {
+            uint32_t want[2] = { point_of(touching[k][0], which), point_of(touching[k][1], 2 - which) };
+            ck_assert_uint_eq(f.p[n].n_hits, 2);
+            for (int r = 0; r < 2; r++) {
+                const float *p = &basis.pos[3 * (size_t)want[r]];
+                ck_assert_int_eq(f.p[n].hit[r].segment, (int)touching[k][r]);
+                missed += f.p[n].hit[r].x != p[0] || f.p[n].hit[r].y != p[1] || f.p[n].hit[r].z != p[2];
+            }
+        }
+    close_actor(a);
+    return missed;
+}
+
+START_TEST(neighbours_found_jointly)
+{
+    put_touching_events();
+    size_t size = w.used;
+    ck_assert_int_eq(touching_missed("Device cpu\nNeighbours iterate", size), 0);
+    ck_assert_int_gt(touching_missed("Device cpu\nNeighbours off", size), 0);
 }
 END_TEST
 
@@ -903,6 +953,37 @@ START_TEST(gpu_block_equals_cpu_on_simulated_events)
 }
 END_TEST
 
+/* Touching hits through the GPU block and its neighbour passes (their
+ * searches on the GPU) and through the CPU: the same bytes (skipped without
+ * a GPU). */
+START_TEST(gpu_block_neighbours_equal_cpu)
+{
+    static uint8_t cpu_out[CAP];
+    unsigned e, used_cpu, used_gpu;
+    put_touching_events();
+    for (uint32_t k = 0; k < 30; k++) { /* and others: singles, far pairs */
+        hit h[2] = { { point_of(k % 36, (int)(k % 3)), 800 }, { point_of((k + 11) % 36, 1), 300 } };
+        put_event(100 + k, 2, h, 1 + (int)(k % 2));
+    }
+    size_t size = w.used;
+    void *a = open_gpu("Device gpu\nGPUWork block\nNeighbours iterate", &e);
+    if (!a) {
+        TK_SKIP("no usable GPU");
+    }
+    ck_assert_uint_eq(run_block(a, size, CAP, &used_gpu), 0);
+    stop_target = a;
+    const char *log = stderr_of(stop_it, NULL);
+    ck_assert_msg(strstr(log, "the GPU block on the device") && !strstr(log, "failed") &&
+                  !strstr(log, ", 0 in neighbour passes"), "%s", log);
+    memcpy(cpu_out, out, used_gpu);
+    a = open_actor("Device cpu\nNeighbours iterate", 0);
+    ck_assert_uint_eq(run_block(a, size, CAP, &used_cpu), 0);
+    close_actor(a);
+    ck_assert_uint_eq(used_gpu, used_cpu);
+    ck_assert_msg(memcmp(out, cpu_out, used_cpu) == 0, "GPU block and CPU outputs differ with Neighbours iterate");
+}
+END_TEST
+
 /* A GPU fault in the middle of a run (NARWHAL_PSA_GPU_FAULT: the second
  * whole block fails once queued): logged, the GPU block given up, that block
  * and the next ones done round by round; the frames equal the CPU's, none
@@ -1087,6 +1168,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, threshold_and_empty_events);
     tcase_add_test(t, two_hits_subtracted);
     tcase_add_test(t, mask_from_config);
+    tcase_add_test(t, neighbours_found_jointly);
     tcase_add_test(t, other_frames_pass_through);
     tcase_add_test(t, bad_frames_rejected_and_counted);
     tcase_add_test(t, bad_frames_named_and_limited);
@@ -1100,6 +1182,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, gpu_block_on_the_cpu);
     tcase_add_test(t, gpu_block_equals_cpu_on_simulated_events);
     tcase_add_test(t, gpu_block_fault_loses_nothing);
+    tcase_add_test(t, gpu_block_neighbours_equal_cpu);
     tcase_add_test(t, configuration_errors);
     tcase_add_test(t, window_outside_basis);
     tcase_add_test(t, damaged_or_missing_basis);

@@ -33,7 +33,7 @@ typedef struct psa_actor {
     kit_claim log_claim; /* search_file, claimed at initialise */
     kit_output log_out;  /* its temporary during a run, published at stop */
     FILE *search_log;    /* log_out's stream, during a run */
-    uint64_t frames, hits, empty, searches, refined, fell_back, rejected[PSA_REJECTS];
+    uint64_t frames, hits, empty, searches, refined, neighboured, fell_back, rejected[PSA_REJECTS];
     double seconds;    /* in process_block */
 } psa_actor;
 
@@ -201,7 +201,8 @@ static unsigned psa_initialise(void *algo_data)
                                 sizeof msg)))
         return kit_fail(a->k.name, narval_code(st), "%s", msg);
     kit_log(a->k.name, KIT_INFO, "searching on the %s", msg);
-    a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, log_warning, a, 0 };
+    a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, log_warning, a, 0,
+                            psa_conf.neighbour_passes };
     bool wanted = psa_conf.gpu_block && a->engine.gpu;
     bool block = wanted && psa_block_gpu_open(&a->setup, msg, sizeof msg);
     a->setup.threads = psa_block_threads(&a->setup);
@@ -218,7 +219,7 @@ static unsigned psa_initialise(void *algo_data)
 
 static void clear_counts(psa_actor *a)
 {
-    a->frames = a->hits = a->empty = a->searches = a->refined = a->fell_back = 0;
+    a->frames = a->hits = a->empty = a->searches = a->refined = a->neighboured = a->fell_back = 0;
     memset(a->rejected, 0, sizeof a->rejected);
     memset(a->block.phase_s, 0, sizeof a->block.phase_s);
     a->seconds = 0;
@@ -317,6 +318,7 @@ static unsigned commit(psa_actor *a, const psa_block *w, const void *in, unsigne
     }
     a->searches += w->searches;
     a->refined += w->refined;
+    a->neighboured += w->neighboured;
     a->fell_back += w->fell_back;
     write_search_log(a, w);
     return code;
@@ -423,10 +425,10 @@ static unsigned psa_stop(void *algo_data)
         rejected += a->rejected[r];
     kit_log(a->k.name, KIT_INFO, "%llu data:crystal frames: %llu hits, %llu frames without a "
             "net-charge segment (data:psa with no hits), %llu rejected; %llu searches on the %s "
-            "(%llu after a start-time refinement), %.1f searches/s in process_block",
+            "(%llu after a start-time refinement, %llu in neighbour passes), %.1f searches/s in process_block",
             (unsigned long long)a->frames, (unsigned long long)a->hits, (unsigned long long)a->empty,
             (unsigned long long)rejected, (unsigned long long)a->searches,
-            psa_engine_where(&a->engine), (unsigned long long)a->refined,
+            psa_engine_where(&a->engine), (unsigned long long)a->refined, (unsigned long long)a->neighboured,
             a->seconds > 0 ? a->searches / a->seconds : 0.0);
     log_phases(a);
     for (int r = 1; r < PSA_REJECTS; r++)

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "psa_backend.h"
+#include "psa_pair.h"
 
 const char *psa_phase_name(psa_phase p)
 {
@@ -142,26 +143,33 @@ static void decode_range(psa_block *w, const psa_setup *s, size_t from, size_t t
     }
 }
 
-/* A batch of round r's searches for the events that have an r-th net-charge
- * segment (only the marked ones when marked is not NULL). */
-static psa_status gather(psa_block *w, const psa_setup *s, int r, const uint8_t *marked)
+/* A batch of round r's searches of pass `pass` (psa_block_searched: the
+ * rounds, or a neighbour pass) for the events marked (every one when marked
+ * is NULL). */
+static psa_status gather(psa_block *w, const psa_setup *s, int r, int pass, const uint8_t *marked)
 {
     double t = psa_now();
+    const int subtracted = psa_block_subtracted(s, r, pass);
     psa_batch_clear(&w->batch);
     if (psa_block_reserve((void **)&w->owner, &w->cap_owner, w->n_ev + 1, sizeof *w->owner))
         return PSA_E_NOMEM;
     for (size_t k = 0; k < w->n_ev; k++) {
         const psa_event *ev = &w->ev[k];
-        if (ev->reject || ev->n_net <= r || (marked && !marked[k]))
+        if (ev->reject || (marked && !marked[k]) || !psa_block_searched(ev, r, s->layout, pass))
             continue;
         w->owner[w->batch.n] = (uint32_t)k;
-        if (psa_event_query(ev, r, s->layout, &w->batch))
+        if (psa_event_query(ev, r, s->layout, subtracted, &w->batch))
             return PSA_E_NOMEM;
     }
     long n = (long)w->batch.n;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
-    for (long i = 0; i < n; i++)
-        psa_event_fill(&w->ev[w->owner[i]], r, s->layout, w->batch.meas + w->batch.q[i].meas);
+    for (long i = 0; i < n; i++) {
+        float *m = w->batch.meas + w->batch.q[i].meas;
+        if (pass)
+            psa_event_fill_back(&w->ev[w->owner[i]], r, s->basis, s->layout, m);
+        else
+            psa_event_fill(&w->ev[w->owner[i]], r, s->layout, m);
+    }
     psa_block_lap(w, PSA_PHASE_GATHER, &t);
     return 0;
 }
@@ -213,7 +221,7 @@ static psa_status refine(psa_block *w, const psa_setup *s)
 #pragma omp parallel for schedule(dynamic, 16) reduction(+ : n_moved) num_threads(threads(s))
         for (long k = 0; k < n; k++) {
             psa_event *ev = &w->ev[k];
-            if (ev->reject || ev->n_net == 0)
+            if (ev->reject || ev->n_net == 0 || (s->neighbour_passes && psa_block_neighbours(ev, s->layout)))
                 continue;
             const pr_event v = psa_event_view(ev, s->layout);
             pr_pass(&b, &v, pass, &ev->shift, &before[k], &moved[k], ev->resid);
@@ -222,13 +230,109 @@ static psa_status refine(psa_block *w, const psa_setup *s)
         psa_block_lap(w, PSA_PHASE_REFINE, &t);
         if (!n_moved)
             break;
-        if ((code = gather(w, s, 0, moved)) || (code = run(w, s)))
+        if ((code = gather(w, s, 0, 0, moved)) || (code = run(w, s)))
             break;
         answer(w, s, 0);
         w->refined += n_moved;
     }
     free(moved);
     free(before);
+    return code;
+}
+
+/* Round r of a neighbour pass: the batch's answers become their events'
+ * hits r; where a hit moved, its event's traces are updated (pr_replace)
+ * and the event marked in moved.  was: scratch, a point per search. */
+static psa_status neighbour_round(psa_block *w, const psa_setup *s, int r, uint32_t *was, uint8_t *moved)
+{
+    long n = (long)w->batch.n;
+    for (long i = 0; i < n; i++)
+        was[i] = w->ev[w->owner[i]].point[r];
+    psa_status code = run(w, s);
+    if (code)
+        return code;
+    answer(w, s, r);
+    w->neighboured += (uint64_t)n;
+    double t = psa_now();
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
+    for (long i = 0; i < n; i++) {
+        psa_event *ev = &w->ev[w->owner[i]];
+        if (ev->point[r] != was[i]) {
+            psa_event_replace(ev, r, was[i], s->basis, s->layout);
+            moved[w->owner[i]] = 1;
+        }
+    }
+    psa_block_lap(w, PSA_PHASE_SUBTRACT, &t);
+    return PSA_OK;
+}
+
+/* A neighbour pass's start times: kernels/psa_refine.h's pr_joint_pass for
+ * each active event (as the GPU block runs it); moved marks those it moved. */
+static void joint_starts(psa_block *w, const psa_setup *s, int pass, const uint8_t *active, uint8_t *moved)
+{
+    const pr_basis b = psa_event_basis(s->basis, s->layout, s->timing);
+    long n = (long)w->n_ev;
+    double t = psa_now();
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
+    for (long k = 0; k < n; k++) {
+        psa_event *ev = &w->ev[k];
+        if (!active[k])
+            continue;
+        const pr_event v = psa_event_view(ev, s->layout);
+        pr_joint_pass(&b, &v, pass, &ev->shift, &moved[k], ev->resid);
+    }
+    psa_block_lap(w, PSA_PHASE_REFINE, &t);
+}
+
+/* The neighbour passes' first step: each active event's first pair of
+ * touching hits searched jointly (psa_pair.c). */
+static psa_status pairs(psa_block *w, const psa_setup *s, const uint8_t *active)
+{
+    long n = (long)w->n_ev;
+    int failed = 0;
+    double t = psa_now();
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed) num_threads(threads(s))
+    for (long k = 0; k < n; k++) {
+        int r, q;
+        if (active[k] && psa_pair_of(&w->ev[k], s->layout, &r, &q))
+            failed |= psa_pair_search(&w->ev[k], r, q, s->basis, s->layout, s->engine->pw) != 0;
+    }
+    psa_block_lap(w, PSA_PHASE_SEARCH, &t);
+    return failed ? PSA_E_NOMEM : PSA_OK;
+}
+
+/* The neighbour passes (psa_block_search), after the rounds: pass after
+ * pass, the events one of whose hits or whose start moved in the pass
+ * before; first those that have hits that touch. */
+static psa_status neighbour_passes(psa_block *w, const psa_setup *s, int rounds)
+{
+    size_t n = w->n_ev;
+    uint8_t *active = calloc(n + 1, 1), *moved = calloc(n + 1, 1);
+    uint32_t *was = malloc((n + 1) * sizeof *was);
+    psa_status code = PSA_OK;
+    if (!active || !moved || !was)
+        code = PSA_E_NOMEM;
+    for (size_t k = 0; !code && k < n; k++)
+        active[k] = psa_block_neighbours(&w->ev[k], s->layout);
+    if (!code)
+        code = pairs(w, s, active);
+    for (int pass = 1; !code && pass <= s->neighbour_passes; pass++) {
+        if (s->timing->shift_range > 0)
+            joint_starts(w, s, pass, active, moved);
+        for (int r = 0; r < rounds && !code; r++)
+            if (!(code = gather(w, s, r, pass, active)) && w->batch.n)
+                code = neighbour_round(w, s, r, was, moved);
+        size_t going = 0;
+        for (size_t k = 0; k < n; k++) {
+            going += active[k] = moved[k];
+            moved[k] = 0;
+        }
+        if (!going)
+            break;
+    }
+    free(active);
+    free(moved);
+    free(was);
     return code;
 }
 
@@ -270,7 +374,7 @@ static psa_status try_device(psa_block *w, const psa_setup *s, bool *done)
     psa_warn(s, "the GPU block failed (%s); this block and the next ones run round by round", msg);
     s->engine->block_be->close(s->engine);
     w->fell_back++;
-    w->searches = w->refined = 0;
+    w->searches = w->refined = w->neighboured = 0;
     return PSA_OK;
 }
 
@@ -295,7 +399,7 @@ static uint8_t *copy_room(psa_block *w, const psa_setup *s, unsigned size)
 psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy)
 {
     double t = psa_now();
-    w->searches = w->refined = w->fell_back = 0;
+    w->searches = w->refined = w->neighboured = w->fell_back = 0;
     w->in = in;
     w->copy = NULL;
     if (copy && !(w->copy = copy_room(w, s, size)))
@@ -350,12 +454,42 @@ static psa_status place_resid(psa_block *w, const psa_setup *s)
     return PSA_OK;
 }
 
+/* After the whole block on the GPU: the neighbour passes on the host (their
+ * searches through the engine, on the GPU), from the traces of the events
+ * they take aligned and their hits subtracted as the rounds left them (the
+ * same values: these events' starts were not refined). */
+static psa_status after_device(psa_block *w, const psa_setup *s)
+{
+    psa_status code = place_resid(w, s);
+    long n = (long)w->n_ev;
+    int rounds = 0;
+    if (code)
+        return code;
+    double t = psa_now();
+#pragma omp parallel for schedule(dynamic, 16) reduction(max : rounds) num_threads(threads(s))
+    for (long k = 0; k < n; k++) {
+        psa_event *ev = &w->ev[k];
+        if (!psa_block_neighbours(ev, s->layout))
+            continue;
+        psa_event_align(ev, s->basis, s->layout, s->timing);
+        for (int r = 0; r < ev->n_net; r++)
+            psa_event_subtract(ev, r, s->basis, s->layout);
+        rounds = ev->n_net > rounds ? ev->n_net : rounds;
+    }
+    psa_block_lap(w, PSA_PHASE_SUBTRACT, &t);
+    return rounds > 1 ? neighbour_passes(w, s, rounds) : PSA_OK;
+}
+
 psa_status psa_block_search(psa_block *w, const psa_setup *s)
 {
     psa_status code;
     bool done;
     int rounds = 0;
-    if ((code = try_device(w, s, &done)) || done || (code = place_resid(w, s)))
+    if ((code = try_device(w, s, &done)))
+        return code;
+    if (done)
+        return s->neighbour_passes ? after_device(w, s) : PSA_OK;
+    if ((code = place_resid(w, s)))
         return code;
     double t = psa_now();
     long n = (long)w->n_ev;
@@ -369,7 +503,7 @@ psa_status psa_block_search(psa_block *w, const psa_setup *s)
     }
     psa_block_lap(w, PSA_PHASE_ALIGN, &t);
     for (int r = 0; r < rounds; r++) {
-        if ((code = gather(w, s, r, NULL)) || (code = run(w, s)))
+        if ((code = gather(w, s, r, 0, NULL)) || (code = run(w, s)))
             return code;
         answer(w, s, r);
         if (r == 0 && s->timing->shift_range > 0 && (code = refine(w, s)))
@@ -383,7 +517,7 @@ psa_status psa_block_search(psa_block *w, const psa_setup *s)
         }
         psa_block_lap(w, PSA_PHASE_SUBTRACT, &t);
     }
-    return PSA_OK;
+    return s->neighbour_passes && rounds > 1 ? neighbour_passes(w, s, rounds) : PSA_OK;
 }
 
 void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out)

@@ -19,6 +19,7 @@ typedef struct psa_setup {
     psa_warn_fn *warn; /* where the block's warnings go (psa_status.h), with log_ctx */
     void *log_ctx;
     int threads;       /* OpenMP threads of the host's loops (psa_block_threads at initialise) */
+    int neighbour_passes; /* Neighbours iterate: passes at most (0: off; psa_block_search says what they do) */
 } psa_setup;
 
 /* Where process_block's time goes (host clock, summed over the run): the
@@ -53,7 +54,7 @@ typedef struct psa_block {
     psa_batch batch;
     uint32_t *owner;   /* the event of each search of the batch */
     size_t cap_owner;
-    uint64_t searches, refined, fell_back;
+    uint64_t searches, refined, neighboured, fell_back; /* neighboured: searches of the neighbour passes */
     double phase_s[PSA_PHASES];  /* summed over blocks until psa_block_free */
     /* GPUWork block: the events with net-charge segments as the GPU holds
      * them and their events' indices, a round's searches and their events */
@@ -93,7 +94,15 @@ psa_status psa_block_decode(psa_block *w, const psa_setup *s, const void *in, un
 /* Runs the decoded block's searches: round r searches every event's r-th
  * net-charge segment (highest energy first), the first round refines each
  * start time and searches again where it moved, and each hit's signal is
- * subtracted before the next round.  The whole block on the GPU when
+ * subtracted before the next round.  Net-charge segments that touch (one in
+ * the other's mask: its transient signals lie in the other's channels) are
+ * then searched again with neighbour_passes: pass after pass, round after
+ * round, each such hit with every other hit of its event subtracted and its
+ * whole mask compared (the other net-charge segments' channels included),
+ * the traces updated as soon as a hit moves; an event goes on to the next
+ * pass only while one of its hits moved.  With neighbour_passes, round r's
+ * first search already compares the channels of the net-charge segments
+ * found before it (their hits are subtracted).  The whole block on the GPU when
  * psa_block_gpu_open put it there (its failure is a warning, the GPU given up
  * and the block done again round by round), else round by round (the
  * engine's searches).  PSA_E_NOMEM, or PSA_OK. */
@@ -134,6 +143,28 @@ void psa_block_free(psa_block *w);
  * PSA_REFINE_PASSES times), so that start and point agree.  After the first
  * pass, a move of less than half a ShiftStep is kept without a search. */
 enum { PSA_REFINE_PASSES = 3 };
+
+/* Whether event ev's hit r is searched in pass `pass` (0: the rounds; 1 on:
+ * the neighbour passes, which take only the events one of whose hits moved
+ * in the pass before), and how many of its hits are subtracted for that
+ * search (psa_event_use: their segments' channels are compared).  The CPU's
+ * and the GPU block's rule. */
+static inline int psa_block_searched(const psa_event *ev, int r, const psa_layout *l, int pass)
+{
+    return ev->n_net > r && (pass == 0 || psa_event_touches(ev, r, l));
+}
+/* Whether the neighbour passes take event ev: it is accepted and has hits that touch. */
+static inline int psa_block_neighbours(const psa_event *ev, const psa_layout *l)
+{
+    int touch = 0;
+    for (int r = 0; !ev->reject && r < ev->n_net && !touch; r++)
+        touch = psa_event_touches(ev, r, l);
+    return touch;
+}
+static inline int psa_block_subtracted(const psa_setup *s, int r, int pass)
+{
+    return pass ? DET_SEGMENTS : s->neighbour_passes ? r : 0;
+}
 
 /* Adds the time since *t to phase p and restarts *t. */
 void psa_block_lap(psa_block *w, psa_phase p, double *t);

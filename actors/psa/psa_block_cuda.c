@@ -62,7 +62,7 @@ static size_t device_round(psa_block *w, const psa_setup *s, size_t n_gev, int r
     for (size_t i = 0; i < n; i++) {
         const psa_event *ev = &w->ev[w->gidx[w->gowner[i]]];
         unsigned g = ev->net[r];
-        w->gq[i] = (gs_query){ .segment = (uint16_t)g, .use = (uint16_t)psa_event_use(ev, r, s->layout),
+        w->gq[i] = (gs_query){ .segment = (uint16_t)g, .use = (uint16_t)psa_event_use(ev, r, s->layout, psa_block_subtracted(s, r, 0)),
                                .meas = meas, .column = UINT32_MAX };
         meas += s->layout->seg[g].n_mask * s->layout->window;
     }
@@ -87,6 +87,7 @@ static int part(psa_block *w, const psa_setup *s, size_t from, size_t to)
         g->per_kev = ev->per_kev;
         g->n_samples = ev->n_samples;
         g->n_net = (uint32_t)ev->n_net;
+        g->neighbours = (uint8_t)(s->neighbour_passes && psa_block_neighbours(ev, s->layout));
         memcpy(g->net, ev->net, sizeof g->net);
         memcpy(g->e, ev->e, sizeof g->e);
         w->gidx[n++] = (uint32_t)k;

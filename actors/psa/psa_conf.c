@@ -52,6 +52,14 @@ static const kit_key keys[] = {
       .help = "mm: cube of the adaptive search's coarse grid (one point per cube and segment)" },
     { "AdaptiveRadius", KIT_REAL, offsetof(psa_settings, radius_mm), "8", KIT_RANGE(0, 100),
       .help = "mm: the adaptive search's fine stage takes the points this near its best coarse point" },
+    { "Neighbours", KIT_LIST, offsetof(psa_settings, neighbours), "iterate",
+      .help = "iterate (two net-charge segments that touch, one in the other's mask, are searched "
+              "jointly on the coarse grid, then each again with the event's other hits subtracted and "
+              "their channels compared, the start refined on all the hits, until nothing moves or "
+              "NeighbourPasses passes) or off (each searched once, the other net-charge segments left "
+              "out of its mask)" },
+    { "NeighbourPasses", KIT_INT, offsetof(psa_settings, neighbour_passes), "3", KIT_RANGE(1, 16),
+      .help = "Neighbours iterate: passes at most over the hits that touch another" },
     { "EdgeFraction", KIT_REAL, offsetof(psa_settings, fraction), "0.05", KIT_RANGE(0.01, 0.49),
       .help = "fraction of the amplitude (mean of the core and the first segment) where the edge "
               "gives the start time" },
@@ -113,12 +121,14 @@ static int choices(where *w)
     static const char *const datas[] = { "float", "int16" };
     static const char *const kernels[] = { "auto", "portable", "avx2", "avx512", "thesis" };
     static const char *const works[] = { "block", "searches" };
+    static const char *const neighbours[] = { "off", "iterate" };
     int d = choice(w, "Device", &psa_set.device, devices, 4);
     int s = d < 0 ? -1 : choice(w, "Search", &psa_set.search, searches, 2);
     int t = s < 0 ? -1 : choice(w, "Data", &psa_set.data, datas, 2);
     int k = t < 0 ? -1 : choice(w, "CPUKernel", &psa_set.kernel, kernels, 5);
     int g = k < 0 ? -1 : choice(w, "GPUWork", &psa_set.gpu_work, works, 2);
-    if (g < 0)
+    int nb = g < 0 ? -1 : choice(w, "Neighbours", &psa_set.neighbours, neighbours, 2);
+    if (nb < 0)
         return -1;
     static const psa_device dev[] = { PSA_DEVICE_AUTO, PSA_DEVICE_CPU, PSA_DEVICE_GPU,
                                       PSA_DEVICE_REFERENCE };
@@ -127,6 +137,7 @@ static int choices(where *w)
     w->c.engine = (psa_engine_params){ dev[d], (int)psa_set.gpu, s ? PSA_ADAPTIVE : PSA_FULL,
                                            t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads };
     w->c.gpu_block = g == 0;
+    w->c.neighbour_passes = nb ? (int)psa_set.neighbour_passes : 0;
     return 0;
 }
 

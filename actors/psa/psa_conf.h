@@ -8,8 +8,8 @@
 
 typedef struct psa_settings {
     char *basis, *search_log;
-    kit_list device, search, data, kernel, masks, gpu_work;
-    int64_t gpu, window_start, window_length, threads, block_parts, max_bad;
+    kit_list device, search, data, kernel, masks, gpu_work, neighbours;
+    int64_t gpu, window_start, window_length, threads, block_parts, max_bad, neighbour_passes;
     double threshold, exponent, coarse_mm, radius_mm, fraction, shift_range, shift_step, max_energy;
 } psa_settings;
 
@@ -21,6 +21,7 @@ typedef struct psa_config {
     uint32_t window;
     uint8_t n_mask[DET_SEGMENTS], mask[DET_SEGMENTS][PSA_MAX_MASK];
     unsigned custom[DET_SEGMENTS]; /* the Mask line that set a segment's mask, 0: the default */
+    int neighbour_passes;     /* Neighbours iterate: NeighbourPasses; off: 0 */
 } psa_config;
 
 extern const kit_spec psa_spec;

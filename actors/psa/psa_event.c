@@ -194,7 +194,7 @@ pr_event psa_event_view(const psa_event *ev, const psa_layout *l)
 {
     const psa_segment *g = &l->seg[ev->net[0]];
     return (pr_event){ ev->trace, ev->n_samples, (uint32_t)ev->n_net, ev->per_kev, ev->t0, ev->net, ev->e,
-                       g->mask, g->n_mask, ev->point[0] };
+                       g->mask, g->n_mask, ev->point[0], ev->point };
 }
 
 pr_basis psa_event_basis(const det_basis *b, const psa_layout *l, const psa_timing *tm)
@@ -210,26 +210,33 @@ void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, con
     pr_align(&w, &v, ev->t0 + ev->shift, ev->resid);
 }
 
-static int is_other_net(const psa_event *ev, int r, unsigned ch)
+/* Whether channel ch is a net-charge segment of the event other than r, from the first `from` on. */
+static int is_other_net(const psa_event *ev, int r, unsigned ch, int from)
 {
-    for (int k = 0; k < ev->n_net; k++)
+    for (int k = from; k < ev->n_net; k++)
         if (k != r && ev->net[k] == ch)
             return 1;
     return 0;
 }
 
-unsigned psa_event_use(const psa_event *ev, int r, const psa_layout *l)
+unsigned psa_event_use(const psa_event *ev, int r, const psa_layout *l, int subtracted)
 {
     const psa_segment *g = &l->seg[ev->net[r]];
     unsigned use = 0;
     for (uint32_t c = 0; c < g->n_mask; c++)
-        use |= (unsigned)!is_other_net(ev, r, g->mask[c]) << c;
+        use |= (unsigned)!is_other_net(ev, r, g->mask[c], subtracted) << c;
     return use;
 }
 
-int psa_event_query(const psa_event *ev, int r, const psa_layout *l, psa_batch *batch)
+int psa_event_touches(const psa_event *ev, int r, const psa_layout *l)
 {
-    return psa_batch_add(batch, l, ev->net[r], psa_event_use(ev, r, l)) ? 0 : -1;
+    const psa_segment *g = &l->seg[ev->net[r]];
+    return psa_event_use(ev, r, l, 0) != (1u << g->n_mask) - 1;
+}
+
+int psa_event_query(const psa_event *ev, int r, const psa_layout *l, int subtracted, psa_batch *batch)
+{
+    return psa_batch_add(batch, l, ev->net[r], psa_event_use(ev, r, l, subtracted)) ? 0 : -1;
 }
 
 void psa_event_fill(const psa_event *ev, int r, const psa_layout *l, float *m)
@@ -238,7 +245,20 @@ void psa_event_fill(const psa_event *ev, int r, const psa_layout *l, float *m)
     pr_fill(ev->resid, g->mask, g->n_mask, l->window, ev->e[r], m);
 }
 
+void psa_event_fill_back(const psa_event *ev, int r, const det_basis *b, const psa_layout *l, float *m)
+{
+    const psa_segment *g = &l->seg[ev->net[r]];
+    pr_fill_back(ev->resid, det_basis_point(b, ev->point[r]) + l->window_start, b->n_samples, g->mask, g->n_mask,
+                 l->window, ev->e[r], m);
+}
+
 void psa_event_subtract(psa_event *ev, int r, const det_basis *b, const psa_layout *l)
 {
     pr_subtract(ev->resid, det_basis_point(b, ev->point[r]) + l->window_start, b->n_samples, l->window, ev->e[r]);
+}
+
+void psa_event_replace(psa_event *ev, int r, uint32_t was, const det_basis *b, const psa_layout *l)
+{
+    pr_replace(ev->resid, det_basis_point(b, was) + l->window_start, det_basis_point(b, ev->point[r]) + l->window_start,
+               b->n_samples, l->window, ev->e[r]);
 }

@@ -99,15 +99,24 @@ unsigned psa_event_samples(const adf_frame *f);
 void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, const psa_timing *tm);
 
 /* The mask channels of net-charge segment r's search (bit c: mask channel c):
- * all but the event's other net-charge segments. */
-unsigned psa_event_use(const psa_event *ev, int r, const psa_layout *l);
+ * all but the event's other net-charge segments whose hits are not yet
+ * subtracted (those after the first `subtracted`: 0 leaves every other
+ * net-charge segment out, ev->n_net none). */
+unsigned psa_event_use(const psa_event *ev, int r, const psa_layout *l, int subtracted);
 
-/* Appends the search of net-charge segment r to batch, the other net-charge
- * segments left out of its mask; its values are filled later by
- * psa_event_fill (the appends are sequential, the fills parallel).  -1: no memory. */
-int psa_event_query(const psa_event *ev, int r, const psa_layout *l, psa_batch *batch);
+/* Whether net-charge segment r's mask holds another net-charge segment of the
+ * event: the hits a neighbour pass searches again. */
+int psa_event_touches(const psa_event *ev, int r, const psa_layout *l);
+
+/* Appends the search of net-charge segment r to batch, its mask as
+ * psa_event_use says; its values are filled later by psa_event_fill or
+ * psa_event_fill_back (the appends are sequential, the fills parallel).
+ * -1: no memory. */
+int psa_event_query(const psa_event *ev, int r, const psa_layout *l, int subtracted, psa_batch *batch);
 /* The measured values of that search: the aligned traces over the segment's energy. */
 void psa_event_fill(const psa_event *ev, int r, const psa_layout *l, float *meas);
+/* The same with hit r's own signal put back (a neighbour pass: every hit subtracted). */
+void psa_event_fill_back(const psa_event *ev, int r, const det_basis *b, const psa_layout *l, float *meas);
 
 /* The event as kernels/psa_refine.h's steps read it (net segment 0's mask and point). */
 pr_event psa_event_view(const psa_event *ev, const psa_layout *l);
@@ -119,5 +128,7 @@ pr_basis psa_event_basis(const det_basis *b, const psa_layout *l, const psa_timi
 
 /* Subtracts the signal of net segment r's point times its energy from resid. */
 void psa_event_subtract(psa_event *ev, int r, const det_basis *b, const psa_layout *l);
+/* Hit r moved from point `was` to ev->point[r]: resid gets was's signal back and loses the new one's. */
+void psa_event_replace(psa_event *ev, int r, uint32_t was, const det_basis *b, const psa_layout *l);
 
 #endif
