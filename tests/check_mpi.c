@@ -125,7 +125,8 @@ END_TEST
 /* ---- runs under mpirun: triple.xml's settings over a coarse basis, on the CPU */
 
 static char tmp[PATH_MAX];
-static char unusable[4 * PATH_MAX]; /* why the runs cannot be made here; empty: they can */
+static char unusable[4 * PATH_MAX]; /* why mpirun runs cannot be made here (no MPI); empty: they can */
+static char broken[4 * PATH_MAX];   /* why the triple cluster's basis could not be made: a failure */
 
 static const char *at(const char *name) { return tk_path(tmp, name); }
 
@@ -162,15 +163,15 @@ static void write_confs(void)
 /* Once per test case: a tree, the basis, the settings; or why mpirun runs cannot be made. */
 static void ranks_setup(void)
 {
-    unusable[0] = '\0';
+    unusable[0] = broken[0] = '\0';
     tk_make_tmpdir(tmp, sizeof tmp, "check_mpi");
     if (!emu_mpi_available)
         snprintf(unusable, sizeof unusable, "narwhal was built without MPI (no mpicc or pkg-config ompi-c)");
     else if (system("command -v mpirun >/dev/null 2>&1") != 0)
         snprintf(unusable, sizeof unusable, "no mpirun on the PATH");
-    else if (nw_coarse_basis(at("coarse.basis"), unusable, sizeof unusable) != 0)
-        return;
-    else
+    else if (nw_coarse_basis(at("coarse.basis"), broken, sizeof broken) < 0)
+        snprintf(unusable, sizeof unusable, "%s", broken);
+    else if (!broken[0])
         write_confs();
 }
 
@@ -288,18 +289,24 @@ static int expect_same_tree(const char *a, const char *b)
     return files;
 }
 
+/* This machine's name, as MPI gives every rank's here. */
+static const char *host(void)
+{
+    static char name[256];
+    ck_assert_int_eq(gethostname(name, sizeof name - 1), 0);
+    return name;
+}
+
 /* Actor NAME's row of the table ends with its rank and host. */
 static void expect_place(const char *table, const char *name, int rank)
 {
-    char host[256], tail[300];
-    ck_assert_int_eq(gethostname(host, sizeof host), 0);
-    host[sizeof host - 1] = '\0';
-    snprintf(tail, sizeof tail, "  %4d  %s\n", rank, host);
+    char tail[300];
+    snprintf(tail, sizeof tail, "  %4d  %s\n", rank, host());
     size_t n = strlen(name), t = strlen(tail);
     for (const char *line = table, *end; (end = strchr(line, '\n')); line = end + 1)
         if (strncmp(line, name, n) == 0 && line[n] == ' ') {
             ck_assert_msg((size_t)(end + 1 - line) >= t && strncmp(end + 1 - t, tail, t) == 0,
-                          "the row of %s does not end with rank %d and host %s:\n%s", name, rank, host, table);
+                          "the row of %s does not end with rank %d and host %s:\n%s", name, rank, host(), table);
             return;
         }
     ck_abort_msg("no row for %s in:\n%s", name, table);
@@ -318,6 +325,7 @@ START_TEST(three_ranks_write_what_one_process_writes)
 {
     if (unusable[0])
         TK_SKIP("%s", unusable);
+    ck_assert_msg(!broken[0], "%s", broken);
     single_run();
     const char *args[] = {"run", "topologies/triple_mpi.xml", "--strict", "--conf", conf_list(), NULL};
     nw_result r;
@@ -342,6 +350,7 @@ START_TEST(a_mapping_file_moves_an_actor_and_the_output_stays)
 {
     if (unusable[0])
         TK_SKIP("%s", unusable);
+    ck_assert_msg(!broken[0], "%s", broken);
     single_run();
     const char *args[] = {"run",  "topologies/triple_mpi.xml", "--strict", "--conf", conf_list(),
                           "--place", "topologies/triple_mpi.place", NULL};
@@ -362,7 +371,8 @@ START_TEST(an_actor_failing_on_one_rank_aborts_every_rank)
 {
     if (unusable[0])
         TK_SKIP("%s", unusable);
-    char set[PATH_MAX + 64], dir[PATH_MAX + 64], host[256];
+    ck_assert_msg(!broken[0], "%s", broken);
+    char set[PATH_MAX + 64], dir[PATH_MAX + 64];
     snprintf(dir, sizeof dir, "%s/conf/psa176", tmp);
     ck_assert_int_eq(mkdir(dir, 0700), 0);
     snprintf(set, sizeof set, "Basis %s\nDevice cpu\nThreads 1\nMaxEnergy 1\nMaxBadFrames 0\n", at("coarse.basis"));
@@ -377,13 +387,13 @@ START_TEST(an_actor_failing_on_one_rank_aborts_every_rank)
     ck_assert_int_eq(rmdir(dir), 0);
     ck_assert_msg(!r.timed_out && r.status == EMU_E_RUN, "mpirun exited %d after %.1f s:\n%s", r.status, took, r.err);
     expect_every_rank_exits(&r, 3, EMU_E_RUN);
-    ck_assert_int_eq(gethostname(host, sizeof host), 0);
     char line[600];
-    snprintf(line, sizeof line, "narwhal: rank 1 (%s): actor 'psa176' (psa.so): process_block returned error code", host);
+    snprintf(line, sizeof line, "narwhal: rank 1 (%s): actor 'psa176' (psa.so): process_block returned error code",
+             host());
     ck_assert_msg(strstr(r.err, line), "no '%s' in:\n%s", line, r.err);
     for (int rank = 0; rank < 3; rank += 2) {
         snprintf(line, sizeof line, "narwhal: rank %d (%s): aborting: rank 1 (host %s) failed: actor 'psa176'", rank,
-                 host, host);
+                 host(), host());
         ck_assert_msg(strstr(r.err, line), "no '%s' in:\n%s", line, r.err);
     }
     ck_assert_msg(!tk_exists(at("out.adf")) && !tk_exists(at("out.narwhal.adf")), "the writer published:\n%s", r.err);
@@ -396,28 +406,35 @@ START_TEST(an_actor_failing_on_one_rank_aborts_every_rank)
 }
 END_TEST
 
+/* The lifecycle test actors' chain4.xml over 3 ranks, each actor placed (the producer on
+ * rank 0), with one more narwhal option (or NULL). */
+static void chain_across_ranks(nw_result *r, const char *option, const char *value, const char *const *env,
+                               double timeout, int sig, double sig_after)
+{
+    const char *map = at("chain.place");
+    tk_write_text(map, "source 0\nfirst 1\nsecond 2\nsink 1\n");
+    char actors[PATH_MAX];
+    snprintf(actors, sizeof actors, "%s", nw_build_path("/tests/actors"));
+    const char *args[] = {"run", "tests/topologies/good/chain4.xml", "--actors", actors, "--place", map, option,
+                          value, NULL};
+    mpirun(r, 3, args, env, timeout, sig, sig_after);
+}
+
 /* A rank that stops answering (SIGSTOP in its producer's third block): the others report it
  * after --mpi-timeout and the job ends; nobody waits for it. */
 START_TEST(a_silent_rank_is_reported_within_the_timeout)
 {
     if (unusable[0])
         TK_SKIP("%s", unusable);
-    const char *map = at("chain.place");
-    tk_write_text(map, "source 0\nfirst 1\nsecond 2\nsink 1\n");
-    char actors[PATH_MAX];
-    snprintf(actors, sizeof actors, "%s", nw_build_path("/tests/actors"));
-    const char *args[] = {"run", "tests/topologies/good/chain4.xml", "--actors", actors, "--place", map,
-                          "--mpi-timeout", "2", NULL};
     const char *env[] = {"LIFECYCLE_FRAMES=400", "LIFECYCLE_SIGNAL=3:STOP", NULL};
     nw_result r;
     double t0 = nw_seconds();
-    mpirun(&r, 3, args, env, 60, 0, 0);
+    chain_across_ranks(&r, "--mpi-timeout", "2", env, 60, 0, 0);
     double took = nw_seconds() - t0;
     ck_assert_msg(!r.timed_out && r.status != 0, "mpirun exited %d after %.1f s:\n%s", r.status, took, r.err);
     ck_assert_msg(took < 30, "%.1f s", took);
-    char host[256], line[600];
-    ck_assert_int_eq(gethostname(host, sizeof host), 0);
-    snprintf(line, sizeof line, "rank 0 (host %s) has sent nothing for ", host);
+    char line[600];
+    snprintf(line, sizeof line, "rank 0 (host %s) has sent nothing for ", host());
     ck_assert_msg(strstr(r.err, line) && strstr(r.err, "presumed dead"), "no '%s' in:\n%s", line, r.err);
 }
 END_TEST
@@ -429,16 +446,12 @@ START_TEST(sigint_on_mpirun_stops_every_rank)
 {
     if (unusable[0])
         TK_SKIP("%s", unusable);
-    const char *map = at("chain.place");
-    tk_write_text(map, "source 0\nfirst 1\nsecond 2\nsink 1\n");
-    char actors[PATH_MAX], log[PATH_MAX + 64];
-    snprintf(actors, sizeof actors, "%s", nw_build_path("/tests/actors"));
+    char log[PATH_MAX + 64];
     snprintf(log, sizeof log, "LIFECYCLE_LOG=%s", at("calls.log"));
-    const char *args[] = {"run", "tests/topologies/good/chain4.xml", "--actors", actors, "--place", map, NULL};
     const char *env[] = {"LIFECYCLE_FRAMES=100000", "LIFECYCLE_SLOW=P:20000", log,
                          "OMPI_MCA_odls_base_sigkill_timeout=5", NULL};
     nw_result r;
-    mpirun(&r, 3, args, env, 90, SIGINT, 4);
+    chain_across_ranks(&r, NULL, NULL, env, 90, SIGINT, 4);
     ck_assert_msg(!r.timed_out, "%s", r.err);
     expect_every_rank_exits(&r, 3, 0);
     ck_assert_msg(strstr(r.out, "stopped by SIGTERM"), "%s\n%s", r.out, r.err);
