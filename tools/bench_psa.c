@@ -1,5 +1,4 @@
 /* bench_psa.c: bench-psa: grid searches per second of the naive reference, the CPU and the GPU on the same events, how well they agree, how often adaptive misses; and the accuracy of a PSA run against its truth. */
-#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdbool.h>
@@ -14,6 +13,7 @@
 #include "psa/psa_engine.h"
 #include "psa/psa_naive.h"
 #include "psa/psa_pow.h"
+#include "psa_truth.h"
 #include "tool.h"
 #ifdef NARWHAL_HAVE_CUDA
 #include "gridsearch_gpu.h"
@@ -410,6 +410,8 @@ typedef struct bin {
     size_t n;
 } bin;
 
+enum { N_ACCURACY_BINS = 11 };
+
 /* Crystals with one truth interaction and one hit: found minus true, by energy. */
 static void accumulate(const adf_truth *t, const adf_psa *p, bin *bins, int n_bins)
 {
@@ -434,50 +436,25 @@ static void accumulate(const adf_truth *t, const adf_psa *p, bin *bins, int n_bi
         }
 }
 
+static void accumulate_frame(const adf_truth *t, const adf_psa *p, void *bins)
+{
+    accumulate(t, p, bins, N_ACCURACY_BINS);
+}
+
 static int accuracy(const options *o)
 {
-    static const double edges[] = { 50, 150, 250, 350, 500, 700, 900, 1100, 1300, 1400, 1700, 2100 };
-    enum { N_BINS = sizeof edges / sizeof edges[0] - 1 };
-    bin bins[N_BINS] = { { 0 } };
-    adf_file *f;
-    size_t cap = (size_t)64 << 20, used, frames;
-    uint8_t *buf = malloc(cap);
-    adf_truth *t = malloc(sizeof *t);
-    adf_psa p;
-    char msg[512];
-    int rc = adf_file_open_read(&f, o->accuracy), have = 0;
-    uint32_t event = 0;
-    if (rc || !buf || !t) {
-        fprintf(stderr, "bench-psa: cannot read %s: %s\n", o->accuracy, rc ? strerror(errno) : "no memory");
-        return 1;
-    }
-    for (int b = 0; b < N_BINS; b++)
+    static const double edges[N_ACCURACY_BINS + 1] = { 50, 150, 250, 350, 500, 700, 900, 1100, 1300, 1400,
+                                                       1700, 2100 };
+    bin bins[N_ACCURACY_BINS] = { { 0 } };
+    for (int b = 0; b < N_ACCURACY_BINS; b++)
         bins[b].lo = edges[b], bins[b].hi = edges[b + 1];
-    while ((rc = adf_file_read(f, buf, cap, &used, &frames)) == ADF_OK && used) {
-        adf_iter it;
-        adf_frame fr;
-        adf_iter_init(&it, buf, used);
-        while (adf_iter_next(&it, &fr) > 0) {
-            if (fr.key.id == ADF_ID_NW_TRUTH) {
-                have = adf_truth_read(&fr, t) == ADF_OK;
-                event = fr.key.event;
-            } else if (fr.key.id == ADF_ID_DATA_PSA && have && fr.key.event == event &&
-                       adf_psa_read(&fr, &p) == ADF_OK) {
-                accumulate(t, &p, bins, N_BINS);
-            }
-        }
-    }
-    if (rc != ADF_OK) {
-        adf_file_describe(f, rc, msg, sizeof msg);
-        fprintf(stderr, "bench-psa: %s\n", msg);
-    }
-    adf_file_close(f);
+    int rc = tool_psa_with_truth("bench-psa", o->accuracy, accumulate_frame, bins);
     FILE *csv = o->csv ? fopen(o->csv, "w") : NULL;
     printf("| energy, keV | crystals | RMS x, mm | RMS y | RMS z | AGATA sigma(E), mm | mean x, y, z |\n"
            "|---|---:|---:|---:|---:|---:|---|\n");
     if (csv)
         fprintf(csv, "# e_mid_kev n rms_x rms_y rms_z agata_sigma\n");
-    for (int b = 0; b < N_BINS; b++) {
+    for (int b = 0; b < N_ACCURACY_BINS; b++) {
         bin *x = &bins[b];
         if (!x->n)
             continue;
@@ -491,9 +468,7 @@ static int accuracy(const options *o)
     }
     if (csv)
         fclose(csv);
-    free(buf);
-    free(t);
-    return rc == ADF_OK ? 0 : 1;
+    return rc;
 }
 
 /* ---- main */

@@ -12,6 +12,7 @@
 #include "basis.h"
 #include "event.h"
 #include "geometry.h"
+#include "psa_truth.h"
 #include "rng.h"
 #include "traces.h"
 #include "transport.h"
@@ -276,40 +277,12 @@ static void score_one(const adf_truth *t, const adf_psa *p, tally *by)
     }
 }
 
+static void score_frame(const adf_truth *t, const adf_psa *p, void *by) { score_one(t, p, by); }
+
 static int score(const char *path, const char *csv_path)
 {
     tally by[N_CLASSES] = { { 0 } };
-    adf_file *f;
-    size_t cap = (size_t)64 << 20, used, frames;
-    uint8_t *buf = malloc(cap);
-    adf_truth *t = malloc(sizeof *t);
-    adf_psa p;
-    char msg[512];
-    int rc = adf_file_open_read(&f, path), have = 0;
-    uint32_t event = 0;
-    if (rc || !buf || !t) {
-        fprintf(stderr, "psa-pairs: cannot read %s: %s\n", path, rc ? strerror(errno) : "no memory");
-        return 1;
-    }
-    while ((rc = adf_file_read(f, buf, cap, &used, &frames)) == ADF_OK && used) {
-        adf_iter it;
-        adf_frame fr;
-        adf_iter_init(&it, buf, used);
-        while (adf_iter_next(&it, &fr) > 0) {
-            if (fr.key.id == ADF_ID_NW_TRUTH) {
-                have = adf_truth_read(&fr, t) == ADF_OK;
-                event = fr.key.event;
-            } else if (fr.key.id == ADF_ID_DATA_PSA && have && fr.key.event == event &&
-                       adf_psa_read(&fr, &p) == ADF_OK) {
-                score_one(t, &p, by);
-            }
-        }
-    }
-    if (rc != ADF_OK) {
-        adf_file_describe(f, rc, msg, sizeof msg);
-        fprintf(stderr, "psa-pairs: %s\n", msg);
-    }
-    adf_file_close(f);
+    int rc = tool_psa_with_truth("psa-pairs", path, score_frame, by);
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     printf("| class | crystals | interactions found | RMS x, mm | RMS y | RMS z | mean x, y, z | start: mean, RMS, ns |\n"
            "|---|---:|---:|---:|---:|---:|---|---|\n");
@@ -333,9 +306,7 @@ static int score(const char *path, const char *csv_path)
     }
     if (csv)
         fclose(csv);
-    free(buf);
-    free(t);
-    return rc == ADF_OK ? 0 : 1;
+    return rc;
 }
 
 /* ---- main */
