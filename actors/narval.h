@@ -308,6 +308,21 @@ typedef void narval_spectrum_put_fn(void *ctx, const narval_spectrum *spectrum);
 typedef void narval_spectra_fn(void *algo_data, narval_spectrum_put_fn *put, void *ctx, unsigned int *error_code);
 
 /*
+ * The device an instance computes on (Narwhal extension, optional and
+ * ignored by NARVAL), for the host's closing table (which GPU each of 45
+ * PSAs used under GPU auto, say).
+ *
+ * process_device(algo_data, text, len)
+ *   The actor writes into text (len bytes, terminated) where the instance
+ *   computes, as its last successful process_initialise chose: "GPU 1
+ *   (NVIDIA H200)" or "CPU"; "" (the host shows "-") for an actor that
+ *   chooses no device.  The host calls it after a successful
+ *   process_initialise and before the instance's next call, on the thread
+ *   that made the initialise.
+ */
+typedef void narval_device_fn(void *algo_data, char *text, unsigned int len);
+
+/*
  * Where frames come from (Narwhal extension, optional and ignored by NARVAL).
  * An actor that rejects a frame names it by its event number and its byte
  * offset in the input block under any host.  A host that knows more says
@@ -358,6 +373,7 @@ NARVAL_EXPORT void process_progress(void *algo_data, unsigned long long *done, u
 NARVAL_EXPORT void process_spectra(void *algo_data, narval_spectrum_put_fn *put, void *ctx,
                                    unsigned int *error_code);
 NARVAL_EXPORT void process_host(const narwhal_host *host);
+NARVAL_EXPORT void process_device(void *algo_data, char *text, unsigned int len);
 
 #if defined(NARVAL_PRODUCER)
 NARVAL_EXPORT void process_block(void *algo_data, void *output_buffer,

@@ -85,7 +85,7 @@ static int parse_line(sum_report *r, char *line, unsigned number)
     if (number == 1)
         return n == 2 && strcmp(field[0], "narwhal-report") == 0 && strcmp(field[1], "1") == 0 ? 0 : -1;
     if (strcmp(field[0], "actor") == 0)
-        return n == 12 ? add_actor(r, field, n) : -1;
+        return n == 12 || n == 13 ? add_actor(r, field, n) : -1; /* 13: with DEVICE (emulator/report.h) */
     if (strcmp(field[0], "kind") == 0)
         return add_kind(r, field, n);
     return strcmp(field[0], "topology") == 0 || strcmp(field[0], "run") == 0 || strcmp(field[0], "other") == 0

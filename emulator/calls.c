@@ -186,6 +186,18 @@ static int lifecycle(emu_calls *s, size_t k, narval_lifecycle_fn *fn, const char
     return code ? actor_error(s, k, call, code) : EMU_OK;
 }
 
+/* After a successful initialise: the device the instance chose, for the table (narval.h: process_device). */
+static void ask_device(emu_calls *s, size_t k)
+{
+    const emu_library *lib = library_of(s->c, k);
+    char *device = s->res->actors[k].device;
+    device[0] = '\0';
+    if (lib->device) {
+        lib->device(s->instance[k], device, sizeof s->res->actors[k].device);
+        device[sizeof s->res->actors[k].device - 1] = '\0';
+    }
+}
+
 static int register_actor(emu_calls *s, size_t k)
 {
     const emu_library *lib = library_of(s->c, k);
@@ -197,7 +209,10 @@ static int register_actor(emu_calls *s, size_t k)
     if (code)
         return actor_error(s, k, "process_register", code);
     s->registered[k] = 1;
-    return lifecycle(s, k, lib->initialise, "process_initialise");
+    int rc = lifecycle(s, k, lib->initialise, "process_initialise");
+    if (rc == EMU_OK)
+        ask_device(s, k);
+    return rc;
 }
 
 int emu_calls_register(emu_calls *s)
@@ -240,6 +255,8 @@ int emu_calls_every(emu_calls *s, enum emu_call call)
             if (call != EMU_CALL_STOP && call != EMU_CALL_UNLOAD)
                 return rc;
         }
+        if (call == EMU_CALL_INITIALISE)
+            ask_device(s, k);
         if (call == EMU_CALL_UNLOAD)
             s->registered[k] = 0;
     }

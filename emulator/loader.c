@@ -25,6 +25,7 @@ const emu_symbol emu_symbols[] = {
     SYMBOL("process_describe", EMU_SYM_EXTENSION, describe),
     SYMBOL("process_progress", EMU_SYM_EXTENSION, progress),
     SYMBOL("process_spectra", EMU_SYM_EXTENSION, spectra),
+    SYMBOL("process_device", EMU_SYM_EXTENSION, device),
 };
 const size_t emu_n_symbols = sizeof emu_symbols / sizeof emu_symbols[0];
 

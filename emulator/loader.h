@@ -23,13 +23,15 @@ typedef struct emu_library {
     narval_describe_fn *describe;
     narval_progress_fn *progress; /* the live view's (narval.h) */
     narval_spectra_fn *spectra;
+    narval_device_fn *device;     /* the table's device column */
 } emu_library;
 
 /* The process_* symbols in the order `inspect` lists them. */
 enum emu_symbol_kind {
     EMU_SYM_MANDATORY, /* process_config, process_register, process_initialise, process_block */
     EMU_SYM_OPTIONAL,  /* NARVAL's other calls: a missing one succeeds and does nothing */
-    EMU_SYM_EXTENSION, /* process_describe, process_progress, process_spectra: Narwhal's, ignored by NARVAL */
+    EMU_SYM_EXTENSION, /* process_describe, process_progress, process_spectra, process_device: Narwhal's,
+                          ignored by NARVAL */
 };
 typedef struct emu_symbol {
     const char *name;

@@ -72,6 +72,21 @@ static void print_place(FILE *out, const emu_run_result *r, size_t k, size_t n)
         fprintf(out, "  %4d  %s", r->rank_of[k], r->host_of[k]);
 }
 
+/* process_device's answer, "-" for an actor that gave none. */
+static const char *device_of(const emu_actor_stats *st)
+{
+    return st->device[0] ? st->device : "-";
+}
+
+/* Whether some actor said where it computes: the table then ends with a device column. */
+static int any_device(const emu_run_result *r)
+{
+    for (size_t k = 0; k < r->n_actors; k++)
+        if (r->actors[k].device[0])
+            return 1;
+    return 0;
+}
+
 static void print_rows(FILE *out, const emu_chain *c, const emu_run_result *r)
 {
     size_t n = c->topology->n_actors;
@@ -81,6 +96,8 @@ static void print_rows(FILE *out, const emu_chain *c, const emu_run_result *r)
     if (r->ring_depth)
         fprintf(out, "  %9s  %9s", "wait in", "wait out");
     print_place(out, r, n, n);
+    if (any_device(r))
+        fprintf(out, "  %s", "device");
     fputc('\n', out);
     for (size_t k = 0; k < n; k++) {
         const emu_actor_stats *st = &r->actors[k];
@@ -94,6 +111,8 @@ static void print_rows(FILE *out, const emu_chain *c, const emu_run_result *r)
             print_wait(out, role != EMU_CONSUMER, st->wait_output);
         }
         print_place(out, r, k, n);
+        if (any_device(r))
+            fprintf(out, "  %s", device_of(st));
         fputc('\n', out);
     }
 }
@@ -191,9 +210,11 @@ static void write_actor(FILE *out, const emu_chain *c, const emu_run_result *r, 
     fputs("actor", out);
     put_field(out, name);
     put_field(out, base_name(c->libraries[c->library_of[k]].path));
-    fprintf(out, "\t%llu\t%llu\t%llu\t%llu\t%llu\t%.6f\t%.6f\t%.6f\t%.6f\n", st->blocks, st->frames_in,
+    fprintf(out, "\t%llu\t%llu\t%llu\t%llu\t%llu\t%.6f\t%.6f\t%.6f\t%.6f", st->blocks, st->frames_in,
             st->frames_out, st->bytes_in, st->bytes_out, st->seconds, st->block_seconds, st->wait_input,
             st->wait_output);
+    put_field(out, device_of(st));
+    fputc('\n', out);
     for (unsigned i = 0; i < st->n_kinds; i++) {
         const char *id_name = adf_id_name(st->kinds[i].id);
         fputs("kind", out);

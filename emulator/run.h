@@ -33,6 +33,9 @@ typedef struct emu_actor_stats {
     emu_kind_count kinds[EMU_MAX_KINDS]; /* what it emitted, by key id, in the order first seen */
     unsigned n_kinds;
     unsigned long long other_kinds; /* frames (any depth) of ids beyond the EMU_MAX_KINDS first */
+    char device[64];               /* process_device after its last initialise ("GPU 1 (NVIDIA H200)",
+                                      "CPU"); "": the actor has none or said none.  Plain bytes, so
+                                      the row travels to rank 0 whole (mpi_session.c) */
 } emu_actor_stats;
 
 enum emu_end {

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,7 +60,40 @@ typedef enum gpu_choice { GPU_CHOICE_GPU, GPU_CHOICE_CPU, GPU_CHOICE_NUMBER, GPU
 #define GPU_KEY_HELP                                                                               \
     "the CUDA device number: 0, the default, is the first device when there is one (Device auto "  \
     "runs on the CPU without one); another number must name a device of this host, else "         \
-    "initialise fails (Device cpu ignores it)"
+    "initialise fails (Device cpu ignores it); auto: the node's GPU instances spread over its "    \
+    "devices, the k-th on device k mod n (actors/kit/kit.h: GPU auto)"
+
+/* The CUDA devices this process sees (CUDA_VISIBLE_DEVICES applies): what
+ * GPU auto spreads the instances over.  0 without a device, a driver, or
+ * a build with CUDA. */
+static inline int gpu_devices(void)
+{
+    int present = 0;
+#ifdef NARWHAL_HAVE_CUDA
+    char why[200];
+    gpu_probe(0, &present, why, sizeof why);
+#endif
+    return present;
+}
+
+/* process_device's answer (actors/narval.h) for an instance that computes
+ * on CUDA device `device` (on_gpu) or on the host's cores: "GPU 1 (NVIDIA
+ * H200)" (the device's name, gpu_probe's description up to its first comma),
+ * or "CPU". */
+static inline void gpu_device_text(bool on_gpu, int device, char *out, size_t len)
+{
+    char desc[200] = "";
+#ifdef NARWHAL_HAVE_CUDA
+    int present;
+    if (on_gpu && gpu_probe(device, &present, desc, sizeof desc) != GPU_OK)
+        snprintf(desc, sizeof desc, "not answering");
+#endif
+    desc[strcspn(desc, ",")] = '\0';
+    if (on_gpu)
+        snprintf(out, len, "GPU %d (%s)", device, desc);
+    else
+        snprintf(out, len, "CPU");
+}
 
 static inline gpu_choice gpu_choose(gpu_probe_fn *probe, bool required, int device, char *msg, size_t len)
 {

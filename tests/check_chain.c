@@ -180,6 +180,59 @@ START_TEST(summary_figures_are_physical)
 }
 END_TEST
 
+/* ---- where each actor computed (process_device) --------------------------------- */
+
+/* The report's actor record of `name`: its fields, tab-separated, into field[]; their count. */
+static int actor_record(const char *report, const char *name, char field[][64], int max)
+{
+    char head[96];
+    snprintf(head, sizeof head, "\nactor\t%s\t", name);
+    const char *p = strstr(report, head);
+    ck_assert_msg(p != NULL, "no actor record of '%s'", name);
+    int n = 0;
+    for (p++; *p && *p != '\n'; n++) {
+        size_t len = strcspn(p, "\t\n");
+        if (n < max)
+            snprintf(field[n], sizeof field[n], "%.*s", (int)len, p);
+        p += len + (p[len] == '\t');
+    }
+    return n;
+}
+
+/* Whether the line of text that starts with start ends with end. */
+static int line_ends_with(const char *text, const char *start, const char *end)
+{
+    const char *line = strstr(text, start);
+    ck_assert_msg(line != NULL, "no line '%s'", start + 1);
+    size_t len = strcspn(line + 1, "\n"), n = strlen(end);
+    return len >= n && strncmp(line + 1 + len - n, end, n) == 0;
+}
+
+/* The GPU actors, kept on the CPU by Device cpu (on any machine), say CPU in
+ * the report's last field and the table's device column; the others, which
+ * choose no device, "-".  The field comes last: the 12 before it are as they
+ * were (scripts read them by number). */
+START_TEST(the_table_says_where_each_actor_computed)
+{
+    if (!chain_ready)
+        TK_SKIP("the chain was not run: %s", not_ready);
+    static const char *const rows[][2] = {
+        {"generator", "-"}, {"psa", "CPU"}, {"builder", "-"}, {"tracker", "CPU"}, {"histo", "CPU"}, {"writer", "-"},
+    };
+    static char report[1 << 16];
+    char field[16][64];
+    ck_assert(tk_read_text(at("report.tsv"), report, sizeof report));
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        ck_assert_int_eq(actor_record(report, rows[i][0], field, 16), 13);
+        ck_assert_msg(strcmp(field[12], rows[i][1]) == 0, "%s: device '%s', not '%s'", rows[i][0], field[12],
+                      rows[i][1]);
+    }
+    ck_assert(line_ends_with(report, "\ntable\tactor ", "  device"));
+    ck_assert(line_ends_with(report, "\ntable\ttracker ", "  CPU"));
+    ck_assert(line_ends_with(report, "\ntable\twriter ", "  -"));
+}
+END_TEST
+
 /* ---- the balance fails when frames are lost ------------------------------------ */
 
 /* Copies the chain's output without the top-level frame number `drop`. */
@@ -372,6 +425,7 @@ static Suite *chain_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, every_produced_frame_is_written_or_rejected);
     tcase_add_test(tc, summary_figures_are_physical);
+    tcase_add_test(tc, the_table_says_where_each_actor_computed);
     tcase_add_test(tc, a_missing_frame_breaks_the_balance);
     tcase_add_test(tc, a_producer_count_the_file_lacks_breaks_the_balance);
     tcase_add_test(tc, pipelined_chain_writes_the_same_bytes);

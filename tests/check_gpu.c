@@ -1,6 +1,7 @@
-/* check_gpu.c: the GPU layer: gpu_choose's reading of the Device and GPU keys, and psa, tracker and histo on it — the one no-GPU sentence, Device gpu refused without a GPU, a GPU number without its device refused naming the key, the configured device used where there is one. */
+/* check_gpu.c: the GPU layer: gpu_choose's reading of the Device and GPU keys, and psa, tracker and histo on it — the one no-GPU sentence, Device gpu refused without a GPU, a GPU number without its device refused naming the key, the configured device used where there is one, GPU auto (device 0 with one GPU, the instances spread with two) and process_device's answer. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -88,6 +89,7 @@ enum { PSA, TRACKER, HISTO, ACTORS };
 static const char *const library[ACTORS] = { "psa.so", "tracker.so", "histo.so" };
 static const char *const conf_name[ACTORS] = { "PSA.conf", "Tracker.conf", "Histo.conf" };
 static char dir[PATH_MAX], basis_path[PATH_MAX + 32];
+static char device_said[64]; /* process_device's answer after the last initialise that succeeded */
 
 static int build_basis(void)
 {
@@ -105,12 +107,12 @@ static int build_basis(void)
     return 0;
 }
 
-/* initialise's code for actor `which` with `keys` added to its configuration; its log into log. */
-static unsigned initialise(int which, const char *keys, char *log, size_t cap)
+/* Actor `which` configured with `keys` added to its configuration and
+ * registered `n` times (a, inst[n]), from a configuration directory of its own under dir. */
+static void configure(int which, const char *keys, tk_actor *a, void **inst, int n)
 {
     char conf_dir[PATH_MAX + 64], base[2 * PATH_MAX + 128] = "";
-    tk_actor a;
-    unsigned code, e;
+    unsigned code;
     snprintf(conf_dir, sizeof conf_dir, "%s/conf.XXXXXX", dir);
     ck_assert_ptr_nonnull(mkdtemp(conf_dir));
     if (which == PSA)
@@ -118,14 +120,43 @@ static unsigned initialise(int which, const char *keys, char *log, size_t cap)
     else if (which == HISTO)
         snprintf(base, sizeof base, "OutputDir %s/histo\nPlot none\n", conf_dir);
     tk_write_textf(tk_path(conf_dir, conf_name[which]), "%s%s\n", base, keys);
-    tk_load_actor(&a, library[which]);
-    a.config(conf_dir, &code);
+    tk_load_actor(a, library[which]);
+    a->config(conf_dir, &code);
     ck_assert_uint_eq(code, 0);
-    void *inst = a.reg(&code);
-    ck_assert_uint_eq(code, 0);
-    int saved = tk_capture_begin(tk_path(conf_dir, "log"));
-    a.initialise(inst, &code);
-    tk_capture_end(saved, tk_path(conf_dir, "log"), log, cap);
+    for (int i = 0; i < n; i++) {
+        inst[i] = a->reg(&code);
+        ck_assert_uint_eq(code, 0);
+    }
+}
+
+/* inst's initialise: its code, its log into log, and process_device's answer into device_said. */
+static unsigned initialise_instance(const tk_actor *a, void *inst, char *log, size_t cap)
+{
+    char path[PATH_MAX + 64];
+    unsigned code;
+    narval_device_fn *device = (narval_device_fn *)dlsym(a->so, "process_device");
+    ck_assert_ptr_nonnull(device);
+    snprintf(path, sizeof path, "%s/log.XXXXXX", dir);
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    int saved = tk_capture_begin(path);
+    a->initialise(inst, &code);
+    tk_capture_end(saved, path, log, cap);
+    unlink(path);
+    if (code == 0)
+        device(inst, device_said, sizeof device_said);
+    return code;
+}
+
+/* initialise's code for actor `which` with `keys` added to its configuration; its log into log. */
+static unsigned initialise(int which, const char *keys, char *log, size_t cap)
+{
+    tk_actor a;
+    void *inst;
+    unsigned e;
+    configure(which, keys, &a, &inst, 1);
+    unsigned code = initialise_instance(&a, inst, log, cap);
     a.unload(inst, &e);
     ck_assert_uint_eq(e, 0);
     return code;
@@ -212,6 +243,62 @@ START_TEST(second_device_used)
 }
 END_TEST
 
+/* GPU auto: accepted by each actor; with a GPU, the instance (the only one:
+ * the test's registry is its own) on device 0 and process_device saying so;
+ * without one, on the CPU saying CPU. */
+START_TEST(gpu_auto_takes_device_0_alone)
+{
+    char log[8192];
+    bool gpu = usable(0);
+    for (int k = 0; k < ACTORS; k++) {
+        ck_assert_uint_eq(initialise(k, "GPU auto", log, sizeof log), 0);
+        ck_assert_msg(strstr(log, gpu ? "on the GPU 0: " : " OpenMP threads (no usable GPU: "), "%s: %s", library[k],
+                      log);
+        if (gpu)
+            ck_assert_msg(strncmp(device_said, "GPU 0 (", 7) == 0, "%s: %s", library[k], device_said);
+        else
+            ck_assert_str_eq(device_said, "CPU");
+    }
+}
+END_TEST
+
+/* Device cpu keeps an instance on the CPU whatever GPU says, and process_device says CPU. */
+START_TEST(device_cpu_answers_cpu)
+{
+    char log[8192];
+    for (int k = 0; k < ACTORS; k++) {
+        ck_assert_uint_eq(initialise(k, "Device cpu\nGPU auto", log, sizeof log), 0);
+        ck_assert_str_eq(device_said, "CPU");
+    }
+}
+END_TEST
+
+/* With two GPUs: two live instances of each actor under GPU auto on devices
+ * 0 and 1, in the order they were initialised. */
+START_TEST(gpu_auto_spreads_two_instances)
+{
+    if (!usable(1))
+        TK_SKIP("no second usable GPU");
+    char log[8192], want[16];
+    for (int k = 0; k < ACTORS; k++) {
+        tk_actor a;
+        void *inst[2];
+        unsigned e;
+        configure(k, "Device gpu\nGPU auto", &a, inst, 2);
+        for (int i = 0; i < 2; i++) {
+            ck_assert_uint_eq(initialise_instance(&a, inst[i], log, sizeof log), 0);
+            snprintf(want, sizeof want, "GPU %d (", i);
+            ck_assert_msg(strncmp(device_said, want, strlen(want)) == 0, "%s #%d: %s", library[k], i + 1,
+                          device_said);
+        }
+        for (int i = 0; i < 2; i++) {
+            a.unload(inst[i], &e);
+            ck_assert_uint_eq(e, 0);
+        }
+    }
+}
+END_TEST
+
 static Suite *gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -226,6 +313,9 @@ static Suite *gpu_suite(void)
     tcase_add_test(t, device_cpu_ignores_the_gpu_number);
     tcase_add_test(t, configured_device_used);
     tcase_add_test(t, second_device_used);
+    tcase_add_test(t, gpu_auto_takes_device_0_alone);
+    tcase_add_test(t, device_cpu_answers_cpu);
+    tcase_add_test(t, gpu_auto_spreads_two_instances);
     suite_add_tcase(s, t);
     return s;
 }
@@ -234,6 +324,10 @@ int main(void)
 {
     if (build_basis())
         return 1;
+    /* GPU auto's registry (actors/kit/kit.h): the suite's own, so that other processes' slots do not count */
+    char slots[PATH_MAX + 16];
+    snprintf(slots, sizeof slots, "%s/slots", dir);
+    setenv("NARWHAL_GPU_SLOTS", slots, 1);
     int failed = tk_run_suite(gpu_suite());
     if (tk_remove_tree(dir) != 0)
         fprintf(stderr, "check_gpu: could not remove %s\n", dir);

@@ -40,7 +40,7 @@ static const kit_key histo_keys[] = {
       .help = "seconds between snapshots into OutputDir/live/ during the run; 0: none" },
     { "Device", KIT_LIST, offsetof(histo_conf, device), "auto",
       .help = "auto (the GPU when one is usable, else the CPU), gpu or cpu" },
-    { "GPU", KIT_INT, offsetof(histo_conf, gpu), "0", KIT_RANGE(0, 63), .help = GPU_KEY_HELP },
+    { "GPU", KIT_INT, offsetof(histo_conf, gpu), "0", KIT_GPU_RANGE, .help = GPU_KEY_HELP },
     { "Crystals", KIT_INT, offsetof(histo_conf, crystals), "180", KIT_RANGE(1, 65536),
       .help = "crystal ids 0..Crystals-1 (scopes crystal and segment)" },
     { "Segments", KIT_INT, offsetof(histo_conf, segments), "36", KIT_RANGE(1, 1024),
@@ -209,6 +209,9 @@ static unsigned histo_initialise(void *algo_data)
     unsigned code;
     if ((code = claim_dir(a)) != 0)
         return code;
+    int gpu;
+    if ((code = kit_gpu_device(a, conf.gpu, device == HISTO_DEVICE_CPU ? 0 : gpu_devices(), &gpu)) != 0)
+        return code;
     histo_engine_destroy(a->engine);
     a->engine = NULL;
     histo_group *groups = malloc((spec.n_decl + 1) * sizeof *groups);
@@ -216,11 +219,11 @@ static unsigned histo_initialise(void *algo_data)
         return kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory");
     for (size_t i = 0; i < spec.n_decl; i++)
         groups[i] = spec.decl[i].g;
-    code = narval_code(histo_engine_create(&a->engine, groups, spec.n_decl, device, (int)conf.gpu, msg,
-                                           sizeof msg));
+    code = narval_code(histo_engine_create(&a->engine, groups, spec.n_decl, device, gpu, msg, sizeof msg));
     free(groups);
     if (code)
         return kit_fail(a->k.name, code, "%s", msg);
+    gpu_device_text(histo_engine_on_gpu(a->engine), gpu, a->k.device, sizeof a->k.device);
     kit_log(a->k.name, KIT_INFO, "counting on the %s", msg);
     log_plans(a);
     a->dec = (histo_decoder){ .spec = &spec, .engine = a->engine };

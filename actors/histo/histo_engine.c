@@ -128,6 +128,8 @@ void histo_engine_destroy(histo_engine *e)
     free(e);
 }
 
+bool histo_engine_on_gpu(const histo_engine *e) { return e->be != &histo_backend_cpu; }
+
 void histo_engine_plan(const histo_engine *e, size_t g, char *out, size_t len)
 {
     e->be->plan(e->state, &e->groups[g], out, len);

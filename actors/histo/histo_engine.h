@@ -35,6 +35,8 @@ typedef struct histo_engine histo_engine;
 histo_status histo_engine_create(histo_engine **e, const histo_group *groups, size_t n,
                                  histo_device want, int gpu, char *msg, size_t len);
 void histo_engine_destroy(histo_engine *e);
+/* Whether it counts on the GPU (the actor's process_device). */
+bool histo_engine_on_gpu(const histo_engine *e);
 /* How group g is counted, for the log. */
 void histo_engine_plan(const histo_engine *e, size_t g, char *out, size_t len);
 

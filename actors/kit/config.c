@@ -203,6 +203,10 @@ static unsigned store(const kit_key *k, void *settings, char **vals, size_t n, u
     switch (k->type) {
     case KIT_INT: {
         int64_t v;
+        if (k->word && strcmp(vals[0], k->word) == 0) {
+            *(int64_t *)field = k->word_value;
+            return 0;
+        }
         if (parse_int(vals[0], &v, why, len) || check_range(k, vals[0], (double)v, why, len))
             return NARVAL_E_CONFIG;
         *(int64_t *)field = v;

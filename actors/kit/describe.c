@@ -32,17 +32,19 @@ static const char *type_name(kit_type type)
 
 static void format_range(const kit_key *k, char *out, size_t len)
 {
-    char lo[32], hi[32];
+    char lo[32], hi[32], word[40] = "";
     kit_format_number(k, k->min, lo, sizeof lo);
     kit_format_number(k, k->max, hi, sizeof hi);
+    if (k->type == KIT_INT && k->word)
+        snprintf(word, sizeof word, " or %s", k->word);
     if (k->has_min && k->has_max)
-        snprintf(out, len, "[%s, %s]", lo, hi);
+        snprintf(out, len, "[%s, %s]%s", lo, hi, word);
     else if (k->has_min)
-        snprintf(out, len, ">= %s", lo);
+        snprintf(out, len, ">= %s%s", lo, word);
     else if (k->has_max)
-        snprintf(out, len, "<= %s", hi);
+        snprintf(out, len, "<= %s%s", hi, word);
     else
-        snprintf(out, len, "-");
+        snprintf(out, len, "%s", *word ? word + 4 : "-");
 }
 
 static const char *default_text(const kit_key *k)

@@ -106,6 +106,10 @@ typedef struct kit_key {
     bool has_min, has_max;
     double min, max;  /* inclusive range of KIT_INT and KIT_REAL values */
     const char *help; /* one line for `narwhal inspect` */
+    /* KIT_INT only: a word the value may be instead of a number, stored as
+     * word_value (outside the range): the GPU key's "auto" (KIT_GPU_RANGE). */
+    const char *word;
+    int64_t word_value;
 } kit_key;
 
 #define KIT_MIN(x) .has_min = true, .min = (x)
@@ -245,12 +249,21 @@ typedef struct kit_bad {
     char text[KIT_BAD_LOGGED][KIT_BAD_TEXT]; /* the block's bad frames still to be logged */
 } kit_bad;
 
+/* The node-wide GPU slot an instance holds under GPU auto (gpu_pick.c). */
+typedef struct kit_gpu_slot {
+    bool held;
+    int fd;   /* the slot's lock file, locked (flock) while held */
+    int slot; /* 0, 1, ...: the device is slot mod the devices present */
+} kit_gpu_slot;
+
 typedef struct kit_instance {
     const void *library; /* this library's kit state: tells our instances from others */
     kit_state state;
     char name[48];       /* "ADFReader" for number 1, "ADFReader#2" for number 2, ... */
     unsigned number;     /* 1, 2, ...: see above */
     kit_bad bad;
+    kit_gpu_slot gpu;    /* GPU auto's slot, from the first initialise that needs one to unload */
+    char device[64];     /* process_device's answer ("GPU 1 (NVIDIA H200)", "CPU"); "": none chosen */
 } kit_instance;
 
 /* The body of process_register: a zeroed instance of `size` bytes (>= sizeof
@@ -309,7 +322,67 @@ kit_instance *kit_instance_of(void *algo_data);
     {                                                                                          \
         *error_code = kit_unload(algo_data, release);                                          \
     }                                                                                          \
-    void process_host(const narwhal_host *host) { kit_set_host(host); }
+    void process_host(const narwhal_host *host) { kit_set_host(host); }                        \
+    void process_device(void *algo_data, char *text, unsigned int len) { kit_device(algo_data, text, len); }
+
+/* ---- GPU auto: the instances of a node spread over its GPUs -----------------
+ * Every GPU actor's GPU key takes a device number or `auto` (KIT_GPU_RANGE in
+ * its key table: the value is then KIT_GPU_AUTO).  With auto, instance k of
+ * the node runs on device k mod n, n the CUDA devices the process sees
+ * (CUDA_VISIBLE_DEVICES restricts them).  k must mean the same under every
+ * host that may run the instance: the emulator (every instance in one
+ * process, each configuration its own copy of a library, so no static
+ * counter is shared), a NARVAL host (an actor per process, or K instances of
+ * a library in one), and MPI ranks of one node.  So k is a slot of a
+ * node-wide registry, kept by the kernel rather than by any process:
+ *
+ *   - the registry is a directory of lock files, slot-0, slot-1, ...:
+ *     $NARWHAL_GPU_SLOTS when set (tests), else $XDG_RUNTIME_DIR/narwhal-gpu,
+ *     else /tmp/narwhal-gpu-UID; made 0700, and refused unless it is a
+ *     directory of this user that nobody else may write;
+ *   - an instance takes, at its first process_initialise that needs one, the
+ *     lowest slot whose file it can lock (flock, LOCK_EX | LOCK_NB) and
+ *     holds it until process_unload.  Not released at reset: a host may
+ *     start again without initialising, on the device it set up.  The kernel
+ *     drops the lock of a process that dies, so a crash leaks no slot;
+ *   - under MPI the ranks of a node share the slots out: local rank r of L
+ *     (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK/_SIZE, MPICH's MPI_LOCALRANKID/
+ *     MPI_LOCALNRANKS) takes only the slots r, r + L, r + 2L, ..., so with one
+ *     rank per GPU (L = n) every instance of rank r runs on device r: a GPU
+ *     is never shared between processes (CUDA time-slices the contexts of
+ *     several processes), and with fewer ranks than GPUs (L < n) rank r's
+ *     instances spread over the devices r, r + L, ...
+ *
+ * In one process the slots follow the order of the initialise calls: the
+ * emulator initialises in topology order, so every run of a topology puts
+ * every instance on the same device (45 PSAs then the tracker and histo on
+ * 4 GPUs: psa k on GPU k mod 4, tracker on 1, histo on 2).  Processes that
+ * start together take slots in the order they get there: the spread is as
+ * even, which instance gets which device is not fixed.  Two runs on one node
+ * at once share the registry, so they spread over the GPUs together.  No
+ * answer depends on the device: outputs are the same whichever it is. */
+#define KIT_GPU_AUTO (-1)
+/* The GPU key's range (kit_key fields): 0..63 or auto. */
+#define KIT_GPU_RANGE KIT_RANGE(0, 63), .word = "auto", .word_value = KIT_GPU_AUTO
+
+/* The device instance algo_data runs on for its GPU key's value `configured`:
+ * that number, or with KIT_GPU_AUTO its slot (taken now if it holds none)
+ * mod `devices`.  devices: the CUDA devices the instance may use (gpu_devices()
+ * in kernels/gpu_device.h), 0 when its Device key keeps it on the CPU; with
+ * 0 or 1, device 0 and no slot.  0, or NARVAL_E_IO when the registry cannot
+ * be used (logged, naming its directory), NARVAL_E_STATE for a foreign
+ * instance. */
+unsigned kit_gpu_device(void *algo_data, int64_t configured, int devices, int *device);
+
+/* The registry's two steps, for kit_gpu_device and the tests: the lowest
+ * free slot of this process's local rank (0, or -1 with msg), and giving it
+ * back (nothing when none is held). */
+int kit_gpu_slot_take(kit_gpu_slot *s, char *msg, size_t len);
+void kit_gpu_slot_release(kit_gpu_slot *s);
+
+/* process_device (narval.h), which KIT_LIFECYCLE defines: the instance's
+ * `device` text, which its initialise wrote; "" when it wrote none. */
+void kit_device(void *algo_data, char *text, unsigned len);
 
 /* ---- bad frames: one policy for every actor ------------------------------
  * A frame whose framing is sound (its length, its sub-frames) but whose

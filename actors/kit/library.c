@@ -222,6 +222,7 @@ unsigned kit_unload(void *algo_data, void (*release)(void *algo_data))
                         algo_data ? "an instance of another library" : "a null instance");
     if (release)
         release(inst);
+    kit_gpu_slot_release(&inst->gpu);
     inst->library = NULL;
     give_number(inst->number);
     free(inst);

@@ -197,9 +197,13 @@ static unsigned psa_initialise(void *algo_data)
             "+-%g samples", psa_set.exponent, psa_conf.engine.mode == PSA_ADAPTIVE ? "adaptive" : "full",
             psa_conf.engine.mode == PSA_ADAPTIVE ? "es" : "es (every point)", err + 1.2e-7,
             psa_set.fraction, psa_set.shift_range);
-    if ((st = psa_engine_create(&a->engine, &a->basis, &a->layout, &a->pw, &psa_conf.engine, msg,
-                                sizeof msg)))
+    psa_engine_params p = psa_conf.engine;
+    bool cpu = p.device == PSA_DEVICE_CPU || p.device == PSA_DEVICE_REFERENCE;
+    if ((code = kit_gpu_device(a, psa_set.gpu, cpu ? 0 : gpu_devices(), &p.gpu)))
+        return code;
+    if ((st = psa_engine_create(&a->engine, &a->basis, &a->layout, &a->pw, &p, msg, sizeof msg)))
         return kit_fail(a->k.name, narval_code(st), "%s", msg);
+    gpu_device_text(a->engine.gpu != NULL, p.gpu, a->k.device, sizeof a->k.device);
     kit_log(a->k.name, KIT_INFO, "searching on the %s", msg);
     a->setup = (psa_setup){ &a->basis, &a->layout, &a->timing, &a->engine, log_warning, a, 0,
                             psa_conf.neighbour_passes };

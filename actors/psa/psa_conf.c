@@ -13,7 +13,7 @@ static const kit_key keys[] = {
     { "Device", KIT_LIST, offsetof(psa_settings, device), "auto",
       .help = "auto (the GPU when one is usable, else the CPU), gpu, cpu, or reference (the naive "
               "full search with libm powf, one thread: for checks)" },
-    { "GPU", KIT_INT, offsetof(psa_settings, gpu), "0", KIT_RANGE(0, 63), .help = GPU_KEY_HELP },
+    { "GPU", KIT_INT, offsetof(psa_settings, gpu), "0", KIT_GPU_RANGE, .help = GPU_KEY_HELP },
     { "GPUWork", KIT_LIST, offsetof(psa_settings, gpu_work), "block",
       .help = "block (on the GPU, the whole block: alignment, searches, refinement and "
               "subtraction; the host decodes and writes) or searches (only the searches, round by "

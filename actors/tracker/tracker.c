@@ -29,7 +29,7 @@ static const kit_key tracker_keys[] = {
         .help = "array file: Narwhal's format or AGATA's CrystalPositionLookUpTable (detector/README.md)"),
     KEY("Geometry", KIT_STRING, geometry, "detector/geometry/agata.geo", .help = "crystal geometry file"),
     KEY("Device", KIT_LIST, device, "auto", .help = "auto (the GPU when one is usable, else the CPU), gpu or cpu"),
-    KEY("GPU", KIT_INT, gpu, "0", KIT_RANGE(0, 63), .help = GPU_KEY_HELP),
+    KEY("GPU", KIT_INT, gpu, "0", KIT_GPU_RANGE, .help = GPU_KEY_HELP),
     KEY("Clustering", KIT_LIST, clustering, "gpu",
         .help = "where the GPU path clusters: gpu or cpu (measured by bench-tracker, docs/PERF.md)"),
     KEY("MinClusterFom", KIT_REAL, min_cluster, "0.05", KIT_RANGE(1e-30, 1),
@@ -272,10 +272,14 @@ static unsigned tracker_initialise(void *algo_data)
     t->truth = malloc(sizeof *t->truth);
     if (!t->psa || !t->truth)
         return kit_fail(t->k.name, NARVAL_E_NOMEM, "no memory for the frame decoders");
-    tr_status rc = tracker_engine_open(&t->engine, t->model, derived.device, (int)conf.gpu, derived.cluster_on_gpu,
-                                       msg, sizeof msg);
+    int gpu;
+    if ((code = kit_gpu_device(t, conf.gpu, derived.device == TRACKER_CPU ? 0 : gpu_devices(), &gpu)))
+        return code;
+    tr_status rc = tracker_engine_open(&t->engine, t->model, derived.device, gpu, derived.cluster_on_gpu, msg,
+                                       sizeof msg);
     if (rc != TR_OK)
         return kit_fail(t->k.name, narval_code(rc), "%s", msg);
+    gpu_device_text(tracker_engine_on_gpu(t->engine), gpu, t->k.device, sizeof t->k.device);
     kit_log(t->k.name, KIT_INFO, "tracking on the %s; %d crystals (%s), germanium paths from the %s; "
             "input %s", msg, t->array.n, conf.array,
             derived.model.path_model == TR_PATH_SHELL ? "shell model" : "array",
