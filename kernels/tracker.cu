@@ -1,4 +1,4 @@
-/* tracker.cu: forward tracking on the GPU: clustering, ordering-scoring and selection kernels over batches of events, copies overlapped on two streams. */
+/* tracker.cu: forward tracking on the GPU: clustering, ordering-scoring and selection kernels over batches of events (a second pass over the points left free), copies overlapped on two streams. */
 #include <cuda_runtime.h>
 #include <new>
 #include <stdio.h>
@@ -129,6 +129,7 @@ k_score(const uint32_t *first, uint32_t base, const uint32_t *slot_event, uint32
     }
 }
 
+/* Takes the first pass's clusters; without retrack, the single points too. */
 __global__ void k_select(const uint32_t *first, uint32_t base, uint32_t n_events, const tr_point *pts,
                          const tr_cand *cands, const tr_score *scores, const tr_physics *tab,
                          const uint32_t *perms, uint16_t *order, uint8_t *used, tr_event_info *info,
@@ -140,8 +141,58 @@ __global__ void k_select(const uint32_t *first, uint32_t base, uint32_t n_events
     uint32_t off = first[e] - base;
     int n = (int)(first[e + 1] - first[e]);
     tr_event_info in = info[e];
-    tr_select_event(&c_params, tab, &c_geo, perms, pts + off, n, cands + off, scores + off,
-                    in.n_cands, order + off, used + off, gammas + off, &in);
+    for (int i = 0; i < n; i++)
+        used[off + i] = 0;
+    int g = tr_select_clusters(&c_params, perms, pts + off, tr_size_bonus(&c_params, n), cands + off, scores + off,
+                               in.n_cands, order + off, used + off, gammas + off, 0);
+    if (c_params.retrack)
+        in.n_gammas = (uint16_t)g; /* the singles come after the second pass */
+    else
+        tr_select_singles(&c_params, tab, &c_geo, pts + off, n, used + off, gammas + off, g, &in);
+    info[e] = in;
+}
+
+/* The second pass's candidates: the points left free, clustered on their own
+ * into cands (event indices); their count, components over 7 points and the
+ * points left go to again[e] (n_cands, big_clusters, unused). */
+__global__ void k_recluster(const uint32_t *first, uint32_t base, uint32_t n_events, const tr_point *pts,
+                            const uint8_t *used, tr_point *sub, uint16_t *map, cluster_bufs sb, tr_cand *cands,
+                            tr_event_info *again)
+{
+    uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n_events)
+        return;
+    uint32_t off = first[e] - base;
+    int n = (int)(first[e + 1] - first[e]);
+    int left = tr_leftovers(pts + off, n, used + off, sub + off, map + off), nc = 0;
+    uint16_t big = 0;
+    if (left >= 2 && left < n) {
+        tr_cluster_scratch s = { sb.parent + off, sb.next + off, sb.tail + off, sb.size + off,
+                                 sb.dirty + off, sb.norm + off };
+        nc = tr_cluster_event(&c_params, sub + off, left, &s, cands + off, &big);
+        tr_cands_remap(cands + off, nc, map + off);
+    }
+    tr_event_info a = { 0, (uint16_t)nc, big, (uint16_t)left };
+    again[e] = a;
+}
+
+/* Takes the second pass's clusters, then the single points; the counts of both passes into info. */
+__global__ void k_select_again(const uint32_t *first, uint32_t base, uint32_t n_events, const tr_point *pts,
+                               const tr_cand *cands, const tr_score *scores, const tr_physics *tab,
+                               const uint32_t *perms, uint16_t *order, uint8_t *used, const tr_event_info *again,
+                               tr_event_info *info, tr_gamma *gammas)
+{
+    uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n_events)
+        return;
+    uint32_t off = first[e] - base;
+    int n = (int)(first[e + 1] - first[e]);
+    tr_event_info in = info[e], a = again[e];
+    int g = tr_select_clusters(&c_params, perms, pts + off, tr_size_bonus(&c_params, a.unused), cands + off, scores + off,
+                               a.n_cands, order + off, used + off, gammas + off, in.n_gammas);
+    in.n_cands = (uint16_t)(in.n_cands + a.n_cands);
+    in.big_clusters = (uint16_t)(in.big_clusters + a.big_clusters);
+    tr_select_singles(&c_params, tab, &c_geo, pts + off, n, used + off, gammas + off, g, &in);
     info[e] = in;
 }
 
@@ -153,11 +204,12 @@ struct dev_buffers {
     tr_point *points;
     tr_cand *cands;
     tr_score *scores;
-    tr_event_info *info;
+    tr_event_info *info, *again;
     tr_gamma *gammas;
     cluster_bufs cl;
-    uint16_t *order;
+    uint16_t *order, *map;
     uint8_t *used;
+    tr_point *sub;
 };
 
 struct tr_gpu {
@@ -166,6 +218,7 @@ struct tr_gpu {
     dev_buffers buf[STREAMS];
     tr_physics *physics;
     uint32_t *perms;
+    bool retrack;                    /* the model's second pass (c_params.retrack, read on the host) */
     size_t hcap_events, hcap_points; /* pinned staging */
     uint32_t *h_first;
     tr_point *h_points;
@@ -192,6 +245,9 @@ static void free_buffers(dev_buffers *d)
     cudaFree(d->cl.norm);
     cudaFree(d->order);
     cudaFree(d->used);
+    cudaFree(d->again);
+    cudaFree(d->map);
+    cudaFree(d->sub);
     memset(d, 0, sizeof *d);
 }
 
@@ -240,6 +296,7 @@ extern "C" int tr_gpu_create(tr_gpu **out, const tr_model *m, char *msg, size_t 
         return GPU_NOMEM;
     }
     *out = g;
+    g->retrack = m->params.retrack != 0;
     GPU_CHECK(cudaGetDevice(&g->device), "reading the CUDA device");
     GPU_CHECK(cudaMemcpyToSymbol(c_params, &m->params, sizeof m->params), "uploading the parameters");
     GPU_CHECK(cudaMemcpyToSymbol(c_geo, &m->geo, sizeof m->geo), "uploading the crystals");
@@ -279,6 +336,9 @@ static int reserve_device(dev_buffers *d, size_t ne, size_t np, char *msg, size_
     GPU_CHECK(cudaMalloc(&d->cl.norm, cp * sizeof(float)), "allocating clustering scratch");
     GPU_CHECK(cudaMalloc(&d->order, cp * sizeof(uint16_t)), "allocating selection scratch");
     GPU_CHECK(cudaMalloc(&d->used, cp), "allocating selection scratch");
+    GPU_CHECK(cudaMalloc(&d->again, ce * sizeof *d->again), "allocating second-pass counts");
+    GPU_CHECK(cudaMalloc(&d->map, cp * sizeof(uint16_t)), "allocating second-pass scratch");
+    GPU_CHECK(cudaMalloc(&d->sub, cp * sizeof *d->sub), "allocating second-pass scratch");
     d->cap_events = ce;
     d->cap_points = cp;
     return GPU_OK;
@@ -345,6 +405,17 @@ static int run_chunk(tr_gpu *g, int s, uint32_t e0, uint32_t e1, bool have_cands
     k_select<<<blocks(ne, BLOCK), BLOCK, 0, st>>>(d->first, base, ne, d->points, d->cands, d->scores,
                                                   g->physics, g->perms, d->order, d->used, d->info,
                                                   d->gammas);
+    if (g->retrack) {
+        k_recluster<<<blocks(ne, BLOCK), BLOCK, 0, st>>>(d->first, base, ne, d->points, d->used, d->sub, d->map,
+                                                         d->cl, d->cands, d->again);
+        if (np > 0)
+            k_score<<<blocks(np, GROUPS_PER_BLOCK), BLOCK, 0, st>>>(d->first, base, d->slot_event, np,
+                                                                    d->points, d->again, d->cands,
+                                                                    g->physics, g->perms, d->scores);
+        k_select_again<<<blocks(ne, BLOCK), BLOCK, 0, st>>>(d->first, base, ne, d->points, d->cands, d->scores,
+                                                            g->physics, g->perms, d->order, d->used, d->again,
+                                                            d->info, d->gammas);
+    }
     GPU_CHECK(cudaGetLastError(), "launching the tracking kernels");
     mark(g, st, timing, 4);
     GPU_CHECK(cudaMemcpyAsync(g->h_info + e0, d->info, ne * sizeof(tr_event_info), cudaMemcpyDeviceToHost, st),

@@ -1,4 +1,4 @@
-/* tracker_fom.h: forward tracking's figure of merit: every ordering of a cluster scored with the Compton formula and interaction probabilities, then greedy selection. */
+/* tracker_fom.h: forward tracking's figure of merit: every ordering of a cluster scored with the Compton formula and interaction probabilities, then greedy selection in up to two passes. */
 #ifndef NARWHAL_TRACKER_FOM_H
 #define NARWHAL_TRACKER_FOM_H
 
@@ -334,18 +334,85 @@ GPUd() static inline tr_score tr_best_exhaustive(const tr_params *p, const tr_ph
 }
 
 /* ---- selection --------------------------------------------------------------
- * Candidates sorted by figure of merit (ties: the earlier candidate); each is
- * accepted when above the cluster threshold and none of its points is taken.
- * Then each point left, in index order, is a single-interaction gamma when
+ * Candidates are taken in order of their key, ln FoM + (b / N) k, for a
+ * cluster in an event of N points (ties: the earlier candidate), where k + 1
+ * is the largest group of its points linked by steps no longer than the
+ * isolation distance; each is accepted when its figure of merit passes the
+ * cluster threshold and none of its points is taken.  The size bonus makes
+ * the larger of two nested candidates win when their figures are close, and
+ * mostly where points are few: a subset of a γ's points often scores as well
+ * as the whole (fewer vertices to disagree, and a photoabsorption claimed at a
+ * lower energy is the likelier), which splits the γ, while in a dense event a
+ * larger candidate is more often one with a stranger's point.  Counting only
+ * points linked by short steps keeps the bonus from joining two γs that hit
+ * the array apart.  It orders the candidates and never passes one below the
+ * threshold.
+ *
+ * With retrack on, the points left free are then clustered again on their
+ * own (the cone angles of an event of that many points) and their candidates
+ * scored and taken the same way: in a dense event single linkage joins a γ's
+ * points to a stranger's before they are joined to each other, and once the
+ * stranger is taken the γ appears alone.
+ *
+ * Last, each point left, in index order, is a single-interaction gamma when
  * exp(-mu(e) L) share_photo(e) over its germanium path from the target passes
  * the single-point threshold and the point is isolated: farther than the
  * isolation distance from every other point of the event (taken or not), as
  * forward tracking accepts a full-energy photoabsorption that lies apart and
  * leaves a point near others to the clusters.  Points in neither stay unused. */
 
-GPUd() static inline int tr_cand_before(const tr_score *sc, int a, int b)
+/* The size bonus per extra point in an event of n points. */
+GPUd() static inline float tr_size_bonus(const tr_params *p, int n)
 {
-    return sc[a].log_fom > sc[b].log_fom || (sc[a].log_fom == sc[b].log_fom && a < b);
+    return n > 0 ? TR_DIV(p->size_bonus, (float)n) : 0.0f;
+}
+
+/* Whether points a and b lie within the isolation distance of each other. */
+GPUd() static inline int tr_near(const tr_params *p, const tr_point *a, const tr_point *b)
+{
+    float dx = TR_SUB(b->x, a->x), dy = TR_SUB(b->y, a->y), dz = TR_SUB(b->z, a->z);
+    return !(tr_dot3(dx, dy, dz, dx, dy, dz) > p->single_iso2);
+}
+
+/* The points of candidate c that earn the size bonus: the largest group of
+ * its points linked by steps within the isolation distance, less one. */
+GPUd() static inline int tr_cand_extra(const tr_params *p, const tr_point *pts, const tr_cand *c)
+{
+    uint8_t group[TR_MAX_CLUSTER];
+    for (int i = 0; i < c->n; i++)
+        group[i] = (uint8_t)i;
+    /* each point joins the group of the first earlier point near it; groups met later are merged into it */
+    for (int i = 1; i < c->n; i++) {
+        for (int j = 0; j < i; j++) {
+            if (!tr_near(p, &pts[c->pt[i]], &pts[c->pt[j]]) || group[i] == group[j])
+                continue;
+            uint8_t from = group[i], to = group[j];
+            for (int q = 0; q <= i; q++)
+                if (group[q] == from)
+                    group[q] = to;
+        }
+    }
+    int largest = 1;
+    for (int i = 0; i < c->n; i++) {
+        int size = 0;
+        for (int q = 0; q < c->n; q++)
+            size += group[q] == group[i];
+        largest = size > largest ? size : largest;
+    }
+    return largest - 1;
+}
+
+GPUd() static inline float tr_cand_key(const tr_params *p, const tr_point *pts, float bonus, const tr_cand *c,
+                                       const tr_score *sc, int a)
+{
+    return TR_ADD(sc[a].log_fom, TR_MUL(bonus, (float)tr_cand_extra(p, pts, &c[a])));
+}
+
+GPUd() static inline int tr_cand_before(const tr_params *p, const tr_point *pts, float bonus, const tr_cand *c,
+                                        const tr_score *sc, int a, int b)
+{
+    float ka = tr_cand_key(p, pts, bonus, c, sc, a), kb = tr_cand_key(p, pts, bonus, c, sc, b);
+    return ka > kb || (ka == kb && a < b);
 }
 
 /* The single-point reading of point pt: ln of its figure of merit. */
@@ -384,35 +451,61 @@ GPUd() static inline void tr_take(const uint32_t *perms, const tr_cand *c, tr_sc
         used[c->pt[k]] = 1;
 }
 
-/* Chooses the gammas of one event of n points; order (ncand entries) and used
- * (n entries) are scratch.  Returns the number written to out (at most n). */
-GPUd() static inline int tr_select_event(const tr_params *p, const tr_physics *tab, const tr_geo *geo,
-                                         const uint32_t *perms, const tr_point *pts, int n,
-                                         const tr_cand *cands, const tr_score *sc, int ncand,
-                                         uint16_t *order, uint8_t *used, tr_gamma *out,
-                                         tr_event_info *info)
+/* Accepts, in order of their keys, the candidates above the cluster threshold
+ * whose points are all free (used: n entries), as gammas out[g], out[g + 1], ...;
+ * bonus is tr_size_bonus of the points clustered; order (ncand entries) is scratch.  Returns
+ * the new number of gammas. */
+GPUd() static inline int tr_select_clusters(const tr_params *p, const uint32_t *perms, const tr_point *pts, float bonus,
+                                            const tr_cand *cands, const tr_score *sc, int ncand,
+                                            uint16_t *order, uint8_t *used, tr_gamma *out, int g)
 {
     for (int i = 0; i < ncand; i++) {
         int k = i;
-        while (k > 0 && tr_cand_before(sc, i, order[k - 1])) {
+        while (k > 0 && tr_cand_before(p, pts, bonus, cands, sc, i, order[k - 1])) {
             order[k] = order[k - 1];
             k--;
         }
         order[k] = (uint16_t)i;
     }
-    for (int i = 0; i < n; i++)
-        used[i] = 0;
-    int g = 0;
     for (int r = 0; r < ncand; r++) {
         const tr_cand *c = &cands[order[r]];
         if (sc[order[r]].log_fom < p->log_min_cluster)
-            break;
+            continue;
         int avail = 1;
         for (int k = 0; k < c->n && avail; k++)
             avail = !used[c->pt[k]];
         if (avail)
             tr_take(perms, c, sc[order[r]], used, &out[g++]);
     }
+    return g;
+}
+
+/* The points of the event left free, into sub, and their indices, into map; their number. */
+GPUd() static inline int tr_leftovers(const tr_point *pts, int n, const uint8_t *used, tr_point *sub, uint16_t *map)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (used[i])
+            continue;
+        sub[m] = pts[i];
+        map[m++] = (uint16_t)i;
+    }
+    return m;
+}
+
+/* Candidates of the leftover points renamed to the event's point indices (map increases, so they stay sorted). */
+GPUd() static inline void tr_cands_remap(tr_cand *c, int nc, const uint16_t *map)
+{
+    for (int k = 0; k < nc; k++)
+        for (int q = 0; q < c[k].n; q++)
+            c[k].pt[q] = map[c[k].pt[q]];
+}
+
+/* Then the single points, and the event's counts into info; the number of gammas. */
+GPUd() static inline int tr_select_singles(const tr_params *p, const tr_physics *tab, const tr_geo *geo,
+                                           const tr_point *pts, int n, const uint8_t *used, tr_gamma *out,
+                                           int g, tr_event_info *info)
+{
     int unused = 0;
     for (int i = 0; i < n; i++) {
         if (used[i])
@@ -431,7 +524,6 @@ GPUd() static inline int tr_select_event(const tr_params *p, const tr_physics *t
             s->pt[k] = TR_NONE;
     }
     info->n_gammas = (uint16_t)g;
-    info->n_cands = (uint16_t)ncand;
     info->unused = (uint16_t)unused;
     return g;
 }

@@ -20,7 +20,9 @@ extern "C" {
  *   clustering   one thread per event (or candidates computed by the CPU),
  *   scoring      eight lanes per candidate: its germanium paths, then all its
  *                orderings from the permutation table, reduced by shuffles,
- *   selection    one thread per event.
+ *   selection    one thread per event; with retrack, then the second pass
+ *                (the free points clustered by one thread per event, their
+ *                candidates scored as above, taken) and the single points.
  * It returns when the results are in the caller's arrays.  Every call returns
  * a gpu_status (gpu_device.h) and, on failure, a sentence in msg.  Not
  * thread-safe, and one tr_gpu per device at a time (the model lives in its

@@ -110,14 +110,17 @@ typedef struct tr_params {
     float cos_alpha_max[TR_MAX_POINTS + 1];  /* cos(alpha_max(N)), N = 0 .. TR_MAX_POINTS */
     uint8_t steps_below[TR_MAX_POINTS + 1];  /* 0.05 rad steps strictly below alpha_max(N) */
     tr_shape shape;
+    float size_bonus;            /* clusters of an event of N points are taken in order of ln FoM + size_bonus k / N */
+    int retrack;                 /* 1: the points left free are clustered and scored once more */
 } tr_params;
-GPU_LAYOUT(sizeof(tr_params) == 1660 && offsetof(tr_params, pos_b) == 4 &&
+GPU_LAYOUT(sizeof(tr_params) == 1668 && offsetof(tr_params, pos_b) == 4 &&
            offsetof(tr_params, sigma_e2) == 8 && offsetof(tr_params, theta_scale2) == 12 &&
            offsetof(tr_params, log_min_cluster) == 16 && offsetof(tr_params, log_min_single) == 20 &&
            offsetof(tr_params, single_iso2) == 24 && offsetof(tr_params, path_model) == 28 &&
            offsetof(tr_params, shell_in2) == 32 && offsetof(tr_params, shell_out2) == 36 &&
            offsetof(tr_params, cos_step) == 40 && offsetof(tr_params, cos_alpha_max) == 296 &&
-           offsetof(tr_params, steps_below) == 1324 && offsetof(tr_params, shape) == 1584);
+           offsetof(tr_params, steps_below) == 1324 && offsetof(tr_params, shape) == 1584 &&
+           offsetof(tr_params, size_bonus) == 1660 && offsetof(tr_params, retrack) == 1664);
 
 /* Crystals in groups of neighbours, each group with its own bounding sphere,
  * so that a path tests a few groups and then only their crystals. */
@@ -167,8 +170,8 @@ GPU_LAYOUT(sizeof(tr_gamma) == 20 && offsetof(tr_gamma, n) == 4 && offsetof(tr_g
 /* What one event's tracking reports besides its gammas. */
 typedef struct tr_event_info {
     uint16_t n_gammas;
-    uint16_t n_cands;
-    uint16_t big_clusters; /* components over 7 points left unscored */
+    uint16_t n_cands;      /* candidates scored, both passes */
+    uint16_t big_clusters; /* components over 7 points left unscored, both passes */
     uint16_t unused;       /* points in no accepted gamma */
 } tr_event_info;
 GPU_LAYOUT(sizeof(tr_event_info) == 8 && offsetof(tr_event_info, n_cands) == 2 &&
@@ -182,8 +185,8 @@ typedef struct tr_model {
     tr_physics physics[TR_TABLE_N];
     uint32_t perms[TR_PERMS_TOTAL];
 } tr_model;
-GPU_LAYOUT(sizeof(tr_model) == 232192 && offsetof(tr_model, geo) == 1660 &&
-           offsetof(tr_model, physics) == 44672 && offsetof(tr_model, perms) == 208528);
+GPU_LAYOUT(sizeof(tr_model) == 232208 && offsetof(tr_model, geo) == 1668 &&
+           offsetof(tr_model, physics) == 44688 && offsetof(tr_model, perms) == 208544);
 
 /* A batch of events: event e owns points first[e] .. first[e + 1] - 1. */
 typedef struct tr_batch {

@@ -14,6 +14,7 @@
 #include "geometry.h"
 #include "narval.h"
 #include "testkit.h"
+#include "tracker_fom.h"
 #ifdef NARWHAL_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -284,7 +285,7 @@ START_TEST(single_points_must_be_isolated)
     put_event(1, h, 2);
     adf_tracked t[1];
     ck_assert_int_eq(read_tracked(run("MinClusterFom 1\n"), t, 1), 1);
-    ck_assert_uint_eq(t[0].n_gammas, 0); /* each within SingleIsolation (80 mm) of the other */
+    ck_assert_uint_eq(t[0].n_gammas, 0); /* each within SingleIsolation (60 mm) of the other */
     ck_assert_int_eq(read_tracked(run("MinClusterFom 1\nSingleIsolation 49.9\n"), t, 1), 1);
     ck_assert_uint_eq(t[0].n_gammas, 2);
     for (int g = 0; g < 2; g++) {
@@ -294,6 +295,62 @@ START_TEST(single_points_must_be_isolated)
     ck_assert_int_eq(read_tracked(run("MinClusterFom 1\nSingleIsolation 50.1\n"), t, 1), 1);
     ck_assert_uint_eq(t[0].n_gammas, 0);
     ck_assert_uint_eq(configure("SingleIsolation -1\n"), NARVAL_E_CONFIG);
+}
+END_TEST
+
+/* The selection of tracker_fom.h on hand-made candidates: points 0, 1, 2
+ * 10 mm apart in a row (3 far away when asked), {0, 1} scoring 0.5 and
+ * {0, 1, 2} 0.4 (or 0.01, under the threshold 0.05). */
+static int select_three(float size_bonus, float fom3, bool far, int *taken_n)
+{
+    static uint32_t perms[TR_PERMS_TOTAL];
+    tr_params p = { .log_min_cluster = logf(0.05f), .single_iso2 = 60.0f * 60.0f, .size_bonus = size_bonus };
+    perms[tr_perm_first(2)] = 0u | 1u << 3;
+    perms[tr_perm_first(3)] = 0u | 1u << 3 | 2u << 6;
+    tr_point pts[3] = { { 100, 0, 200, 300 }, { 110, 0, 200, 300 }, { far ? 400 : 120, 0, 200, 300 } };
+    tr_cand c[2] = { { 2, 0, { 0, 1, TR_NONE, TR_NONE, TR_NONE, TR_NONE, TR_NONE } },
+                     { 3, 0, { 0, 1, 2, TR_NONE, TR_NONE, TR_NONE, TR_NONE } } };
+    tr_score sc[2] = { { logf(0.5f), 0, TR_HYP_COMPTON, 0 }, { logf(fom3), 0, TR_HYP_COMPTON, 0 } };
+    uint16_t order[2];
+    uint8_t used[3] = { 0, 0, 0 };
+    tr_gamma g[3];
+    int n = tr_select_clusters(&p, perms, pts, tr_size_bonus(&p, 3), c, sc, 2, order, used, g, 0);
+    *taken_n = n ? g[0].n : 0;
+    return n;
+}
+
+START_TEST(size_bonus_takes_the_whole_of_close_nested_clusters)
+{
+    int taken;
+    ck_assert_int_eq(select_three(0, 0.4f, false, &taken), 1); /* by figure of merit alone: the pair */
+    ck_assert_int_eq(taken, 2);
+    ck_assert_int_eq(select_three(4, 0.4f, false, &taken), 1); /* 4/3 per extra close point: the three */
+    ck_assert_int_eq(taken, 3);
+    ck_assert_int_eq(select_three(4, 0.4f, true, &taken), 1); /* the third 290 mm away earns nothing */
+    ck_assert_int_eq(taken, 2);
+    ck_assert_int_eq(select_three(100, 0.01f, false, &taken), 1); /* never past the threshold */
+    ck_assert_int_eq(taken, 2);
+    ck_assert_uint_eq(configure("SizeBonus -1\n"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(configure("Retrack maybe\n"), NARVAL_E_CONFIG);
+}
+END_TEST
+
+START_TEST(retrack_clusters_the_free_points_under_their_event_indices)
+{
+    tr_point pts[5] = { { 1, 0, 0, 10 }, { 2, 0, 0, 20 }, { 3, 0, 0, 30 }, { 4, 0, 0, 40 }, { 5, 0, 0, 50 } };
+    uint8_t used[5] = { 1, 0, 1, 0, 0 };
+    tr_point sub[5];
+    uint16_t map[5];
+    ck_assert_int_eq(tr_leftovers(pts, 5, used, sub, map), 3);
+    ck_assert_uint_eq(map[0], 1);
+    ck_assert_uint_eq(map[1], 3);
+    ck_assert_uint_eq(map[2], 4);
+    ck_assert_float_eq(sub[1].e, 40);
+    tr_cand c = { 2, 0, { 0, 2, TR_NONE, TR_NONE, TR_NONE, TR_NONE, TR_NONE } };
+    tr_cands_remap(&c, 1, map);
+    ck_assert_uint_eq(c.pt[0], 1);
+    ck_assert_uint_eq(c.pt[1], 4);
+    ck_assert_uint_eq(c.pt[2], TR_NONE);
 }
 END_TEST
 
@@ -1046,6 +1103,8 @@ static Suite *tracker_suite(void)
     tcase_add_test(tc, crystal_position_lookup_table_is_an_array);
     tcase_add_test(tc, pair_production_is_recognised);
     tcase_add_test(tc, two_gammas_at_right_angles_form_two_clusters);
+    tcase_add_test(tc, size_bonus_takes_the_whole_of_close_nested_clusters);
+    tcase_add_test(tc, retrack_clusters_the_free_points_under_their_event_indices);
     tcase_add_test(tc, empty_events_give_empty_tracked_frames);
     tcase_add_test(tc, shell_model_tracks_the_sequence_too);
     suite_add_tcase(s, tc);

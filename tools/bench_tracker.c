@@ -18,8 +18,9 @@
 #endif
 
 /*
- * Usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--seed S] [--segment]
- *                      [--shell] [--min-cluster F] [--min-single F] [--isolation MM] [--angular A]
+ * Usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--mult M] [--seed S] [--segment]
+ *                      [--shell] [--min-cluster F] [--min-single F] [--isolation MM] [--size-bonus B]
+ *                      [--no-retrack] [--angular A]
  *                      [--energy-sigma KEV] [--pos-a MM] [--pos-b MM]
  *                      [--study DIR [--set table|scan|ENERGY,...] | --gammaevents FILE]
  *
@@ -45,24 +46,26 @@
  * on the smeared input (the set the defaults are chosen on); or a list of
  * energies in keV.  --gammaevents FILE: one row from a GammaEvents file (its
  * first γ's energy is the line; M is the γ rays of its first event).
+ * --mult M replaces the multiplicity 30 (and --events30 counts its events).
  * The model's settings default to Tracker.conf's; the options change them.
  */
 
 typedef struct options {
     uint32_t events[2], naive[2];
+    int mults[2]; /* the two multiplicities: 1 and --mult (30) */
     uint64_t seed;
     tracker_model_conf model;
     tracker_input input;
     const char *study_dir, *set, *gammaevents;
 } options;
 
-static const int mults[2] = { 1, 30 };
 #define TRACKER_BENCH_KEV 1332.492 /* the 60Co line */
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--seed S] "
-                    "[--segment] [--shell] [--min-cluster F] [--min-single F] [--isolation MM] [--angular A] "
+    fprintf(stderr, "usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--mult M] [--seed S] "
+                    "[--segment] [--shell] [--min-cluster F] [--min-single F] [--isolation MM] [--size-bonus B] "
+                    "[--no-retrack] [--angular A] "
                     "[--energy-sigma KEV] [--pos-a MM] [--pos-b MM] "
                     "[--study DIR [--set table|scan|KEV,...] | --gammaevents FILE]\n");
     return 2;
@@ -82,6 +85,7 @@ static double *real_option(options *o, const char *a)
     } reals[] = { { "--min-cluster", offsetof(tracker_model_conf, min_cluster) },
                   { "--min-single", offsetof(tracker_model_conf, min_single) },
                   { "--isolation", offsetof(tracker_model_conf, single_isolation) },
+                  { "--size-bonus", offsetof(tracker_model_conf, size_bonus) },
                   { "--angular", offsetof(tracker_model_conf, theta_scale) },
                   { "--energy-sigma", offsetof(tracker_model_conf, energy_sigma) },
                   { "--pos-a", offsetof(tracker_model_conf, pos_a) },
@@ -95,9 +99,10 @@ static double *real_option(options *o, const char *a)
 static int parse(int argc, char **argv, options *o)
 {
     /* Tracker.conf's defaults */
-    *o = (options){ .events = { 40000, 4000 }, .naive = { 4000, 200 }, .seed = 1,
-                    .model = { .pos_a = 2.7, .pos_b = 6.2, .energy_sigma = 3.0, .theta_scale = 0.9,
-                               .min_cluster = 0.05, .min_single = 0.0004, .single_isolation = 80,
+    *o = (options){ .events = { 40000, 4000 }, .naive = { 4000, 200 }, .mults = { 1, 30 }, .seed = 1,
+                    .model = { .pos_a = 2.7, .pos_b = 6.2, .energy_sigma = 3.0, .theta_scale = 0.6,
+                               .min_cluster = 0.05, .min_single = 0.0004, .single_isolation = 60,
+                               .size_bonus = 4, .retrack = 1,
                                .path_model = TR_PATH_ARRAY, .shell_inner = 235, .shell_outer = 325 },
                     .input = tracker_input_issue16, .set = "table" };
     for (int i = 1; i < argc; i++) {
@@ -105,6 +110,10 @@ static int parse(int argc, char **argv, options *o)
         unsigned long long v = 0;
         if (strcmp(a, "--shell") == 0) {
             o->model.path_model = TR_PATH_SHELL;
+            continue;
+        }
+        if (strcmp(a, "--no-retrack") == 0) {
+            o->model.retrack = 0;
             continue;
         }
         if (strcmp(a, "--segment") == 0) {
@@ -143,6 +152,8 @@ static int parse(int argc, char **argv, options *o)
             o->naive[1] = (uint32_t)v;
         else if (strcmp(a, "--seed") == 0)
             o->seed = v;
+        else if (strcmp(a, "--mult") == 0 && v >= 1 && v <= 60)
+            o->mults[1] = (int)v;
         else
             return usage();
     }
@@ -267,7 +278,8 @@ static int bench_gpu(tracker_cpu *cpu, tr_gpu *g, const tr_model *m, const tr_ba
     }
     tr_gpu_times times;
     if (rc == GPU_OK && (rc = tr_gpu_track(g, b, NULL, NULL, &o, &times, msg, sizeof msg)) == GPU_OK)
-        printf("  GPU phases, one stream: upload %.2f ms, clustering %.2f ms, scoring %.2f ms, selection %.2f ms, "
+        printf("  GPU phases, one stream: upload %.2f ms, clustering %.2f ms, scoring %.2f ms, selection (and the second "
+               "pass) %.2f ms, "
                "download %.2f ms\n", times.upload, times.cluster, times.score, times.select, times.download);
     if (rc != GPU_OK)
         fprintf(stderr, "bench-tracker: GPU: %s\n", msg);
@@ -277,9 +289,10 @@ static int bench_gpu(tracker_cpu *cpu, tr_gpu *g, const tr_model *m, const tr_ba
 }
 #endif
 
-static void print_table(const row *rows, int n_rows, const uint32_t *points, const uint32_t *events)
+static void print_table(const row *rows, int n_rows, const uint32_t *points, const uint32_t *events, const int *mults)
 {
-    printf("\n| path | M=1 events/s | M=1 hits/s | M=30 events/s | M=30 hits/s | vs straightforward (1 / 30) |\n");
+    printf("\n| path | M=%d events/s | M=%d hits/s | M=%d events/s | M=%d hits/s | vs straightforward (%d / %d) |\n",
+           mults[0], mults[0], mults[1], mults[1], mults[0], mults[1]);
     printf("|---|---:|---:|---:|---:|---:|\n");
     for (int r = 0; r < n_rows; r++) {
         if (!rows[r].ran[0] && !rows[r].ran[1])
@@ -328,7 +341,7 @@ static int run_bench(const options *o, const tracker_study *st)
     for (int mi = 0; mi < 2 && !status; mi++) {
         tracker_sample s;
         double t0 = tool_seconds();
-        if (tracker_study_sample(st, &o->input, TRACKER_BENCH_KEV, mults[mi], o->events[mi], o->seed, &s, msg,
+        if (tracker_study_sample(st, &o->input, TRACKER_BENCH_KEV, o->mults[mi], o->events[mi], o->seed, &s, msg,
                                  sizeof msg) != 0) {
             fprintf(stderr, "bench-tracker: %s\n", msg);
             status = 1;
@@ -336,7 +349,7 @@ static int run_bench(const options *o, const tracker_study *st)
         }
         tr_batch b = tracker_events_batch(&s.ev);
         points[mi] = b.first[b.n_events];
-        printf("M=%d: %u events, %u points (simulated and smeared in %.1f s)\n", mults[mi], b.n_events,
+        printf("M=%d: %u events, %u points (simulated and smeared in %.1f s)\n", o->mults[mi], b.n_events,
                points[mi], tool_seconds() - t0);
         tr_out ref;
         if (alloc_out(&ref, &b) != 0 || bench_cpu(cpu, st->model, &b, o->naive[mi], mi, rows, &ref) != 0)
@@ -348,7 +361,7 @@ static int run_bench(const options *o, const tracker_study *st)
         free_out(&ref);
         tracker_sample_free(&s);
     }
-    print_table(rows, 4, points, o->events);
+    print_table(rows, 4, points, o->events, o->mults);
 #ifdef NARWHAL_HAVE_CUDA
     tr_gpu_destroy(gpu);
 #endif
@@ -366,12 +379,12 @@ static int study_row(const options *o, const tracker_study *st, const tracker_in
 {
     char msg[512], csv[4096];
     tracker_sample s;
-    snprintf(csv, sizeof csv, "%s/%s-%.0f-m%d.csv", o->study_dir, label, line, mults[mi]);
-    int rc = tracker_study_sample(st, in, line, mults[mi], o->events[mi], o->seed, &s, msg, sizeof msg);
+    snprintf(csv, sizeof csv, "%s/%s-%.0f-m%d.csv", o->study_dir, label, line, o->mults[mi]);
+    int rc = tracker_study_sample(st, in, line, o->mults[mi], o->events[mi], o->seed, &s, msg, sizeof msg);
     if (rc == 0)
         rc = tracker_study_measure(st, &s, label, csv, msg, sizeof msg);
     if (rc != 0)
-        fprintf(stderr, "bench-tracker: %s keV, M = %d: %s\n", label, mults[mi], msg);
+        fprintf(stderr, "bench-tracker: %s keV, M = %d: %s\n", label, o->mults[mi], msg);
     tracker_sample_free(&s);
     return rc;
 }

@@ -17,8 +17,8 @@
 typedef struct tracker_conf {
     char *array, *geometry;
     kit_list device, clustering, path_model, input, beam;
-    bool keep_input, core_scale;
-    double min_cluster, min_single, single_isolation, theta_scale, pos_a, pos_b, energy_sigma;
+    bool keep_input, core_scale, retrack;
+    double min_cluster, min_single, single_isolation, size_bonus, theta_scale, pos_a, pos_b, energy_sigma;
     double shell_inner, shell_outer, beta, smear_a, smear_b;
     int64_t seed, gpu, max_bad;
 } tracker_conf;
@@ -36,9 +36,14 @@ static const kit_key tracker_keys[] = {
         .help = "figure of merit a cluster needs to be accepted"),
     KEY("MinSingleFom", KIT_REAL, min_single, "0.0004", KIT_RANGE(1e-30, 1),
         .help = "photoabsorption probability a single point needs to be accepted (0.0004: sqrt(P) > 0.02)"),
-    KEY("SingleIsolation", KIT_REAL, single_isolation, "80", KIT_RANGE(0, 1e4),
+    KEY("SingleIsolation", KIT_REAL, single_isolation, "60", KIT_RANGE(0, 1e4),
         .help = "mm: a single point is accepted only farther than this from every other point of its event"),
-    KEY("AngularUncertainty", KIT_REAL, theta_scale, "0.9", KIT_RANGE(1e-6, 100),
+    KEY("SizeBonus", KIT_REAL, size_bonus, "4", KIT_RANGE(0, 100),
+        .help = "clusters are taken in order of ln FoM + SizeBonus k / N, N the event's points, k + 1 the cluster's "
+                "largest group of points linked by steps within SingleIsolation (0: by figure of merit alone)"),
+    KEY("Retrack", KIT_BOOL, retrack, "true",
+        .help = "true: the points the clusters left free are clustered and scored once more, on their own"),
+    KEY("AngularUncertainty", KIT_REAL, theta_scale, "0.6", KIT_RANGE(1e-6, 100),
         .help = "scales the scattering-angle uncertainty carried from the positions"),
     KEY("PositionSigmaA", KIT_REAL, pos_a, "2.7", KIT_RANGE(0, 1000),
         .help = "mm: position uncertainty sigma(e) = A + B sqrt(100 keV / e)"),
@@ -188,7 +193,9 @@ static unsigned derive(const char *path)
     derived.model = (tracker_model_conf){ .pos_a = conf.pos_a, .pos_b = conf.pos_b,
                                           .energy_sigma = conf.energy_sigma, .theta_scale = conf.theta_scale,
                                           .min_cluster = conf.min_cluster, .min_single = conf.min_single,
-                                          .single_isolation = conf.single_isolation, .path_model = path_model,
+                                          .single_isolation = conf.single_isolation,
+                                          .size_bonus = conf.size_bonus, .retrack = conf.retrack,
+                                          .path_model = path_model,
                                           .shell_inner = conf.shell_inner, .shell_outer = conf.shell_outer };
     derived.doppler.beta = conf.beta;
     derived.smear = (tracker_smear){ conf.smear_a, conf.smear_b, (uint64_t)conf.seed };

@@ -16,6 +16,8 @@ typedef struct scratch {
     float norm[TR_MAX_POINTS];
     uint32_t pair[TR_MAX_POINTS * (TR_MAX_POINTS - 1) / 2], first[TR_MAX_STEPS + 1];
     tr_cand cands[TR_MAX_POINTS];
+    tr_point sub[TR_MAX_POINTS]; /* the points left free after the first pass */
+    uint16_t map[TR_MAX_POINTS]; /* their indices in the event */
     tr_score scores[TR_MAX_POINTS];
     uint16_t order[TR_MAX_POINTS];
     /* germanium paths between the event's points (index 0: the target), valid
@@ -153,13 +155,9 @@ static void next_event(scratch *s)
     }
 }
 
-static void track_event(const tr_model *m, scratch *s, const tr_point *pts, int n, tr_gamma *out,
-                        tr_event_info *info, bool optimised)
+/* Scores the nc candidates of s->cands (point indices of pts). */
+static void score(const tr_model *m, scratch *s, const tr_point *pts, int nc, bool optimised)
 {
-    uint16_t big;
-    int nc = cluster(m, s, pts, n, s->cands, &big, optimised);
-    if (optimised)
-        next_event(s);
     for (int k = 0; k < nc; k++) {
         tr_clu c;
         if (optimised) {
@@ -170,9 +168,43 @@ static void track_event(const tr_model *m, scratch *s, const tr_point *pts, int 
             s->scores[k] = tr_best_exhaustive(&m->params, m->physics, m->perms, &c);
         }
     }
-    tr_select_event(&m->params, m->physics, &m->geo, m->perms, pts, n, s->cands, s->scores, nc,
-                    s->order, s->used, out, info);
+}
+
+/* The second pass (retrack): the free points clustered on their own, their
+ * candidates renamed to event indices, scored and taken; the new gamma count. */
+static int retrack(const tr_model *m, scratch *s, const tr_point *pts, int n, tr_gamma *out, int g,
+                   tr_event_info *info, bool optimised)
+{
+    int left = tr_leftovers(pts, n, s->used, s->sub, s->map);
+    if (left < 2 || left == n)
+        return g;
+    uint16_t big;
+    int nc = cluster(m, s, s->sub, left, s->cands, &big, optimised);
+    tr_cands_remap(s->cands, nc, s->map);
+    score(m, s, pts, nc, optimised);
+    info->n_cands = (uint16_t)(info->n_cands + nc);
+    info->big_clusters = (uint16_t)(info->big_clusters + big);
+    return tr_select_clusters(&m->params, m->perms, pts, tr_size_bonus(&m->params, left), s->cands, s->scores, nc,
+                              s->order, s->used, out, g);
+}
+
+static void track_event(const tr_model *m, scratch *s, const tr_point *pts, int n, tr_gamma *out,
+                        tr_event_info *info, bool optimised)
+{
+    const tr_params *p = &m->params;
+    uint16_t big;
+    if (optimised)
+        next_event(s);
+    int nc = cluster(m, s, pts, n, s->cands, &big, optimised);
+    score(m, s, pts, nc, optimised);
+    info->n_cands = (uint16_t)nc;
     info->big_clusters = big;
+    for (int i = 0; i < n; i++)
+        s->used[i] = 0;
+    int g = tr_select_clusters(p, m->perms, pts, tr_size_bonus(p, n), s->cands, s->scores, nc, s->order, s->used, out, 0);
+    if (p->retrack)
+        g = retrack(m, s, pts, n, out, g, info, optimised);
+    tr_select_singles(p, m->physics, &m->geo, pts, n, s->used, out, g, info);
 }
 
 void tracker_cpu_track(tracker_cpu *c, const tr_model *m, const tr_batch *b, tr_out *o, bool optimised)

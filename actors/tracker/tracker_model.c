@@ -219,6 +219,10 @@ int tracker_model_build(tr_model *m, const det_array *a, const det_crystal *c,
         snprintf(msg, len, "the single-point isolation (%g mm) must lie in [0, 10000] mm", cf->single_isolation);
         return -1;
     }
+    if (!(cf->size_bonus >= 0 && cf->size_bonus <= 100) || (cf->retrack != 0 && cf->retrack != 1)) {
+        snprintf(msg, len, "the size bonus (%g) must lie in [0, 100] and Retrack be 0 or 1", cf->size_bonus);
+        return -1;
+    }
     if (cf->path_model == TR_PATH_SHELL && !(cf->shell_inner >= 0 && cf->shell_outer > cf->shell_inner)) {
         snprintf(msg, len, "the shell's outer radius (%g mm) must exceed its inner radius (%g mm)",
                  cf->shell_outer, cf->shell_inner);
@@ -234,6 +238,8 @@ int tracker_model_build(tr_model *m, const det_array *a, const det_crystal *c,
     p->log_min_single = (float)log(cf->min_single);
     p->single_iso2 = (float)(cf->single_isolation * cf->single_isolation);
     p->path_model = cf->path_model;
+    p->size_bonus = (float)cf->size_bonus;
+    p->retrack = cf->retrack;
     p->shell_in2 = (float)(cf->shell_inner * cf->shell_inner);
     p->shell_out2 = (float)(cf->shell_outer * cf->shell_outer);
     build_steps(p);

@@ -14,6 +14,8 @@ typedef struct tracker_model_conf {
     double theta_scale;           /* angular uncertainty parameter */
     double min_cluster, min_single;
     double single_isolation;      /* mm: a single point's distance to every other point */
+    double size_bonus;            /* selection order: ln FoM + size_bonus k / N (tracker_fom.h) */
+    int retrack;                  /* 1: a second pass over the points the first left free */
     int path_model;               /* TR_PATH_* */
     double shell_inner, shell_outer; /* mm */
 } tracker_model_conf;
