@@ -214,24 +214,50 @@ GPUd() static inline double pr_channel_squares(const pr_basis *b, const pr_event
     return acc;
 }
 
-/* The best shift from t0 for the event's point: for each group of starts,
- * the threads sum a start's channel each; then every thread adds the
- * channels in order and scans the starts in order, so that all hold the
- * same best. */
-GPUd() static inline double pr_best_shift(const pr_basis *b, const pr_event *ev)
+/*
+ * The neighbour passes' start time (actors/psa/psa_block.h): the event's
+ * traces against the sum of all its hits, every channel.  Start k's sum of
+ * squares of channel ch: the trace read at t less each hit's signal times
+ * its energy, hits in order (the values the subtraction leaves).
+ */
+GPUd() static inline double pr_joint_squares(const pr_basis *b, const pr_event *ev, double t, uint32_t ch)
 {
-    GPUshared() double part[PR_GROUP][PR_MAX_CHANNELS];
+    const size_t point_values = (size_t)DET_CHANNELS * b->n_samples, at = (size_t)ch * b->n_samples + b->w.start;
+    double acc = 0;
+    for (uint32_t i = 0; i < b->w.length; i++) {
+        const pt_tap tp = pt_tap_at(&b->w, ev->n_samples, t, i);
+        float v = pt_lerp(pt_raw(ev->trace, ev->n_samples, ev->per_kev, ch, tp.lo),
+                          pt_raw(ev->trace, ev->n_samples, ev->per_kev, ch, tp.hi), tp.f);
+        for (uint32_t k = 0; k < ev->n_net; k++)
+            v = pt_subtract(v, ev->e[k], b->signal[(size_t)ev->points[k] * point_values + at + i]);
+        acc = PT_DADD(acc, PT_DMUL((double)v, (double)v));
+    }
+    return acc;
+}
+
+/* The best start of pr_scan's schedule around `centre`: for each group of
+ * starts, the threads sum a start's channel each; then every thread adds
+ * the channels in order and scans the starts in order, so that all hold the
+ * same best.  joint: the neighbour passes' sums (pr_joint_squares, every
+ * channel); else the event's point's (pr_channel_squares over
+ * pr_channels'). */
+GPUd() static inline double pr_scan_best(const pr_basis *b, const pr_event *ev, double centre, int joint)
+{
+    GPUshared() double part[PR_GROUP][DET_CHANNELS];
     uint8_t ch[PR_MAX_CHANNELS];
-    const int n = pr_channels(ev, ch);
+    const int n = joint ? DET_CHANNELS : pr_channels(ev, ch);
     const float *sig = b->signal + (size_t)ev->point * DET_CHANNELS * b->n_samples;
     const double inv = 1.0 / (double)ev->e[0];
     pr_scan s;
-    pr_scan_init(&s, ev->t0, pr_own(b, ev->point), b->steps, b->shift_step);
+    pr_scan_init(&s, ev->t0, centre, b->steps, b->shift_step);
     while (pr_scan_next(&s))
         for (int k0 = 0; k0 < s.n; k0 += PR_GROUP) {
             const int m = s.n - k0 < PR_GROUP ? s.n - k0 : PR_GROUP;
-            for (int t = (int)GPUthread(); t < m * n; t += (int)GPUthreads())
-                part[t / n][t % n] = pr_channel_squares(b, ev, pr_scan_start(&s, k0 + t / n), sig, ch[t % n], inv);
+            for (int t = (int)GPUthread(); t < m * n; t += (int)GPUthreads()) {
+                const double start = pr_scan_start(&s, k0 + t / n);
+                part[t / n][t % n] = joint ? pr_joint_squares(b, ev, start, (uint32_t)(t % n))
+                                           : pr_channel_squares(b, ev, start, sig, ch[t % n], inv);
+            }
             GPUbarrier();
             for (int k = 0; k < m; k++) {
                 double sum = 0;
@@ -242,6 +268,12 @@ GPUd() static inline double pr_best_shift(const pr_basis *b, const pr_event *ev)
             GPUbarrier();
         }
     return s.best;
+}
+
+/* The best shift from t0 for the event's point, around the point's own start. */
+GPUd() static inline double pr_best_shift(const pr_basis *b, const pr_event *ev)
+{
+    return pr_scan_best(b, ev, pr_own(b, ev->point), 0);
 }
 
 /* Whether pass `pass` refines an event: every event in the first pass,
@@ -283,53 +315,6 @@ GPUd() static inline void pr_pass(const pr_basis *b, const pr_event *ev, int pas
         pr_align(&b->w, ev, PT_DADD(ev->t0, best), resid);
 }
 
-/*
- * The neighbour passes' start time (actors/psa/psa_block.h): the event's
- * traces against the sum of all its hits, every channel.  Start k's sum of
- * squares of channel ch: the trace read at t less each hit's signal times
- * its energy, hits in order (the values the subtraction leaves).
- */
-GPUd() static inline double pr_joint_squares(const pr_basis *b, const pr_event *ev, double t, uint32_t ch)
-{
-    const size_t point_values = (size_t)DET_CHANNELS * b->n_samples, at = (size_t)ch * b->n_samples + b->w.start;
-    double acc = 0;
-    for (uint32_t i = 0; i < b->w.length; i++) {
-        const pt_tap tp = pt_tap_at(&b->w, ev->n_samples, t, i);
-        float v = pt_lerp(pt_raw(ev->trace, ev->n_samples, ev->per_kev, ch, tp.lo),
-                          pt_raw(ev->trace, ev->n_samples, ev->per_kev, ch, tp.hi), tp.f);
-        for (uint32_t k = 0; k < ev->n_net; k++)
-            v = pt_subtract(v, ev->e[k], b->signal[(size_t)ev->points[k] * point_values + at + i]);
-        acc = PT_DADD(acc, PT_DMUL((double)v, (double)v));
-    }
-    return acc;
-}
-
-/* The best shift from t0 for all the event's hits together: the schedule
- * of pr_scan around the current shift `was`, summed as pr_best_shift does
- * (a start's channels by separate threads, then added in channel order). */
-GPUd() static inline double pr_joint_shift(const pr_basis *b, const pr_event *ev, double was)
-{
-    GPUshared() double part[PR_GROUP][DET_CHANNELS];
-    pr_scan s;
-    pr_scan_init(&s, ev->t0, was, b->steps, b->shift_step);
-    while (pr_scan_next(&s))
-        for (int k0 = 0; k0 < s.n; k0 += PR_GROUP) {
-            const int m = s.n - k0 < PR_GROUP ? s.n - k0 : PR_GROUP;
-            for (int t = (int)GPUthread(); t < m * DET_CHANNELS; t += (int)GPUthreads())
-                part[t / DET_CHANNELS][t % DET_CHANNELS] =
-                    pr_joint_squares(b, ev, pr_scan_start(&s, k0 + t / DET_CHANNELS), (uint32_t)(t % DET_CHANNELS));
-            GPUbarrier();
-            for (int k = 0; k < m; k++) {
-                double sum = 0;
-                for (int c = 0; c < DET_CHANNELS; c++)
-                    sum = PT_DADD(sum, part[k][c]);
-                pr_scan_take(&s, k0 + k, sum);
-            }
-            GPUbarrier();
-        }
-    return s.best;
-}
-
 /* Neighbour pass `pass`'s start time for one event: the joint best shift
  * around the current one (the first pass: around the first hit's own start;
  * the rounds left these events' starts at their edges); where it moved,
@@ -338,7 +323,7 @@ GPUd() static inline double pr_joint_shift(const pr_basis *b, const pr_event *ev
 GPUd() static inline void pr_joint_pass(const pr_basis *b, const pr_event *ev, int pass, double *shift, uint8_t *moved,
                                         float *resid)
 {
-    const double was = *shift, best = pr_joint_shift(b, ev, pass == 1 ? pr_own(b, ev->points[0]) : was);
+    const double was = *shift, best = pr_scan_best(b, ev, pass == 1 ? pr_own(b, ev->points[0]) : was, 1);
     if (best == was)
         return;
     GPUbarrier();
