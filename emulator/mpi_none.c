@@ -7,9 +7,9 @@ int emu_mpi_backend_start(emu_mpi *m, char *err, size_t errlen)
 {
     int size = emu_mpi_launched();
     return emu_fail(err, errlen, EMU_E_TOPOLOGY,
-                    "this narwhal was built without MPI, so mpirun's %d processes cannot share a topology: each "
-                    "would run it whole.  Install Open MPI (libopenmpi-dev, openmpi-bin) and rebuild (make), or run "
-                    "narwhal run without mpirun",
+                    "narwhal: this narwhal was built without MPI, so mpirun's %d processes cannot share a topology "
+                    "(each would run it whole): install Open MPI (libopenmpi-dev, openmpi-bin) and rebuild (make), "
+                    "or run narwhal run without mpirun",
                     size);
 }
 
