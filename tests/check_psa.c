@@ -416,10 +416,15 @@ START_TEST(mask_from_config)
 }
 END_TEST
 
+/* stderr_of's f: stops and unloads stop_target. */
+static void *stop_target;
+static void stop_it(void *unused) { close_actor(stop_target); }
+
 /* Two hits in touching segments (ring, sector and diagonal neighbours, three
- * points each): Neighbours iterate finds every hit at its point; searched
- * alone (Neighbours off), with the other's transients in its neighbours and
- * the other segment out of its mask, some are not. */
+ * points each): Neighbours iterate finds every hit at its point, its passes
+ * having searched them again.  (Searched alone, with Neighbours off, some of
+ * these hits are found elsewhere on one test basis and not on another: the
+ * accuracy by class is measured in docs/PERF.md, not asserted here.) */
 static const unsigned touching[][2] = { { 13, 19 }, { 14, 15 }, { 8, 15 } };
 
 static int put_touching_events(void)
@@ -433,8 +438,9 @@ static int put_touching_events(void)
     return n;
 }
 
-/* Hits of the events put_touching_events made found away from their points. */
-static int touching_missed(const char *conf, size_t size)
+/* Hits of the events put_touching_events made found away from their points;
+ * the actor's log at stop into *log. */
+static int touching_missed(const char *conf, size_t size, const char **log)
 {
     found f;
     unsigned used;
@@ -452,16 +458,17 @@ static int touching_missed(const char *conf, size_t size)
                 missed += f.p[n].hit[r].x != p[0] || f.p[n].hit[r].y != p[1] || f.p[n].hit[r].z != p[2];
             }
         }
-    close_actor(a);
+    stop_target = a;
+    *log = stderr_of(stop_it, NULL);
     return missed;
 }
 
 START_TEST(neighbours_found_jointly)
 {
+    const char *log;
     put_touching_events();
-    size_t size = w.used;
-    ck_assert_int_eq(touching_missed("Device cpu\nNeighbours iterate", size), 0);
-    ck_assert_int_gt(touching_missed("Device cpu\nNeighbours off", size), 0);
+    ck_assert_int_eq(touching_missed("Device cpu\nNeighbours iterate", w.used, &log), 0);
+    ck_assert_msg(strstr(log, "9 data:crystal frames: 18 hits") && !strstr(log, ", 0 in neighbour passes"), "%s", log);
 }
 END_TEST
 
@@ -512,9 +519,6 @@ static void put_raw_crystal(uint32_t event, unsigned channels, unsigned payload,
         adf_put_f32(d + 12 + 4 * ch, energy);
     ck_assert_int_eq(adf_end(&w), ADF_OK);
 }
-
-static void *stop_target;
-static void stop_it(void *unused) { close_actor(stop_target); }
 
 /* Truncated, wrong channel count, absurd values: rejected and counted, the rest processed. */
 START_TEST(bad_frames_rejected_and_counted)
