@@ -22,7 +22,7 @@
  *                      [--shell] [--min-cluster F] [--min-single F] [--isolation MM] [--size-bonus B]
  *                      [--no-retrack] [--angular A]
  *                      [--energy-sigma KEV] [--pos-a MM] [--pos-b MM]
- *                      [--study DIR [--set table|scan|ENERGY,...] | --gammaevents FILE]
+ *                      [--study DIR [--set table|scan|ENERGY,...] [--ideal] | --gammaevents FILE]
  *
  * Events come from libsim's transport (sim/): 1332.492 keV γ rays from the
  * target, M per event, isotropic, the default 180-crystal array, prepared as
@@ -44,8 +44,9 @@
  * table (the default): issue 16's rows, 661.657, 1173.228 and 1332.492 keV on
  * the smeared and the ideal input; scan: 300, 661.657, 1332.492 and 2500 keV
  * on the smeared input (the set the defaults are chosen on); or a list of
- * energies in keV.  --gammaevents FILE: one row from a GammaEvents file (its
- * first γ's energy is the line; M is the γ rays of its first event).
+ * energies in keV (--ideal: on the ideal input too).  --gammaevents FILE: one
+ * row from a GammaEvents file (its first γ's energy is the line; M is the γ
+ * rays of its first event).
  * --mult M replaces the multiplicity 30 (and --events30 counts its events).
  * The model's settings default to Tracker.conf's; the options change them.
  */
@@ -57,6 +58,7 @@ typedef struct options {
     tracker_model_conf model;
     tracker_input input;
     const char *study_dir, *set, *gammaevents;
+    int ideal; /* --ideal: a list of energies also on the ideal input */
 } options;
 
 #define TRACKER_BENCH_KEV 1332.492 /* the 60Co line */
@@ -67,7 +69,7 @@ static int usage(void)
                     "[--segment] [--shell] [--min-cluster F] [--min-single F] [--isolation MM] [--size-bonus B] "
                     "[--no-retrack] [--angular A] "
                     "[--energy-sigma KEV] [--pos-a MM] [--pos-b MM] "
-                    "[--study DIR [--set table|scan|KEV,...] | --gammaevents FILE]\n");
+                    "[--study DIR [--set table|scan|KEV,...] [--ideal] | --gammaevents FILE]\n");
     return 2;
 }
 
@@ -110,6 +112,10 @@ static int parse(int argc, char **argv, options *o)
         unsigned long long v = 0;
         if (strcmp(a, "--shell") == 0) {
             o->model.path_model = TR_PATH_SHELL;
+            continue;
+        }
+        if (strcmp(a, "--ideal") == 0) {
+            o->ideal = 1;
             continue;
         }
         if (strcmp(a, "--no-retrack") == 0) {
@@ -426,7 +432,7 @@ static int run_study(const options *o, const tracker_study *st)
     for (int k = 0; k < n && rc == 0; k++)
         for (int mi = 0; mi < 2 && rc == 0; mi++)
             rc = study_row(o, st, &o->input, "smeared", kev[k], mi);
-    for (int k = 0; k < n && rc == 0 && strcmp(o->set, "table") == 0; k++)
+    for (int k = 0; k < n && rc == 0 && (o->ideal || strcmp(o->set, "table") == 0); k++)
         for (int mi = 0; mi < 2 && rc == 0; mi++)
             rc = study_row(o, st, &ideal, "ideal", kev[k], mi);
     return rc ? 1 : 0;
