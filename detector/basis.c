@@ -116,6 +116,7 @@ static void encode_header(const det_basis *b, uint8_t h[DET_BASIS_HEADER])
     geometry_doubles(b, v);
     for (int i = 0; i < GEO_DOUBLES; i++) put_f64(h + OFF_GEO + 8 * i, v[i]);
     if (b->flags & DET_BASIS_IMPORTED) memcpy(h + OFF_SOURCE, b->source, strnlen(b->source, sizeof b->source - 1));
+    else if (b->flags & DET_BASIS_ANISOTROPIC) put_f64(h + OFF_SOURCE, b->crystal.phi110);
 }
 
 /* An imported basis's electrical figures are what its import gave (0: not given). */
@@ -153,7 +154,9 @@ static int decode_header(det_basis *b, const uint8_t h[DET_BASIS_HEADER], uint64
     if (b->pretrigger >= b->n_samples) return snprintf(why, len, "pretrigger %u >= samples", b->pretrigger), -1;
     if (!(b->sample_ns > 0 && b->sample_ns < 1e6)) return snprintf(why, len, "bad sampling period %g ns", b->sample_ns), -1;
     if (!(b->grid_mm >= 0 && b->grid_mm < 100)) return snprintf(why, len, "bad grid spacing %g mm", b->grid_mm), -1;
-    if (b->flags & ~(uint32_t)DET_BASIS_IMPORTED) return snprintf(why, len, "unknown flags 0x%x", b->flags), -1;
+    if (b->flags & ~(uint32_t)(DET_BASIS_IMPORTED | DET_BASIS_ANISOTROPIC) ||
+        b->flags == (DET_BASIS_IMPORTED | DET_BASIS_ANISOTROPIC))
+        return snprintf(why, len, "unknown flags 0x%x", b->flags), -1;
     if (adf_get_u32(h + 44) != 4 * record_floats(b))
         return snprintf(why, len, "record size %u does not match %u channels x %u samples", adf_get_u32(h + 44),
                         b->n_channels, b->n_samples), -1;
@@ -161,7 +164,8 @@ static int decode_header(det_basis *b, const uint8_t h[DET_BASIS_HEADER], uint64
         if (h[DET_BASIS_HEADER - 1]) return snprintf(why, len, "the source text is not terminated"), -1;
         memcpy(b->source, h + OFF_SOURCE, sizeof b->source);
     } else {
-        for (int i = OFF_SOURCE; i < DET_BASIS_HEADER; i++)
+        int lattice = b->flags & DET_BASIS_ANISOTROPIC ? 8 : 0;
+        for (int i = OFF_SOURCE + lattice; i < DET_BASIS_HEADER; i++)
             if (h[i]) return snprintf(why, len, "reserved header byte %d is not zero", i), -1;
     }
     uint64_t expect = DET_BASIS_HEADER + (uint64_t)b->n_points * 4 * record_floats(b) + 4;
@@ -178,6 +182,8 @@ static int decode_header(det_basis *b, const uint8_t h[DET_BASIS_HEADER], uint64
     c->bias = v[12], c->impurity_front = v[13], c->impurity_back = v[14], c->preamp_rise = v[15];
     b->field_grid_mm = v[16];
     b->step_ns = v[17];
+    c->anisotropic = b->flags & DET_BASIS_ANISOTROPIC ? 1 : 0;
+    c->phi110 = c->anisotropic ? get_f64(h + OFF_SOURCE) : 0;
     char geo[160];
     if (validate_crystal(b, geo, sizeof geo)) return snprintf(why, len, "geometry in the header: %s", geo), -1;
     return 0;

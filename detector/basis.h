@@ -16,12 +16,14 @@
  *     16  u32  points P                20  u32  channels C (2..40; 37 for AGATA)
  *     24  u32  samples S (1..512)      28  u32  pretrigger samples (< S)
  *     32  f32  sampling period, ns     36  f32  grid spacing of the points, mm (0: not a grid)
- *     40  u32  flags (bit 0: imported) 44  u32  record size, 16 + 4 C S
+ *     40  u32  flags (bit 0: imported, bit 1: anisotropic drift)
+ *     44  u32  record size, 16 + 4 C S
  *     48  f64 x 18: crystal geometry (length, radius, hex_front, hex_back,
  *         bore_radius, bore_depth, ring[6], bias, impurity_front,
  *         impurity_back, preamp_rise), field grid mm, drift step ns (0: unknown)
  *     192 char[64]: imported bases: where the signals came from, as the import
- *         gave it, NUL-padded; zero bytes otherwise
+ *         gave it, NUL-padded; flag bit 1 (anisotropic drift): f64 lattice_phi110
+ *         then zeros; zero bytes otherwise (a basis of isotropic drift)
  *   An imported basis describes its signals, not our geometry file: the shape
  *   is the crystal its points lie in, bias and preamp_rise are the import's
  *   (0: not given), impurities, field grid and drift step 0 (unknown).
@@ -36,6 +38,7 @@ enum {
     DET_BASIS_MAX_CHANNELS = 40,
     DET_BASIS_MAX_SAMPLES = 512,
     DET_BASIS_IMPORTED = 1,
+    DET_BASIS_ANISOTROPIC = 2, /* drifted with the anisotropic mobilities: lattice_phi110 stored */
 };
 
 typedef struct det_basis {

@@ -23,6 +23,8 @@ void det_crystal_default(det_crystal *c)
     c->impurity_front = 0.5;
     c->impurity_back = 1.0;
     c->preamp_rise = 20;
+    c->phi110 = 45;
+    c->anisotropic = 0;
 }
 
 int det_crystal_validate_shape(const det_crystal *c, char *msg, size_t len)
@@ -59,6 +61,8 @@ int det_crystal_validate(const det_crystal *c, char *msg, size_t len)
     else if (!(c->impurity_front >= 0 && c->impurity_back >= 0 && c->impurity_front < 1e3 && c->impurity_back < 1e3))
         why = "impurities must be in [0, 1000) x 1e10/cm3 (n-type: net donors)";
     else if (!(c->preamp_rise >= 0 && c->preamp_rise < 1e4)) why = "preamp_rise_ns must be in [0, 10000)";
+    else if (!(c->phi110 >= -360 && c->phi110 <= 360)) why = "lattice_phi110 must be in [-360, 360] degrees";
+    else if (c->anisotropic != 0 && c->anisotropic != 1) why = "anisotropic_drift must be 0 or 1";
     if (why) {
         snprintf(msg, len, "%s", why);
         return -1;
@@ -88,6 +92,8 @@ static int key_slots(det_crystal *c, key_slot *k)
     k[n++] = (key_slot){"impurity_front", &c->impurity_front, 1};
     k[n++] = (key_slot){"impurity_back", &c->impurity_back, 1};
     k[n++] = (key_slot){"preamp_rise_ns", &c->preamp_rise, 1};
+    k[n++] = (key_slot){"lattice_phi110", &c->phi110, 1};
+    k[n++] = (key_slot){"anisotropic_drift", &c->anisotropic, 1};
     return n;
 }
 

@@ -44,6 +44,8 @@ typedef struct det_crystal {
     double impurity_front;  /* net donor concentration at z = 0, 1e10 / cm^3 (n-type: > 0) */
     double impurity_back;   /* at z = length; linear in z in between */
     double preamp_rise;     /* ns, 10-90 % rise time of the preamplifier response */
+    double phi110;          /* degrees: azimuth of the lattice's [110] axis; [001] lies along z */
+    double anisotropic;     /* 1: drift along the lattice's axes (signals.c); 0: isotropic, along the field */
 } det_crystal;
 
 /* The shipped defaults (the values of detector/geometry/agata.geo). */

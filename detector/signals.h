@@ -39,8 +39,14 @@ typedef struct det_drift_info {
     double hole_ns, electron_ns; /* arrival times */
 } det_drift_info;
 
-/* Drift speed (mm/ns) of holes (hole = 1) or electrons in a field of e V/mm. */
-double det_drift_speed(int hole, double e);
+/* Drift speed (mm/ns) of holes (hole = 1) or electrons in a field of e V/mm
+ * along a <100> axis of the lattice (axis111 = 0) or a <111> axis (1). */
+double det_drift_speed(int hole, int axis111, double e);
+/* Drift velocity (mm/ns, crystal frame) of a hole or an electron in the field
+ * (V/mm, crystal frame): with c->anisotropic, along the lattice's axes turned
+ * as c->phi110 says; else isotropic, along the field (signals.c gives both
+ * models and their sources). */
+void det_drift_velocity(const det_crystal *c, int hole, const double field[3], double v[3]);
 
 /* The 37 signals of a pair created at p (crystal frame, mm, inside the
  * crystal): out[channel * n_samples + sample].  Fills *info when not NULL.

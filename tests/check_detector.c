@@ -297,36 +297,104 @@ START_TEST(deep_point_collects_on_its_segment)
 }
 END_TEST
 
-START_TEST(sixty_degrees_moves_signals_one_sector)
+/* Largest difference between the signals at p and at p turned by `turn` sectors, channels moved with it. */
+static double turned_difference(const det_fields *f, const double p[3], int turn)
 {
-    /* A 60° turn is a symmetry of the crystal but not of the Cartesian grid:
-     * on the 2 mm grid the signals agree within 0.05 of the full charge at
-     * every sample (0.031 seen). */
-    const double pts[][3] = {{22, 4, 30}, {15, -6, 60}, {30, 3, 84}, {12, 2, 5}};
     float a[DET_CHANNELS * 100], b[DET_CHANNELS * 100];
-    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++)
+    double q[3], worst = 0;
+    det_signal_config cfg;
+    det_signal_config_default(&cfg);
+    det_rotate_sectors(p, turn, q);
+    ck_assert_int_eq(det_signal_compute(f, &cfg, p, a, NULL), 0);
+    ck_assert_int_eq(det_signal_compute(f, &cfg, q, b, NULL), 0);
+    for (int k = 0; k < DET_CHANNELS; k++) {
+        int moved = k == DET_CORE ? k : (k + 6 * turn) % DET_SEGMENTS;
+        for (int s = 0; s < 100; s++) worst = fmax(worst, fabs(a[k * 100 + s] - b[moved * 100 + s]));
+    }
+    return worst;
+}
+
+START_TEST(turns_move_signals_by_sectors)
+{
+    /* Isotropic drift: a 60° turn is a symmetry of the crystal but not of the Cartesian
+     * grid: on the 2 mm grid the signals agree within 0.05 of the full charge (0.031 seen).
+     * Anisotropic drift: a half turn is a symmetry of the crystal, the grid and the lattice
+     * ([001] along the axis): the signals move three sectors to the solver's tolerance; a
+     * 60° turn is not one of the lattice, and the signals differ by more than the grid's 0.05. */
+    const double pts[][3] = {{22, 4, 30}, {15, -6, 60}, {30, 3, 84}, {12, 2, 5}};
+    det_fields lattice = fields;
+    lattice.crystal.anisotropic = 1;
+    double sixty = 0;
+    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
         for (int turn = 1; turn < DET_SECTORS; turn++) {
-            double q[3];
-            det_rotate_sectors(pts[i], turn, q);
-            signal_at(pts[i], a, NULL);
-            signal_at(q, b, NULL);
-            for (int k = 0; k < DET_CHANNELS; k++) {
-                int moved = k == DET_CORE ? k : (k + 6 * turn) % DET_SEGMENTS;
-                for (int s = 0; s < 100; s++)
-                    ck_assert_msg(fabs(a[k * 100 + s] - b[moved * 100 + s]) < 0.05, "point %zu turned %d: channel %d sample %d: %g vs %g",
-                                  i, turn, k, s, a[k * 100 + s], b[moved * 100 + s]);
-            }
+            double d = turned_difference(&fields, pts[i], turn);
+            ck_assert_msg(d < 0.05, "isotropic, point %zu turned %d: %g", i, turn, d);
         }
+        double d = turned_difference(&lattice, pts[i], 3);
+        ck_assert_msg(d < 0.002, "anisotropic, point %zu: %g", i, d);
+        sixty = fmax(sixty, turned_difference(&lattice, pts[i], 1));
+    }
+    ck_assert_msg(sixty > 0.06, "anisotropic, 60 degrees: %g", sixty);
 }
 END_TEST
 
 START_TEST(drift_speeds)
 {
-    /* saturation: about 0.1 mm/ns at 1000 V/cm for both carriers (Bruyneel 2006, <100>) */
-    ck_assert(fabs(det_drift_speed(0, 100) - 0.097) < 0.003);
-    ck_assert(fabs(det_drift_speed(1, 100) - 0.086) < 0.003);
-    ck_assert(det_drift_speed(1, 1) < det_drift_speed(1, 10));
-    ck_assert(det_drift_speed(0, 0) == 0);
+    /* along <100> at 1000 V/cm, Bruyneel 2006's parameters (signals.c): holes 0.0939 mm/ns, electrons 0.1133 */
+    ck_assert(fabs(det_drift_speed(1, 0, 100) - 0.09391) < 0.0001);
+    ck_assert(fabs(det_drift_speed(0, 0, 100) - 0.11326) < 0.0001);
+    ck_assert(det_drift_speed(1, 0, 1) < det_drift_speed(1, 0, 10));
+    ck_assert(det_drift_speed(0, 0, 0) == 0);
+    /* isotropic (Mihailescu 2000, <100>): about 0.1 mm/ns at 1000 V/cm, along the field */
+    const double field[3] = {60, 80, 0};
+    double v[3];
+    det_drift_velocity(&crystal, 0, field, v);
+    ck_assert(fabs(hypot(v[0], v[1]) - 0.097) < 0.003 && v[2] == 0 && fabs(v[0] * 80 - v[1] * 60) < 1e-12 && v[0] < 0);
+    det_drift_velocity(&crystal, 1, field, v);
+    ck_assert(fabs(hypot(v[0], v[1]) - 0.086) < 0.003 && v[0] > 0);
+}
+END_TEST
+
+/* Drift time (ns) over 10 mm in a uniform field of 100 V/mm along direction d, and the velocity's angle to it. */
+static double drift_time(const det_crystal *c, int hole, const double d[3], double *angle_deg)
+{
+    double n = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), e[3], v[3];
+    for (int k = 0; k < 3; k++) e[k] = 100 * d[k] / n;
+    det_drift_velocity(c, hole, e, v);
+    double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    double along = (v[0] * e[0] + v[1] * e[1] + v[2] * e[2]) / (100 * speed);
+    *angle_deg = acos(fmin(1, fabs(along))) * 180 / M_PI;
+    return 10 / speed;
+}
+
+START_TEST(drift_times_along_the_lattice_axes)
+{
+    /* Bruyneel et al. 2006 at 1000 V/cm: holes 0.09391 mm/ns along <100>, 0.07294 along <111>;
+     * electrons 0.11326 and 0.08787.  Over 10 mm: holes 106.5 and 137.1 ns, electrons 88.3 and
+     * 113.8 ns; along those axes (and <110>) the drift follows the field, elsewhere it does not. */
+    det_crystal c = crystal; /* lattice_phi110 45: [100] along x */
+    c.anisotropic = 1;
+    const double x100[3] = {1, 0, 0}, z100[3] = {0, 0, 1}, d111[3] = {1, 1, 1}, d1m11[3] = {-1, 1, -1},
+                 d110[3] = {1, 1, 0}, between[3] = {2, 1, 0.5};
+    double angle;
+    ck_assert(fabs(drift_time(&c, 1, x100, &angle) - 106.48) < 0.1 && angle < 1e-6);
+    ck_assert(fabs(drift_time(&c, 1, z100, &angle) - 106.48) < 0.1 && angle < 1e-6);
+    ck_assert_msg(fabs(drift_time(&c, 1, d111, &angle) - 137.10) < 0.2 && angle < 0.01, "%g", angle);
+    ck_assert(fabs(drift_time(&c, 1, d1m11, &angle) - 137.10) < 0.2 && angle < 0.01);
+    ck_assert(fabs(drift_time(&c, 0, x100, &angle) - 88.29) < 0.1 && angle < 1e-6);
+    ck_assert_msg(fabs(drift_time(&c, 0, d111, &angle) - 113.80) < 0.2 && angle < 0.01, "%g %g",
+                  drift_time(&c, 0, d111, &angle), angle);
+    drift_time(&c, 1, d110, &angle);
+    ck_assert(angle < 0.01);
+    drift_time(&c, 1, between, &angle);
+    ck_assert_msg(angle > 1, "holes %g degrees off the field", angle);
+    drift_time(&c, 0, between, &angle);
+    ck_assert_msg(angle > 1, "electrons %g degrees off the field", angle);
+    /* the lattice turned: with [110] at azimuth 0, [100] lies at -45 degrees */
+    c.phi110 = 0;
+    const double turned100[3] = {1, -1, 0};
+    ck_assert(fabs(drift_time(&c, 1, turned100, &angle) - 106.48) < 0.1 && angle < 1e-4);
+    ck_assert(fabs(drift_time(&c, 1, x100, &angle) - 106.48) > 5);
 }
 END_TEST
 
@@ -344,6 +412,8 @@ static void small_basis(det_basis *b, uint32_t n)
     b->grid_mm = 2;
     b->field_grid_mm = 2;
     b->step_ns = 1;
+    b->crystal.anisotropic = 1;
+    b->flags = DET_BASIS_ANISOTROPIC;
     ck_assert_int_eq(det_basis_alloc(b), 0);
     for (uint32_t i = 0; i < n; i++) {
         double a = i * 0.37, p[3] = {20 * cos(a), 20 * sin(a), 2 + 85.0 * i / n};
@@ -674,8 +744,9 @@ static Suite *detector_suite(void)
     tcase_add_test(fld, weighting_potential_is_one_on_its_contact);
     tcase_add_test(fld, depletion_is_reported);
     tcase_add_test(fld, deep_point_collects_on_its_segment);
-    tcase_add_test(fld, sixty_degrees_moves_signals_one_sector);
+    tcase_add_test(fld, turns_move_signals_by_sectors);
     tcase_add_test(fld, drift_speeds);
+    tcase_add_test(fld, drift_times_along_the_lattice_axes);
     tcase_set_timeout(fld, 60);
     suite_add_tcase(s, fld);
     TCase *bas = tcase_create("basis");

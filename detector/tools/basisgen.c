@@ -130,8 +130,10 @@ static void print_header(const char *path, const det_basis *b)
         printf("imported from '%s': preamplifier %g ns, bias %g V as the import gave them (0: not given)\n",
                b->source, b->crystal.preamp_rise, b->crystal.bias);
     else
-        printf("generated: %g V, preamplifier %g ns, field grid %g mm, drift step %g ns\n", b->crystal.bias,
-               b->crystal.preamp_rise, b->field_grid_mm, b->step_ns);
+        printf("generated: %g V, preamplifier %g ns, field grid %g mm, drift step %g ns, %s\n", b->crystal.bias,
+               b->crystal.preamp_rise, b->field_grid_mm, b->step_ns,
+               b->flags & DET_BASIS_ANISOTROPIC ? "anisotropic drift" : "isotropic drift");
+    if (b->flags & DET_BASIS_ANISOTROPIC) printf("lattice: [110] at azimuth %g degrees\n", b->crystal.phi110);
 }
 
 static int print_stats(const options *o)
@@ -279,7 +281,7 @@ static int generate(const options *o)
     double t1 = omp_get_wtime();
     det_basis hb = {.crystal = c, .n_channels = DET_CHANNELS, .n_samples = (uint32_t)o->sig.n_samples,
                     .pretrigger = (uint32_t)o->sig.pretrigger, .sample_ns = o->sig.sample_ns, .grid_mm = o->grid,
-                    .field_grid_mm = o->field_grid, .step_ns = o->sig.step_ns};
+                    .field_grid_mm = o->field_grid, .step_ns = o->sig.step_ns, .flags = c.anisotropic ? DET_BASIS_ANISOTROPIC : 0};
     pos = grid_points(&c, o->grid, &hb.n_points);
     size_t per = (size_t)DET_CHANNELS * o->sig.n_samples;
     r.segment = malloc(CHUNK * sizeof *r.segment);
