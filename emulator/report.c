@@ -78,26 +78,34 @@ static const char *device_of(const emu_actor_stats *st)
     return st->device[0] ? st->device : "-";
 }
 
-/* Whether some actor said where it computes: the table then ends with a device column. */
-static int any_device(const emu_run_result *r)
+/* The device column's width: 0 (no column) when no actor said where it computes. */
+static int device_width(const emu_run_result *r)
 {
+    int width = 0;
     for (size_t k = 0; k < r->n_actors; k++)
-        if (r->actors[k].device[0])
-            return 1;
-    return 0;
+        if (r->actors[k].device[0] && (int)strlen(r->actors[k].device) > width)
+            width = (int)strlen(r->actors[k].device);
+    return width && width < 6 ? 6 : width;
+}
+
+/* The device column, before the rank and host columns (which keep the end of
+ * the line: the MPI tests read them there), padded only when they follow. */
+static void print_device(FILE *out, const emu_run_result *r, int width, const char *text)
+{
+    if (width)
+        fprintf(out, "  %-*s", r->ranks ? width : 0, text);
 }
 
 static void print_rows(FILE *out, const emu_chain *c, const emu_run_result *r)
 {
     size_t n = c->topology->n_actors;
-    int wn = column_width(c, 0, 5), wl = column_width(c, 1, 7);
+    int wn = column_width(c, 0, 5), wl = column_width(c, 1, 7), wd = device_width(r);
     fprintf(out, "%-*s  %-*s  %8s  %10s  %10s  %12s  %12s  %9s  %6s", wn, "actor", wl, "library", "blocks",
             "frames in", "frames out", "bytes in", "bytes out", "seconds", "share");
     if (r->ring_depth)
         fprintf(out, "  %9s  %9s", "wait in", "wait out");
+    print_device(out, r, wd, "device");
     print_place(out, r, n, n);
-    if (any_device(r))
-        fprintf(out, "  %s", "device");
     fputc('\n', out);
     for (size_t k = 0; k < n; k++) {
         const emu_actor_stats *st = &r->actors[k];
@@ -110,9 +118,8 @@ static void print_rows(FILE *out, const emu_chain *c, const emu_run_result *r)
             print_wait(out, role != EMU_PRODUCER, st->wait_input);
             print_wait(out, role != EMU_CONSUMER, st->wait_output);
         }
+        print_device(out, r, wd, device_of(st));
         print_place(out, r, k, n);
-        if (any_device(r))
-            fprintf(out, "  %s", device_of(st));
         fputc('\n', out);
     }
 }
