@@ -401,8 +401,9 @@ static int load(session *s)
         rc = emu_chain_load(s->t, s->o.dirs, s->o.n_dirs, &s->c, s->err, sizeof s->err);
     if (rc == EMU_OK && s->mpi)
         rc = emu_mpi_claim(s->mpi, s->c);
-    if (rc == EMU_OK)
-        rc = emu_run_result_init(&s->res, s->t->n_actors);
+    if (rc == EMU_OK && emu_run_result_init(&s->res, s->t->n_actors) != EMU_OK)
+        rc = emu_fail(s->err, sizeof s->err, EMU_E_RUN, "%s: out of memory for the counts of %zu actors",
+                      s->o.main_file ? s->o.main_file : s->o.target, s->t->n_actors);
     return rc;
 }
 

@@ -17,9 +17,10 @@
  * writer) on 20 generator events and a coarse basis, with the PSA's search log and histo's
  * spectra as outputs beside the writer's file, run sequentially with OpenMP on one thread so
  * that two runs make the same calls in the same order.  A clean run under NARWHAL_FAULT=count
- * gives the number of calls of each kind; then for N from 1 to that number (every N, or
- * every k-th so that about NARWHAL_FAULT_RUNS runs are made, default 25; 0: every N) the run
- * with the N-th call failing must:
+ * gives the number of calls of each kind; then for N from 1 to that number the run with the
+ * N-th call failing must (N: every one of the first 300 allocations, the emulator's start-up
+ * and the actors' configuration, each run a fraction of a second; past them every k-th, so
+ * that about NARWHAL_FAULT_RUNS runs more are made, default 25; 0: every N):
  *  - end by itself (no signal, no timeout), the failure injected where the count said;
  *  - leave no file but complete ones: every file under the outputs' folder (but the emulator's
  *    --report) is one the clean run wrote, with the same bytes: no partial file under a final
@@ -245,9 +246,10 @@ static int sweep(int k, const char *device)
 
     const char *runs_env = getenv("NARWHAL_FAULT_RUNS");
     unsigned long long runs = runs_env ? strtoull(runs_env, NULL, 10) : 25;
-    unsigned long long stride = runs == 0 || total <= runs ? 1 : (total + runs - 1) / runs;
+    unsigned long long head = k == 0 ? 300 : 0;
+    unsigned long long stride = runs == 0 || total <= head + runs ? 1 : (total - head + runs - 1) / runs;
     unsigned long long failed = 0, absorbed = 0;
-    for (unsigned long long n = 1; n <= total; n += stride) {
+    for (unsigned long long n = 1; n <= total; n += n < head ? 1 : stride) {
         snprintf(spec, sizeof spec, "%s:%llu", kinds[k], n);
         run_chain(spec, o);
         ck_assert_msg(!o->r.timed_out && o->r.status < 125, "%s: the run did not end by itself (status %d):\n%s", spec,
@@ -272,8 +274,9 @@ static int sweep(int k, const char *device)
             absorbed++;
         }
     }
-    fprintf(stderr, "check_fault: %s: %llu runs (N from 1 in steps of %llu, of %llu calls): %llu failed cleanly, "
-            "%llu absorbed with the output complete\n", kinds[k], failed + absorbed, stride, total, failed, absorbed);
+    fprintf(stderr, "check_fault: %s: %llu runs (N from 1, every one up to %llu, then in steps of %llu, of %llu calls): "
+            "%llu failed cleanly, %llu absorbed with the output complete\n", kinds[k], failed + absorbed,
+            head < total ? head : total, stride, total, failed, absorbed);
     free(o);
     return 0;
 }
