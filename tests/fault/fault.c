@@ -15,9 +15,10 @@
  *
  * Which calls count.  Only those made from Narwhal's code: the caller's return address lies in
  * an object that is not a system library (the executable, the actors' .so files, anything
- * outside /usr, /lib and /opt), never in the C library, libxml2, libgomp, the CUDA runtime or
- * the dynamic loader, whose internal allocations (dlopen, fopen's buffer, OpenMP's pool) are
- * theirs to handle.  Writes count only on files: not on descriptors 0-2 (the log), pipes,
+ * outside /usr, /lib, /bin, /sbin, /opt and /etc), never in the C library, libxml2, libgomp or
+ * the dynamic loader, whose internal allocations (fopen's buffer, OpenMP's pool) are theirs to
+ * handle; and not while a library loads (dlopen): the static CUDA runtime linked into a GPU
+ * actor allocates in its constructors, inside our .so but not our code, and does not check.  Writes count only on files: not on descriptors 0-2 (the log), pipes,
  * sockets or terminals.  A run counts the same calls in the same order when it is sequential
  * (narwhal run without --pipeline) and OpenMP has one thread (OMP_NUM_THREADS=1); the fault
  * tests run it so.  Child processes (gnuplot) do not inherit the library: it removes itself
@@ -63,7 +64,7 @@ void *__libc_memalign(size_t align, size_t n);
 
 static bool system_path(const char *path)
 {
-    static const char *const prefixes[] = { "/usr/", "/lib", "/opt/", "/etc/" };
+    static const char *const prefixes[] = { "/usr/", "/lib", "/bin/", "/sbin/", "/opt/", "/etc/" };
     if (!path || !*path || strstr(path, "linux-vdso") || strstr(path, "ld-linux"))
         return true;
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
@@ -182,6 +183,19 @@ __attribute__((destructor)) static void fault_report(void)
 
 /* For kernels/gpu_fault.h: true when this CUDA call is to fail. */
 EXPORT bool narwhal_fault_cuda(void) { return hit(FAULT_CUDA, CALLER); }
+
+/* A library's constructors are not our code (see above). */
+EXPORT void *dlopen(const char *file, int mode)
+{
+    static __typeof__(dlopen) *real_dlopen;
+    if (!real_dlopen)
+        real_dlopen = (__typeof__(dlopen) *)dlsym(RTLD_NEXT, "dlopen");
+    int was = busy;
+    busy = 1;
+    void *handle = real_dlopen(file, mode);
+    busy = was;
+    return handle;
+}
 
 /* ---- allocations ---------------------------------------------------------- */
 
