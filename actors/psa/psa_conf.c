@@ -52,7 +52,7 @@ static const kit_key keys[] = {
       .help = "mm: cube of the adaptive search's coarse grid (one point per cube and segment)" },
     { "AdaptiveRadius", KIT_REAL, offsetof(psa_settings, radius_mm), "8", KIT_RANGE(0, 100),
       .help = "mm: the adaptive search's fine stage takes the points this near its best coarse point" },
-    { "Neighbours", KIT_LIST, offsetof(psa_settings, neighbours), "iterate",
+    { "Neighbours", KIT_LIST, offsetof(psa_settings, neighbours), "off",
       .help = "iterate (two net-charge segments that touch, one in the other's mask, are searched "
               "jointly on the coarse grid, then each again with the event's other hits subtracted and "
               "their channels compared, the start refined on all the hits, until nothing moves or "
