@@ -87,7 +87,9 @@ int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adapti
 void *gs_gpu_pinned(gs_gpu *g, size_t bytes);
 
 /* The full search pruned (kernels/gridsearch.cu's search_tiles_pruned; off
- * after gs_gpu_create): the same answers and bits, fewer FoMs computed.  The
+ * after gs_gpu_create): the same answers and bits, fewer FoMs computed.  A
+ * setting of g alone (instances keep their own gs_gpu), for gs_gpu_search's
+ * and gs_resident_launch's full searches alike (the PSA's GPUPrune).  The
  * bound per value from gridsearch_fom.h's table of its exponent (256
  * entries: distinct exponents, distinct shared-memory banks) or of its
  * exponent and top mantissa bits (2048: tighter, fewer FoMs, reads that may

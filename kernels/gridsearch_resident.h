@@ -36,7 +36,8 @@ typedef struct gs_remap {
 /* Queues on st the search of the n sorted searches d_q (their measured
  * values at d_meas), tiled by d_plan (n_tiles of gs_resident_plan's, copied
  * to the device): answer[i] = FoM bits << 32 | column, the lower FoM, then
- * the lower column, as gs_gpu_search finds it.  With d_remap (on the
+ * the lower column, as gs_gpu_search finds it (pruned as gs_gpu_set_prune
+ * set g, the full search only).  With d_remap (on the
  * device), d_plan is the plan of a longer list and d_q the searches picked
  * out of it (n: that list's length, a bound). */
 cudaError_t gs_resident_launch(const gs_gpu *g, cudaStream_t st, const void *d_plan, size_t n_tiles,

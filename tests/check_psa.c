@@ -788,6 +788,62 @@ START_TEST(gpu_equals_cpu)
 }
 END_TEST
 
+/* open_gpu as stderr_of's f: the configuration in, the instance (NULL without a GPU) out. */
+typedef struct gpu_open {
+    const char *text;
+    void *a;
+} gpu_open;
+
+static void open_gpu_it(void *arg)
+{
+    gpu_open *o = arg;
+    unsigned e;
+    o->a = open_gpu(o->text, &e);
+}
+
+/* GPUPrune off, exponent and fine: the batches' searches (GPUWork searches,
+ * Data int16) and the whole block's on the GPU give the CPU's bytes, and
+ * initialise's log line says which search runs (skipped without a GPU). */
+START_TEST(gpu_prune_equals_cpu)
+{
+    static const char *const prunes[] = { "off", "exponent", "fine" };
+    static const char *const says[] = { "; full search unpruned (GPUPrune off)",
+                                        "; full search pruned by the exponent bound (GPUPrune exponent)",
+                                        "; full search pruned by the 3-bit bound (GPUPrune fine)" };
+    static const char *const modes[] = { "Data float\nGPUWork block", "Data float\nGPUWork searches",
+                                         "Data int16" };
+    static uint8_t cpu_out[CAP];
+    unsigned used_cpu, used_gpu;
+    for (uint32_t k = 0; k < 72; k++) {
+        hit h[2] = { { point_of(k % 36, (int)(k % 3)), 900 }, { point_of((k + 19) % 36, 2), 300 } };
+        put_event(k, 1, h, 1 + (int)(k % 2));
+    }
+    for (int m = 0; m < 3; m++) {
+        char conf[256];
+        snprintf(conf, sizeof conf, "Device cpu\nSearch full\n%s", modes[m]);
+        void *a = open_actor(conf, 0);
+        ck_assert_uint_eq(run_block(a, w.used, CAP, &used_cpu), 0);
+        memcpy(cpu_out, out, used_cpu);
+        close_actor(a);
+        for (int p = 0; p < 3; p++) {
+            snprintf(conf, sizeof conf, "Device gpu\nSearch full\n%s\nGPUPrune %s", modes[m], prunes[p]);
+            gpu_open o = { conf, NULL };
+            const char *log = stderr_of(open_gpu_it, &o);
+            if (!o.a) {
+                TK_SKIP("no usable GPU");
+            }
+            ck_assert_msg(strstr(log, says[p]) != NULL, "no '%s' in: %s", says[p], log);
+            ck_assert_msg((strstr(log, "GPUWork block: whole blocks on the GPU") != NULL) == (m == 0), "%s", log);
+            ck_assert_uint_eq(run_block(o.a, w.used, CAP, &used_gpu), 0);
+            ck_assert_uint_eq(used_gpu, used_cpu);
+            ck_assert_msg(memcmp(out, cpu_out, used_cpu) == 0, "GPU and CPU outputs differ (%s, GPUPrune %s)",
+                          modes[m], prunes[p]);
+            close_actor(o.a);
+        }
+    }
+}
+END_TEST
+
 /* GPUWork block without a GPU changes nothing: the frames come out of the
  * call that brought their block. */
 START_TEST(gpu_block_on_the_cpu)
@@ -1041,6 +1097,27 @@ static unsigned config_code(const char *text)
     return e;
 }
 
+/* stderr_of's f: process_config with PSA.conf = the common keys + the text arg points to. */
+static void config_it(void *text) { config_code(text); }
+
+/* GPUPrune takes off, exponent or fine (one of them), and process_config
+ * refuses another value naming the file, the line and the key. */
+START_TEST(gpu_prune_key)
+{
+    char want[PATH_MAX + 128];
+    ck_assert_uint_eq(config_code("GPUPrune off"), 0);
+    ck_assert_uint_eq(config_code("GPUPrune exponent"), 0);
+    ck_assert_uint_eq(config_code("GPUPrune fine"), 0);
+    ck_assert_uint_eq(config_code("GPUPrune fine exponent"), NARVAL_E_CONFIG);
+    ck_assert_uint_eq(config_code("GPUPrune half"), NARVAL_E_CONFIG);
+    const char *log = stderr_of(config_it, "GPUPrune half");
+    snprintf(want, sizeof want, "%s/PSA.conf:4: key 'GPUPrune': value 'half' is not off, exponent or fine",
+             conf_dir);
+    ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
+    ck_assert_uint_eq(config_code("Device cpu"), 0);
+}
+END_TEST
+
 START_TEST(configuration_errors)
 {
     ck_assert_uint_eq(config_code("Device cpu"), 0);
@@ -1120,7 +1197,8 @@ END_TEST
 /* bench-psa on the test basis: the CPU against the naive reference (and the
  * GPU against the CPU where there is one), the SIMD kernels bit for bit; the
  * pruned full search (steps of 16 columns: the test basis's segments have
- * about 80 points) equal to the exhaustive one bit for bit, and the thesis's
+ * about 80 points) equal to the exhaustive one bit for bit (and, with a GPU,
+ * the GPU's pruned one, both bounds, equal to its unpruned one), and the thesis's
  * algorithm on 300 searches at the same points as ours (or near-ties), its
  * FoMs within 1e-5 of ours. */
 static void bench_check(const char *exponent)
@@ -1128,7 +1206,7 @@ static void bench_check(const char *exponent)
     char cmd[3 * PATH_MAX];
     static char text[1 << 16];
     snprintf(cmd, sizeof cmd, "%s --basis %s --searches 1500 --cpu 1500 --naive 300 --coarse 15 "
-             "--radius 16 --ladder 300 --prune-step 16 --exponent %s --check 2>&1",
+             "--radius 16 --ladder 300 --prune-step 16 --gpu-prune --exponent %s --check 2>&1",
              nw_build_path("/bin/bench-psa"), basis_path, exponent);
     FILE *p = popen(cmd, "r");
     ck_assert_ptr_nonnull(p);
@@ -1188,7 +1266,9 @@ static Suite *psa_suite(void)
     tcase_add_test(t, gpu_block_equals_cpu_on_simulated_events);
     tcase_add_test(t, gpu_block_fault_loses_nothing);
     tcase_add_test(t, gpu_block_neighbours_equal_cpu);
+    tcase_add_test(t, gpu_prune_equals_cpu);
     tcase_add_test(t, configuration_errors);
+    tcase_add_test(t, gpu_prune_key);
     tcase_add_test(t, window_outside_basis);
     tcase_add_test(t, damaged_or_missing_basis);
     tcase_add_test(t, gpu_asked_without_one);

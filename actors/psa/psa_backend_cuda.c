@@ -8,6 +8,22 @@
 #include "psa_backend.h"
 #include "psa_block_gpu.h"
 
+/* GPUPrune on this instance's gs_gpu (the batches' searches and the whole
+ * block's: gs_resident_launch launches through it), said after msg; a device
+ * without the pruned kernel's shared memory searches unpruned (same answers). */
+static void set_prune(psa_engine *e, char *msg, size_t len)
+{
+    static const char *const how[] = { "unpruned (GPUPrune off)", "pruned by the exponent bound (GPUPrune exponent)",
+                                       "pruned by the 3-bit bound (GPUPrune fine)" };
+    int mode = e->p.gpu_prune, ok = gs_gpu_set_prune(e->gpu, mode) == GPU_OK;
+    size_t at = strlen(msg);
+    if (ok)
+        snprintf(msg + at, len - at, "; full search %s", how[mode]);
+    else
+        snprintf(msg + at, len - at, "; full search unpruned: GPUPrune %s needs shared memory this device lacks",
+                 mode == GS_PRUNE_FINE ? "fine" : "exponent");
+}
+
 /* The layout as the GPU takes it: one array of near lists for all segments. */
 static int open_layout(psa_engine *e, char *msg, size_t len)
 {
@@ -38,6 +54,8 @@ static int open_layout(psa_engine *e, char *msg, size_t len)
                        i16 ? (const void *)l->i16 : l->f32, i16 ? (const void *)l->i16pm : l->f32pm,
                        l->values, l->pm_values, first, near, n_first, n_near };
         rc = gs_gpu_create((gs_gpu **)&e->gpu, e->p.gpu, &b, e->pw, msg, len);
+        if (rc == GPU_OK)
+            set_prune(e, msg, len);
     }
     free(first);
     free(near);

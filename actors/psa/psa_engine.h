@@ -18,6 +18,7 @@ typedef struct psa_engine_params {
     psa_data data;
     psa_simd simd;
     int threads;
+    int gpu_prune;      /* GS_PRUNE_*: the GPU's full search pruned (GPUPrune; 0, off, where not set) */
 } psa_engine_params;
 
 typedef struct psa_engine {
