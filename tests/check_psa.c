@@ -755,11 +755,34 @@ START_TEST(search_log_per_instance_published_at_stop)
 }
 END_TEST
 
+/* The output of the block in `in` with PSA.conf = "Device cpu" + text: copied to to, its size returned. */
+static unsigned cpu_output(const char *text, uint8_t *to)
+{
+    char conf[256];
+    unsigned used;
+    snprintf(conf, sizeof conf, "Device cpu\n%s", text);
+    void *a = open_actor(conf, 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    memcpy(to, out, used);
+    close_actor(a);
+    return used;
+}
+
+/* The block in `in` through a (then closed) gives want's n bytes, the CPU's. */
+static void same_as_cpu(void *a, const uint8_t *want, unsigned n, const char *what)
+{
+    unsigned used;
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    ck_assert_uint_eq(used, n);
+    ck_assert_msg(memcmp(out, want, n) == 0, "GPU and CPU outputs differ (%s)", what);
+    close_actor(a);
+}
+
 /* The same block on the GPU (the whole block there, or only its searches) and on the CPU: the same
  * bytes (skipped without a GPU). */
 START_TEST(gpu_equals_cpu)
 {
-    unsigned used_cpu, used_gpu, e;
+    unsigned e;
     static uint8_t cpu_out[CAP];
     for (uint32_t k = 0; k < 72; k++) {
         hit h[2] = { { point_of(k % 36, (int)(k % 3)), 900 }, { point_of((k + 17) % 36, 1), 250 } };
@@ -771,19 +794,13 @@ START_TEST(gpu_equals_cpu)
                             "Search full\nData int16", "Search adaptive\nData int16" };
     for (int m = 0; m < 6; m++) {
         char conf[256];
-        snprintf(conf, sizeof conf, "Device cpu\n%s", modes[m]);
-        void *a = open_actor(conf, 0);
-        ck_assert_uint_eq(run_block(a, w.used, CAP, &used_cpu), 0);
-        memcpy(cpu_out, out, used_cpu);
-        close_actor(a);
+        unsigned used_cpu = cpu_output(modes[m], cpu_out);
         snprintf(conf, sizeof conf, "Device gpu\n%s", modes[m]);
-        if (!(a = open_gpu(conf, &e))) {
+        void *a = open_gpu(conf, &e);
+        if (!a) {
             TK_SKIP("no usable GPU");
         }
-        ck_assert_uint_eq(run_block(a, w.used, CAP, &used_gpu), 0);
-        ck_assert_uint_eq(used_gpu, used_cpu);
-        ck_assert_msg(memcmp(out, cpu_out, used_cpu) == 0, "GPU and CPU outputs differ (%s)", modes[m]);
-        close_actor(a);
+        same_as_cpu(a, cpu_out, used_cpu, modes[m]);
     }
 }
 END_TEST
@@ -813,18 +830,14 @@ START_TEST(gpu_prune_equals_cpu)
     static const char *const modes[] = { "Data float\nGPUWork block", "Data float\nGPUWork searches",
                                          "Data int16" };
     static uint8_t cpu_out[CAP];
-    unsigned used_cpu, used_gpu;
     for (uint32_t k = 0; k < 72; k++) {
         hit h[2] = { { point_of(k % 36, (int)(k % 3)), 900 }, { point_of((k + 19) % 36, 2), 300 } };
         put_event(k, 1, h, 1 + (int)(k % 2));
     }
     for (int m = 0; m < 3; m++) {
         char conf[256];
-        snprintf(conf, sizeof conf, "Device cpu\nSearch full\n%s", modes[m]);
-        void *a = open_actor(conf, 0);
-        ck_assert_uint_eq(run_block(a, w.used, CAP, &used_cpu), 0);
-        memcpy(cpu_out, out, used_cpu);
-        close_actor(a);
+        snprintf(conf, sizeof conf, "Search full\n%s", modes[m]);
+        unsigned used_cpu = cpu_output(conf, cpu_out);
         for (int p = 0; p < 3; p++) {
             snprintf(conf, sizeof conf, "Device gpu\nSearch full\n%s\nGPUPrune %s", modes[m], prunes[p]);
             gpu_open o = { conf, NULL };
@@ -834,11 +847,7 @@ START_TEST(gpu_prune_equals_cpu)
             }
             ck_assert_msg(strstr(log, says[p]) != NULL, "no '%s' in: %s", says[p], log);
             ck_assert_msg((strstr(log, "GPUWork block: whole blocks on the GPU") != NULL) == (m == 0), "%s", log);
-            ck_assert_uint_eq(run_block(o.a, w.used, CAP, &used_gpu), 0);
-            ck_assert_uint_eq(used_gpu, used_cpu);
-            ck_assert_msg(memcmp(out, cpu_out, used_cpu) == 0, "GPU and CPU outputs differ (%s, GPUPrune %s)",
-                          modes[m], prunes[p]);
-            close_actor(o.a);
+            same_as_cpu(o.a, cpu_out, used_cpu, conf);
         }
     }
 }
