@@ -59,7 +59,9 @@ check() {
     fi
     [ -n "$errors" ] && [ -n "$lost" ] || { cat "$tmp/$name.log" "$log" >&2; fail "no valgrind summary for $name (exit $rc)"; }
     cp "$output" "$tmp/$name.adf" 2>/dev/null
-    echo "memcheck: $tool: $errors errors, $lost bytes definitely lost ($name, exit status $rc)"
+    local what="$errors errors"
+    [ "$tool" = memcheck ] && what+=", $lost bytes definitely lost"
+    echo "memcheck: $tool: $what ($name, exit status $rc)"
     if [ "$rc" -ne 0 ] || [ "$errors" -ne 0 ] || [ "$lost" -ne 0 ] || [ ! -s "$output" ]; then
         tail -n 40 "$tmp/$name.log" >&2
         grep -E '^==[0-9]+== ' "$log" | tail -n 80 >&2
