@@ -113,7 +113,7 @@ while kill -0 "$pid" 2>/dev/null; do
         ce=$(api /api/status | grep -o '"crystal_events":[0-9]*' | cut -d: -f2)
         flight=$(in_flight)
     fi
-    [ -n "$rss" ] && printf '%.1f\t%s\t%s\t%s\t%s\n' "$(echo "$(date +%s.%N) - $start" | bc)" "$rss" "$fds" "${ce:--}" \
+    [ -n "$rss" ] && printf '%.1f\t%s\t%s\t%s\t%s\n' "$(awk -v now="$(date +%s.%N)" -v t0="$start" 'BEGIN { print now - t0 }')" "$rss" "$fds" "${ce:--}" \
         "${flight:--}" >>"$out/samples.tsv"
     sleep "$EVERY"
 done
