@@ -483,4 +483,14 @@ static Suite *mpi_suite(void)
     return s;
 }
 
-int main(void) { return tk_run_suite(mpi_suite()); }
+/* In a sanitizer build the ranks' leak check is off (their ASan and UBSan
+ * checks stay on): Open MPI's libraries keep allocations to the end of the
+ * process on purpose, in components dlopened and closed again, which
+ * LeakSanitizer reports as leaks of unknown modules that no suppression can
+ * name, and every rank then exits non-zero.  Our code's leaks are checked by
+ * every other suite of that build and by valgrind (make memcheck). */
+int main(void)
+{
+    setenv("ASAN_OPTIONS", "detect_leaks=0", 0);
+    return tk_run_suite(mpi_suite());
+}
