@@ -14,7 +14,6 @@
 
 enum { EVENTS = 300 };
 
-static const int crystal[3] = {175, 176, 170}; /* triple.xml's producers gen<ID>, in its order */
 static char tmp[PATH_MAX];
 
 static const char *at(const char *name) { return tk_path(tmp, name); }
@@ -34,30 +33,11 @@ static void derive(const char *from, const char *to, const char *set)
  * simulates the same events for every crystal of the triple (Crystals all, one stream). */
 static void write_confs(void)
 {
-    char set[2 * PATH_MAX], from[PATH_MAX], to[64];
-    ck_assert_int_eq(mkdir(at("conf"), 0700), 0);
-    for (int k = 0; k < 3; k++) {
-        snprintf(from, sizeof from, "topologies/conf/triple/gen%d/Generator.conf", crystal[k]);
-        char dir[PATH_MAX + 80];
-        snprintf(dir, sizeof dir, "%s/conf/gen%d", tmp, crystal[k]);
-        ck_assert_int_eq(mkdir(dir, 0700), 0);
-        snprintf(to, sizeof to, "gen%d/Generator.conf", crystal[k]);
-        snprintf(set, sizeof set, "Basis %s\nEvents %d\n", at("coarse.basis"), EVENTS);
-        derive(from, to, set);
-        if (k == 0) {
-            snprintf(set, sizeof set, "Basis %s\nEvents %d\nCrystals all\nOutput crystal truth\n", at("coarse.basis"),
-                     EVENTS);
-            derive(from, "Generator.conf", set);
-        }
-    }
-    snprintf(set, sizeof set, "Basis %s\nDevice cpu\n", at("coarse.basis"));
-    derive("topologies/conf/PSA.conf", "PSA.conf", set);
-    derive("topologies/conf/triple/Builder.conf", "Builder.conf", "");
-    derive("topologies/conf/triple/Tracker.conf", "Tracker.conf", "Device cpu\n");
-    snprintf(set, sizeof set, "OutputDir %s\nDevice cpu\nFormats csv\nPlot none\n", at("histo"));
-    derive("topologies/conf/triple/Histo.conf", "Histo.conf", set);
-    snprintf(set, sizeof set, "File %s\n", at("out.adf"));
-    derive("topologies/conf/triple/ADFWriter.conf", "ADFWriter.conf", set);
+    char set[2 * PATH_MAX], from[PATH_MAX], why[2 * PATH_MAX];
+    ck_assert_msg(nw_triple_confs(tmp, at("coarse.basis"), EVENTS, "", "check_cluster", why, sizeof why) == 0, "%s", why);
+    snprintf(from, sizeof from, "topologies/conf/triple/gen%d/Generator.conf", nw_triple_crystals[0]);
+    snprintf(set, sizeof set, "Basis %s\nEvents %d\nCrystals all\nOutput crystal truth\n", at("coarse.basis"), EVENTS);
+    derive(from, "Generator.conf", set);
 }
 
 /* narwhal run TOPOLOGY --strict over the test's settings; the writer's pair (the shipped

@@ -18,7 +18,6 @@
 
 enum { EVENTS = 200 };
 
-static const int crystal[3] = {175, 176, 170}; /* triple.xml's producers gen<ID>, in its order */
 
 /* ---- placement (no MPI needed) */
 
@@ -50,9 +49,9 @@ START_TEST(a_rank_per_hostname_in_order_of_appearance)
     ck_assert_int_eq(emu_place(t, 3, NULL, ranks, err, sizeof err), EMU_OK);
     for (int c = 0; c < 3; c++) {
         char name[16];
-        snprintf(name, sizeof name, "gen%d", crystal[c]);
+        snprintf(name, sizeof name, "gen%d", nw_triple_crystals[c]);
         ck_assert_int_eq(rank_of(t, ranks, name), 0);
-        snprintf(name, sizeof name, "psa%d", crystal[c]);
+        snprintf(name, sizeof name, "psa%d", nw_triple_crystals[c]);
         ck_assert_int_eq(rank_of(t, ranks, name), 1);
     }
     ck_assert_int_eq(rank_of(t, ranks, "builder"), 2);
@@ -138,28 +137,6 @@ static void derive(const char *from, const char *to, const char *set)
                   from);
 }
 
-static void write_confs(void)
-{
-    char set[2 * PATH_MAX], from[PATH_MAX], dir[PATH_MAX + 80];
-    ck_assert_int_eq(mkdir(at("conf"), 0700), 0);
-    for (int c = 0; c < 3; c++) {
-        snprintf(from, sizeof from, "topologies/conf/triple/gen%d/Generator.conf", crystal[c]);
-        snprintf(dir, sizeof dir, "%s/conf/gen%d", tmp, crystal[c]);
-        ck_assert_int_eq(mkdir(dir, 0700), 0);
-        snprintf(set, sizeof set, "Basis %s\nEvents %d\n", at("coarse.basis"), EVENTS);
-        snprintf(dir, sizeof dir, "gen%d/Generator.conf", crystal[c]);
-        derive(from, dir, set);
-    }
-    snprintf(set, sizeof set, "Basis %s\nDevice cpu\nThreads 1\n", at("coarse.basis"));
-    derive("topologies/conf/PSA.conf", "PSA.conf", set);
-    derive("topologies/conf/triple/Builder.conf", "Builder.conf", "");
-    derive("topologies/conf/triple/Tracker.conf", "Tracker.conf", "Device cpu\n");
-    snprintf(set, sizeof set, "OutputDir %s\nDevice cpu\nFormats csv\nPlot none\n", at("histo"));
-    derive("topologies/conf/triple/Histo.conf", "Histo.conf", set);
-    snprintf(set, sizeof set, "File %s\n", at("out.adf"));
-    derive("topologies/conf/triple/ADFWriter.conf", "ADFWriter.conf", set);
-}
-
 /* Once per test case: a tree, the basis, the settings; or why mpirun runs cannot be made. */
 static void ranks_setup(void)
 {
@@ -171,8 +148,8 @@ static void ranks_setup(void)
         snprintf(unusable, sizeof unusable, "no mpirun on the PATH");
     else if (nw_coarse_basis(at("coarse.basis"), broken, sizeof broken) < 0)
         snprintf(unusable, sizeof unusable, "%s", broken);
-    else if (!broken[0])
-        write_confs();
+    else if (!broken[0]) /* settings that cannot be written are a failure too: broken says why */
+        nw_triple_confs(tmp, at("coarse.basis"), EVENTS, "Threads 1\n", "check_mpi", broken, sizeof broken);
 }
 
 static void ranks_teardown(void) { tk_remove_tree(tmp); }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -170,6 +171,46 @@ static inline int nw_derive_conf(const char *from, const char *to, const char *s
     fprintf(out, "\n# %s\n%s", who, set);
     fclose(in);
     return fclose(out) == 0 ? 0 : -1;
+}
+
+/* triple.xml's producers gen<ID>, in its order. */
+static const int nw_triple_crystals[3] = {175, 176, 170};
+
+/* DIR/conf: triple.xml's shipped settings over `basis`, on the CPU, for check_cluster and
+ * check_mpi: gen<ID>/Generator.conf for each producer (`events` events), PSA.conf (then the
+ * lines of psa_set), Builder, Tracker, Histo (csv into DIR/histo) and ADFWriter (DIR/out.adf).
+ * 0, or -1 naming in why what could not be made. */
+static inline int nw_triple_confs(const char *dir, const char *basis, int events, const char *psa_set,
+                                  const char *who, char *why, size_t len)
+{
+    char set[4096 + 80], from[4096], to[4096 + 80], psa[4096 + 256], histo[4096 + 80], writer[4096 + 16];
+    snprintf(psa, sizeof psa, "Basis %s\nDevice cpu\n%s", basis, psa_set);
+    snprintf(histo, sizeof histo, "OutputDir %s/histo\nDevice cpu\nFormats csv\nPlot none\n", dir);
+    snprintf(writer, sizeof writer, "File %s/out.adf\n", dir);
+    const struct { const char *shipped, *set; } files[] = {
+        {"PSA.conf", psa}, {"triple/Builder.conf", ""}, {"triple/Tracker.conf", "Device cpu\n"},
+        {"triple/Histo.conf", histo}, {"triple/ADFWriter.conf", writer}};
+    snprintf(to, sizeof to, "%s/conf", dir);
+    if (mkdir(to, 0700) != 0)
+        return snprintf(why, len, "cannot make %s", to), -1;
+    for (int k = 0; k < 3; k++) {
+        snprintf(to, sizeof to, "%s/conf/gen%d", dir, nw_triple_crystals[k]);
+        if (mkdir(to, 0700) != 0)
+            return snprintf(why, len, "cannot make %s", to), -1;
+        snprintf(from, sizeof from, "topologies/conf/triple/gen%d/Generator.conf", nw_triple_crystals[k]);
+        snprintf(to, sizeof to, "%s/conf/gen%d/Generator.conf", dir, nw_triple_crystals[k]);
+        snprintf(set, sizeof set, "Basis %s\nEvents %d\n", basis, events);
+        if (nw_derive_conf(from, to, set, who) != 0)
+            return snprintf(why, len, "cannot derive %s from the shipped settings", to), -1;
+    }
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        const char *slash = strrchr(files[i].shipped, '/');
+        snprintf(from, sizeof from, "topologies/conf/%s", files[i].shipped);
+        snprintf(to, sizeof to, "%s/conf/%s", dir, slash ? slash + 1 : files[i].shipped);
+        if (nw_derive_conf(from, to, files[i].set, who) != 0)
+            return snprintf(why, len, "cannot derive %s from the shipped settings", to), -1;
+    }
+    return 0;
 }
 
 /* A PSA basis on a 6 mm grid with 2 mm fields at path: a fraction of a second, where the
