@@ -10,6 +10,7 @@
 #define ADF_FILE_BULK (4u << 20)  /* requests this large are read straight into the caller's buffer */
 #define ADF_FILE_BULK_PART (2u << 20)
 #define ADF_FILE_BULK_THREADS 4
+#define ADF_FILE_BULK_PARTS 128 /* at most, per request: 256 MiB */
 
 /* What went wrong, kept so that adf_file_describe can say where. */
 typedef struct file_error {
@@ -156,10 +157,9 @@ static int load_frame(adf_file *f, uint8_t *dst, uint32_t length)
  * which reports the error. */
 static long long read_parts(int fd, uint8_t *buf, size_t want, uint64_t at)
 {
-    size_t parts = (want + ADF_FILE_BULK_PART - 1) / ADF_FILE_BULK_PART;
-    size_t got[ADF_FILE_BULK / ADF_FILE_BULK_PART * 64];
-    if (parts > sizeof got / sizeof got[0])
-        parts = sizeof got / sizeof got[0];
+    size_t parts = (want + ADF_FILE_BULK_PART - 1) / ADF_FILE_BULK_PART, got[ADF_FILE_BULK_PARTS];
+    if (parts > ADF_FILE_BULK_PARTS)
+        parts = ADF_FILE_BULK_PARTS;
     int failed = 0;
 #pragma omp parallel for num_threads(ADF_FILE_BULK_THREADS) schedule(static, 1) reduction(| : failed)
     for (size_t i = 0; i < parts; i++) {
