@@ -153,19 +153,21 @@ ACTOR_SOS := $(ACTORS:%=$(BUILD)/actors/%.so)
 
 # ---- tools/: benchmarks, studies and converters: name, C sources, CUDA sources, libraries as for actors
 # (libdetector and libadf; not the kit: a tool links an actor's library, never its glue)
-PROGRAMS := bench-histo sim-validate bench-tracker ge2adf bench-psa adf-split psa-pairs
+PROGRAMS := bench-machine bench-histo sim-validate bench-tracker ge2adf bench-psa adf-split psa-pairs
 adf-split_SRCS := tools/adf_split.c
-bench-histo_SRCS := tools/bench_histo.c
+# bench-machine first: make bench prints the machine's limits (tools/bench_limits.c) before the figures judged against them
+bench-machine_SRCS := tools/bench_machine.c tools/bench_limits.c
+bench-histo_SRCS := tools/bench_histo.c tools/bench_limits.c
 bench-histo_LIBS := $(LIBHISTO)
 bench-histo_CU := kernels/histogram.cu kernels/histogram_cub.cu
 sim-validate_SRCS := tools/sim_validate.c
 sim-validate_LIBS := $(LIBSIM)
-bench-tracker_SRCS := tools/bench_tracker.c tools/tracker_study.c actors/sim/gammaevents.c
+bench-tracker_SRCS := tools/bench_tracker.c tools/tracker_study.c actors/sim/gammaevents.c tools/bench_limits.c
 bench-tracker_CU := kernels/tracker.cu
 bench-tracker_LIBS := $(LIBTRACKER) $(LIBSIM)
 ge2adf_SRCS := tools/ge2adf.c actors/sim/gammaevents.c
 ge2adf_LIBS := $(LIBTRACKER)
-bench-psa_SRCS := tools/bench_psa.c
+bench-psa_SRCS := tools/bench_psa.c tools/bench_limits.c
 bench-psa_CU := kernels/gridsearch.cu kernels/psa_block.cu
 bench-psa_LIBS := $(LIBPSA)
 psa-pairs_SRCS := tools/psa_pairs.c
@@ -277,9 +279,9 @@ $(BUILD)/actors/$(1).so: $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $($(1
 endef
 $(foreach a,$(ACTORS),$(eval $(call actor_rule,$(a))))
 
-$(BUILD)/bin/bench-mpi-link: $(BUILD)/obj/tools/bench_mpi_link.o
+$(BUILD)/bin/bench-mpi-link: $(BUILD)/obj/tools/bench_mpi_link.o $(BUILD)/obj/tools/bench_limits.o
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(MPI_LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(MPI_LIBS) $(CUDA_LIBS) -ldl -lm
 
 define program_rule
 $(BUILD)/bin/$(1): $(call obj,$($(1)_SRCS)) $(call cuobj,$($(1)_CU)) $($(1)_LIBS) $(LIBDET) $(LIBADF_A)

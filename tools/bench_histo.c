@@ -9,6 +9,7 @@
 
 #include <omp.h>
 
+#include "bench_limits.h"
 #include "histo/histo_cpu.h"
 #include "tool.h"
 #ifdef NARWHAL_HAVE_CUDA
@@ -51,6 +52,7 @@ typedef struct bench {
     int reps_gpu, reps_cpu;
     bool gpu;
     double copy_gbs;
+    bl_machine machine;
     table t;
 } bench;
 
@@ -225,28 +227,6 @@ static void *to_device(const void *host, size_t bytes)
     CU(cudaMalloc(&d, bytes ? bytes : 1));
     CU(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
     return d;
-}
-
-/* Device-to-device copy of 1 GiB, counting bytes read plus bytes written. */
-static double copy_bandwidth(int reps)
-{
-    const size_t size = (size_t)1 << 30;
-    void *a, *c;
-    double t[32];
-    CU(cudaMalloc(&a, size));
-    CU(cudaMalloc(&c, size));
-    CU(cudaMemset(a, 1, size));
-    for (int r = -1; r < reps; r++) {
-        CU(cudaDeviceSynchronize());
-        double t0 = tool_seconds();
-        CU(cudaMemcpy(c, a, size, cudaMemcpyDeviceToDevice));
-        CU(cudaDeviceSynchronize());
-        if (r >= 0)
-            t[r] = tool_seconds() - t0;
-    }
-    cudaFree(a);
-    cudaFree(c);
-    return 2.0 * size / median(t, reps) / 1e9;
 }
 
 typedef struct gpu_input {
@@ -572,6 +552,27 @@ static const row *find(const table *t, const char *name)
     return NULL;
 }
 
+/* FP32 instructions per value of histo_slot_1d (3 comparisons, a subtraction, a multiply, a
+ * conversion), twice for a pair; a byte's bin is the byte: its count's add alone. */
+static double ops_per_value(const row *r)
+{
+    return r->name[0] == 'a' ? 1 : r->name[0] == 'b' ? 6 : 12;
+}
+
+/* Each row against its device's limits: the CPU's, the GPU's, or PCIe's for the +H2D rows. */
+static void print_ratios(const bench *b)
+{
+    bl_device cpu = bl_cpu_device(&b->machine, 0), gpu = bl_gpu_device(&b->machine), h2d = gpu;
+    h2d.bw = b->machine.gpu.h2d_bw;
+    h2d.bw_how = "the measured pinned host-to-device copy";
+    for (int i = 0; i < b->t.n; i++) {
+        const row *r = &b->t.r[i];
+        const bl_device *d = strstr(r->name, "CPU") ? &cpu : strstr(r->name, "+H2D") ? &h2d : &gpu;
+        bl_ratio("bench-histo", r->name, r->samples / r->seconds, "sample", r->bytes / r->samples,
+                 ops_per_value(r), d);
+    }
+}
+
 static void print_table(const bench *b)
 {
     printf("\n| case / path | Msamples/s | GB/s | ms per run | how |\n|---|---:|---:|---:|---|\n");
@@ -592,6 +593,7 @@ static void print_table(const bench *b)
     if (bg && bc)
         printf("goal b: GPU %.1fx CUB (its faster way, %s) in samples/s (goal >= 5x)\n",
                (bg->samples / bg->seconds) / (bc->samples / bc->seconds), bc->note);
+    print_ratios(b);
 }
 
 int main(int argc, char **argv)
@@ -614,11 +616,12 @@ int main(int argc, char **argv)
     int present;
     b.gpu = gpu_probe(0, &present, desc, sizeof desc) == GPU_OK;
     printf("bench-histo: GPU: %s\n", desc);
-    if (b.gpu)
-        b.copy_gbs = copy_bandwidth(10);
 #else
     printf("bench-histo: GPU: none (built without CUDA)\n");
 #endif
+    bl_measure(&b.machine, b.gpu ? 0 : -1);
+    b.copy_gbs = b.machine.gpu.copy_bw / 1e9;
+    bl_print_machine("bench-histo", &b.machine);
     if (!b.gpu)
         b.reps_cpu = 1;
     printf("bench-histo: a %zu bytes, b %zu entries, c %zu pairs\n", b.n_a, b.n_b, b.n_c);

@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_limits.h"
+
 /*
  * What emulator/mpi_comm.c does on a link, without the rings and threads
  * around it: rank 0 sends each block as a synchronous header (MPI_Issend,
@@ -15,7 +17,9 @@
  * block at a time.  GB/s is bytes over the receiver's time.  Beside it, a
  * memcpy of the same blocks on one core: what a copy between two threads of
  * one process costs.  Started without mpirun, it starts itself under
- * `mpirun -np 2`.
+ * `mpirun -np 2`.  Each row's ratio line judges the link against the
+ * host's one-thread copy (bench_limits.h): every byte is read and written
+ * at least once on its way from one rank's buffer to the other's.
  *
  *   bench-mpi-link [--mib TOTAL] [--window N]
  */
@@ -131,11 +135,19 @@ int main(int argc, char **argv)
     char host[MPI_MAX_PROCESSOR_NAME];
     int len;
     MPI_Get_processor_name(host, &len);
+    bl_machine mach;
+    bl_device copy1;
+    if (rank == 0) {
+        bl_measure(&mach, -1);
+        bl_print_machine("bench-mpi-link", &mach);
+        copy1 = bl_cpu_device(&mach, 1);
+    }
     if (rank == 0)
         printf("bench-mpi-link: 2 ranks on %s, %zu MiB per size, %d blocks in flight\n"
                "%10s  %12s  %12s  %8s\n",
                host, total >> 20, window, "block", "link GB/s", "memcpy GB/s", "ratio");
     static const size_t blocks[] = {64u << 10, 1u << 20, 4u << 20, 16u << 20};
+    double links[sizeof blocks / sizeof blocks[0]];
     for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
         size_t count = total / blocks[b] ? total / blocks[b] : 1;
         double copy = rank == 0 ? memcpy_gbs(blocks[b], count * blocks[b]) : 0;
@@ -147,8 +159,14 @@ int main(int argc, char **argv)
             seconds = receive_blocks(blocks[b], count);
         MPI_Bcast(&seconds, 1, MPI_DOUBLE, 1, MPI_COMM_WORLD);
         double link = (double)(count * blocks[b]) / seconds / 1e9;
+        links[b] = link;
         if (rank == 0)
             printf("%7zu KiB  %12.2f  %12.2f  %8.2f\n", blocks[b] >> 10, link, copy, link / copy);
+    }
+    for (size_t b = 0; rank == 0 && b < sizeof blocks / sizeof blocks[0]; b++) {
+        char what[64];
+        snprintf(what, sizeof what, "link, %zu KiB blocks", blocks[b] >> 10);
+        bl_ratio("bench-mpi-link", what, links[b] * 1e9, "byte", 2, 0, &copy1);
     }
     MPI_Finalize();
     return 0;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "adf.h"
+#include "bench_limits.h"
 #include "psa/psa_engine.h"
 #include "psa/psa_naive.h"
 #include "psa/psa_pow.h"
@@ -50,6 +51,7 @@ typedef struct result {
     size_t n;
     double rate, kernel_rate;
     double cpu_rate; /* searches per second of the process's CPU time (all its threads) */
+    double gpu_w, cpu_w; /* mean power over the row's runs (bl_power), -1 when not measured */
     psa_query *q;    /* the answers */
 } result;
 
@@ -62,6 +64,8 @@ typedef struct bench {
     result r[48]; /* naive, 4 CPU, 4 GPU, 12 CPU kernels, the ladder's 16 */
     int n;
     int failures;
+    bl_machine machine;
+    double terms, samples; /* |d|^p terms and measured samples of a full search, on average */
 } bench;
 
 /* ---- random numbers (splitmix64) */
@@ -180,6 +184,7 @@ static result *add_result(bench *B, const char *path, psa_data data, psa_mode mo
     }
     result *r = &B->r[B->n++];
     memset(r, 0, sizeof *r);
+    r->gpu_w = r->cpu_w = -1;
     snprintf(r->path, sizeof r->path, "%s", path);
     snprintf(r->data, sizeof r->data, "%s", data == PSA_I16 ? "int16" : "float");
     snprintf(r->mode, sizeof r->mode, "%s", mode == PSA_ADAPTIVE ? "adaptive" : "full");
@@ -221,6 +226,7 @@ static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data,
     result *r = add_result(B, path, data, mode, b.n);
     e->p.mode = mode;
     e->cpu.data = e->p.data = data;
+    bl_energy e0 = bl_energy_now(B->o.gpu);
     for (int k = 0; k <= reps; k++) { /* run 0 warms up */
         memcpy(b.q, B->ev.batch.q, b.n * sizeof *b.q);
         double t = tool_seconds(), c = cpu_seconds();
@@ -239,6 +245,8 @@ static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data,
             kernel[k] = b.n / (gs_gpu_kernel_ms(e->gpu) * 1e-3);
 #endif
     }
+    bl_energy e1 = bl_energy_now(B->o.gpu);
+    bl_power(&e0, &e1, &r->gpu_w, &r->cpu_w);
     qsort(rates + 1, (size_t)reps, sizeof *rates, tool_by_double);
     qsort(kernel + 1, (size_t)reps, sizeof *kernel, tool_by_double);
     qsort(per_cpu + 1, (size_t)reps, sizeof *per_cpu, tool_by_double);
@@ -403,6 +411,51 @@ static void print_table(const bench *B)
         printf("| GPU | float | full | n/a | | | | |\n");
 }
 
+/* FP32 instructions per |d|^p term (kernels/gridsearch_fom.h): the difference, t = m - 1.5, the
+ * polynomial's 5 fused multiply-adds, the last one by the exponent's factor into the sum. */
+enum { OPS_PER_TERM = 8 };
+
+/*
+ * Each row against its device's two limits.  Bytes: what a search must move
+ * at least, its measured samples in and its answer (column, FoM) out; the
+ * basis stays on chip across the searches of a tile.  Operations: the full
+ * search's terms times OPS_PER_TERM (the naive reference's powf costs more:
+ * its ratio says how much); a pruned search skips terms, so its ratio can
+ * pass 1; the adaptive search's terms are not counted.
+ */
+static void print_ratios(const bench *B)
+{
+    bl_device cpu = bl_cpu_device(&B->machine, 0), cpu1 = bl_cpu_device(&B->machine, 1);
+    bl_device gpu = bl_gpu_device(&B->machine);
+    bool measured = false;
+    for (int i = 0; i < B->n; i++) {
+        const result *r = &B->r[i];
+        char what[96], gw[96], cw[96];
+        if (r->rate <= 0)
+            continue;
+        bool on_gpu = !strncmp(r->path, "GPU", 3), full = !strcmp(r->mode, "full");
+        bool one = strstr(r->path, ", 1 thread") != NULL || !strncmp(r->path, "naive", 5);
+        double bytes = B->samples * (strcmp(r->data, "int16") ? 4 : 2) + 8, ops = full ? B->terms * OPS_PER_TERM : 0;
+        snprintf(what, sizeof what, "%s %s %s", r->path, r->data, r->mode);
+        bl_ratio("bench-psa", what, r->rate, "search", bytes, ops, on_gpu ? &gpu : one ? &cpu1 : &cpu);
+        if (r->kernel_rate > 0) {
+            snprintf(what, sizeof what, "%s %s %s, kernel only", r->path, r->data, r->mode);
+            bl_ratio("bench-psa", what, r->kernel_rate, "search", bytes, ops, &gpu);
+        }
+        double w = on_gpu ? r->gpu_w : r->cpu_w;
+        if (r->gpu_w < 0 && r->cpu_w < 0)
+            continue;
+        measured = true;
+        printf("bench-psa: power: %s: GPU %s, CPU packages %s", what, bl_watts_text(r->gpu_w, BL_NO_NVML, gw, sizeof gw),
+               bl_watts_text(r->cpu_w, BL_NO_RAPL, cw, sizeof cw));
+        if (w > 0)
+            printf("; %.4g searches per joule of the %s", r->rate / w, on_gpu ? "GPU" : "CPU packages");
+        printf("\n");
+    }
+    if (!measured)
+        printf("bench-psa: power: not measured (%s, %s)\n", BL_NO_NVML, BL_NO_RAPL);
+}
+
 /* ---- accuracy of a PSA run against its truth */
 
 typedef struct bin {
@@ -543,11 +596,14 @@ static int prepare(bench *B)
         fprintf(stderr, "bench-psa: out of memory for %zu searches\n", B->o.searches);
         return -1;
     }
-    double evals = 0;
+    double evals = 0, samples = 0;
     for (size_t i = 0; i < B->ev.batch.n; i++) {
         const psa_segment *g = &B->layout.seg[B->ev.batch.q[i].segment];
         evals += (double)g->n_points * g->n_mask * B->layout.window;
+        samples += (double)g->n_mask * B->layout.window;
     }
+    B->terms = evals / B->ev.batch.n;
+    B->samples = samples / B->ev.batch.n;
     printf("bench-psa: basis %s: %u points, grid %g mm; window %u samples, default masks; p = %g "
            "(fast |d|^p: largest relative error %.2g)\n", B->o.basis, B->basis.n_points,
            B->basis.grid_mm, B->layout.window, B->o.p, err + 1.2e-7);
@@ -720,8 +776,11 @@ int main(int argc, char **argv)
         return accuracy(&B.o);
     if (prepare(&B))
         return 1;
+    bl_measure(&B.machine, B.o.gpu);
+    bl_print_machine("bench-psa", &B.machine);
     run_all(&B);
     print_table(&B);
+    print_ratios(&B);
     if (B.failures)
         printf("bench-psa: %d check%s FAILED\n", B.failures, B.failures > 1 ? "s" : "");
     return B.o.check && B.failures ? 1 : 0;

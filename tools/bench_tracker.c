@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench_limits.h"
 #include "event.h"
 #include "tracker/tracker_cpu.h"
 #include "tracker/tracker_events.h"
@@ -316,6 +317,32 @@ static void print_table(const row *rows, int n_rows, const uint32_t *points, con
            events[0] ? (double)points[0] / events[0] : 0, events[1] ? (double)points[1] / events[1] : 0);
 }
 
+/*
+ * Each figure against its device's limits.  Bytes: an event's points in, its
+ * gammas out (one per point at most) and its index and summary.  Operations:
+ * a floor, not the tracker's work: the point pairs any clustering compares
+ * (N (N - 1) / 2 per event of N points), 5 FP32 instructions each (a dot
+ * product of the two directions, its scaling by their lengths, the
+ * comparison); the permutations scored after it are not counted.
+ */
+static void print_ratios(const row *rows, int n_rows, const uint32_t *points, const uint32_t *events, const int *mults,
+                         const bl_machine *mach)
+{
+    bl_device cpu1 = bl_cpu_device(mach, 1), cpu = bl_cpu_device(mach, 0), gpu = bl_gpu_device(mach);
+    const bl_device *dev[4] = { &cpu1, &cpu, &gpu, &gpu };
+    for (int m = 0; m < 2; m++) {
+        double n = events[m] ? (double)points[m] / events[m] : 0;
+        double bytes = n * (sizeof(tr_point) + sizeof(tr_gamma)) + sizeof(uint32_t) + sizeof(tr_event_info);
+        for (int r = 0; r < n_rows && r < 4; r++) {
+            char what[96];
+            if (!rows[r].ran[m])
+                continue;
+            snprintf(what, sizeof what, "%s, M=%d", rows[r].path, mults[m]);
+            bl_ratio("bench-tracker", what, rows[r].rate[m], "event", bytes, 2.5 * n * (n - 1), dev[r]);
+        }
+    }
+}
+
 static int run_bench(const options *o, const tracker_study *st)
 {
     row rows[4] = { { "straightforward CPU, 1 thread", { 0 }, { 0 }, { 0 } },
@@ -344,6 +371,13 @@ static int run_bench(const options *o, const tracker_study *st)
     printf("no GPU: built without CUDA\n");
 #endif
     printf("CPU: %d OpenMP threads\n", omp_get_max_threads());
+    bl_machine mach;
+#ifdef NARWHAL_HAVE_CUDA
+    bl_measure(&mach, gpu ? 0 : -1);
+#else
+    bl_measure(&mach, -1);
+#endif
+    bl_print_machine("bench-tracker", &mach);
     for (int mi = 0; mi < 2 && !status; mi++) {
         tracker_sample s;
         double t0 = tool_seconds();
@@ -368,6 +402,7 @@ static int run_bench(const options *o, const tracker_study *st)
         tracker_sample_free(&s);
     }
     print_table(rows, 4, points, o->events, o->mults);
+    print_ratios(rows, 4, points, o->events, o->mults, &mach);
 #ifdef NARWHAL_HAVE_CUDA
     tr_gpu_destroy(gpu);
 #endif
