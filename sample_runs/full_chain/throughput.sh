@@ -9,6 +9,11 @@
 #   the tracker split likewise (histo merging).
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
 #   DIR/build), on the same input in the same run: its narwhal, actors, topology and configuration.
+#   After the table, a ratio line per row: the row against the machine's limits (bench-machine --shell,
+#   tools/bench_limits.h): bytes (the input read out of the page cache once, by a copy at the CPU's
+#   measured copy rate; its traces sent to the GPU once at the measured pinned upload rate) and operations
+#   (the PSA's searches, from its log, x TERMS |d|^p terms a full search, 432933 for the default basis as
+#   bench-psa prints it, x 8 FP32 instructions each, over the GPU's FP32 peak or the CPU's measured FMA rate).
 # The input holds full_chain.xml's source (Generator.conf of conf/full_chain) with EVENTS events,
 # written by topologies/simulate.xml.  Results: sample_runs/full_chain/LABEL/throughput.txt.
 set -eu
@@ -34,6 +39,7 @@ replay() {
     name=$1 topology=$2 dirs=$3
     shift 3
     rows=$((rows + 1))
+    printf '%s\n' "$name" > "$work/name-$rows.txt"
     "$run_narwhal" run "$topology" --actors "$run_actors" --conf "$dirs" --report "$work/report-$rows.tsv" "$@" \
         > "$keep/throughput-$rows.log" 2>&1
     awk -F'\t' -v mode="$name" '
@@ -89,6 +95,54 @@ split_actor() {
         }' "$3" > "$4"
 }
 
+# ratios: each row against the limits (see the top); nothing without bench-machine
+ratios() {
+    [ -x "$BUILD/bin/bench-machine" ] || return 0
+    "$BUILD/bin/bench-machine" --shell > "$work/machine.sh"
+    . "$work/machine.sh"
+    [ "$GPU_PRESENT" = 1 ] || GPU_H2D_BPS=0 GPU_PEAK_OPS=0 GPU_NAME=none
+    bytes=$(stat -c %s "$work/input.adf")
+    awk -v c="$CPU_COPY_BPS" -v f="$CPU_FMA_OPS" -v u="$GPU_H2D_BPS" -v o="$GPU_PEAK_OPS" -v g="$GPU_NAME" 'BEGIN {
+        printf "# limits: CPU copy %.1f GB/s (read + written), FMA %.3g/s; GPU %s: upload %.1f GB/s, FP32 %.3g/s\n",
+               c / 1e9, f, g, u / 1e9, o }'
+    k=1
+    while [ "$k" -le "$rows" ]; do
+        grep -o '[0-9]* searches on the [A-Z]* (' "$keep/throughput-$k.log" > "$work/searches-$k.txt" || true
+        awk -F'\t' -v name="$(cat "$work/name-$k.txt")" -v bytes="$bytes" -v list="$work/searches-$k.txt" \
+            -v terms="${TERMS:-432933}" -v copy="$CPU_COPY_BPS" -v fma="$CPU_FMA_OPS" -v h2d="$GPU_H2D_BPS" -v gops="$GPU_PEAK_OPS" '
+            BEGIN { while ((getline l < list) > 0) { split(l, w, " "); n[w[5]] += w[1] } }
+            $1 == "run" { block = $5 }
+            $1 == "kind" && $2 == "reader" && ($4 == "narwhal:crystal" || $4 == "data:crystal") { crystals = $5 }
+            END {
+                rate = crystals / block
+                by_bytes = crystals / (2 * bytes / copy)
+                line = sprintf("ratio: %s: %.0f crystal-events/s; bytes %.0f per crystal-event: page cache copy -> %.3g/s",
+                               name, rate, bytes / crystals, by_bytes)
+                if (h2d > 0 && n["GPU"] > 0) {
+                    up = crystals / (bytes / h2d)
+                    line = line sprintf(", upload -> %.3g/s", up)
+                    if (up < by_bytes) by_bytes = up
+                }
+                # the searches as if exhaustive: a pruned search skips terms, so a ratio may pass 1
+                t = 0
+                if (n["GPU"] > 0 && gops > 0) t += n["GPU"] * terms * 8 / gops
+                if (n["CPU"] > 0) t += n["CPU"] * terms * 8 / fma
+                if (t > 0) {
+                    by_ops = crystals / t
+                    line = line sprintf("; operations %.3g per crystal-event (%.2f searches, GPU %d, CPU %d) -> %.3g/s",
+                                        (n["GPU"] + n["CPU"]) * terms * 8 / crystals, (n["GPU"] + n["CPU"]) / crystals,
+                                        n["GPU"], n["CPU"], by_ops)
+                } else {
+                    by_ops = 0
+                    line = line "; operations not counted (no searches in the log)"
+                }
+                limit = by_ops > 0 && by_ops < by_bytes ? by_ops : by_bytes
+                print line sprintf("; %.3g of the %s limit", rate / limit, limit == by_bytes ? "bytes" : "operations")
+            }' "$work/report-$k.tsv"
+        k=$((k + 1))
+    done
+}
+
 variants() {
     sed 's/16000000/64000000/' topologies/replay_chain.xml > "$work/replay_chain_64MB.xml"
     replay "sequential, 64 MB blocks" "$work/replay_chain_64MB.xml" "$conf"
@@ -136,6 +190,7 @@ variants() {
         run_narwhal=$narwhal run_actors=$BUILD/actors
     fi
     echo "# seconds: from the first block to the end of the flushes (the table's 'blocks ran'); per actor: in process_block"
+    ratios
     grep -h -E '^\[(PSA|Tracker|Histo)\] (searching|tracking|counting) on' "$keep/throughput-1.log"
 } > "$keep/throughput.txt"
 cat "$keep/throughput.txt"
