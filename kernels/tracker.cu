@@ -74,11 +74,12 @@ __device__ static void reduce_group(unsigned mask, float *best, int *best_perm, 
     }
 }
 
-/* One group of GROUP lanes per candidate slot: gather, paths, every ordering. */
+/* One group of GROUP lanes per candidate slot: gather, paths, the orderings searched (tr_search: the
+ * lanes share them out by their first two points). */
 __global__ void __launch_bounds__(BLOCK)
 k_score(const uint32_t *first, uint32_t base, const uint32_t *slot_event, uint32_t n_slots,
         const tr_point *pts, const tr_event_info *info, const tr_cand *cands, const tr_physics *tab,
-        const uint32_t *perms, tr_score *scores)
+        tr_score *scores)
 {
     __shared__ tr_clu clu[GROUPS_PER_BLOCK];
     int group = threadIdx.x / GROUP, lane = threadIdx.x % GROUP;
@@ -107,16 +108,9 @@ k_score(const uint32_t *first, uint32_t base, const uint32_t *slot_event, uint32
         tr_clu_path(&c_params, &c_geo, c, i, j);
     }
     __syncwarp(mask);
-    int first_perm = tr_perm_first(n), count = tr_factorial(n);
-    float best = -3.0e38f;
-    int best_perm = 0x7fffffff;
-    for (int r = lane; r < count; r += GROUP) {
-        float s = tr_order_sum(&c_params, tab, c, __ldg(&perms[first_perm + r]));
-        if (tr_sum_better(s, r, best, best_perm)) {
-            best = s;
-            best_perm = r;
-        }
-    }
+    float best;
+    int best_perm;
+    tr_search(&c_params, tab, c, lane, GROUP, &best, &best_perm);
     tr_score pair = { -3.0e38f, 0, TR_HYP_PAIR, 0 };
     if (lane < n && tr_pair_possible(c)) {
         pair.log_fom = tr_pair_log_fom(&c_params, tab, c, lane + 1);
@@ -400,7 +394,7 @@ static int run_chunk(tr_gpu *g, int s, uint32_t e0, uint32_t e1, bool have_cands
     if (np > 0)
         k_score<<<blocks(np, GROUPS_PER_BLOCK), BLOCK, 0, st>>>(d->first, base, d->slot_event, np,
                                                                 d->points, d->info, d->cands,
-                                                                g->physics, g->perms, d->scores);
+                                                                g->physics, d->scores);
     mark(g, st, timing, 3);
     k_select<<<blocks(ne, BLOCK), BLOCK, 0, st>>>(d->first, base, ne, d->points, d->cands, d->scores,
                                                   g->physics, g->perms, d->order, d->used, d->info,
@@ -411,7 +405,7 @@ static int run_chunk(tr_gpu *g, int s, uint32_t e0, uint32_t e1, bool have_cands
         if (np > 0)
             k_score<<<blocks(np, GROUPS_PER_BLOCK), BLOCK, 0, st>>>(d->first, base, d->slot_event, np,
                                                                     d->points, d->again, d->cands,
-                                                                    g->physics, g->perms, d->scores);
+                                                                    g->physics, d->scores);
         k_select_again<<<blocks(ne, BLOCK), BLOCK, 0, st>>>(d->first, base, ne, d->points, d->cands, d->scores,
                                                             g->physics, g->perms, d->order, d->used, d->again,
                                                             d->info, d->gammas);

@@ -313,8 +313,84 @@ GPUd() static inline int tr_sum_better(float s, int perm, float best_s, int best
     return s > best_s || (s == best_s && perm < best_perm);
 }
 
-/* The reading of c by scoring every ordering in table order (the GPU's way,
- * and the reference of the CPU's pruned search). */
+/* ---- the pruned search ---------------------------------------------------------
+ * Depth-first over the orderings in lexicographic order, each prefix's walk
+ * shared by its completions.  The orderings are dealt out to `stride`
+ * searchers by their first two points (the lexicographic rank of that pair,
+ * modulo stride; the first point alone when n = 1): searcher `lane` sees only
+ * its own.  A searcher cuts a prefix whose sum is no better than its best
+ * complete ordering so far: every further term is <= 0, and since it meets
+ * its orderings in lexicographic order, an equal sum loses to the earlier.
+ * So each searcher finds the best of its orderings, and the best of the
+ * searchers' by tr_sum_better is the best of all: the answer of scoring every
+ * ordering (tr_best_exhaustive), bit for bit, as every sum is the same
+ * sequence of tr_walk_place.  The CPU runs one searcher; the GPU a group of
+ * lanes per candidate, reduced by shuffles.  Iterative, for the GPU. */
+GPUd() static inline int tr_search_owns(int n, int first, int second, int lane, int stride)
+{
+    int at = n < 2 ? first - 1 : (first - 1) * (n - 1) + second - 1 - (second > first);
+    return at % stride == lane;
+}
+
+/* Searcher lane's best sum and the rank of its ordering (rank 0x7fffffff and
+ * sum -3e38 when it owns none). */
+GPUd() static inline void tr_search(const tr_params *p, const tr_physics *tab, const tr_clu *c, int lane, int stride,
+                                    float *best_sum, int *best_rank)
+{
+    tr_walk w[TR_MAX_CLUSTER + 1];
+    uint8_t seq[TR_MAX_CLUSTER], best_seq[TR_MAX_CLUSTER], next[TR_MAX_CLUSTER + 1];
+    unsigned taken = 0;
+    int n = c->n, split = n < 2 ? n : 2, found = 0, d = 0;
+    float best = -3.0e38f;
+    tr_walk_start(c, &w[0]);
+    next[0] = 1;
+    for (;;) {
+        int idx = next[d];
+        while (idx <= n && (taken >> idx & 1u))
+            idx++;
+        if (idx > n) { /* depth d done: back to the prefix before it */
+            if (d == 0)
+                break;
+            d--;
+            taken &= ~(1u << (seq[d] + 1));
+            continue;
+        }
+        next[d] = (uint8_t)(idx + 1);
+        if (d + 1 == split && !tr_search_owns(n, split == 1 ? idx : seq[0] + 1, idx, lane, stride))
+            continue;
+        w[d + 1] = w[d];
+        tr_walk_place(p, tab, c, &w[d + 1], idx);
+        if (found && w[d + 1].sum <= best)
+            continue;
+        seq[d] = (uint8_t)(idx - 1);
+        if (d + 1 == n) {
+            best = w[d + 1].sum;
+            for (int k = 0; k < n; k++)
+                best_seq[k] = seq[k];
+            found = 1;
+            continue;
+        }
+        taken |= 1u << idx;
+        d++;
+        next[d] = 1;
+    }
+    *best_sum = best;
+    *best_rank = found ? tr_perm_rank(best_seq, n) : 0x7fffffff;
+}
+
+/* The reading of c from one searcher over every ordering (the CPU's way). */
+GPUd() static inline tr_score tr_best_searched(const tr_params *p, const tr_physics *tab, const tr_clu *c)
+{
+    float s;
+    int rank;
+    tr_search(p, tab, c, 0, 1, &s, &rank);
+    tr_score best = { TR_DIV(s, (float)(2 * c->n - 1)), (uint16_t)rank, TR_HYP_COMPTON, 0 };
+    tr_score pair = tr_best_pair(p, tab, c);
+    return tr_score_better(pair, best) ? pair : best;
+}
+
+/* The reading of c by scoring every ordering in table order (the reference
+ * of the pruned search: bench-tracker's straightforward path). */
 GPUd() static inline tr_score tr_best_exhaustive(const tr_params *p, const tr_physics *tab,
                                                  const uint32_t *perms, const tr_clu *c)
 {

@@ -66,53 +66,6 @@ static int cluster(const tr_model *m, scratch *s, const tr_point *pts, int n, tr
                      : tr_cluster_event(&m->params, pts, n, &cs, out, big);
 }
 
-/* ---- the optimised search ---------------------------------------------------- */
-
-typedef struct search {
-    const tr_model *m;
-    const tr_clu *c;
-    uint8_t seq[TR_MAX_CLUSTER], best_seq[TR_MAX_CLUSTER], taken[TR_MAX_CLUSTER + 1];
-    float best;
-    int found;
-} search;
-
-/* Depth-first in lexicographic order; a prefix whose sum is no better than
- * the best complete ordering cannot win (every further term is <= 0, and an
- * equal sum loses to the earlier ordering), so it is cut. */
-static void search_from(search *s, const tr_walk *w)
-{
-    if (w->m == s->c->n) {
-        s->best = w->sum;
-        memcpy(s->best_seq, s->seq, sizeof s->seq);
-        s->found = 1;
-        return;
-    }
-    for (int idx = 1; idx <= s->c->n; idx++) {
-        if (s->taken[idx])
-            continue;
-        tr_walk next = *w;
-        tr_walk_place(&s->m->params, s->m->physics, s->c, &next, idx);
-        if (s->found && next.sum <= s->best)
-            continue;
-        s->seq[w->m] = (uint8_t)(idx - 1);
-        s->taken[idx] = 1;
-        search_from(s, &next);
-        s->taken[idx] = 0;
-    }
-}
-
-static tr_score best_pruned(const tr_model *m, const tr_clu *c)
-{
-    search s = { .m = m, .c = c };
-    tr_walk w;
-    tr_walk_start(c, &w);
-    search_from(&s, &w);
-    tr_score best = { TR_DIV(s.best, (float)(2 * c->n - 1)), (uint16_t)tr_perm_rank(s.best_seq, c->n),
-                      TR_HYP_COMPTON, 0 };
-    tr_score pair = tr_best_pair(&m->params, m->physics, c);
-    return tr_score_better(pair, best) ? pair : best;
-}
-
 /* The path between event points i < j (-1: the target), computed once per event. */
 static float cached_path(const tr_model *m, scratch *s, const tr_point *pts, int i, int j)
 {
@@ -162,7 +115,7 @@ static void score(const tr_model *m, scratch *s, const tr_point *pts, int nc, bo
         tr_clu c;
         if (optimised) {
             gather_cached(m, s, pts, &s->cands[k], &c);
-            s->scores[k] = best_pruned(m, &c);
+            s->scores[k] = tr_best_searched(&m->params, m->physics, &c);
         } else {
             tr_clu_gather(&m->params, &m->geo, pts, &s->cands[k], &c);
             s->scores[k] = tr_best_exhaustive(&m->params, m->physics, m->perms, &c);
