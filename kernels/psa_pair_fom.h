@@ -14,8 +14,7 @@
  * the other's neighbours.  Searched one after the other, a wrong first
  * answer is compensated by a wrong second one and the neighbour passes
  * (actors/psa/psa_block.h) stay there.  So the pair is first searched
- * jointly on the coarse grid (the adaptive search's, CoarseGrid): every
- * coarse point a of r's segment with every coarse point b of q's, against
+ * jointly on the coarse grid (the adaptive search's, CoarseGrid), against
  * the traces with the event's other hits subtracted, over the two segments
  * themselves and the channels of both masks (pp_channels' order):
  *
@@ -23,16 +22,24 @@
  *               |m[c][i] - fa s_a[c][i] - fb s_b[c][i]|^p
  *
  * m: the aligned traces over E = e_r + e_q, fa = e_r / E, fb = e_q / E;
- * |d|^p and the order of the sum as the grid search's (gridsearch_fom.h).
- * each pair's sum taken value after value (pp_less_a, then pp_acc), k =
- * c * W + i in order.  The best is the lowest FoM, then the lowest index
- * a * n_b + b (pp_key).  The CPU sums the pairs of one a side by side (the
- * b in vector lanes), a GPU thread one pair at a time: the same
- * operations, the same bits.  A bound that stops a pair's sum early was
- * tried: at p = 0.3 every channel's noise adds about as much as a wrong
- * point, and it stopped almost none.
+ * |d|^p and the order of the sum as the grid search's (gridsearch_fom.h):
+ * each pair's sum taken value after value (pp_less, then pp_acc), k =
+ * c * W + i in order; pp_fom is one pair's.
+ *
+ * Not every pair (about 89 x 89 of them: 3 ms a crystal on one core).
+ * First the pairs of the two segments' sparse coarse points (one per
+ * PP_SPARSE_MM cell: psa_pair_sparse, about 23 a segment) give a seed
+ * pair (a0, b0); then every coarse point a of r's segment against b0, and
+ * every coarse point b of q's against a0, give each coarse point a FoM; the
+ * PP_KEEP best of each side (lowest FoM, then lowest index: pp_key) make
+ * the PP_KEEP x PP_KEEP pairs searched last, about 1,000 pairs in all.  The
+ * best (of the seed's pairs and of the last) is the lowest FoM, then the
+ * lowest index a * n_b + b (a, b: coarse indices).  The CPU sums the
+ * points of one side side by side in vector lanes, a GPU thread one pair
+ * at a time: the same operations, the same bits.
  */
-enum { PP_MAX_CHANNELS = DET_CHANNELS };
+enum { PP_MAX_CHANNELS = DET_CHANNELS, PP_KEEP = 16 };
+#define PP_SPARSE_MM 12.0 /* mm: the seed's cells, twice the default CoarseGrid */
 
 typedef struct pp_pair {
     const float *m;     /* n_ch x W values */
@@ -41,9 +48,8 @@ typedef struct pp_pair {
     float fa, fb;
 } pp_pair;
 
-/* The pair's channels into ch (their count returned): the two segments
- * (their net charges differ most between points: the bounds stop a bad
- * pair soonest), then the rest of the two masks in channel order. */
+/* The pair's channels into ch (their count returned): the two segments,
+ * then the rest of the two masks in channel order. */
 GPUd() static inline uint32_t pp_channels(const uint8_t *mask_r, uint32_t n_r, const uint8_t *mask_q, uint32_t n_q,
                                           uint32_t seg_r, uint32_t seg_q, uint8_t *ch)
 {
@@ -82,22 +88,51 @@ GPUd() static inline void pp_values(const float *resid, const float *sr, const f
     }
 }
 
-/* Value k = c * W + i of the pair (channel c, sample i) less a's part: m - fa s_a. */
+/* Value k = c * W + i of a point's signals s (from the window's first basis sample) on the pair's channels. */
+GPUd() static inline float pp_value(const pp_pair *p, const float *s, uint32_t k)
+{
+    return s[(size_t)p->ch[k / p->W] * p->n_samples + k % p->W];
+}
+
+/* A pair's value less a's part: m - fa s_a. */
+GPUd() static inline float pp_less(float m, float fa, float sa)
+{
+    return PT_FSUB(m, PT_FMUL(fa, sa));
+}
+
+/* Value k of the pair less a's part (a's signals sa). */
 GPUd() static inline float pp_less_a(const pp_pair *p, const float *sa, uint32_t k)
 {
-    return PT_FSUB(p->m[k], PT_FMUL(p->fa, sa[(size_t)p->ch[k / p->W] * p->n_samples + k % p->W]));
+    return pp_less(p->m[k], p->fa, pp_value(p, sa, k));
 }
 
-/* A pair's sum after value k: acc + |x - fb s_b|^p, x = pp_less_a's, sb = s_b's value k. */
-GPUd() static inline float pp_acc(float acc, float x, float fb, float sb, const gs_pow *pw)
+/* A pair's sum after value k: acc + |x - fb s_b|^p, x = pp_less's, sb = s_b's value k
+ * (c, scale: the gs_pow's polynomial and exponent table). */
+GPUd() static inline float pp_acc(float acc, float x, float fb, float sb, const float *c, const float *scale)
 {
-    return gs_acc_pow(acc, PT_FSUB(x, PT_FMUL(fb, sb)), pw->c, pw->scale);
+    return gs_acc_pow(acc, PT_FSUB(x, PT_FMUL(fb, sb)), c, scale);
 }
 
-/* The pair's order: FoM bits (never negative, so ordered as the values) then index. */
+/* The FoM of the pair of signals sa, sb (from the window's first basis sample). */
+GPUd() static inline float pp_fom(const pp_pair *p, const float *sa, const float *sb, const float *c,
+                                  const float *scale)
+{
+    float acc = 0;
+    for (uint32_t k = 0; k < p->n_ch * p->W; k++)
+        acc = pp_acc(acc, pp_less_a(p, sa, k), p->fb, pp_value(p, sb, k), c, scale);
+    return acc;
+}
+
+/* The pair's order, and each side's: FoM bits (never negative, so ordered as the values) then index. */
 GPUd() static inline uint64_t pp_key(float fom, uint32_t index)
 {
     return (uint64_t)gs_bits(fom) << 32 | index;
+}
+
+/* How many of a side's n coarse points are kept. */
+GPUd() static inline uint32_t pp_kept(uint32_t n)
+{
+    return n < PP_KEEP ? n : PP_KEEP;
 }
 
 #endif

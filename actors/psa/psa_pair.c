@@ -1,4 +1,4 @@
-/* psa_pair.c: the joint search of two touching hits on the coarse grid on the CPU (kernels/psa_pair_fom.h, which the GPU block runs too): the pairs of one point of the first hit side by side in vector lanes. */
+/* psa_pair.c: the joint search of two touching hits on the coarse grid on the CPU (kernels/psa_pair_fom.h, which the GPU block runs too): the points of one side side by side in vector lanes. */
 #include "psa_pair.h"
 
 #include <math.h>
@@ -25,63 +25,204 @@ int psa_pair_of(const psa_event *ev, const psa_layout *l, int *r, int *q)
     return 0;
 }
 
-/* A scan's working memory: the second hit's coarse signals value-major
- * (sbT[k * nb + b]: value k of coarse point b, so that the pairs of one a
- * read consecutive floats), one a's values less its part, the pairs' sums. */
-typedef struct scan {
+/* What a sum over n points side by side reads: the pair, the |d|^p
+ * constants, and n points' values value-major (sT[k * n + j]: value k of
+ * point j, so that the lanes read consecutive floats). */
+typedef struct lanes {
     const pp_pair *p;
     const gs_pow *pw;
-    uint32_t K, nb;
-    float *sbT, *x, *acc;
-} scan;
+    const float *sT;
+    uint32_t n;
+} lanes;
 
-/* The sums of the pairs (a, every b), value after value (kernels/psa_pair_fom.h's order). */
-static inline __attribute__((always_inline)) void sum_row(const scan *s)
+/* The FoMs of the pairs (a, each point j as b): x, a's K values less its part (pp_less_a). */
+static inline __attribute__((always_inline)) void sum_b(const lanes *s, const float *x, float *acc)
 {
-    const uint32_t nb = s->nb;
-    float *acc = s->acc;
-    memset(acc, 0, nb * sizeof *acc);
-    for (uint32_t k = 0; k < s->K; k++) {
-        const float x = s->x[k], fb = s->p->fb, *sb = s->sbT + (size_t)k * nb;
+    const uint32_t n = s->n, K = s->p->n_ch * s->p->W;
+    memset(acc, 0, n * sizeof *acc);
+    for (uint32_t k = 0; k < K; k++) {
+        const float xk = x[k], fb = s->p->fb, *sb = s->sT + (size_t)k * n;
 #pragma omp simd
-        for (uint32_t b = 0; b < nb; b++)
-            acc[b] = pp_acc(acc[b], x, fb, sb[b], s->pw);
+        for (uint32_t j = 0; j < n; j++)
+            acc[j] = pp_acc(acc[j], xk, fb, sb[j], s->pw->c, s->pw->scale);
     }
 }
 
-static void row_portable(const scan *s) { sum_row(s); }
+/* The FoMs of the pairs (each point j as a, b): y, b's K values (pp_value). */
+static inline __attribute__((always_inline)) void sum_a(const lanes *s, const float *y, float *acc)
+{
+    const uint32_t n = s->n, K = s->p->n_ch * s->p->W;
+    memset(acc, 0, n * sizeof *acc);
+    for (uint32_t k = 0; k < K; k++) {
+        const float m = s->p->m[k], fa = s->p->fa, fb = s->p->fb, yk = y[k], *sa = s->sT + (size_t)k * n;
+#pragma omp simd
+        for (uint32_t j = 0; j < n; j++)
+            acc[j] = pp_acc(acc[j], pp_less(m, fa, sa[j]), fb, yk, s->pw->c, s->pw->scale);
+    }
+}
+
+typedef void sum_fn(const lanes *s, const float *v, float *acc);
+static void sum_b_portable(const lanes *s, const float *x, float *acc) { sum_b(s, x, acc); }
+static void sum_a_portable(const lanes *s, const float *y, float *acc) { sum_a(s, y, acc); }
 
 #if defined(__x86_64__) || defined(__i386__)
 /* The same operations in the processor's vectors and fused multiply-adds (fmaf is exact either way). */
-__attribute__((target("avx2,fma"))) static void row_avx2(const scan *s) { sum_row(s); }
+__attribute__((target("avx2,fma"))) static void sum_b_avx2(const lanes *s, const float *x, float *acc) { sum_b(s, x, acc); }
+__attribute__((target("avx2,fma"))) static void sum_a_avx2(const lanes *s, const float *y, float *acc) { sum_a(s, y, acc); }
 
-typedef void row_fn(const scan *s);
-static row_fn *row_for_cpu(void)
+static int avx2(void)
 {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? row_avx2 : row_portable;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+static sum_fn *sum_b_for_cpu(void) { return avx2() ? sum_b_avx2 : sum_b_portable; }
+static sum_fn *sum_a_for_cpu(void) { return avx2() ? sum_a_avx2 : sum_a_portable; }
 #else
-typedef void row_fn(const scan *s);
-static row_fn *row_for_cpu(void) { return row_portable; }
+static sum_fn *sum_b_for_cpu(void) { return sum_b_portable; }
+static sum_fn *sum_a_for_cpu(void) { return sum_a_portable; }
 #endif
 
-/* The best pair's index: every a's row, the lowest (FoM, index). */
-static uint32_t best_pair(scan *s, const psa_segment *ga, const det_basis *b, size_t start)
+/* Points pt[0..n) of a segment's columns, their K values on the pair's channels value-major into sT. */
+static void transpose(const pp_pair *p, const det_basis *b, size_t start, const uint32_t *pt, uint32_t n, float *sT)
 {
-    row_fn *row = row_for_cpu();
+    const uint32_t K = p->n_ch * p->W;
+    for (uint32_t j = 0; j < n; j++) {
+        const float *s = det_basis_point(b, pt[j]) + start;
+        for (uint32_t k = 0; k < K; k++)
+            sT[(size_t)k * n + j] = pp_value(p, s, k);
+    }
+}
+
+/* The kept of a side (pp_kept(n) of them): the indices of the lowest pp_key(fom[j], j), into kept. */
+static uint32_t keep_best(const float *fom, uint32_t n, uint32_t *kept)
+{
+    const uint32_t m = pp_kept(n);
+    uint64_t last = 0;
+    for (uint32_t t = 0; t < m; t++) {
+        uint64_t best = UINT64_MAX;
+        for (uint32_t j = 0; j < n; j++) {
+            const uint64_t key = pp_key(fom[j], j);
+            if (key < best && (t == 0 || key > last))
+                best = key;
+        }
+        kept[t] = (uint32_t)best;
+        last = best;
+    }
+    return m;
+}
+
+/* A PP_SPARSE_MM cell's key and a point's squared distance to its centre (in cells). */
+static int64_t cell_of(const det_basis *b, uint32_t point, double *d2)
+{
+    int64_t idx[3];
+    *d2 = 0;
+    for (int k = 0; k < 3; k++) {
+        const double x = b->pos[3 * (size_t)point + k] / PP_SPARSE_MM;
+        idx[k] = (int64_t)floor(x);
+        *d2 += (x - idx[k] - 0.5) * (x - idx[k] - 0.5);
+    }
+    return ((idx[2] + (1 << 20)) << 42) | ((idx[1] + (1 << 20)) << 21) | (idx[0] + (1 << 20));
+}
+
+int psa_pair_sparse(const psa_segment *g, const det_basis *b, uint32_t *out)
+{
+    int64_t *cell = malloc((g->n_coarse + 1) * sizeof *cell);
+    double *d2 = malloc((g->n_coarse + 1) * sizeof *d2);
+    int n = 0;
+    if (!cell || !d2)
+        n = -1;
+    for (uint32_t j = 0; n >= 0 && j < g->n_coarse; j++)
+        cell[j] = cell_of(b, g->point[j], &d2[j]);
+    for (uint32_t j = 0; n >= 0 && j < g->n_coarse; j++) {
+        int first = 1;
+        for (uint32_t i = 0; i < g->n_coarse && first; i++)
+            first = i == j || cell[i] != cell[j] || d2[i] > d2[j] || (d2[i] == d2[j] && i > j);
+        if (first)
+            out[n++] = j;
+    }
+    free(cell);
+    free(d2);
+    return n;
+}
+
+/* Working memory of one pair search: the pair's values, both sides'
+ * values value-major, one point's values, one side's FoMs, index lists. */
+typedef struct work {
+    float *m, *saT, *sbT, *x, *fom;
+    uint32_t *ia, *ib, *pts;
+} work;
+
+static int work_alloc(work *w, uint32_t K, uint32_t na, uint32_t nb)
+{
+    const uint32_t most = na > nb ? na : nb;
+    w->m = malloc(((size_t)K * (na + nb + 2) + most + 1) * sizeof *w->m);
+    w->ia = malloc(((size_t)na + 2 * nb + 1) * sizeof *w->ia);
+    if (!w->m || !w->ia) {
+        free(w->m);
+        free(w->ia);
+        return -1;
+    }
+    w->saT = w->m + K;
+    w->sbT = w->saT + (size_t)K * na;
+    w->x = w->sbT + (size_t)K * nb;
+    w->fom = w->x + K;
+    w->ib = w->ia + na;
+    w->pts = w->ib + nb;
+    return 0;
+}
+
+/* The best of the pairs of a's coarse points ia[0..na) with b's ib[0..nb)
+ * (its key, pp_key(FoM, a * gb->n_coarse + b)); uses w->sbT. */
+static uint64_t best_of(const pp_pair *p, const gs_pow *pw, work *w, const det_basis *b, size_t start,
+                        const psa_segment *ga, const psa_segment *gb, const uint32_t *ia, uint32_t na,
+                        const uint32_t *ib, uint32_t nb)
+{
+    const uint32_t K = p->n_ch * p->W;
+    sum_fn *over_b = sum_b_for_cpu();
+    for (uint32_t j = 0; j < nb; j++)
+        w->pts[j] = gb->point[ib[j]];
+    lanes lb = { p, pw, w->sbT, nb };
+    transpose(p, b, start, w->pts, nb, w->sbT);
     uint64_t best = UINT64_MAX;
-    for (uint32_t a = 0; a < ga->n_coarse; a++) {
-        const float *sa = det_basis_point(b, ga->point[a]) + start;
-        for (uint32_t k = 0; k < s->K; k++)
-            s->x[k] = pp_less_a(s->p, sa, k);
-        row(s);
-        for (uint32_t c = 0; c < s->nb; c++) {
-            const uint64_t key = pp_key(s->acc[c], a * s->nb + c);
+    for (uint32_t i = 0; i < na; i++) {
+        const float *sa = det_basis_point(b, ga->point[ia[i]]) + start;
+        for (uint32_t k = 0; k < K; k++)
+            w->x[k] = pp_less_a(p, sa, k);
+        over_b(&lb, w->x, w->fom);
+        for (uint32_t j = 0; j < nb; j++) {
+            const uint64_t key = pp_key(w->fom[j], ia[i] * gb->n_coarse + ib[j]);
             best = key < best ? key : best;
         }
     }
-    return (uint32_t)best;
+    return best;
+}
+
+/* The best pair's index a * n_b + b (kernels/psa_pair_fom.h's steps): the
+ * seed from the sparse points, each side against the seed's other point,
+ * the kept of each side paired.  -1 without memory. */
+static int64_t best_pair(const pp_pair *p, const gs_pow *pw, work *w, const det_basis *b, size_t start,
+                         const psa_segment *ga, const psa_segment *gb)
+{
+    const uint32_t K = p->n_ch * p->W, na = ga->n_coarse, nb = gb->n_coarse;
+    const int sa = psa_pair_sparse(ga, b, w->ia), sb = psa_pair_sparse(gb, b, w->ib);
+    if (sa < 0 || sb < 0)
+        return -1;
+    const uint64_t seed = best_of(p, pw, w, b, start, ga, gb, w->ia, (uint32_t)sa, w->ib, (uint32_t)sb);
+    const float *a0 = det_basis_point(b, ga->point[(uint32_t)seed / nb]) + start;
+    const float *b0 = det_basis_point(b, gb->point[(uint32_t)seed % nb]) + start;
+    lanes la = { p, pw, w->saT, na }, lb = { p, pw, w->sbT, nb };
+    transpose(p, b, start, ga->point, na, w->saT);
+    transpose(p, b, start, gb->point, nb, w->sbT);
+    for (uint32_t k = 0; k < K; k++)
+        w->x[k] = pp_value(p, b0, k);
+    sum_a_for_cpu()(&la, w->x, w->fom);
+    const uint32_t ka = keep_best(w->fom, na, w->ia);
+    for (uint32_t k = 0; k < K; k++)
+        w->x[k] = pp_less_a(p, a0, k);
+    sum_b_for_cpu()(&lb, w->x, w->fom);
+    const uint32_t kb = keep_best(w->fom, nb, w->ib);
+    const uint64_t last = best_of(p, pw, w, b, start, ga, gb, w->ia, ka, w->ib, kb);
+    return (uint32_t)(last < seed ? last : seed);
 }
 
 int psa_pair_search(psa_event *ev, int r, int q, const det_basis *b, const psa_layout *l, const gs_pow *pw)
@@ -89,25 +230,22 @@ int psa_pair_search(psa_event *ev, int r, int q, const det_basis *b, const psa_l
     const psa_segment *ga = &l->seg[ev->net[r]], *gb = &l->seg[ev->net[q]];
     uint8_t ch[PP_MAX_CHANNELS];
     const uint32_t W = l->window, n = pp_channels(ga->mask, ga->n_mask, gb->mask, gb->n_mask, ev->net[r], ev->net[q], ch);
-    const uint32_t K = n * W, nb = gb->n_coarse;
-    float *m = malloc(((size_t)K * (nb + 2) + nb + 1) * sizeof *m);
-    if (!m)
+    const uint32_t nb = gb->n_coarse, was_r = ev->point[r], was_q = ev->point[q];
+    work w;
+    if (work_alloc(&w, n * W, ga->n_coarse, nb))
         return -1;
-    pp_values(ev->resid, det_basis_point(b, ev->point[r]) + l->window_start,
-              det_basis_point(b, ev->point[q]) + l->window_start, ch, n, W, b->n_samples, ev->e[r], ev->e[q], m);
-    const pp_pair p = { m, ch, n, W, b->n_samples, pp_fraction(ev->e[r], ev->e[q]), pp_fraction(ev->e[q], ev->e[r]) };
-    scan s = { &p, pw, K, nb, m + K, m + K + (size_t)K * nb, m + 2 * (size_t)K + (size_t)K * nb };
-    for (uint32_t c = 0; c < nb; c++) {
-        const float *sb = det_basis_point(b, gb->point[c]) + l->window_start;
-        for (uint32_t k = 0; k < K; k++)
-            s.sbT[(size_t)k * nb + c] = sb[(size_t)ch[k / W] * b->n_samples + k % W];
-    }
-    const uint32_t at = best_pair(&s, ga, b, l->window_start), was_r = ev->point[r], was_q = ev->point[q];
-    ev->point[r] = ga->point[at / nb];
-    ev->point[q] = gb->point[at % nb];
+    pp_values(ev->resid, det_basis_point(b, was_r) + l->window_start, det_basis_point(b, was_q) + l->window_start, ch,
+              n, W, b->n_samples, ev->e[r], ev->e[q], w.m);
+    const pp_pair p = { w.m, ch, n, W, b->n_samples, pp_fraction(ev->e[r], ev->e[q]), pp_fraction(ev->e[q], ev->e[r]) };
+    const int64_t at = best_pair(&p, pw, &w, b, l->window_start, ga, gb);
+    free(w.m);
+    free(w.ia);
+    if (at < 0)
+        return -1;
+    ev->point[r] = ga->point[(uint32_t)at / nb];
+    ev->point[q] = gb->point[(uint32_t)at % nb];
     ev->hit_status[r] = ev->hit_status[q] = 0;
     psa_event_replace(ev, r, was_r, b, l);
     psa_event_replace(ev, q, was_q, b, l);
-    free(m);
     return 0;
 }
