@@ -13,8 +13,46 @@
 void det_array_free(det_array *a)
 {
     free(a->crystal);
-    a->crystal = NULL;
-    a->n = 0;
+    free(a->shape);
+    free(a->shape_path);
+    memset(a, 0, sizeof *a);
+}
+
+int det_array_set_shapes(det_array *a, const char *const *paths, int n, const char *base_dir, char *msg, size_t len)
+{
+    if (n < 1 || n > DET_ARRAY_SHAPES) return snprintf(msg, len, "%d shapes (1..%d)", n, DET_ARRAY_SHAPES), -1;
+    det_crystal *shape = calloc((size_t)n, sizeof *shape);
+    char(*path)[DET_ARRAY_PATH] = calloc((size_t)n, sizeof *path);
+    if (!shape || !path) {
+        snprintf(msg, len, "out of memory");
+        goto fail;
+    }
+    for (int t = 0; t < n; t++) {
+        char full[2 * DET_ARRAY_PATH];
+        if (strlen(paths[t]) >= DET_ARRAY_PATH) {
+            snprintf(msg, len, "shape %d: path longer than %d characters", t, DET_ARRAY_PATH - 1);
+            goto fail;
+        }
+        snprintf(path[t], DET_ARRAY_PATH, "%s", paths[t]);
+        snprintf(full, sizeof full, "%s%s%s", paths[t][0] == '/' ? "" : base_dir, paths[t][0] == '/' ? "" : "/",
+                 paths[t]);
+        if (det_crystal_load(&shape[t], full, msg, len)) goto fail;
+    }
+    free(a->shape);
+    free(a->shape_path);
+    a->shape = shape;
+    a->shape_path = path;
+    a->n_shapes = n;
+    return 0;
+fail:
+    free(shape);
+    free(path);
+    return -1;
+}
+
+const det_crystal *det_array_shape(const det_array *a, int i, const det_crystal *fallback)
+{
+    return a->n_shapes > 0 ? &a->shape[a->crystal[i].type] : fallback;
 }
 
 int det_array_find(const det_array *a, int id)
@@ -185,9 +223,54 @@ static int end_load(line_reader *lr, det_array *out, int rc, det_array *a, const
     return 0;
 }
 
+/* The folder of path ("." when it has none) into dir[DET_ARRAY_PATH]. */
+static void folder_of(const char *path, char *dir)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, DET_ARRAY_PATH, ".");
+    else snprintf(dir, DET_ARRAY_PATH, "%.*s", (int)(slash - path), path);
+}
+
+/* After the header: an optional "shapes GEO..." line (loaded into out), else the reader is left where it was.
+   0, or -1 with a message. */
+static int read_shapes(line_reader *lr, det_array *out, const char *path, char *msg, size_t len)
+{
+    long at = ftell(lr->f);
+    int lineno = lr->lineno;
+    char first[64], why[400], dir[DET_ARRAY_PATH];
+    first_word(lr, first);
+    if (strcmp(first, "shapes")) {
+        lr->lineno = lineno;
+        return fseek(lr->f, at, SEEK_SET) ? (snprintf(msg, len, "%s: cannot seek", path), -1) : 0;
+    }
+    char *hash = strchr(lr->line, '#');
+    if (hash) *hash = 0;
+    const char *paths[DET_ARRAY_SHAPES + 1];
+    int n = 0;
+    char *save = NULL;
+    strtok_r(lr->line, " \t\r\n", &save);
+    for (char *tok = strtok_r(NULL, " \t\r\n", &save); tok && n <= DET_ARRAY_SHAPES;
+         tok = strtok_r(NULL, " \t\r\n", &save))
+        paths[n++] = tok;
+    folder_of(path, dir);
+    if (det_array_set_shapes(out, paths, n, dir, why, sizeof why))
+        return snprintf(msg, len, "%s:%d: shapes: %s", path, lr->lineno, why), -1;
+    return 0;
+}
+
+/* With shapes named, every crystal's type must have one. */
+static int check_types(const det_array *a, const char *path, char *msg, size_t len)
+{
+    for (int i = 0; a->n_shapes && i < a->n; i++)
+        if (a->crystal[i].type >= a->n_shapes)
+            return snprintf(msg, len, "%s: crystal %d is of type %d, but the shapes line names %d shapes", path,
+                            a->crystal[i].id, a->crystal[i].type, a->n_shapes), -1;
+    return 0;
+}
+
 int det_array_load(det_array *a, const char *path, char *msg, size_t len)
 {
-    det_array out = {0, NULL};
+    det_array out = {0};
     int cap = 0, n;
     double v[14];
     line_reader lr;
@@ -198,6 +281,7 @@ int det_array_load(det_array *a, const char *path, char *msg, size_t len)
         snprintf(msg, len, "%s:%d: expected the header line 'narwhal-array 1'", path, lr.lineno);
         goto fail;
     }
+    if (read_shapes(&lr, &out, path, msg, len)) goto fail;
     int rc;
     while ((rc = next_numbers(&lr, v, 14, &n, msg, len)) == 0) {
         if (n != 14 || !integral(v[0], 0, 1 << 30) || !integral(v[1], 0, 255)) {
@@ -210,6 +294,7 @@ int det_array_load(det_array *a, const char *path, char *msg, size_t len)
         for (int i = 0; i < 9; i++) p.R[i / 3][i % 3] = v[5 + i];
         if (place(&out, &p, &cap, &lr, path, msg, len)) goto fail;
     }
+    if (rc == -1 && check_types(&out, path, msg, len)) goto fail;
     return end_load(&lr, &out, rc, a, path, msg, len);
 fail:
     return end_load(&lr, &out, -2, a, path, msg, len);
@@ -242,9 +327,13 @@ int det_array_save(const det_array *a, const char *path, char *msg, size_t len)
         snprintf(msg, len, "%s: cannot create: %s", path, strerror(errno));
         return -1;
     }
-    fprintf(f, "narwhal-array 1\n# %d crystals; lab = R * crystal + T (mm, origin at the target)\n"
-               "# id type Tx Ty Tz R11 R12 R13 R21 R22 R23 R31 R32 R33\n",
-            a->n);
+    fprintf(f, "narwhal-array 1\n# %d crystals; lab = R * crystal + T (mm, origin at the target)\n", a->n);
+    if (a->n_shapes) {
+        fprintf(f, "shapes");
+        for (int t = 0; t < a->n_shapes; t++) fprintf(f, " %s", a->shape_path[t]);
+        fprintf(f, "   # the geometry of crystal types 0..%d, relative to this file's folder\n", a->n_shapes - 1);
+    }
+    fprintf(f, "# id type Tx Ty Tz R11 R12 R13 R21 R22 R23 R31 R32 R33\n");
     for (int i = 0; i < a->n; i++) {
         const det_placement *p = &a->crystal[i];
         fprintf(f, "%d %d %.10f %.10f %.10f", p->id, p->type, p->T[0], p->T[1], p->T[2]);
@@ -256,7 +345,7 @@ int det_array_save(const det_array *a, const char *path, char *msg, size_t len)
 
 int det_array_load_lut(det_array *a, const char *path, char *msg, size_t len)
 {
-    det_array out = {0, NULL};
+    det_array out = {0};
     int cap = 0, n, rc;
     double v[5];
     line_reader lr;
@@ -310,6 +399,7 @@ int det_array_save_lut(const det_array *a, const char *path, char *msg, size_t l
 
 typedef struct body {
     const det_placement *pl;
+    const det_crystal *c;
     double centre[3]; /* lab, middle of the axis */
     double normal[DET_SECTORS][3]; /* outward side-face normals, lab */
 } body;
@@ -325,28 +415,43 @@ static void make_body(body *b, const det_placement *pl, const det_crystal *c)
 {
     double mid[3] = {0, 0, c->length / 2};
     b->pl = pl;
+    b->c = c;
     det_to_lab(pl, mid, b->centre);
-    double taper = (c->hex_back - c->hex_front) / c->length;
-    double norm = sqrt(1 + taper * taper);
     for (int k = 0; k < DET_SECTORS; k++) {
-        double n[3] = {cos(k * M_PI / 3) / norm, sin(k * M_PI / 3) / norm, -taper / norm};
+        double s[4];
+        det_crystal_side(c, k, s); /* the regular hexagon's normal (cos, sin, -taper) is not yet unit */
+        double norm = c->irregular ? 1 : sqrt(1 + s[2] * s[2]);
+        double n[3] = {s[0] / norm, s[1] / norm, s[2] / norm};
         rotate_to_lab(pl, n, b->normal[k]);
     }
 }
 
+/* Corner k of the crystal's hexagon at the front (end 0) or back face, x and y. */
+static void hull_corner(const det_crystal *c, int end, int k, double xy[2])
+{
+    if (c->irregular) {
+        memcpy(xy, c->corner[end][k], 2 * sizeof *xy);
+        return;
+    }
+    double rc = det_hex_apothem(c, end ? c->length : 0) / COS30, a = (30 + 60 * k) * M_PI / 180;
+    xy[0] = rc * cos(a);
+    xy[1] = rc * sin(a);
+}
+
 /* An upper bound of max n.x over the crystal (bore ignored), n a lab unit vector. */
-static double support(const body *b, const det_crystal *c, const double n[3])
+static double support(const body *b, const double n[3])
 {
     const det_placement *pl = b->pl;
+    const det_crystal *c = b->c;
     double m[3]; /* n in the crystal frame */
     for (int i = 0; i < 3; i++) m[i] = pl->R[0][i] * n[0] + pl->R[1][i] * n[1] + pl->R[2][i] * n[2];
     double hull = -INFINITY;
     for (int end = 0; end < 2; end++) {
         double z = end ? c->length : 0;
-        double rc = det_hex_apothem(c, z) / COS30;
         for (int k = 0; k < DET_SECTORS; k++) {
-            double a = (30 + 60 * k) * M_PI / 180;
-            double s = m[0] * rc * cos(a) + m[1] * rc * sin(a) + m[2] * z;
+            double xy[2];
+            hull_corner(c, end, k, xy);
+            double s = m[0] * xy[0] + m[1] * xy[1] + m[2] * z;
             if (s > hull) hull = s;
         }
     }
@@ -355,7 +460,7 @@ static double support(const body *b, const det_crystal *c, const double n[3])
 }
 
 /* The widest gap any candidate plane proves between a and b (negative: none separates). */
-static double proven_gap(const body *a, const body *b, const det_crystal *c)
+static double proven_gap(const body *a, const body *b)
 {
     double best = -INFINITY;
     double n[3], minus[3];
@@ -374,15 +479,16 @@ static double proven_gap(const body *a, const body *b, const det_crystal *c)
             n[i] /= norm;
             minus[i] = -n[i];
         }
-        double g = -(support(a, c, n) + support(b, c, minus));
+        double g = -(support(a, n) + support(b, minus));
         if (g > best) best = g;
     }
     return best;
 }
 
 /* Looks for a point of a (1 mm grid) inside b; 1 and the lab point when found. */
-static int sample_overlap(const body *a, const body *b, const det_crystal *c, double reach, double hit[3])
+static int sample_overlap(const body *a, const body *b, double reach, double hit[3])
 {
+    const det_crystal *c = a->c;
     int nr = (int)ceil(c->radius), nz = (int)ceil(c->length);
     for (int k = 0; k <= nz; k++)
         for (int j = -nr; j <= nr; j++)
@@ -393,7 +499,7 @@ static int sample_overlap(const body *a, const body *b, const det_crystal *c, do
                 for (int m = 0; m < 3; m++) d[m] = lab[m] - b->centre[m];
                 if (dot3(d, d) > reach * reach) continue;
                 det_to_crystal(b->pl, lab, q);
-                if (det_crystal_contains(c, q)) {
+                if (det_crystal_contains(b->c, q)) {
                     memcpy(hit, lab, sizeof lab);
                     return 1;
                 }
@@ -401,12 +507,25 @@ static int sample_overlap(const body *a, const body *b, const det_crystal *c, do
     return 0;
 }
 
+/* Radius of a sphere about the middle of the axis that holds the crystal. */
+static double bounding_radius(const det_crystal *c)
+{
+    double corner = 0;
+    for (int end = 0; end < 2; end++)
+        for (int k = 0; k < DET_SECTORS; k++) {
+            double xy[2];
+            hull_corner(c, end, k, xy);
+            corner = fmax(corner, hypot(xy[0], xy[1]));
+        }
+    double rmax = corner < c->radius ? corner : c->radius;
+    return sqrt(0.25 * c->length * c->length + rmax * rmax);
+}
+
 int det_array_check_overlaps(const det_array *a, const det_crystal *c, double gap, double *min_gap, char *msg,
                              size_t len)
 {
-    double corner = (c->hex_front > c->hex_back ? c->hex_front : c->hex_back) / COS30;
-    double rmax = corner < c->radius ? corner : c->radius;
-    double reach = sqrt(0.25 * c->length * c->length + rmax * rmax); /* bounding-sphere radius */
+    double reach = 0;
+    for (int i = 0; i < a->n; i++) reach = fmax(reach, bounding_radius(det_array_shape(a, i, c)));
     int status = 0;
     *min_gap = INFINITY;
     body *bodies = malloc((size_t)(a->n > 0 ? a->n : 1) * sizeof *bodies);
@@ -414,18 +533,18 @@ int det_array_check_overlaps(const det_array *a, const det_crystal *c, double ga
         snprintf(msg, len, "out of memory");
         return 2;
     }
-    for (int i = 0; i < a->n; i++) make_body(&bodies[i], &a->crystal[i], c);
+    for (int i = 0; i < a->n; i++) make_body(&bodies[i], &a->crystal[i], det_array_shape(a, i, c));
     msg[0] = 0;
     for (int i = 0; i < a->n && status != 1; i++)
         for (int j = i + 1; j < a->n; j++) {
             double d[3];
             for (int m = 0; m < 3; m++) d[m] = bodies[j].centre[m] - bodies[i].centre[m];
             if (sqrt(dot3(d, d)) > 2 * reach + gap) continue;
-            double g = proven_gap(&bodies[i], &bodies[j], c);
+            double g = proven_gap(&bodies[i], &bodies[j]);
             if (g < *min_gap) *min_gap = g;
             if (g > gap) continue;
             double hit[3];
-            if (sample_overlap(&bodies[i], &bodies[j], c, reach, hit)) {
+            if (sample_overlap(&bodies[i], &bodies[j], reach, hit)) {
                 snprintf(msg, len, "crystals %d and %d overlap: both contain the lab point (%.1f, %.1f, %.1f) mm",
                          a->crystal[i].id, a->crystal[j].id, hit[0], hit[1], hit[2]);
                 status = 1;

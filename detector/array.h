@@ -20,15 +20,20 @@ typedef struct det_placement {
     double T[3];    /* translation, mm */
 } det_placement;
 
+enum { DET_ARRAY_MAX = 4096, DET_ARRAY_SHAPES = 8, DET_ARRAY_PATH = 256 };
+
 typedef struct det_array {
     int n;
     det_placement *crystal; /* n entries, in file order */
+    int n_shapes;           /* 0: the file names no shapes (every crystal is the reader's one crystal) */
+    det_crystal *shape;     /* n_shapes: the crystal of each type (geometry files the array file names) */
+    char (*shape_path)[DET_ARRAY_PATH]; /* each as the array file gives it (relative to that file's folder) */
 } det_array;
 
-enum { DET_ARRAY_MAX = 4096 };
-
 /* Narwhal's array file (detector/README.md): a first line "narwhal-array 1",
- * then per crystal one line "id type Tx Ty Tz R11 R12 R13 R21 R22 R23 R31 R32 R33";
+ * optionally "shapes GEO0 GEO1 ..." (the geometry file of each crystal type,
+ * relative to the array file's folder; then every type must have one), then
+ * per crystal one line "id type Tx Ty Tz R11 R12 R13 R21 R22 R23 R31 R32 R33";
  * '#' starts a comment.  R must be a proper rotation (orthonormal to 1e-6,
  * determinant +1); ids unique.  0, or -1 with a message naming file and line. */
 int det_array_load(det_array *a, const char *path, char *msg, size_t len);
@@ -44,12 +49,18 @@ int det_array_load_any(det_array *a, const char *path, char *msg, size_t len);
 void det_array_free(det_array *a);
 /* Index of the crystal with this id, or -1. */
 int det_array_find(const det_array *a, int id);
+/* Names the geometry files of the crystal types (copied; paths as the array file will give them) and loads them
+ * from base_dir (the array file's folder).  0, or -1 with a message naming the file. */
+int det_array_set_shapes(det_array *a, const char *const *paths, int n, const char *base_dir, char *msg, size_t len);
+/* The shape of crystal index i: its type's when the array names shapes, else fallback. */
+const det_crystal *det_array_shape(const det_array *a, int i, const det_crystal *fallback);
 
 void det_to_lab(const det_placement *pl, const double crystal[3], double lab[3]);
 void det_to_crystal(const det_placement *pl, const double lab[3], double crystal[3]);
 
 /*
- * Overlap check.  For every pair of crystals whose bounding spheres meet, it
+ * Overlap check, each crystal with its shape (det_array_shape, fallback c).
+ * For every pair of crystals whose bounding spheres meet, it
  * first tries to prove them apart: a plane separates two convex bodies, and
  * the crystal (bore ignored) is convex, lying inside both its hexagonal
  * frustum (hull of 12 corners) and its cylinder, so the smaller of the two

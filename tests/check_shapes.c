@@ -1,4 +1,4 @@
-/* check_shapes: AGATA's three asymmetric crystal shapes (A, B, C): their files, faces, volumes, point-in-crystal and segments. */
+/* check_shapes: AGATA's three asymmetric crystal shapes (A, B, C): their files, faces, volumes, point-in-crystal, segments and the triple-cluster arrays. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <math.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "geometry.h"
 #include "testkit.h"
 
@@ -221,6 +222,123 @@ START_TEST(regular_hexagon_as_corners_is_the_same_crystal)
 }
 END_TEST
 
+/* ---- AGATA's array of triple clusters ---- */
+
+static det_array load_atc(const char *name)
+{
+    char path[200], msg[400];
+    det_array a = {0};
+    snprintf(path, sizeof path, "detector/arrays/%s", name);
+    ck_assert_msg(det_array_load(&a, path, msg, sizeof msg) == 0, "%s", msg);
+    return a;
+}
+
+START_TEST(atc_arrays_are_agatas_clusters)
+{
+    static const char *const files[] = {"agata180-atc.txt", "agata45-atc.txt", "triple-atc.txt"};
+    static const int count[] = {180, 45, 3};
+    for (int f = 0; f < 3; f++) {
+        det_array a = load_atc(files[f]);
+        ck_assert_int_eq(a.n, count[f]);
+        ck_assert_int_eq(a.n_shapes, 3);
+        for (int t = 0; t < 3; t++) ck_assert(det_crystal_same_shape(&a.shape[t], &shape[t], 0));
+        for (int i = 0; i < a.n; i++) {
+            const det_placement *p = &a.crystal[i];
+            ck_assert_int_eq(p->type, p->id % 3); /* AGATA's ids: 3 * cluster + A, B, C */
+            double front = sqrt(p->T[0] * p->T[0] + p->T[1] * p->T[1] + p->T[2] * p->T[2]);
+            ck_assert_msg(fabs(front - 235.02) < 0.01, "crystal %d: front face %.3f mm from the target", p->id, front);
+            /* the axis points away from the target, within 1 degree of the line through the front face */
+            double cosang = (p->R[0][2] * p->T[0] + p->R[1][2] * p->T[1] + p->R[2][2] * p->T[2]) / front;
+            ck_assert(cosang > cos(M_PI / 180));
+            if (f == 1) ck_assert(p->T[2] < 0 && p->id < 45); /* the backward 1pi: AGATA's clusters 0..14 */
+        }
+        det_array_free(&a);
+    }
+}
+END_TEST
+
+START_TEST(atc_arrays_do_not_overlap)
+{
+    det_array a = load_atc("agata180-atc.txt");
+    char msg[400];
+    double gap;
+    ck_assert_msg(det_array_check_overlaps(&a, NULL, 2.0, &gap, msg, sizeof msg) == 0, "%s", msg);
+    ck_assert_msg(gap > 2.5 && gap < 2.7, "smallest proven gap %.3f mm", gap); /* two capsules' walls apart */
+    /* the same placements with one shape for all: the regular hexagon does not fit AGATA's clusters */
+    det_crystal regular;
+    det_crystal_default(&regular);
+    int n_shapes = a.n_shapes;
+    a.n_shapes = 0;
+    ck_assert_int_eq(det_array_check_overlaps(&a, &regular, 0.0, &gap, msg, sizeof msg), 1);
+    a.n_shapes = n_shapes;
+    det_array_free(&a);
+}
+END_TEST
+
+/* Face k of crystal i in the lab: unit normal n and offset d (n . x <= d inside), and its four corners' centre. */
+static void lab_face(const det_array *a, int i, int k, double n[3], double *d, double mid[3])
+{
+    const det_placement *p = &a->crystal[i];
+    const det_crystal *c = &a->shape[p->type];
+    for (int r = 0; r < 3; r++) n[r] = p->R[r][0] * c->side[k][0] + p->R[r][1] * c->side[k][1] + p->R[r][2] * c->side[k][2];
+    *d = c->side[k][3] + n[0] * p->T[0] + n[1] * p->T[1] + n[2] * p->T[2];
+    double local[3] = {0, 0, 0};
+    for (int e = 0; e < 2; e++)
+        for (int m = 0; m < 2; m++) {
+            local[0] += 0.25 * c->corner[e][(k + m) % DET_SECTORS][0];
+            local[1] += 0.25 * c->corner[e][(k + m) % DET_SECTORS][1];
+        }
+    local[2] = 0.5 * c->length;
+    det_to_lab(p, local, mid);
+}
+
+START_TEST(cluster_neighbours_face_each_other)
+{
+    /* In every cluster the three crystals touch pairwise along a flat face each (A's face 5 and B's face 0, A's 0
+       and C's 5, B's 5 and C's 0): the two faces are parallel and 2.6 mm apart, twice the asolid's
+       capS + capT + tol = 0.4 + 0.8 + 0.1 mm (crystal to capsule, capsule wall, tolerance). */
+    det_array a = load_atc("agata180-atc.txt");
+    for (int cl = 0; cl < 60; cl++)
+        for (int u = 0; u < 3; u++)
+            for (int v = u + 1; v < 3; v++) {
+                int i = 3 * cl + u, j = 3 * cl + v, best_k = -1, best_m = -1;
+                double best = -2, ni[3], nj[3], di, dj, mi[3], mj[3];
+                for (int k = 0; k < DET_SECTORS; k++)
+                    for (int m = 0; m < DET_SECTORS; m++) {
+                        lab_face(&a, i, k, ni, &di, mi);
+                        lab_face(&a, j, m, nj, &dj, mj);
+                        double anti = -(ni[0] * nj[0] + ni[1] * nj[1] + ni[2] * nj[2]);
+                        if (anti > best) best = anti, best_k = k, best_m = m;
+                    }
+                lab_face(&a, i, best_k, ni, &di, mi);
+                lab_face(&a, j, best_m, nj, &dj, mj);
+                double angle = deg(acos(fmin(best, 1)));
+                double gap = ni[0] * mj[0] + ni[1] * mj[1] + ni[2] * mj[2] - di; /* j's face centre beyond i's face */
+                ck_assert_msg(angle < 0.01, "cluster %d: crystals %d, %d: faces %d, %d at %.3f deg", cl, i, j, best_k,
+                              best_m, angle);
+                ck_assert_msg(fabs(gap - 2.6) < 0.01, "cluster %d: crystals %d, %d: faces %.3f mm apart", cl, i, j, gap);
+            }
+    det_array_free(&a);
+}
+END_TEST
+
+START_TEST(shapes_line_errors)
+{
+    char path[300], msg[400];
+    det_array a = {0};
+    snprintf(path, sizeof path, "%s/bad.txt", tmpdir);
+    tk_write_text(path, "narwhal-array 1\nshapes nowhere.geo\n0 0 0 0 235 1 0 0 0 1 0 0 0 1\n");
+    ck_assert_int_eq(det_array_load(&a, path, msg, sizeof msg), -1);
+    ck_assert_msg(strstr(msg, "bad.txt:2: shapes:") && strstr(msg, "nowhere.geo: cannot open"), "%s", msg);
+    char line[600];
+    snprintf(line, sizeof line, "narwhal-array 1\nshapes %s/detector/geometry/agata_A.geo\n"
+                                "0 0 0 0 235 1 0 0 0 1 0 0 0 1\n7 1 0 0 435 1 0 0 0 1 0 0 0 1\n", getcwd((char[256]){0}, 256));
+    tk_write_text(path, line);
+    ck_assert_int_eq(det_array_load(&a, path, msg, sizeof msg), -1);
+    ck_assert_msg(strstr(msg, "crystal 7 is of type 1, but the shapes line names 1 shapes"), "%s", msg);
+}
+END_TEST
+
 static Suite *shapes_suite(void)
 {
     Suite *s = suite_create("shapes");
@@ -233,6 +351,13 @@ static Suite *shapes_suite(void)
     tcase_add_test(geo, segments_at_known_points);
     tcase_add_test(geo, regular_hexagon_as_corners_is_the_same_crystal);
     suite_add_tcase(s, geo);
+    TCase *arr = tcase_create("array");
+    tcase_set_timeout(arr, 60);
+    tcase_add_test(arr, atc_arrays_are_agatas_clusters);
+    tcase_add_test(arr, atc_arrays_do_not_overlap);
+    tcase_add_test(arr, cluster_neighbours_face_each_other);
+    tcase_add_test(arr, shapes_line_errors);
+    suite_add_tcase(s, arr);
     return s;
 }
 

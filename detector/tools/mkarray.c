@@ -220,23 +220,23 @@ static double triangle_solid_angle(const double *a, const double *b, const doubl
     return 2 * atan2(fabs(dot(a, bc)), den);
 }
 
-/* Fraction of 4π that the front faces cover.  The side faces of the shipped
- * crystals run radially from the target, so a ray that misses the front face
- * misses the crystal; the front face is the hexagon cut by the cylinder, here
- * its 72 sample points' polygon. */
+/* Fraction of 4π that the front faces cover (each crystal's shape).  The side
+ * faces of the shipped crystals run nearly radially from the target, so a ray
+ * that misses the front face misses the crystal; the front face is the hexagon
+ * cut by the cylinder, here its 72 sample points' polygon. */
 static double coverage(const det_array *a, const det_crystal *g)
 {
     enum { N = 72 };
     double rim[N][3];
-    for (int k = 0; k < N; k++) {
-        double phi = 2 * M_PI * k / N, dx = cos(phi), dy = sin(phi);
-        double r = det_outline_radius(g, 0, phi);
-        rim[k][0] = r * dx;
-        rim[k][1] = r * dy;
-        rim[k][2] = 0;
-    }
     double total = 0;
     for (int i = 0; i < a->n; i++) {
+        const det_crystal *c = det_array_shape(a, i, g);
+        for (int k = 0; k < N; k++) {
+            double phi = 2 * M_PI * k / N, r = det_outline_radius(c, 0, phi);
+            rim[k][0] = r * cos(phi);
+            rim[k][1] = r * sin(phi);
+            rim[k][2] = 0;
+        }
         double o[3] = {0, 0, 0}, centre[3], p[3], q[3];
         det_to_lab(&a->crystal[i], o, centre);
         for (int k = 0; k < N; k++) {
@@ -255,6 +255,12 @@ static int by_angle(const void *pa, const void *pb)
     if (fabs(ta - tb) > 1e-6) return ta < tb ? -1 : 1;
     double fa = atan2(a->R[1][2], a->R[0][2]), fb = atan2(b->R[1][2], b->R[0][2]);
     return fa < fb ? -1 : fa > fb;
+}
+
+static int by_id(const void *pa, const void *pb)
+{
+    const det_placement *a = pa, *b = pb;
+    return (a->id > b->id) - (a->id < b->id);
 }
 
 static int nearest_axis(const void *pa, const void *pb)
@@ -304,7 +310,7 @@ static int generate(const det_crystal *g, const char *dir)
     for (int i = N_PENT; i < N_CELLS; i++) place(c, i, &all[m++]);
     qsort(all, N_HEX, sizeof all[0], by_angle);
     for (int i = 0; i < N_HEX; i++) all[i].id = i;
-    det_array full = {N_HEX, all};
+    det_array full = {.n = N_HEX, .crystal = all};
     char msg[512];
     snprintf(msg, sizeof msg, "%s/CrystalPositionLookUpTable", dir);
     char err[512];
@@ -317,7 +323,7 @@ static int generate(const det_crystal *g, const char *dir)
     det_placement quarter[N_HEX / 4];
     memcpy(quarter, sorted, sizeof quarter);
     qsort(quarter, N_HEX / 4, sizeof quarter[0], by_angle);
-    det_array q = {N_HEX / 4, quarter};
+    det_array q = {.n = N_HEX / 4, .crystal = quarter};
     if (write_array(&q, dir, "agata45.txt", g)) return -1;
 
     /* A triple cluster: the backward-most crystal and two neighbours adjacent to each other. */
@@ -333,14 +339,119 @@ static int generate(const det_crystal *g, const char *dir)
         }
         triple[got++] = sorted[i];
     }
-    det_array t = {got, triple};
+    det_array t = {.n = got, .crystal = triple};
     return got == 3 ? write_array(&t, dir, "triple.txt", g) : -1;
 }
 
+/* ---- AGATA's own array: triple clusters of the shapes A, B, C ---- */
+
+enum { AGATA_CLUSTERS = 60, AGATA_PER_CLUSTER = 3 };
+
+/* The rows of a table file: up to max rows of exactly cols numbers ('#' lines skipped); the count, -1 on error. */
+static int read_table(const char *path, int cols, int max, double (*row)[9])
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "mkarray: %s: cannot open\n", path);
+        return -1;
+    }
+    char line[512];
+    int n = 0, lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        double *v = row[n < max ? n : max - 1];
+        int got = sscanf(line, "%lf %lf %lf %lf %lf %lf %lf %lf %lf", v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6,
+                         v + 7, v + 8);
+        if (line[strspn(line, " \t")] == '#' || got <= 0) continue;
+        if (got != cols || n == max) {
+            fprintf(stderr, "mkarray: %s:%d: expected %d numbers (and at most %d rows)\n", path, lineno, cols, max);
+            fclose(f);
+            return -1;
+        }
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* AGATA's rotation from Euler angles in degrees: Rz(phi) Ry(theta) Rz(psi) (Farnea's aclust/aeuler files). */
+static void euler(double psi, double theta, double phi, double R[3][3])
+{
+    double d = M_PI / 180, a[3] = {psi * d, theta * d, phi * d};
+    double c0 = cos(a[0]), s0 = sin(a[0]), c1 = cos(a[1]), s1 = sin(a[1]), c2 = cos(a[2]), s2 = sin(a[2]);
+    double z2[3][3] = {{c2, -s2, 0}, {s2, c2, 0}, {0, 0, 1}}, y1[3][3] = {{c1, 0, s1}, {0, 1, 0}, {-s1, 0, c1}};
+    double z0[3][3] = {{c0, -s0, 0}, {s0, c0, 0}, {0, 0, 1}}, t[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) t[i][j] = z2[i][0] * y1[0][j] + z2[i][1] * y1[1][j] + z2[i][2] * y1[2][j];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) R[i][j] = t[i][0] * z0[0][j] + t[i][1] * z0[1][j] + t[i][2] * z0[2][j];
+}
+
+static int by_z(const void *pa, const void *pb)
+{
+    const double *a = pa, *b = pb; /* rows of the aeuler table: z at 7 */
+    return a[7] < b[7] ? -1 : a[7] > b[7];
+}
+
+static int write_agata(det_placement *all, int n, const char *dir, const char *file)
+{
+    static const char *const shapes[] = {"../geometry/agata_A.geo", "../geometry/agata_B.geo",
+                                         "../geometry/agata_C.geo"};
+    det_array a = {.n = n, .crystal = all};
+    char msg[512];
+    if (det_array_set_shapes(&a, shapes, 3, dir, msg, sizeof msg)) {
+        fprintf(stderr, "mkarray: %s\n", msg);
+        return -1;
+    }
+    int rc = write_array(&a, dir, file, &a.shape[0]);
+    free(a.shape);
+    free(a.shape_path);
+    return rc;
+}
+
+/* The 180 crystals of AGATA's clusters (ids 3 * cluster + order, type = shape), the 45 of the 15 clusters nearest
+   the backward direction (-z), the triple cluster 0, and the 180's CrystalPositionLookUpTable, into dir. */
+static int generate_agata(const char *euler_file, const char *cluster_file, const char *dir)
+{
+    double cl[AGATA_CLUSTERS][9], cr[AGATA_PER_CLUSTER][9];
+    if (read_table(euler_file, 8, AGATA_CLUSTERS, cl) != AGATA_CLUSTERS ||
+        read_table(cluster_file, 9, AGATA_PER_CLUSTER, cr) != AGATA_PER_CLUSTER) {
+        fprintf(stderr, "mkarray: expected %d clusters of %d crystals\n", AGATA_CLUSTERS, AGATA_PER_CLUSTER);
+        return -1;
+    }
+    enum { N = AGATA_CLUSTERS * AGATA_PER_CLUSTER };
+    det_placement all[N], quarter[N / 4];
+    for (int c = 0; c < AGATA_CLUSTERS; c++) {
+        double Rc[3][3];
+        euler(cl[c][2], cl[c][3], cl[c][4], Rc);
+        for (int k = 0; k < AGATA_PER_CLUSTER; k++) {
+            det_placement *p = &all[AGATA_PER_CLUSTER * (int)cl[c][0] + (int)cr[k][2]];
+            double Rk[3][3];
+            euler(cr[k][3], cr[k][4], cr[k][5], Rk);
+            p->id = AGATA_PER_CLUSTER * (int)cl[c][0] + (int)cr[k][2];
+            p->type = (int)cr[k][1];
+            for (int i = 0; i < 3; i++) {
+                for (int j = 0; j < 3; j++) p->R[i][j] = Rc[i][0] * Rk[0][j] + Rc[i][1] * Rk[1][j] + Rc[i][2] * Rk[2][j];
+                p->T[i] = Rc[i][0] * cr[k][6] + Rc[i][1] * cr[k][7] + Rc[i][2] * cr[k][8] + cl[c][5 + i];
+            }
+        }
+    }
+    char lut[1024], err[512];
+    snprintf(lut, sizeof lut, "%s/CrystalPositionLookUpTable-atc", dir);
+    det_array full = {.n = N, .crystal = all};
+    if (write_agata(all, N, dir, "agata180-atc.txt") || det_array_save_lut(&full, lut, err, sizeof err)) return -1;
+    qsort(cl, AGATA_CLUSTERS, sizeof cl[0], by_z);
+    int m = 0;
+    for (int c = 0; c < AGATA_CLUSTERS / 4; c++)
+        for (int k = 0; k < AGATA_PER_CLUSTER; k++) quarter[m++] = all[AGATA_PER_CLUSTER * (int)cl[c][0] + k];
+    qsort(quarter, N / 4, sizeof quarter[0], by_id);
+    return write_agata(quarter, N / 4, dir, "agata45-atc.txt") || write_agata(all, 3, dir, "triple-atc.txt") ? -1 : 0;
+}
 
 static void usage(void)
 {
     fprintf(stderr, "usage: mkarray [--geometry GEO] --out DIR        build the shipped arrays into DIR\n"
+                    "       mkarray --agata AEULER ACLUST --out DIR   AGATA's triple clusters (shapes A, B, C) into DIR\n"
                     "       mkarray [--geometry GEO] --check FILE     overlaps and coverage of an array file\n"
                     "       mkarray --to-lut FILE OUT | --from-lut LUT OUT   convert to/from CrystalPositionLookUpTable\n");
 }
@@ -352,6 +463,8 @@ int main(int argc, char **argv)
     char msg[512];
     const char *geo = "detector/geometry/agata.geo";
     int i = 1;
+    if (i + 4 < argc && !strcmp(argv[i], "--agata") && !strcmp(argv[i + 3], "--out"))
+        return generate_agata(argv[i + 1], argv[i + 2], argv[i + 4]) ? 1 : 0;
     if (i + 1 < argc && !strcmp(argv[i], "--geometry")) geo = argv[i + 1], i += 2;
     if (det_crystal_load(&g, geo, msg, sizeof msg)) {
         fprintf(stderr, "mkarray: %s\n", msg);
