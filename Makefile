@@ -142,7 +142,7 @@ builder_SRCS := actors/builder/builder.c actors/builder/builder_core.c
 generator_SRCS := actors/sim/generator.c actors/sim/gen_conf.c actors/sim/gen_run.c actors/sim/gammaevents.c
 generator_LIBS := $(LIBSIM)
 # the PSA's algorithm, a library (actors/psa/ less its glue, psa.c and its configuration table psa_conf.c)
-PSA_LIB_SRCS := actors/psa/psa_block.c actors/psa/psa_event.c actors/psa/psa_pair.c \
+PSA_LIB_SRCS := actors/psa/psa_block.c actors/psa/psa_parts.c actors/psa/psa_event.c actors/psa/psa_pair.c \
 	actors/psa/psa_engine.c actors/psa/psa_cpu.c actors/psa/psa_naive.c actors/psa/psa_thesis.c actors/psa/psa_layout.c \
 	actors/psa/psa_batch.c actors/psa/psa_pow.c actors/psa/psa_backend_cpu.c \
 	$(call gpu_backend,actors/psa/psa_backend_cuda.c actors/psa/psa_block_cuda.c)

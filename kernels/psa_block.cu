@@ -251,7 +251,8 @@ void free_bufs(pb_gpu *p)
     }
 }
 
-int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
+/* A workspace's own stream and events (pb_gpu_create's and pb_gpu_fork's). */
+int open_stream(pb_gpu *p, char *msg, size_t len)
 {
     GPU_SELECT(p->device);
     GPU_CHECK(cudaStreamCreateWithFlags(&p->st, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -263,6 +264,14 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
         GPU_CHECK(cudaEventCreateWithFlags(&b->sent, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
         GPU_CHECK(cudaEventRecord(b->sent, p->st), "cudaEventRecord");
     }
+    return GPU_OK;
+}
+
+int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
+{
+    int rc = open_stream(p, msg, len);
+    if (rc)
+        return rc;
     dseg seg[DET_SEGMENTS];
     uint32_t off = 0;
     for (int g = 0; g < DET_SEGMENTS; g++) {
@@ -277,7 +286,7 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
     }
     for (int g = 0; g < DET_SEGMENTS; g++)
         memcpy(points + seg[g].point_off, s->seg[g].point, s->seg[g].n_points * sizeof *points);
-    int rc = gpu_upload((void **)&p->d_points, points, off * sizeof *points, "uploading the segments' points", msg, len);
+    rc = gpu_upload((void **)&p->d_points, points, off * sizeof *points, "uploading the segments' points", msg, len);
     free(points);
     if (rc || (rc = gpu_upload((void **)&p->d_seg, seg, sizeof seg, "uploading the segments", msg, len)) ||
         (rc = gpu_upload((void **)&p->d_signal, s->signal, (size_t)s->n_points * DET_CHANNELS * s->n_samples * sizeof(float),
@@ -354,6 +363,29 @@ extern "C" int pb_gpu_create(pb_gpu **out, gs_gpu *search, const pb_setup *s, ch
     }
     snprintf(msg, len, "%.1f MiB of basis signals resident for the alignment, refinement and subtraction",
              (double)s->n_points * DET_CHANNELS * s->n_samples * sizeof(float) / 1048576.0);
+    *out = p;
+    return GPU_OK;
+}
+
+extern "C" int pb_gpu_fork(pb_gpu **out, const pb_gpu *from, char *msg, size_t len)
+{
+    *out = nullptr;
+    pb_gpu *p = (pb_gpu *)calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(msg, len, "no host memory for a GPU block workspace");
+        return GPU_NOMEM;
+    }
+    p->search = from->search;
+    p->device = from->device;
+    int rc = open_stream(p, msg, len);
+    if (rc) {
+        pb_gpu_destroy(p);
+        return rc;
+    }
+    /* from's tables, read only; this workspace's own d_* stay null, so that pb_gpu_destroy leaves them */
+    p->a.seg = from->a.seg;
+    p->a.points = from->a.points;
+    p->a.b = from->a.b;
     *out = p;
     return GPU_OK;
 }

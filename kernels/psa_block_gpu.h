@@ -70,6 +70,10 @@ typedef struct pb_gpu pb_gpu;
 /* Uploads the basis signals and the segments' tables beside search's layout
  * (which must stay alive).  GPU_OK, or a gpu_status and why. */
 int pb_gpu_create(pb_gpu **out, gs_gpu *search, const pb_setup *s, char *msg, size_t len);
+/* Another workspace on from's device (its own stream, events and buffers:
+ * blocks in it run beside from's), reading from's resident basis and tables,
+ * so from must outlive it.  GPU_OK, or a gpu_status and why. */
+int pb_gpu_fork(pb_gpu **out, const pb_gpu *from, char *msg, size_t len);
 void pb_gpu_destroy(pb_gpu *p);
 
 /* Pinned host memory (the input blocks' copies: their uploads then run

@@ -925,7 +925,7 @@ static void parts_in_their_call(void *a)
     stop_target = a;
     const char *log = stderr_of(stop_it, NULL);
     ck_assert_msg(strstr(log, "30 data:crystal frames: 30 hits"), "%s", log);
-    ck_assert_msg(strstr(log, "(6 parts decoded)"), "%s", strstr(log, "time in process_block") ? strstr(log, "time in process_block") : log);
+    ck_assert_msg(strstr(log, "(6 pieces decoded)"), "%s", strstr(log, "time in process_block") ? strstr(log, "time in process_block") : log);
 }
 
 /* Decoding in parts on the CPU (BlockParts with Device cpu), and its output
@@ -951,7 +951,7 @@ END_TEST
 START_TEST(gpu_block_parts_in_their_call)
 {
     unsigned e;
-    void *a = open_gpu("Device gpu\nGPUWork block\nBlockParts 3", &e);
+    void *a = open_gpu("Device gpu\nGPUWork block\nBlockParts 3\nParts 1", &e);
     if (!a) {
         TK_SKIP("no usable GPU");
     }
@@ -1111,6 +1111,193 @@ START_TEST(gpu_block_fault_loses_nothing)
     ck_assert_msg(strstr(log, "30 data:crystal frames: 45 hits"), "%s", log);
     ck_assert_uint_eq(n_gpu, n_cpu);
     ck_assert_msg(memcmp(gpu_out, cpu_out, n_cpu) == 0, "after the fault the frames differ from the CPU's");
+}
+END_TEST
+
+/* ---- a block cut into parts worked on at once (Parts, psa_parts.h) */
+
+/* A narwhal:truth frame of event `event` (a frame the PSA passes on untouched). */
+static void put_truth(uint32_t event)
+{
+    static adf_truth t;
+    memset(&t, 0, sizeof t);
+    t.n_gammas = 1;
+    t.gamma[0] = (adf_truth_gamma){ 662, 662, { 0, 0, 1 }, 0, 0 };
+    ck_assert_int_eq(adf_truth_write(&w, event, 1000 + event, &t), ADF_OK);
+}
+
+/* Six data:crystal frames (singles and pairs), narwhal:truth frames before
+ * the first, between the second and the third (two) and after the fourth:
+ * where Parts 3 cuts, and meta:eof last.  Returns the frames written. */
+static int put_parted_block(void)
+{
+    int frames = 0;
+    put_truth(0), frames++;
+    for (uint32_t k = 1; k <= 6; k++, frames++) {
+        hit h[2] = { { point_of((5 * k) % 36, (int)(k % 3)), 700 + 40 * k }, { point_of((5 * k + 13) % 36, 1), 260 } };
+        put_event(k, 3, h, 1 + (int)(k % 2));
+        if (k == 2 || k == 4)
+            put_truth(k), frames++;
+        if (k == 2)
+            put_truth(k), frames++;
+    }
+    adf_eof eof = { (uint32_t)frames, w.used };
+    ck_assert_int_eq(adf_eof_write(&w, 7, 2000, &eof), ADF_OK);
+    return frames + 1;
+}
+
+/* The block through an instance with PSA.conf's text + SearchLog log: the output into to, its size. */
+static unsigned output_with(const char *text, const char *log, uint8_t *to)
+{
+    char conf[PATH_MAX + 256];
+    unsigned used;
+    snprintf(conf, sizeof conf, "%s\nSearchLog %s", text, log);
+    void *a = open_actor(conf, 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+    memcpy(to, out, used);
+    close_actor(a);
+    return used;
+}
+
+/* Parts 1 (the whole block in one workspace) and Parts 2, 3, 4 and 16 (more
+ * parts than frames: one a frame) on the CPU: the same bytes, the other
+ * frames in place and meta:eof last, and the same SearchLog lines in the
+ * same order. */
+START_TEST(parts_give_the_whole_blocks_bytes)
+{
+    static uint8_t whole[CAP], parted[CAP];
+    static char want[8192], got[8192];
+    char log1[PATH_MAX + 32], logn[PATH_MAX + 32];
+    int frames = put_parted_block();
+    snprintf(log1, sizeof log1, "%s/parts1.log", dir);
+    snprintf(logn, sizeof logn, "%s/partsn.log", dir);
+    unsigned n_whole = output_with("Device cpu\nParts 1", log1, whole);
+    found f;
+    memcpy(out, whole, n_whole);
+    read_output(n_whole, &f);
+    ck_assert_int_eq(f.n_psa, 6);
+    ck_assert_int_eq(f.n_psa + f.n_other, frames);
+    ck_assert_uint_eq(adf_get_u32(whole + n_whole - ADF_KEY_SIZE - ADF_EOF_PAYLOAD + 4), ADF_ID_META_EOF);
+    ck_assert(tk_read_text(log1, want, sizeof want));
+    static const char *const parts[] = { "Parts 2", "Parts 3", "Parts 4", "Parts 16" };
+    for (int p = 0; p < 4; p++) {
+        char text[64];
+        snprintf(text, sizeof text, "Device cpu\n%s", parts[p]);
+        unsigned n = output_with(text, logn, parted);
+        ck_assert_uint_eq(n, n_whole);
+        ck_assert_msg(memcmp(parted, whole, n) == 0, "%s: the output differs from the whole block's", parts[p]);
+        ck_assert(tk_read_text(logn, got, sizeof got));
+        ck_assert_str_eq(got, want);
+    }
+}
+END_TEST
+
+/* The bad frame of a block's second part (Parts 3, the fourth of six
+ * data:crystal frames) named by its byte in the whole block, as with Parts 1;
+ * past MaxBadFrames the call ends, nothing written; and a block whose
+ * framing breaks in its second part goes whole through the frame loop,
+ * which names the frame, as with Parts 1. */
+START_TEST(an_error_in_the_second_part)
+{
+    unsigned full = (unsigned)adf_crystal_payload_size(DET_CHANNELS, SAMPLES), input = NARVAL_E_INPUT;
+    static const char *const confs[] = { "Device cpu\nMaxBadFrames 0\nParts 1", "Device cpu\nMaxBadFrames 0\nParts 3" };
+    char line[512];
+    size_t at = 0;
+    for (uint32_t k = 1; k <= 6; k++) {
+        hit h = { point_of(k, 1), 600 };
+        if (k == 4) {
+            at = w.used;
+            put_raw_crystal(k, DET_CHANNELS, full - 2, 8, 10);
+        } else
+            put_event(k, 2, &h, 1);
+    }
+    snprintf(line, sizeof line, "the last: event 4 (narwhal:crystal of crystal 1) at byte %zu of the input block: "
+             "payload size does not match", at);
+    for (int c = 0; c < 2; c++) {
+        void *a = open_actor(confs[c], 0);
+        block_target = a;
+        const char *log = stderr_of(run_target, &input);
+        ck_assert_msg(strstr(log, line), "%s: no '%s' in %s", confs[c], line, log);
+        unsigned e;
+        psa.unload(a, &e);
+    }
+    size_t second = w.used;
+    for (uint32_t k = 7; k <= 12; k++) {
+        hit h = { point_of(k, 1), 600 };
+        put_event(k, 2, &h, 1);
+    }
+    adf_put_u32(in + second + 2 * (w.used - second) / 6, 7); /* its third frame's length: shorter than a key */
+    unsigned used[2], codes[2];
+    for (int c = 0; c < 2; c++) {
+        void *a = open_actor(confs[c], 0);
+        psa.filter(a, in + second, (unsigned)(w.used - second), out, CAP, &used[c], &codes[c]);
+        unsigned e;
+        psa.unload(a, &e);
+    }
+    ck_assert_uint_eq(codes[0], NARVAL_E_INPUT);
+    ck_assert_uint_eq(codes[1], codes[0]);
+    ck_assert_uint_eq(used[1], used[0]);
+}
+END_TEST
+
+/* Parts 3 through NARVAL's lifecycle: two instances at once, one reset and
+ * initialised again between blocks; every block's output the whole
+ * block's (Parts 1). */
+START_TEST(parts_through_reset_and_instances)
+{
+    static uint8_t whole[CAP];
+    unsigned e, used;
+    put_parted_block();
+    void *one = open_actor("Device cpu\nParts 1", 0);
+    ck_assert_uint_eq(run_block(one, w.used, CAP, &used), 0);
+    unsigned n = used;
+    memcpy(whole, out, n);
+    close_actor(one);
+    void *a = open_actor("Device cpu\nParts 3", 0), *b = psa.reg(&e);
+    ck_assert_uint_eq(e, 0);
+    psa.initialise(b, &e);
+    ck_assert_uint_eq(e, 0);
+    psa.start(b, &e);
+    for (int round = 0; round < 2; round++) {
+        void *x[2] = { a, b };
+        for (int i = 0; i < 2; i++) {
+            ck_assert_uint_eq(run_block(x[i], w.used, CAP, &used), 0);
+            ck_assert_uint_eq(used, n);
+            ck_assert_msg(memcmp(out, whole, n) == 0, "instance %d, round %d: not the whole block's output", i, round);
+        }
+        psa.reset(a, &e);
+        ck_assert_uint_eq(e, 0);
+        psa.initialise(a, &e);
+        ck_assert_uint_eq(e, 0);
+        psa.start(a, &e);
+        ck_assert_uint_eq(e, 0);
+    }
+    close_actor(a);
+    close_actor(b);
+}
+END_TEST
+
+/* With the whole block on the GPU, Parts 1 to 4 (each part its own device
+ * stream and buffers): the CPU's bytes (skipped without a GPU). */
+START_TEST(gpu_block_parts_equal_cpu)
+{
+    static uint8_t cpu_out[CAP];
+    char conf[128];
+    unsigned e;
+    put_parted_block();
+    for (uint32_t k = 0; k < 40; k++) {
+        hit h[2] = { { point_of(k % 36, (int)(k % 3)), 850 }, { point_of((k + 7) % 36, 2), 280 } };
+        put_event(100 + k, 1, h, 1 + (int)(k % 2));
+    }
+    unsigned used_cpu = cpu_output("Search full", cpu_out);
+    for (int n = 1; n <= 4; n++) {
+        snprintf(conf, sizeof conf, "Device gpu\nGPUWork block\nParts %d", n);
+        void *a = open_gpu(conf, &e);
+        if (!a) {
+            TK_SKIP("no usable GPU");
+        }
+        same_as_cpu(a, cpu_out, used_cpu, conf);
+    }
 }
 END_TEST
 
@@ -1291,6 +1478,10 @@ static Suite *psa_suite(void)
     tcase_add_test(t, gpu_block_equals_cpu_on_simulated_events);
     tcase_add_test(t, gpu_block_fault_loses_nothing);
     tcase_add_test(t, gpu_block_neighbours_equal_cpu);
+    tcase_add_test(t, parts_give_the_whole_blocks_bytes);
+    tcase_add_test(t, an_error_in_the_second_part);
+    tcase_add_test(t, parts_through_reset_and_instances);
+    tcase_add_test(t, gpu_block_parts_equal_cpu);
     tcase_add_test(t, gpu_prune_equals_cpu);
     tcase_add_test(t, configuration_errors);
     tcase_add_test(t, gpu_prune_key);

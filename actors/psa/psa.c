@@ -10,6 +10,7 @@
 #include "kit.h"
 #include "psa_block.h"
 #include "psa_conf.h"
+#include "psa_parts.h"
 #include "psa_pow.h"
 #include "publish.h"
 
@@ -24,11 +25,11 @@ typedef struct psa_actor {
     float *edges;      /* per basis point (psa_timing) */
     psa_engine engine;
     psa_setup setup;
-    psa_block block;
+    psa_parts parts;   /* the block's parts and their workspaces (Parts) */
     bool gpu_block;    /* GPUWork block: whole blocks on the GPU */
     const psa_block *writing; /* the block whose frames the frame loop writes */
     size_t cursor;     /* its next event */
-    uint64_t parts;    /* parts decoded in the run */
+    uint64_t pieces;   /* pieces decoded in the run (BlockParts) */
     char *search_file; /* SearchLog as this instance writes it (kit_instance_output); NULL: none */
     kit_claim log_claim; /* search_file, claimed at initialise */
     kit_output log_out;  /* its temporary during a run, published at stop */
@@ -138,7 +139,7 @@ static void release(psa_actor *a)
     kit_output_discard(&a->log_out);
     kit_claim_release(&a->log_claim);
     free(a->search_file);
-    psa_block_free(&a->block);
+    psa_parts_close(&a->parts);
     psa_engine_destroy(&a->engine);
     psa_layout_free(&a->layout);
     det_basis_free(&a->basis);
@@ -146,16 +147,38 @@ static void release(psa_actor *a)
     memset((char *)a + sizeof a->k, 0, sizeof *a - sizeof a->k);
 }
 
-/* The parts a block's decoding is cut into: BlockParts, else two with the
- * whole block on the GPU (the first part's traces are copied and aligned
- * there while the host decodes the second; on the H200 the replay chain ran
- * at 394,049-406,887 crystal-events/s with two parts against
+/* The pieces each part's decoding is cut into: BlockParts, else two with
+ * the whole block on the GPU (the first piece's traces are copied and
+ * aligned there while the host decodes the second; on the H200 the replay
+ * chain ran at 394,049-406,887 crystal-events/s with two against
  * 349,092-384,950 with one, in four runs of each; docs/PERF.md), one on
  * the CPU (nothing to overlap). */
-static size_t part_count(const psa_actor *a, size_t crystals)
+static int pieces(const psa_actor *a)
 {
-    size_t n = psa_set.block_parts ? (size_t)psa_set.block_parts : a->gpu_block ? 2 : 1;
-    return n < crystals ? n : crystals ? crystals : 1;
+    return psa_set.block_parts ? (int)psa_set.block_parts : a->gpu_block ? 2 : 1;
+}
+
+/* The parts a block is cut into (psa_parts.h): Parts, else 3 with the whole
+ * block on the GPU (its searches overlap the next part's decoding, as three
+ * PSA instances sharing one GPU did: docs/PERF.md, issue 20), else 1 (the
+ * CPU's searches already use every core).  Where a part cannot have its own
+ * device workspace, the block stays whole. */
+static unsigned open_parts(psa_actor *a)
+{
+    char msg[512];
+    int n = psa_set.parts ? (int)psa_set.parts : a->gpu_block ? 3 : 1;
+    psa_status st = psa_parts_open(&a->parts, &a->setup, n, msg, sizeof msg);
+    if (st == PSA_E_DEVICE) {
+        kit_log(a->k.name, KIT_WARN, "Parts %d: %s; the blocks are worked on whole", n, msg);
+        st = psa_parts_open(&a->parts, &a->setup, n = 1, msg, sizeof msg);
+    }
+    if (st)
+        return kit_fail(a->k.name, narval_code(st), "no memory or threads for %d parts of a block", n);
+    if (n > 1)
+        kit_log(a->k.name, KIT_INFO, "Parts %d: each block cut into %d parts at frame boundaries, decoded in turn "
+                "and searched at once on threads of their own%s", n, n,
+                a->gpu_block ? ", each in a device stream of its own" : "");
+    return 0;
 }
 
 /* SearchLog, when set: instance 1 writes the file named, instance k the file
@@ -188,8 +211,8 @@ static unsigned psa_initialise(void *algo_data)
     unsigned code;
     psa_status st;
     release(a);
-    if ((code = claim_search_log(a)) || (code = load_basis(a)) || (code = build_layout(a)) ||
-        (code = set_timing(a)))
+    if ((code = claim_search_log(a)) || (code = load_basis(a)) || (code = set_timing(a)) ||
+        (code = build_layout(a)))
         return code;
     psa_pow_fit(psa_set.exponent, &a->pw, &err);
     kit_log(a->k.name, KIT_INFO, "FoM: sum of |d|^%g over %s search%s; |d|^p without powf, largest "
@@ -215,19 +238,20 @@ static unsigned psa_initialise(void *algo_data)
                 "GPU", msg);
     a->gpu_block = block;
     if (block)
-        kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, sent there in parts as the host "
+        kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, sent there in pieces as the host "
                 "decodes them (BlockParts), searched once all are there, written in the call that brought "
                 "them; %d OpenMP threads copy, decode and write; %s", a->setup.threads, msg);
-    return 0;
+    return open_parts(a);
 }
 
 static void clear_counts(psa_actor *a)
 {
     a->frames = a->hits = a->empty = a->searches = a->refined = a->neighboured = a->fell_back = 0;
     memset(a->rejected, 0, sizeof a->rejected);
-    memset(a->block.phase_s, 0, sizeof a->block.phase_s);
+    for (int k = 0; k < a->parts.n; k++)
+        memset(a->parts.part[k].w.phase_s, 0, sizeof a->parts.part[k].w.phase_s);
     a->seconds = 0;
-    a->parts = 0;
+    a->pieces = 0;
 }
 
 /* The run's SearchLog goes into a temporary beside the file, published at stop. */
@@ -272,26 +296,27 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     return 0;
 }
 
-/* The block's rejected frames: a malformed or absurd one is a bad frame
- * (kit.h's policy: logged with its position, counted against MaxBadFrames);
- * one without a rising edge is the physics' rejection, logged the first
- * LOGGED_REJECTS times of a run. */
-static unsigned log_rejects(psa_actor *a, const psa_block *w, const void *in, unsigned size)
+/* A part's rejected frames: a malformed or absurd one is a bad frame
+ * (kit.h's policy: logged with its position in the whole block, counted
+ * against MaxBadFrames); one without a rising edge is the physics'
+ * rejection, logged the first LOGGED_REJECTS times of a run. */
+static void log_rejects(psa_actor *a, const psa_part *q)
 {
     char where[512];
-    kit_bad_begin(a, in, size);
+    const psa_block *w = &q->w;
     for (size_t k = 0; k < w->n_ev; k++) {
         const psa_event *ev = &w->ev[k];
+        adf_frame f = w->frame[k];
+        f.offset += q->at;
         uint64_t seen = a->rejected[ev->reject]++;
         if (ev->reject != PSA_ACCEPTED && ev->reject != PSA_REJECT_EDGE)
-            kit_bad_frame(a, &w->frame[k], "%s", psa_reject_name(ev->reject));
+            kit_bad_frame(a, &f, "%s", psa_reject_name(ev->reject));
         if (ev->reject != PSA_REJECT_EDGE || seen >= LOGGED_REJECTS)
             continue;
-        kit_where(&w->frame[k], where, sizeof where);
+        kit_where(&f, where, sizeof where);
         kit_log(a->k.name, KIT_WARN, "%s rejected: %s%s", where, psa_reject_name(ev->reject),
                 seen + 1 == LOGGED_REJECTS ? " (further rejections for this reason are only counted)" : "");
     }
-    return kit_bad_commit(a);
 }
 
 static void write_search_log(psa_actor *a, const psa_block *w)
@@ -307,80 +332,111 @@ static void write_search_log(psa_actor *a, const psa_block *w)
     }
 }
 
-/* The block (in: its bytes) succeeded: its counts join the run's; past
- * MaxBadFrames, NARVAL_E_INPUT. */
-static unsigned commit(psa_actor *a, const psa_block *w, const void *in, unsigned size)
+/* The block (in: its bytes) succeeded: its parts' counts join the run's,
+ * in order; past MaxBadFrames, NARVAL_E_INPUT. */
+static unsigned commit(psa_actor *a, const void *in, unsigned size)
 {
-    unsigned code = log_rejects(a, w, in, size);
-    for (size_t k = 0; k < w->n_ev; k++) {
-        const psa_event *ev = &w->ev[k];
-        a->frames++;
-        if (ev->reject == PSA_ACCEPTED) {
-            a->hits += (uint64_t)ev->n_net;
-            a->empty += ev->n_net == 0;
+    kit_bad_begin(a, in, size);
+    for (int p = 0; p < a->parts.used; p++) {
+        const psa_block *w = &a->parts.part[p].w;
+        log_rejects(a, &a->parts.part[p]);
+        for (size_t k = 0; k < w->n_ev; k++) {
+            const psa_event *ev = &w->ev[k];
+            a->frames++;
+            if (ev->reject == PSA_ACCEPTED) {
+                a->hits += (uint64_t)ev->n_net;
+                a->empty += ev->n_net == 0;
+            }
         }
+        a->searches += w->searches;
+        a->refined += w->refined;
+        a->neighboured += w->neighboured;
+        a->fell_back += w->fell_back;
+        write_search_log(a, w);
     }
-    a->searches += w->searches;
-    a->refined += w->refined;
-    a->neighboured += w->neighboured;
-    a->fell_back += w->fell_back;
-    write_search_log(a, w);
-    return code;
+    return kit_bad_commit(a);
 }
 
-/* Block w's frames (in: its input) into out; its counts join the run's when
- * they fit.  A block with bad framing goes through the kit's frame loop,
- * which reports the bad frame. */
-static unsigned write_block(psa_actor *a, psa_block *w, const void *in, unsigned size, bool bad, void *out,
-                            unsigned out_size, unsigned *used)
+/* The parts' outputs one after the other, each as psa_block_emit writes a
+ * block's (the whole block's output: the parts are cut at frame
+ * boundaries): *used the size, or the size needed with NARVAL_E_OUTPUT_SIZE
+ * and nothing written. */
+static unsigned emit_parts(psa_actor *a, const uint8_t *in, unsigned size, uint8_t *out, unsigned out_size,
+                           unsigned *used)
+{
+    size_t need = 0, at = 0, one;
+    psa_status st = PSA_OK;
+    for (int p = 0; p < a->parts.used; p++)
+        need += psa_block_output_size(&a->parts.part[p].w, (unsigned)a->parts.part[p].size);
+    if (need > UINT_MAX)
+        return kit_fail(a->k.name, NARVAL_E_DATA, "the output of this block needs %zu bytes, more than a NARVAL "
+                        "buffer can hold", need);
+    *used = (unsigned)need;
+    if (need > out_size)
+        return NARVAL_E_OUTPUT_SIZE;
+    for (int p = 0; p < a->parts.used && !st; p++, at += one) {
+        psa_part *q = &a->parts.part[p];
+        st = psa_block_emit(&q->w, &a->setup, in + q->at, (unsigned)q->size, out + at, out_size - (unsigned)at,
+                            &one);
+    }
+    if (!st)
+        return 0;
+    *used = 0;
+    if (st == PSA_E_NOMEM)
+        return kit_fail(a->k.name, narval_code(st), "no memory to write a block of %u bytes", size);
+    return kit_fail(a->k.name, narval_code(st), "a data:psa frame did not take its computed size");
+}
+
+/* The block's frames (in: its input) into out; its counts join the run's
+ * when they fit.  A block with bad framing (one part) goes through the
+ * kit's frame loop, which reports the bad frame. */
+static unsigned write_block(psa_actor *a, const void *in, unsigned size, bool bad, void *out, unsigned out_size,
+                            unsigned *used)
 {
     static const kit_filter_ops ops = { on_frame, NULL };
+    psa_block *first = &a->parts.part[0].w;
     double t = psa_now();
     unsigned code;
     if (bad) {
-        a->writing = w;
+        a->writing = first;
         a->cursor = 0;
         code = kit_filter_block(a, &ops, a, in, size, out, out_size, used);
-    } else {
-        size_t need;
-        psa_status st = psa_block_emit(w, &a->setup, in, size, out, out_size, &need);
-        code = narval_code(st);
-        if (need > UINT_MAX)
-            code = kit_fail(a->k.name, NARVAL_E_DATA, "the output of this block needs %zu bytes, more than a "
-                            "NARVAL buffer can hold", need);
-        else if (st == PSA_E_NOMEM)
-            code = kit_fail(a->k.name, code, "no memory to write a block of %u bytes", size);
-        else if (st == PSA_E_INTERNAL)
-            code = kit_fail(a->k.name, code, "a data:psa frame did not take its computed size");
-        *used = st == PSA_OK || st == PSA_E_OUTPUT_SIZE ? (unsigned)need : 0;
-    }
-    if (!code && (code = commit(a, w, in, size)) != 0)
+    } else
+        code = emit_parts(a, in, size, out, out_size, used);
+    if (!code && (code = commit(a, in, size)) != 0)
         *used = 0;
-    w->phase_s[PSA_PHASE_WRITE] += psa_now() - t;
+    first->phase_s[PSA_PHASE_WRITE] += psa_now() - t;
     return code;
 }
 
-/* A block: decoded in parts (on the GPU, each part's traces are copied and
- * aligned there while the host decodes the next), searched (on the GPU in
- * one piece, or round by round), written; all within this call. */
+/* Part k failed (out of memory: the library's only failure there): the call
+ * ends, the part and its first frame named. */
+static unsigned part_failed(psa_actor *a, psa_status st, const void *in, unsigned size, int k)
+{
+    char where[512];
+    const psa_part *q = &a->parts.part[k];
+    kit_where_at(in, size, q->at, where, sizeof where);
+    return kit_fail(a->k.name, narval_code(st), "no memory for the searches of part %d of %d of a block of %u "
+                    "bytes (bytes %zu to %zu, from %s)", k + 1, a->parts.used, size, q->at, q->at + q->size, where);
+}
+
+/* A block: cut into parts worked on at once (psa_parts.h), each decoded in
+ * pieces (on the GPU, each piece's traces are copied and aligned there
+ * while the host decodes the next) and searched (on the GPU in one go, or
+ * round by round); the parts' outputs written in order; all within this
+ * call. */
 static unsigned run_block(psa_actor *a, const void *in, unsigned size, void *out, unsigned out_size,
                           unsigned *used)
 {
-    psa_block *w = &a->block;
     bool bad;
-    size_t n = 0;
+    int failed = 0;
     unsigned code;
-    psa_status st = psa_block_begin(w, &a->setup, in, size, &bad, a->gpu_block);
-    if (!st) {
-        n = part_count(a, w->n_ev);
-        for (size_t j = 1; j <= n; j++)
-            psa_block_decode_part(w, &a->setup, w->n_ev * j / n);
-        st = psa_block_search(w, &a->setup);
-    }
+    psa_status st = psa_parts_run(&a->parts, &a->setup, in, size, a->gpu_block, pieces(a), &bad, &failed);
     if (st)
-        return kit_fail(a->k.name, narval_code(st), "no memory for the searches of a block of %u bytes", size);
-    if ((code = write_block(a, w, in, size, bad, out, out_size, used)) == 0 && w->n_ev)
-        a->parts += n;
+        return part_failed(a, st, in, size, failed);
+    if ((code = write_block(a, in, size, bad, out, out_size, used)) == 0)
+        for (int k = 0; k < a->parts.used; k++)
+            a->pieces += a->parts.part[k].pieces;
     return code;
 }
 
@@ -403,22 +459,32 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
 /* Where process_block's time went, and the GPU's share of the search phase. */
 static void log_phases(const psa_actor *a)
 {
-    char line[512], gpu[512] = "", device[320];
+    char line[512], gpu[512] = "", device[320], summed[96] = "";
+    const psa_block *ws[PSA_MAX_PARTS];
+    double phase[PSA_PHASES] = { 0 };
     size_t n = 0;
+    for (int k = 0; k < a->parts.n; k++) {
+        ws[k] = &a->parts.part[k].w;
+        for (int p = 0; p < PSA_PHASES; p++)
+            phase[p] += ws[k]->phase_s[p];
+    }
     for (int p = 0; p < PSA_PHASES && n < sizeof line; p++)
         n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %.3f", p ? ", " : "", psa_phase_name((psa_phase)p),
-                              a->block.phase_s[p]);
+                              phase[p]);
+    if (a->parts.n > 1)
+        snprintf(summed, sizeof summed, " (summed over %d parts at work at once, as are the device's times)",
+                 a->parts.n);
     psa_gpu_times g;
-    if (psa_block_gpu_times(&a->setup, device, sizeof device))
-        snprintf(gpu, sizeof gpu, " (%llu parts decoded); the GPU block on the device %s",
-                 (unsigned long long)a->parts, device);
+    if (psa_block_gpu_times(ws, (size_t)a->parts.n, &a->setup, device, sizeof device))
+        snprintf(gpu, sizeof gpu, " (%llu pieces decoded); the GPU block on the device %s",
+                 (unsigned long long)a->pieces, device);
     else if (psa_engine_gpu_times(&a->engine, &g))
-        snprintf(gpu, sizeof gpu, " (%llu parts decoded); of the search: %llu GPU calls, %llu chunks, packing "
-                 "%.3f s, kernels %.3f s, waiting %.3f s", (unsigned long long)a->parts, g.calls, g.chunks,
+        snprintf(gpu, sizeof gpu, " (%llu pieces decoded); of the search: %llu GPU calls, %llu chunks, packing "
+                 "%.3f s, kernels %.3f s, waiting %.3f s", (unsigned long long)a->pieces, g.calls, g.chunks,
                  g.pack_s, g.kernel_s, g.wait_s);
     else
-        snprintf(gpu, sizeof gpu, " (%llu parts decoded)", (unsigned long long)a->parts);
-    kit_log(a->k.name, KIT_INFO, "time in process_block %.3f s: %s s%s", a->seconds, line, gpu);
+        snprintf(gpu, sizeof gpu, " (%llu pieces decoded)", (unsigned long long)a->pieces);
+    kit_log(a->k.name, KIT_INFO, "time in process_block %.3f s: %s s%s%s", a->seconds, line, summed, gpu);
 }
 
 static unsigned psa_stop(void *algo_data)

@@ -27,10 +27,14 @@ typedef struct psa_backend {
 typedef struct psa_block_backend {
     bool (*open)(const psa_setup *s, char *msg, size_t len); /* e->block */
     void (*close)(psa_engine *e);
-    bool (*times)(const psa_setup *s, char *text, size_t len);
+    bool (*times)(const psa_block *const *w, size_t n, const psa_setup *s, char *text, size_t len);
     /* Pinned host memory for a block's copy (its uploads then run asynchronously), or NULL. */
     void *(*host_alloc)(size_t bytes);
     void (*host_free)(void *p);
+    /* Another device workspace beside e->block's (its own stream and
+     * buffers, e->block's resident tables), or NULL with msg; free_fork's. */
+    void *(*fork)(const psa_setup *s, char *msg, size_t len);
+    void (*free_fork)(void *p);
     /* Room on the device for the block psa_block_begin listed: 0, or -1 without host memory. */
     int (*begin)(psa_block *w, const psa_setup *s);
     /* Events [from, to), just decoded, sent to the device: a gpu_status. */

@@ -351,9 +351,18 @@ bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len)
     return true;
 }
 
-bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len)
+bool psa_block_gpu_fork(psa_block *w, const psa_setup *s, char *msg, size_t len)
 {
-    return s->engine->block && s->engine->block_be->times(s, text, len);
+    if (!s->engine->block) {
+        snprintf(msg, len, "the blocks do not run on the GPU");
+        return false;
+    }
+    return (w->gpu = s->engine->block_be->fork(s, msg, len)) != NULL;
+}
+
+bool psa_block_gpu_times(const psa_block *const *w, size_t n, const psa_setup *s, char *text, size_t len)
+{
+    return s->engine->block && s->engine->block_be->times(w, n, s, text, len);
 }
 
 /* The block on the GPU when it is there: *done says whether it was done
@@ -372,7 +381,8 @@ static psa_status try_device(psa_block *w, const psa_setup *s, bool *done)
     if (rc < 0)
         return PSA_E_NOMEM;
     psa_warn(s, "the GPU block failed (%s); this block and the next ones run round by round", msg);
-    s->engine->block_be->close(s->engine);
+    if (!w->gpu) /* a part's: the engine's block is closed once every part is done (psa_parts_run) */
+        s->engine->block_be->close(s->engine);
     w->fell_back++;
     w->searches = w->refined = w->neighboured = 0;
     return PSA_OK;
@@ -602,6 +612,9 @@ psa_status psa_block_emit(psa_block *w, const psa_setup *s, const void *in, unsi
 
 void psa_block_free(psa_block *w)
 {
+    const psa_block_backend *gpu = PSA_BLOCK_GPU;
+    if (w->gpu && gpu)
+        gpu->free_fork(w->gpu);
     release_copy(w);
     free(w->out_at);
     free(w->gev);

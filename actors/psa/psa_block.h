@@ -73,6 +73,7 @@ typedef struct psa_block {
     unsigned size;
     size_t decoded, n_gev;
     bool on_gpu;
+    void *gpu;         /* its own device workspace (psa_block_gpu_fork); NULL: the engine's */
     int gpu_rc;        /* the first failure sending the block to the GPU, 0: none */
     char gpu_msg[256];
 } psa_block;
@@ -113,9 +114,15 @@ psa_status psa_block_search(psa_block *w, const psa_setup *s);
  * psa_block_search does whole blocks there; msg says so, or why not (blocks
  * then run round by round).  Returns whether it is in use. */
 bool psa_block_gpu_open(const psa_setup *s, char *msg, size_t len);
+/* Gives w a device workspace of its own (stream and buffers; the basis and
+ * tables the engine's), so that its blocks run on the GPU beside those of
+ * the engine's workspace and of other such blocks (psa_parts.h): true, or
+ * false with msg (w keeps the engine's).  psa_block_free frees it. */
+bool psa_block_gpu_fork(psa_block *w, const psa_setup *s, char *msg, size_t len);
 /* The GPU block's time on the device (from each upload to its answers) and
- * its steps, as text; false when the block is not on the GPU. */
-bool psa_block_gpu_times(const psa_setup *s, char *text, size_t len);
+ * its steps, summed over the n workspaces w, as text; false when the block
+ * is not on the GPU. */
+bool psa_block_gpu_times(const psa_block *const *w, size_t n, const psa_setup *s, char *text, size_t len);
 
 /* The output of a decoded and searched block whose framing is good (in:
  * its bytes): each data:crystal frame's data:psa (none for a rejected

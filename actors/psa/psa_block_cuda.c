@@ -31,11 +31,30 @@ static bool open_block(const psa_setup *s, char *msg, size_t len)
     return true;
 }
 
-static bool block_times(const psa_setup *s, char *text, size_t len)
+/* The device workspace block w runs in: its own (a part's, fork_block), else the engine's. */
+static pb_gpu *dev(const psa_block *w, const psa_setup *s)
 {
-    double t[PB_STEPS], total = 0;
+    return w->gpu ? w->gpu : s->engine->block;
+}
+
+static void *fork_block(const psa_setup *s, char *msg, size_t len)
+{
+    pb_gpu *p;
+    return pb_gpu_fork(&p, s->engine->block, msg, len) == GPU_OK ? p : NULL;
+}
+
+static void free_fork(void *p) { pb_gpu_destroy(p); }
+
+static bool block_times(const psa_block *const *w, size_t n_w, const psa_setup *s, char *text, size_t len)
+{
+    double t[PB_STEPS] = { 0 }, total = 0;
     size_t n = 0;
-    pb_gpu_steps(s->engine->block, t);
+    for (size_t i = 0; i < n_w; i++) {
+        double one[PB_STEPS];
+        pb_gpu_steps(dev(w[i], s), one);
+        for (int k = 0; k < PB_STEPS; k++)
+            t[k] += one[k];
+    }
     for (int k = 0; k < PB_STEPS; k++)
         total += t[k];
     n += (size_t)snprintf(text, len, "%.3f s", total);
@@ -95,7 +114,7 @@ static int part(psa_block *w, const psa_setup *s, size_t from, size_t to)
     w->n_gev = n;
     size_t lo = from ? psa_block_frame_end(w, from - 1) : 0;
     size_t hi = to < w->n_ev ? psa_block_frame_end(w, to - 1) : w->size;
-    return pb_gpu_part(s->engine->block, base, lo, hi - lo, w->gev, first, n - first, w->gpu_msg,
+    return pb_gpu_part(dev(w, s), base, lo, hi - lo, w->gev, first, n - first, w->gpu_msg,
                        sizeof w->gpu_msg);
 }
 
@@ -111,20 +130,20 @@ static int begin(psa_block *w, const psa_setup *s)
         psa_block_reserve((void **)&w->gq, &w->cap_gq, w->n_sized + 1, sizeof *w->gq) ||
         psa_block_reserve((void **)&w->gowner, &w->cap_gowner, w->n_sized + 1, sizeof *w->gowner))
         return -1;
-    w->gpu_rc = pb_gpu_begin(s->engine->block, w->size, w->n_sized, w->gpu_msg, sizeof w->gpu_msg);
+    w->gpu_rc = pb_gpu_begin(dev(w, s), w->size, w->n_sized, w->gpu_msg, sizeof w->gpu_msg);
     return 0;
 }
 
 /* NARWHAL_PSA_GPU_FAULT=N at initialise (open_block reads it), for tests:
  * the engine's N-th whole block on the GPU fails once its first round is
  * queued, as a device fault would (the recovery is otherwise untestable). */
-static bool injected_fault(const psa_engine *e) { return e->fault_at && e->fault_at == e->blocks; }
+static bool injected_fault(const psa_engine *e, unsigned long block) { return e->fault_at && e->fault_at == block; }
 
 /* psa_block_search's rounds on the GPU (psa_block.c's steps, the same
  * answers).  0, or a gpu_status with msg when the GPU failed. */
 static int run(psa_block *w, const psa_setup *s, char *msg, size_t len)
 {
-    pb_gpu *gpu = s->engine->block;
+    pb_gpu *gpu = dev(w, s);
     const int adaptive = s->engine->p.mode == PSA_ADAPTIVE;
     double t = psa_now();
     size_t n = w->n_gev;
@@ -137,14 +156,15 @@ static int run(psa_block *w, const psa_setup *s, char *msg, size_t len)
         rounds = (int)w->gev[j].n_net > rounds ? (int)w->gev[j].n_net : rounds;
     if ((rc = pb_gpu_loaded(gpu, msg, len)))
         return rc;
-    s->engine->blocks++;
+    /* the parts of a block (psa_parts.h) count theirs from their threads */
+    const unsigned long block = __atomic_add_fetch(&s->engine->blocks, 1, __ATOMIC_RELAXED);
     psa_block_lap(w, PSA_PHASE_ALIGN, &t);
     for (int r = 0; r < rounds; r++) {
         size_t q = device_round(w, s, n, r);
         psa_block_lap(w, PSA_PHASE_GATHER, &t);
         if ((rc = pb_gpu_search(gpu, r, w->gq, w->gowner, q, adaptive, msg, len)))
             return rc;
-        if (r == 0 && injected_fault(s->engine)) {
+        if (r == 0 && injected_fault(s->engine, block)) {
             snprintf(msg, len, "fault injected by NARWHAL_PSA_GPU_FAULT");
             return GPU_FAIL;
         }
@@ -185,5 +205,5 @@ static void close_block(psa_engine *e)
 
 const psa_block_backend psa_block_cuda = {
     .open = open_block, .close = close_block, .times = block_times, .host_alloc = pb_host_alloc,
-    .host_free = pb_host_free, .begin = begin, .part = part, .run = run,
+    .host_free = pb_host_free, .fork = fork_block, .free_fork = free_fork, .begin = begin, .part = part, .run = run,
 };

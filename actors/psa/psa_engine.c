@@ -73,14 +73,24 @@ psa_status psa_engine_create(psa_engine *e, const det_basis *b, const psa_layout
                            const psa_engine_params *p, char *msg, size_t len)
 {
     *e = (psa_engine){ .basis = b, .layout = l, .pw = pw, .p = *p };
+    pthread_mutex_init(&e->lock, NULL);
     psa_cpu_init(&e->cpu, l, pw, p->data, p->simd, p->threads);
     return choose(e, msg, len);
 }
 
+/* Frees the GPU's searches and blocks, when they were set up. */
+static void close_gpu(psa_engine *e)
+{
+    const psa_backend *gpu = PSA_BACKEND_GPU;
+    if (e->gpu && gpu)
+        gpu->close(e);
+}
+
 void psa_engine_destroy(psa_engine *e)
 {
-    if (e->be && e->be->close)
-        e->be->close(e);
+    close_gpu(e);
+    if (e->layout)
+        pthread_mutex_destroy(&e->lock);
     psa_cpu_free(&e->cpu);
     e->block = NULL;
     e->gpu = NULL;
@@ -100,6 +110,13 @@ const char *psa_engine_where(const psa_engine *e)
     return e->be->name;
 }
 
+void psa_engine_settle(psa_engine *e)
+{
+    if (e->gave_up)
+        close_gpu(e);
+    e->gave_up = false;
+}
+
 psa_status psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len)
 {
     *fell_back = false;
@@ -108,14 +125,19 @@ psa_status psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *ms
     if (e->p.data == PSA_I16 && psa_batch_quantise(b))
         return PSA_E_NOMEM;
     char why[384];
-    if (e->be->search(e, b, why, sizeof why) == 0)
-        return 0;
-    if (!e->gpu)
-        return PSA_E_NOMEM;
-    snprintf(msg, len, "the GPU failed (%s); the searches go on on the CPU (%s)", why,
-             psa_simd_name(e->cpu.simd));
-    e->be->close(e);
-    e->be = &psa_backend_cpu;
-    *fell_back = true;
-    return e->be->search(e, b, why, sizeof why) ? PSA_E_NOMEM : PSA_OK;
+    pthread_mutex_lock(&e->lock);
+    const psa_backend *be = e->be;
+    if (be != PSA_BACKEND_GPU) { /* the host's searches take no lock: they share nothing */
+        pthread_mutex_unlock(&e->lock);
+        return be->search(e, b, why, sizeof why) ? PSA_E_NOMEM : PSA_OK;
+    }
+    int rc = be->search(e, b, why, sizeof why);
+    if (rc) {
+        snprintf(msg, len, "the GPU failed (%s); the searches go on on the CPU (%s)", why,
+                 psa_simd_name(e->cpu.simd));
+        e->be = &psa_backend_cpu;
+        e->gave_up = *fell_back = true;
+    }
+    pthread_mutex_unlock(&e->lock);
+    return !rc ? PSA_OK : psa_backend_cpu.search(e, b, why, sizeof why) ? PSA_E_NOMEM : PSA_OK;
 }

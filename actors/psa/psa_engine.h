@@ -2,6 +2,7 @@
 #ifndef NARWHAL_PSA_ENGINE_H
 #define NARWHAL_PSA_ENGINE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "basis.h"
@@ -33,6 +34,12 @@ typedef struct psa_engine {
     void *block;        /* pb_gpu, when whole blocks run on the GPU (psa_block_gpu_open) */
     unsigned long blocks; /* blocks run whole on the GPU (NARWHAL_PSA_GPU_FAULT counts them) */
     unsigned long fault_at; /* NARWHAL_PSA_GPU_FAULT, read once when whole blocks open on the GPU; 0: none */
+    /* The parts of a block search from several threads (psa_parts.h): the
+     * GPU's searches and the fall back one at a time, and a GPU given up
+     * stays allocated (the other parts' blocks may still read its tables)
+     * until psa_engine_settle. */
+    pthread_mutex_t lock;
+    bool gave_up;
 } psa_engine;
 
 /* Chooses where the searches run (gpu_choose: the Device and GPU keys).  On
@@ -44,8 +51,13 @@ psa_status psa_engine_create(psa_engine *e, const det_basis *b, const psa_layout
                            const psa_engine_params *p, char *msg, size_t len);
 void psa_engine_destroy(psa_engine *e);
 
-/* Answers every query of b.  A GPU failure is written into msg, the GPU is
- * given up and the batch runs on the CPU (*fell_back set): same answers.
+/* Frees the GPU that a failed search gave up (psa_engine_run), once no
+ * other thread's block uses it: between blocks. */
+void psa_engine_settle(psa_engine *e);
+
+/* Answers every query of b; several threads may call it at once.  A GPU
+ * failure is written into msg, the GPU is given up (psa_engine_settle frees
+ * it) and the batch runs on the CPU (*fell_back set): same answers.
  * PSA_E_NOMEM when the CPU cannot get its working memory. */
 psa_status psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len);
 
