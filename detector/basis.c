@@ -98,25 +98,39 @@ static void geometry_doubles(const det_basis *b, double v[GEO_DOUBLES])
 
 static uint32_t record_floats(const det_basis *b) { return 4 + b->n_channels * b->n_samples; }
 
-static void encode_header(const det_basis *b, uint8_t h[DET_BASIS_HEADER])
+enum { HEADER_MAX = DET_BASIS_HEADER + DET_BASIS_CORNER_BYTES };
+
+/* The header's size for these flags: the corners of an irregular crystal follow the fixed part. */
+static uint32_t header_size(uint32_t flags)
 {
-    memset(h, 0, DET_BASIS_HEADER);
+    return DET_BASIS_HEADER + (flags & DET_BASIS_CORNERS ? DET_BASIS_CORNER_BYTES : 0);
+}
+
+/* Encodes the header into h (HEADER_MAX bytes); its size. */
+static uint32_t encode_header(const det_basis *b, uint8_t h[HEADER_MAX])
+{
+    uint32_t flags = b->flags | (b->crystal.irregular ? DET_BASIS_CORNERS : 0);
+    memset(h, 0, HEADER_MAX);
     memcpy(h, DET_BASIS_MAGIC, 8);
     adf_put_u32(h + 8, DET_BASIS_VERSION);
-    adf_put_u32(h + 12, DET_BASIS_HEADER);
+    adf_put_u32(h + 12, header_size(flags));
     adf_put_u32(h + 16, b->n_points);
     adf_put_u32(h + 20, b->n_channels);
     adf_put_u32(h + 24, b->n_samples);
     adf_put_u32(h + 28, b->pretrigger);
     adf_put_f32(h + 32, (float)b->sample_ns);
     adf_put_f32(h + 36, (float)b->grid_mm);
-    adf_put_u32(h + 40, b->flags);
+    adf_put_u32(h + 40, flags);
     adf_put_u32(h + 44, 4 * record_floats(b));
     double v[GEO_DOUBLES];
     geometry_doubles(b, v);
     for (int i = 0; i < GEO_DOUBLES; i++) put_f64(h + OFF_GEO + 8 * i, v[i]);
     if (b->flags & DET_BASIS_IMPORTED) memcpy(h + OFF_SOURCE, b->source, strnlen(b->source, sizeof b->source - 1));
     else if (b->flags & DET_BASIS_ANISOTROPIC) put_f64(h + OFF_SOURCE, b->crystal.phi110);
+    const double *corner = &b->crystal.corner[0][0][0];
+    for (int i = 0; flags & DET_BASIS_CORNERS && i < DET_BASIS_CORNER_BYTES / 8; i++)
+        put_f64(h + DET_BASIS_HEADER + 8 * i, corner[i]);
+    return header_size(flags);
 }
 
 /* An imported basis's electrical figures are what its import gave (0: not given). */
@@ -130,15 +144,16 @@ static int validate_crystal(const det_basis *b, char *why, size_t len)
     return 0;
 }
 
-/* Decodes and checks the header against the file size; 0 or -1 with the reason. */
-static int decode_header(det_basis *b, const uint8_t h[DET_BASIS_HEADER], uint64_t file_size, char *why, size_t len)
+/* Decodes and checks the header (header_size(flags) bytes at h) against the file size; 0 or -1 with the reason. */
+static int decode_header(det_basis *b, const uint8_t *h, uint64_t file_size, char *why, size_t len)
 {
     if (memcmp(h, DET_BASIS_MAGIC, 8)) return snprintf(why, len, "not a Narwhal basis file (bad magic)"), -1;
     uint32_t version = adf_get_u32(h + 8);
     if (version != DET_BASIS_VERSION)
         return snprintf(why, len, "format version %u, this build reads version %d", version, DET_BASIS_VERSION), -1;
-    if (adf_get_u32(h + 12) != DET_BASIS_HEADER)
-        return snprintf(why, len, "header size %u, expected %d", adf_get_u32(h + 12), DET_BASIS_HEADER), -1;
+    uint32_t hsize = header_size(adf_get_u32(h + 40));
+    if (adf_get_u32(h + 12) != hsize)
+        return snprintf(why, len, "header size %u, expected %u", adf_get_u32(h + 12), hsize), -1;
     b->n_points = adf_get_u32(h + 16);
     b->n_channels = adf_get_u32(h + 20);
     b->n_samples = adf_get_u32(h + 24);
@@ -154,8 +169,8 @@ static int decode_header(det_basis *b, const uint8_t h[DET_BASIS_HEADER], uint64
     if (b->pretrigger >= b->n_samples) return snprintf(why, len, "pretrigger %u >= samples", b->pretrigger), -1;
     if (!(b->sample_ns > 0 && b->sample_ns < 1e6)) return snprintf(why, len, "bad sampling period %g ns", b->sample_ns), -1;
     if (!(b->grid_mm >= 0 && b->grid_mm < 100)) return snprintf(why, len, "bad grid spacing %g mm", b->grid_mm), -1;
-    if (b->flags & ~(uint32_t)(DET_BASIS_IMPORTED | DET_BASIS_ANISOTROPIC) ||
-        b->flags == (DET_BASIS_IMPORTED | DET_BASIS_ANISOTROPIC))
+    if (b->flags & ~(uint32_t)(DET_BASIS_IMPORTED | DET_BASIS_ANISOTROPIC | DET_BASIS_CORNERS) ||
+        (b->flags & (DET_BASIS_IMPORTED | DET_BASIS_ANISOTROPIC)) == (DET_BASIS_IMPORTED | DET_BASIS_ANISOTROPIC))
         return snprintf(why, len, "unknown flags 0x%x", b->flags), -1;
     if (adf_get_u32(h + 44) != 4 * record_floats(b))
         return snprintf(why, len, "record size %u does not match %u channels x %u samples", adf_get_u32(h + 44),
@@ -168,7 +183,7 @@ static int decode_header(det_basis *b, const uint8_t h[DET_BASIS_HEADER], uint64
         for (int i = OFF_SOURCE + lattice; i < DET_BASIS_HEADER; i++)
             if (h[i]) return snprintf(why, len, "reserved header byte %d is not zero", i), -1;
     }
-    uint64_t expect = DET_BASIS_HEADER + (uint64_t)b->n_points * 4 * record_floats(b) + 4;
+    uint64_t expect = hsize + (uint64_t)b->n_points * 4 * record_floats(b) + 4;
     if (expect != file_size)
         return snprintf(why, len, "size %llu bytes, but the header's %u points of %u channels x %u samples need %llu",
                         (unsigned long long)file_size, b->n_points, b->n_channels, b->n_samples,
@@ -184,6 +199,12 @@ static int decode_header(det_basis *b, const uint8_t h[DET_BASIS_HEADER], uint64
     b->step_ns = v[17];
     c->anisotropic = b->flags & DET_BASIS_ANISOTROPIC ? 1 : 0;
     c->phi110 = c->anisotropic ? get_f64(h + OFF_SOURCE) : 0;
+    if (b->flags & DET_BASIS_CORNERS) {
+        double corner[2][DET_SECTORS][2], *v2 = &corner[0][0][0];
+        for (int i = 0; i < DET_BASIS_CORNER_BYTES / 8; i++) v2[i] = get_f64(h + DET_BASIS_HEADER + 8 * i);
+        det_crystal_set_corners(c, corner[0], corner[1]);
+        b->flags &= ~(uint32_t)DET_BASIS_CORNERS; /* the crystal says it: irregular */
+    }
     char geo[160];
     if (validate_crystal(b, geo, sizeof geo)) return snprintf(why, len, "geometry in the header: %s", geo), -1;
     return 0;
@@ -222,12 +243,12 @@ int det_basis_writer_open(det_basis_writer *w, const det_basis *hb, const char *
     snprintf(w->tmp, sizeof w->tmp, "%s.tmp", path);
     w->f = fopen(w->tmp, "wb");
     if (!w->f) return snprintf(msg, len, "%s: cannot create: %s", w->tmp, strerror(errno)), -1;
-    uint8_t h[DET_BASIS_HEADER];
-    encode_header(hb, h);
-    w->crc = det_crc32(0, h, sizeof h);
+    uint8_t h[HEADER_MAX];
+    uint32_t hsize = encode_header(hb, h);
+    w->crc = det_crc32(0, h, hsize);
     w->promised = hb->n_points;
     w->record_floats = record_floats(hb);
-    if (fwrite(h, 1, sizeof h, w->f) != sizeof h) {
+    if (fwrite(h, 1, hsize, w->f) != hsize) {
         snprintf(msg, len, "%s: write error: %s", w->tmp, strerror(errno));
         det_basis_writer_abort(w);
         return -1;
@@ -358,7 +379,7 @@ static int end_read(FILE *f, det_basis *b, const char *why, const char *path, ch
 int det_basis_load(det_basis *b, const char *path, char *msg, size_t len)
 {
     char why[400];
-    uint8_t h[DET_BASIS_HEADER], t[4];
+    uint8_t h[HEADER_MAX], t[4];
     struct stat st;
     memset(b, 0, sizeof *b);
     FILE *f = fopen(path, "rb");
@@ -367,8 +388,14 @@ int det_basis_load(det_basis *b, const char *path, char *msg, size_t len)
         snprintf(why, sizeof why, "only %lld bytes: too short for a basis file", (long long)st.st_size);
         goto fail;
     }
-    if (fread(h, 1, sizeof h, f) != sizeof h) {
+    if (fread(h, 1, DET_BASIS_HEADER, f) != DET_BASIS_HEADER) {
         snprintf(why, sizeof why, "cannot read the header");
+        goto fail;
+    }
+    uint32_t hsize = header_size(adf_get_u32(h + 40));
+    size_t rest = hsize - DET_BASIS_HEADER;
+    if (rest && (st.st_size < hsize + 4 || fread(h + DET_BASIS_HEADER, 1, rest, f) != rest)) {
+        snprintf(why, sizeof why, "cannot read the crystal's corners after the header");
         goto fail;
     }
     if (decode_header(b, h, (uint64_t)st.st_size, why, sizeof why)) goto fail;
@@ -376,7 +403,7 @@ int det_basis_load(det_basis *b, const char *path, char *msg, size_t len)
         snprintf(why, sizeof why, "out of memory for %u points", b->n_points);
         goto fail;
     }
-    uint32_t crc = det_crc32(0, h, sizeof h);
+    uint32_t crc = det_crc32(0, h, hsize);
     if (read_records(b, f, &crc, why, sizeof why)) goto fail;
     if (fread(t, 1, 4, f) != 4) {
         snprintf(why, sizeof why, "cannot read the checksum");

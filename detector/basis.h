@@ -12,11 +12,11 @@
  * Basis file, version 1 (little-endian; detector/README.md has the table)
  *   header, 256 bytes:
  *     0   char[8] "NWBASIS\0"
- *     8   u32  version (1)             12  u32  header size (256)
+ *     8   u32  version (1)             12  u32  header size (256; 448 with corners)
  *     16  u32  points P                20  u32  channels C (2..40; 37 for AGATA)
  *     24  u32  samples S (1..512)      28  u32  pretrigger samples (< S)
  *     32  f32  sampling period, ns     36  f32  grid spacing of the points, mm (0: not a grid)
- *     40  u32  flags (bit 0: imported, bit 1: anisotropic drift)
+ *     40  u32  flags (bit 0: imported, bit 1: anisotropic drift, bit 2: corners follow)
  *     44  u32  record size, 16 + 4 C S
  *     48  f64 x 18: crystal geometry (length, radius, hex_front, hex_back,
  *         bore_radius, bore_depth, ring[6], bias, impurity_front,
@@ -24,6 +24,9 @@
  *     192 char[64]: imported bases: where the signals came from, as the import
  *         gave it, NUL-padded; flag bit 1 (anisotropic drift): f64 lattice_phi110
  *         then zeros; zero bytes otherwise (a basis of isotropic drift)
+ *   flag bit 2 (an irregular crystal, geometry.h): the header is 448 bytes, the
+ *   256 above then f64 x, y of the hexagon's 6 front and 6 back corners
+ *   (hex_front and hex_back are 0).
  *   An imported basis describes its signals, not our geometry file: the shape
  *   is the crystal its points lie in, bias and preamp_rise are the import's
  *   (0: not given), impurities, field grid and drift step 0 (unknown).
@@ -39,6 +42,8 @@ enum {
     DET_BASIS_MAX_SAMPLES = 512,
     DET_BASIS_IMPORTED = 1,
     DET_BASIS_ANISOTROPIC = 2, /* drifted with the anisotropic mobilities: lattice_phi110 stored */
+    DET_BASIS_CORNERS = 4,     /* an irregular crystal: its hexagon's corners follow the header (set on writing) */
+    DET_BASIS_CORNER_BYTES = 2 * DET_SECTORS * 2 * 8, /* f64 x, y of the 6 front, then the 6 back corners */
 };
 
 typedef struct det_basis {

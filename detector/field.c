@@ -40,10 +40,13 @@ typedef struct level {
 
 static float contact_value[DET_CHANNELS][DET_SLOTS];
 
-static void init_contact_values(void)
+/* The contacts' values in a solve whose slots 1.. hold the weighting potentials of sectors first.. (up to
+   DET_SOLVED_SECTORS of them: 0 for A..D; 4 for E, F, the second solve of a crystal without the mirror). */
+static void init_contact_values(int first)
 {
     memset(contact_value, 0, sizeof contact_value);
-    for (int seg = 0; seg < DET_RINGS * DET_SOLVED_SECTORS; seg++) contact_value[seg][1 + seg] = 1;
+    for (int seg = DET_RINGS * first; seg < DET_RINGS * (first + DET_SOLVED_SECTORS) && seg < DET_SEGMENTS; seg++)
+        contact_value[seg][1 + seg - DET_RINGS * first] = 1;
     contact_value[DET_CORE][DET_SLOT_V] = 1;
     contact_value[DET_CORE][DET_SLOT_CORE] = 1;
 }
@@ -475,6 +478,26 @@ static void depletion(const level *L, const det_crystal *c, det_solve_report *r)
     r->undepleted_volume = r->undepleted_nodes * L->g.h * L->g.h * L->g.h;
 }
 
+/* Solves every slot on the coarse-to-fine levels lv (built here, freed by the caller), the weighting potentials of
+   sectors first..; the fine level's values and report into r.  0, or -1 with a message. */
+static int solve_levels(level lv[DET_LEVELS], const det_crystal *c, double h, double tol, int first,
+                        det_solve_report *r, char *msg, size_t len)
+{
+    init_contact_values(first);
+    for (int l = 0; l < DET_LEVELS; l++) {
+        double hl = h * (1 << (DET_LEVELS - 1 - l));
+        if (build_level(&lv[l], c, hl))
+            return snprintf(msg, len, "out of memory building the %g mm field grid", hl), -1;
+        if (l > 0) prolong(&lv[l - 1], &lv[l]);
+        r->iterations[l] += relax(&lv[l], tol, 20000);
+        if (fill_ghosts(&lv[l])) return snprintf(msg, len, "out of memory filling the %g mm field grid", hl), -1;
+    }
+    double res[DET_SLOTS];
+    residuals(&lv[DET_LEVELS - 1], res);
+    for (int s = 0; s < DET_SLOTS; s++) r->residual[s] = fmax(r->residual[s], res[s]);
+    return 0;
+}
+
 int det_fields_solve(det_fields *f, const det_crystal *c, double h, double tol, char *msg, size_t len)
 {
     memset(f, 0, sizeof *f);
@@ -483,24 +506,10 @@ int det_fields_solve(det_fields *f, const det_crystal *c, double h, double tol, 
         return -1;
     }
     double t0 = omp_get_wtime();
-    init_contact_values();
     level lv[DET_LEVELS];
     memset(lv, 0, sizeof lv);
-    for (int l = 0; l < DET_LEVELS; l++) {
-        double hl = h * (1 << (DET_LEVELS - 1 - l));
-        if (build_level(&lv[l], c, hl)) {
-            snprintf(msg, len, "out of memory building the %g mm field grid", hl);
-            goto fail;
-        }
-        if (l > 0) prolong(&lv[l - 1], &lv[l]);
-        f->report.iterations[l] = relax(&lv[l], tol, 20000);
-        if (fill_ghosts(&lv[l])) {
-            snprintf(msg, len, "out of memory filling the %g mm field grid", hl);
-            goto fail;
-        }
-    }
+    if (solve_levels(lv, c, h, tol, 0, &f->report, msg, len)) goto fail;
     level *fine = &lv[DET_LEVELS - 1];
-    residuals(fine, f->report.residual);
     depletion(fine, c, &f->report);
     if (electric_field(fine, c, &f->efield)) {
         snprintf(msg, len, "out of memory for the electric field");
@@ -511,6 +520,12 @@ int det_fields_solve(det_fields *f, const det_crystal *c, double h, double tol, 
     f->phi = fine->phi;
     fine->phi = NULL;
     for (int l = 0; l < DET_LEVELS; l++) free_level(&lv[l]);
+    if (c->irregular) { /* no mirror: sectors E and F solved for themselves */
+        if (solve_levels(lv, c, h, tol, DET_SOLVED_SECTORS, &f->report, msg, len)) goto fail;
+        f->phi_ef = fine->phi;
+        fine->phi = NULL;
+        for (int l = 0; l < DET_LEVELS; l++) free_level(&lv[l]);
+    }
     f->report.seconds = omp_get_wtime() - t0;
     return 0;
 fail:
@@ -522,8 +537,10 @@ fail:
 void det_fields_free(det_fields *f)
 {
     free(f->phi);
+    free(f->phi_ef);
     free(f->efield);
     f->phi = NULL;
+    f->phi_ef = NULL;
     f->efield = NULL;
 }
 
@@ -533,6 +550,10 @@ void det_fields_weighting(const det_fields *f, const double p[3], float w[DET_CH
     interp(&f->grid, f->phi, DET_SLOTS, p, v);
     for (int seg = 0; seg < DET_RINGS * DET_SOLVED_SECTORS; seg++) w[seg] = v[1 + seg];
     w[DET_CORE] = v[DET_SLOT_CORE];
+    if (f->phi_ef) { /* sectors E, F solved on their own */
+        interp_part(&f->grid, f->phi_ef, DET_SLOTS, 1, 2 * DET_RINGS, p, w + 4 * DET_RINGS);
+        return;
+    }
     /* sectors E, F: sectors C, B at the mirror point */
     double m[3] = {p[0], -p[1], p[2]};
     interp_part(&f->grid, f->phi, DET_SLOTS, 1 + DET_RINGS, 2 * DET_RINGS, m, v);

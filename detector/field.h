@@ -21,6 +21,8 @@
  * of the crystal but not of a Cartesian grid; using them would put the
  * contacts' discretisation errors into the sum of the 37 potentials (by 4 %
  * near the axis at 1 mm), so they are left to the tests to verify.
+ * An irregular crystal (AGATA's shapes A, B, C) has no mirror: a second solve
+ * gives sectors E and F their own weighting potentials (det_fields.phi_ef).
  * The back face is passivated: zero normal derivative there.
  *
  * Discretisation: 7-point Laplacian; next to a contact the arm is shortened
@@ -44,8 +46,9 @@ typedef struct det_grid {
 } det_grid;
 
 typedef struct det_solve_report {
-    int iterations[DET_LEVELS];   /* sweeps on the 4h, 2h, h grids */
-    double residual[DET_SLOTS];   /* final max |Jacobi correction| per slot on the fine grid (V in units of the bias) */
+    int iterations[DET_LEVELS];   /* sweeps on the 4h, 2h, h grids (both solves of an irregular crystal) */
+    double residual[DET_SLOTS];   /* final max |Jacobi correction| per slot on the fine grid (V in units of the bias;
+                                     an irregular crystal: the larger of its two solves) */
     long free_nodes;              /* unknowns on the fine grid */
     long undepleted_nodes;        /* fine nodes where V lies outside [0, bias] (README: depletion criterion) */
     double undepleted_volume;     /* mm^3 */
@@ -57,6 +60,7 @@ typedef struct det_fields {
     det_crystal crystal;
     det_grid grid;
     float *phi;    /* DET_SLOTS per node, node index (k * ny + j) * nx + i */
+    float *phi_ef; /* irregular crystals (no mirror): a second solve, sectors E, F in slots 1..12; else NULL */
     float *efield; /* 4 per node: Ex, Ey, Ez in V/mm, then |E| */
     det_solve_report report;
 } det_fields;

@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "basis.h"
+#include "field.h"
 #include "geometry.h"
+#include "signals.h"
 #include "testkit.h"
 
 static const char *const SHAPE_FILE[3] = {
@@ -17,6 +20,7 @@ static const char *const SHAPE_FILE[3] = {
     "detector/geometry/agata_C.geo",
 };
 static det_crystal shape[3];
+static det_fields fields_a; /* shape A on a 2 mm grid, solved once in main before Check forks the tests */
 static char tmpdir[] = "/tmp/check_shapes.XXXXXX";
 
 static double deg(double rad) { return rad * (180.0 / M_PI); }
@@ -339,6 +343,117 @@ START_TEST(shapes_line_errors)
 }
 END_TEST
 
+/* ---- fields, signals and the basis of an irregular crystal ---- */
+
+START_TEST(weighting_potentials_of_every_sector_sum_to_one)
+{
+    /* no mirror: sectors E and F come from their own solve, yet the 37 potentials still add up to 1 */
+    ck_assert_ptr_nonnull(fields_a.phi_ef);
+    unsigned seed = 11;
+    int tried = 0;
+    while (tried < 3000) {
+        double p[3] = {(rand_r(&seed) / (double)RAND_MAX - 0.5) * 80, (rand_r(&seed) / (double)RAND_MAX - 0.5) * 80,
+                       rand_r(&seed) / (double)RAND_MAX * 90};
+        if (!det_crystal_contains(&shape[0], p)) continue;
+        tried++;
+        float w[DET_CHANNELS];
+        det_fields_weighting(&fields_a, p, w);
+        double sum = 0;
+        for (int k = 0; k < DET_CHANNELS; k++) sum += w[k];
+        ck_assert_msg(fabs(sum - 1) < 1e-4, "sum %g at (%g, %g, %g)", sum, p[0], p[1], p[2]);
+    }
+    for (int s = 0; s < DET_SLOTS; s++) ck_assert(fields_a.report.residual[s] < 1e-4);
+}
+END_TEST
+
+START_TEST(weighting_potential_is_one_on_every_contact)
+{
+    /* the middle of each segment's face (2 mm grid: within 0.05, as check_detector's regular crystal) */
+    const det_crystal *c = &shape[0];
+    double mid[DET_RINGS] = {4, 15, 30, 46.5, 65.5, 83};
+    for (int k = 0; k < DET_SECTORS; k++)
+        for (int r = 0; r < DET_RINGS; r++) {
+            double u = mid[r] / c->length, p[3] = {0, 0, mid[r]};
+            for (int e = 0; e < 2; e++)
+                for (int i = 0; i < 2; i++) p[i] += 0.5 * ((1 - u) * c->corner[0][(k + e) % 6][i] + u * c->corner[1][(k + e) % 6][i]);
+            double az = atan2(p[1], p[0]), rad = det_outline_radius(c, mid[r], az) - 1e-6;
+            p[0] = rad * cos(az);
+            p[1] = rad * sin(az);
+            float w[DET_CHANNELS];
+            det_fields_weighting(&fields_a, p, w);
+            int seg = 6 * k + r;
+            ck_assert_int_eq(det_crystal_segment(c, p), seg);
+            ck_assert_msg(fabs(w[seg] - 1) < 0.05, "segment %d reads %g on its own contact", seg, w[seg]);
+        }
+}
+END_TEST
+
+START_TEST(deep_points_collect_on_their_segments)
+{
+    const det_crystal *c = &shape[0];
+    det_signal_config cfg;
+    det_signal_config_default(&cfg);
+    float out[DET_CHANNELS * 100];
+    double mid[DET_RINGS] = {4, 15, 30, 46.5, 65.5, 83};
+    for (int seg = 0; seg < DET_SEGMENTS; seg++) {
+        /* 25 mm out along the bisector of the sector's corners */
+        int k = seg / 6;
+        double u = mid[seg % 6] / c->length, d[2];
+        for (int i = 0; i < 2; i++) {
+            double a = (1 - u) * c->corner[0][k][i] + u * c->corner[1][k][i];
+            double b = (1 - u) * c->corner[0][(k + 1) % 6][i] + u * c->corner[1][(k + 1) % 6][i];
+            d[i] = a / hypot((1 - u) * c->corner[0][k][0] + u * c->corner[1][k][0],
+                             (1 - u) * c->corner[0][k][1] + u * c->corner[1][k][1]) +
+                   b / hypot((1 - u) * c->corner[0][(k + 1) % 6][0] + u * c->corner[1][(k + 1) % 6][0],
+                             (1 - u) * c->corner[0][(k + 1) % 6][1] + u * c->corner[1][(k + 1) % 6][1]);
+        }
+        double n = hypot(d[0], d[1]), p[3] = {25 * d[0] / n, 25 * d[1] / n, mid[seg % 6]};
+        ck_assert_int_eq(det_crystal_segment(c, p), seg);
+        det_drift_info info;
+        ck_assert_int_eq(det_signal_compute(&fields_a, &cfg, p, out, &info), 0);
+        ck_assert_int_eq(info.hole_contact, seg);
+        ck_assert_int_eq(info.electron_contact, DET_CORE);
+        ck_assert_msg(fabs(out[seg * 100 + 99] - 1) < 1e-3, "segment %d ends at %g", seg, out[seg * 100 + 99]);
+    }
+}
+END_TEST
+
+START_TEST(basis_carries_the_corners)
+{
+    det_basis a = {.crystal = shape[2], .n_points = 2, .n_channels = DET_CHANNELS, .n_samples = 10, .pretrigger = 2,
+                   .sample_ns = 10, .grid_mm = 2, .field_grid_mm = 2, .step_ns = 1};
+    ck_assert_int_eq(det_basis_alloc(&a), 0);
+    for (uint32_t i = 0; i < a.n_points; i++) {
+        a.pos[3 * i] = 10.0f + i, a.pos[3 * i + 1] = 1, a.pos[3 * i + 2] = 30;
+        a.segment[i] = 2;
+        for (int k = 0; k < DET_CHANNELS * 10; k++) det_basis_point(&a, i)[k] = 0.001f * k;
+    }
+    char path[300], msg[400];
+    snprintf(path, sizeof path, "%s/c.basis", tmpdir);
+    ck_assert_msg(det_basis_save(&a, path, msg, sizeof msg) == 0, "%s", msg);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    ck_assert_int_eq(ftell(f), 448 + 2 * (16 + 4 * 37 * 10) + 4); /* the corners follow the 256-byte header */
+    fclose(f);
+    det_basis b;
+    ck_assert_msg(det_basis_load(&b, path, msg, sizeof msg) == 0, "%s", msg);
+    ck_assert_int_eq(b.crystal.irregular, 1);
+    ck_assert(det_crystal_same_shape(&b.crystal, &shape[2], 0));
+    ck_assert_int_eq(memcmp(b.crystal.side, shape[2].side, sizeof b.crystal.side), 0);
+    ck_assert_int_eq(memcmp(a.signal, b.signal, 2 * 37 * 10 * sizeof(float)), 0);
+    det_basis_free(&b);
+    /* a corner moved: the checksum covers the corner block */
+    f = fopen(path, "r+b");
+    fseek(f, 256 + 8 * 5, SEEK_SET);
+    fputc(0x42, f);
+    fclose(f);
+    ck_assert_int_eq(det_basis_load(&b, path, msg, sizeof msg), -1);
+    ck_assert_msg(strstr(msg, "checksum mismatch") || strstr(msg, "geometry in the header"), "%s", msg);
+    det_basis_free(&a);
+}
+END_TEST
+
 static Suite *shapes_suite(void)
 {
     Suite *s = suite_create("shapes");
@@ -358,6 +473,13 @@ static Suite *shapes_suite(void)
     tcase_add_test(arr, cluster_neighbours_face_each_other);
     tcase_add_test(arr, shapes_line_errors);
     suite_add_tcase(s, arr);
+    TCase *fld = tcase_create("fields");
+    tcase_set_timeout(fld, 60);
+    tcase_add_test(fld, weighting_potentials_of_every_sector_sum_to_one);
+    tcase_add_test(fld, weighting_potential_is_one_on_every_contact);
+    tcase_add_test(fld, deep_points_collect_on_their_segments);
+    tcase_add_test(fld, basis_carries_the_corners);
+    suite_add_tcase(s, fld);
     return s;
 }
 
@@ -370,10 +492,15 @@ int main(void)
             return 1;
         }
     if (!mkdtemp(tmpdir)) return 1;
+    if (det_fields_solve(&fields_a, &shape[0], 2.0, 1e-5, msg, sizeof msg)) {
+        fprintf(stderr, "check_shapes: %s\n", msg);
+        return 1;
+    }
     SRunner *sr = srunner_create(shapes_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     tk_remove_tree(tmpdir);
+    det_fields_free(&fields_a);
     return failed ? 1 : 0;
 }
