@@ -126,7 +126,7 @@ k_score(const uint32_t *first, uint32_t base, const uint32_t *slot_event, uint32
 /* Takes the first pass's clusters; without retrack, the single points too. */
 __global__ void k_select(const uint32_t *first, uint32_t base, uint32_t n_events, const tr_point *pts,
                          const tr_cand *cands, const tr_score *scores, const tr_physics *tab,
-                         const uint32_t *perms, uint16_t *order, uint8_t *used, tr_event_info *info,
+                         const uint32_t *perms, uint16_t *order, float *key, uint8_t *used, tr_event_info *info,
                          tr_gamma *gammas)
 {
     uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
@@ -138,7 +138,7 @@ __global__ void k_select(const uint32_t *first, uint32_t base, uint32_t n_events
     for (int i = 0; i < n; i++)
         used[off + i] = 0;
     int g = tr_select_clusters(&c_params, perms, pts + off, tr_size_bonus(&c_params, n), cands + off, scores + off,
-                               in.n_cands, order + off, used + off, gammas + off, 0);
+                               in.n_cands, order + off, key + off, used + off, gammas + off, 0);
     if (c_params.retrack)
         in.n_gammas = (uint16_t)g; /* the singles come after the second pass */
     else
@@ -173,7 +173,8 @@ __global__ void k_recluster(const uint32_t *first, uint32_t base, uint32_t n_eve
 /* Takes the second pass's clusters, then the single points; the counts of both passes into info. */
 __global__ void k_select_again(const uint32_t *first, uint32_t base, uint32_t n_events, const tr_point *pts,
                                const tr_cand *cands, const tr_score *scores, const tr_physics *tab,
-                               const uint32_t *perms, uint16_t *order, uint8_t *used, const tr_event_info *again,
+                               const uint32_t *perms, uint16_t *order, float *key, uint8_t *used,
+                               const tr_event_info *again,
                                tr_event_info *info, tr_gamma *gammas)
 {
     uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
@@ -183,7 +184,7 @@ __global__ void k_select_again(const uint32_t *first, uint32_t base, uint32_t n_
     int n = (int)(first[e + 1] - first[e]);
     tr_event_info in = info[e], a = again[e];
     int g = tr_select_clusters(&c_params, perms, pts + off, tr_size_bonus(&c_params, a.unused), cands + off, scores + off,
-                               a.n_cands, order + off, used + off, gammas + off, in.n_gammas);
+                               a.n_cands, order + off, key + off, used + off, gammas + off, in.n_gammas);
     in.n_cands = (uint16_t)(in.n_cands + a.n_cands);
     in.big_clusters = (uint16_t)(in.big_clusters + a.big_clusters);
     tr_select_singles(&c_params, tab, &c_geo, pts + off, n, used + off, gammas + off, g, &in);
@@ -202,6 +203,7 @@ struct dev_buffers {
     tr_gamma *gammas;
     cluster_bufs cl;
     uint16_t *order, *map;
+    float *key;
     uint8_t *used;
     tr_point *sub;
 };
@@ -238,6 +240,7 @@ static void free_buffers(dev_buffers *d)
     cudaFree(d->cl.dirty);
     cudaFree(d->cl.norm);
     cudaFree(d->order);
+    cudaFree(d->key);
     cudaFree(d->used);
     cudaFree(d->again);
     cudaFree(d->map);
@@ -329,6 +332,7 @@ static int reserve_device(dev_buffers *d, size_t ne, size_t np, char *msg, size_
     GPU_CHECK(cudaMalloc(&d->cl.dirty, cp), "allocating clustering scratch");
     GPU_CHECK(cudaMalloc(&d->cl.norm, cp * sizeof(float)), "allocating clustering scratch");
     GPU_CHECK(cudaMalloc(&d->order, cp * sizeof(uint16_t)), "allocating selection scratch");
+    GPU_CHECK(cudaMalloc(&d->key, cp * sizeof(float)), "allocating selection scratch");
     GPU_CHECK(cudaMalloc(&d->used, cp), "allocating selection scratch");
     GPU_CHECK(cudaMalloc(&d->again, ce * sizeof *d->again), "allocating second-pass counts");
     GPU_CHECK(cudaMalloc(&d->map, cp * sizeof(uint16_t)), "allocating second-pass scratch");
@@ -397,7 +401,7 @@ static int run_chunk(tr_gpu *g, int s, uint32_t e0, uint32_t e1, bool have_cands
                                                                 g->physics, d->scores);
     mark(g, st, timing, 3);
     k_select<<<blocks(ne, BLOCK), BLOCK, 0, st>>>(d->first, base, ne, d->points, d->cands, d->scores,
-                                                  g->physics, g->perms, d->order, d->used, d->info,
+                                                  g->physics, g->perms, d->order, d->key, d->used, d->info,
                                                   d->gammas);
     if (g->retrack) {
         k_recluster<<<blocks(ne, BLOCK), BLOCK, 0, st>>>(d->first, base, ne, d->points, d->used, d->sub, d->map,
@@ -407,7 +411,7 @@ static int run_chunk(tr_gpu *g, int s, uint32_t e0, uint32_t e1, bool have_cands
                                                                     d->points, d->again, d->cands,
                                                                     g->physics, d->scores);
         k_select_again<<<blocks(ne, BLOCK), BLOCK, 0, st>>>(d->first, base, ne, d->points, d->cands, d->scores,
-                                                            g->physics, g->perms, d->order, d->used, d->again,
+                                                            g->physics, g->perms, d->order, d->key, d->used, d->again,
                                                             d->info, d->gammas);
     }
     GPU_CHECK(cudaGetLastError(), "launching the tracking kernels");

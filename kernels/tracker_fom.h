@@ -484,13 +484,6 @@ GPUd() static inline float tr_cand_key(const tr_params *p, const tr_point *pts, 
     return TR_ADD(sc[a].log_fom, TR_MUL(bonus, (float)tr_cand_extra(p, pts, &c[a])));
 }
 
-GPUd() static inline int tr_cand_before(const tr_params *p, const tr_point *pts, float bonus, const tr_cand *c,
-                                        const tr_score *sc, int a, int b)
-{
-    float ka = tr_cand_key(p, pts, bonus, c, sc, a), kb = tr_cand_key(p, pts, bonus, c, sc, b);
-    return ka > kb || (ka == kb && a < b);
-}
-
 /* The single-point reading of point pt: ln of its figure of merit. */
 GPUd() static inline float tr_single_log_fom(const tr_params *p, const tr_physics *tab,
                                              const tr_geo *geo, const tr_point *pt)
@@ -529,15 +522,17 @@ GPUd() static inline void tr_take(const uint32_t *perms, const tr_cand *c, tr_sc
 
 /* Accepts, in order of their keys, the candidates above the cluster threshold
  * whose points are all free (used: n entries), as gammas out[g], out[g + 1], ...;
- * bonus is tr_size_bonus of the points clustered; order (ncand entries) is scratch.  Returns
- * the new number of gammas. */
+ * bonus is tr_size_bonus of the points clustered; order and key (ncand entries)
+ * are scratch: each key is computed once, before the sort.  Returns the new
+ * number of gammas. */
 GPUd() static inline int tr_select_clusters(const tr_params *p, const uint32_t *perms, const tr_point *pts, float bonus,
                                             const tr_cand *cands, const tr_score *sc, int ncand,
-                                            uint16_t *order, uint8_t *used, tr_gamma *out, int g)
+                                            uint16_t *order, float *key, uint8_t *used, tr_gamma *out, int g)
 {
     for (int i = 0; i < ncand; i++) {
+        key[i] = tr_cand_key(p, pts, bonus, cands, sc, i);
         int k = i;
-        while (k > 0 && tr_cand_before(p, pts, bonus, cands, sc, i, order[k - 1])) {
+        while (k > 0 && key[i] > key[order[k - 1]]) { /* ties: the earlier candidate first */
             order[k] = order[k - 1];
             k--;
         }

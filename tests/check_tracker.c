@@ -312,9 +312,10 @@ static int select_three(float size_bonus, float fom3, bool far, int *taken_n)
                      { 3, 0, { 0, 1, 2, TR_NONE, TR_NONE, TR_NONE, TR_NONE } } };
     tr_score sc[2] = { { logf(0.5f), 0, TR_HYP_COMPTON, 0 }, { logf(fom3), 0, TR_HYP_COMPTON, 0 } };
     uint16_t order[2];
+    float key[2];
     uint8_t used[3] = { 0, 0, 0 };
     tr_gamma g[3];
-    int n = tr_select_clusters(&p, perms, pts, tr_size_bonus(&p, 3), c, sc, 2, order, used, g, 0);
+    int n = tr_select_clusters(&p, perms, pts, tr_size_bonus(&p, 3), c, sc, 2, order, key, used, g, 0);
     *taken_n = n ? g[0].n : 0;
     return n;
 }

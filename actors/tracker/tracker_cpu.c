@@ -20,6 +20,7 @@ typedef struct scratch {
     uint16_t map[TR_MAX_POINTS]; /* their indices in the event */
     tr_score scores[TR_MAX_POINTS];
     uint16_t order[TR_MAX_POINTS];
+    float key[TR_MAX_POINTS];
     /* germanium paths between the event's points (index 0: the target), valid
      * where stamp equals the event's stamp */
     float path[PATH_STRIDE * PATH_STRIDE];
@@ -138,7 +139,7 @@ static int retrack(const tr_model *m, scratch *s, const tr_point *pts, int n, tr
     info->n_cands = (uint16_t)(info->n_cands + nc);
     info->big_clusters = (uint16_t)(info->big_clusters + big);
     return tr_select_clusters(&m->params, m->perms, pts, tr_size_bonus(&m->params, left), s->cands, s->scores, nc,
-                              s->order, s->used, out, g);
+                              s->order, s->key, s->used, out, g);
 }
 
 static void track_event(const tr_model *m, scratch *s, const tr_point *pts, int n, tr_gamma *out,
@@ -154,7 +155,7 @@ static void track_event(const tr_model *m, scratch *s, const tr_point *pts, int 
     info->big_clusters = big;
     for (int i = 0; i < n; i++)
         s->used[i] = 0;
-    int g = tr_select_clusters(p, m->perms, pts, tr_size_bonus(p, n), s->cands, s->scores, nc, s->order, s->used, out, 0);
+    int g = tr_select_clusters(p, m->perms, pts, tr_size_bonus(p, n), s->cands, s->scores, nc, s->order, s->key, s->used, out, 0);
     if (p->retrack)
         g = retrack(m, s, pts, n, out, g, info, optimised);
     tr_select_singles(p, m->physics, &m->geo, pts, n, s->used, out, g, info);
