@@ -18,6 +18,7 @@ enum {
     STREAMS = 2,
     CHUNKS = 4,                         /* per batch, when it is large enough */
     MIN_CHUNK_POINTS = 16384,
+    PAIR_SLOTS = 16,                    /* clustering scratch per point for the pairs of its event */
 };
 
 /* ---- kernels ------------------------------------------------------------------ */
@@ -36,7 +37,27 @@ struct cluster_bufs {
     uint16_t *parent, *next, *tail, *size;
     uint8_t *dirty;
     float *norm;
+    uint32_t *pair; /* PAIR_SLOTS per point */
 };
+
+/* The candidates of one event's n points (the first at offset off of the
+ * chunk's scratch), as the CPU finds them: each pair's linking step found
+ * once (tr_cluster_event_pairs), where its pairs fit in the event's
+ * PAIR_SLOTS n slots, that is up to 2 PAIR_SLOTS + 1 points; a larger event
+ * tests every pair at every step (tr_cluster_event).  The same candidates
+ * either way; the first is several times shorter for the few largest events
+ * of a block, which bound the kernel's time. */
+__device__ static int cluster_event(const tr_point *pts, int n, const cluster_bufs &sb, uint32_t off, tr_cand *out,
+                                    uint16_t *big)
+{
+    tr_cluster_scratch s = { sb.parent + off, sb.next + off, sb.tail + off, sb.size + off,
+                             sb.dirty + off, sb.norm + off };
+    if (n - 1 <= 2 * PAIR_SLOTS) {
+        uint32_t first[TR_MAX_STEPS + 1];
+        return tr_cluster_event_pairs(&c_params, pts, n, &s, sb.pair + (size_t)off * PAIR_SLOTS, first, out, big);
+    }
+    return tr_cluster_event(&c_params, pts, n, &s, out, big);
+}
 
 __global__ void k_cluster(const uint32_t *first, uint32_t base, uint32_t n_events, const tr_point *pts,
                           cluster_bufs sb, tr_cand *cands, tr_event_info *info)
@@ -46,10 +67,8 @@ __global__ void k_cluster(const uint32_t *first, uint32_t base, uint32_t n_event
         return;
     uint32_t off = first[e] - base;
     int n = (int)(first[e + 1] - first[e]);
-    tr_cluster_scratch s = { sb.parent + off, sb.next + off, sb.tail + off, sb.size + off,
-                             sb.dirty + off, sb.norm + off };
     uint16_t big = 0;
-    int nc = n > 0 ? tr_cluster_event(&c_params, pts + off, n, &s, cands + off, &big) : 0;
+    int nc = n > 0 ? cluster_event(pts + off, n, sb, off, cands + off, &big) : 0;
     info[e].n_cands = (uint16_t)nc;
     info[e].big_clusters = big;
 }
@@ -161,9 +180,7 @@ __global__ void k_recluster(const uint32_t *first, uint32_t base, uint32_t n_eve
     int left = tr_leftovers(pts + off, n, used + off, sub + off, map + off), nc = 0;
     uint16_t big = 0;
     if (left >= 2 && left < n) {
-        tr_cluster_scratch s = { sb.parent + off, sb.next + off, sb.tail + off, sb.size + off,
-                                 sb.dirty + off, sb.norm + off };
-        nc = tr_cluster_event(&c_params, sub + off, left, &s, cands + off, &big);
+        nc = cluster_event(sub + off, left, sb, off, cands + off, &big);
         tr_cands_remap(cands + off, nc, map + off);
     }
     tr_event_info a = { 0, (uint16_t)nc, big, (uint16_t)left };
@@ -239,6 +256,7 @@ static void free_buffers(dev_buffers *d)
     cudaFree(d->cl.size);
     cudaFree(d->cl.dirty);
     cudaFree(d->cl.norm);
+    cudaFree(d->cl.pair);
     cudaFree(d->order);
     cudaFree(d->key);
     cudaFree(d->used);
@@ -331,6 +349,7 @@ static int reserve_device(dev_buffers *d, size_t ne, size_t np, char *msg, size_
     GPU_CHECK(cudaMalloc(&d->cl.size, cp * sizeof(uint16_t)), "allocating clustering scratch");
     GPU_CHECK(cudaMalloc(&d->cl.dirty, cp), "allocating clustering scratch");
     GPU_CHECK(cudaMalloc(&d->cl.norm, cp * sizeof(float)), "allocating clustering scratch");
+    GPU_CHECK(cudaMalloc(&d->cl.pair, cp * PAIR_SLOTS * sizeof(uint32_t)), "allocating clustering scratch");
     GPU_CHECK(cudaMalloc(&d->order, cp * sizeof(uint16_t)), "allocating selection scratch");
     GPU_CHECK(cudaMalloc(&d->key, cp * sizeof(float)), "allocating selection scratch");
     GPU_CHECK(cudaMalloc(&d->used, cp), "allocating selection scratch");
