@@ -19,7 +19,7 @@
 #endif
 
 /*
- * Usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--mult M] [--seed S] [--segment]
+ * Usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--mult M] [--block N] [--seed S] [--segment]
  *                      [--shell] [--min-cluster F] [--min-single F] [--isolation MM] [--size-bonus B]
  *                      [--no-retrack] [--angular A]
  *                      [--energy-sigma KEV] [--pos-a MM] [--pos-b MM]
@@ -49,11 +49,17 @@
  * row from a GammaEvents file (its first γ's energy is the line; M is the γ
  * rays of its first event).
  * --mult M replaces the multiplicity 30 (and --events30 counts its events).
+ * --block N: the optimised CPU and the GPU paths track the events N per call,
+ * as the actor tracks one block of its input per call (a block of the replay
+ * chain holds about 880 60Co events): the rates then include each call's
+ * fixed costs and its slowest event or candidate (the GPU's kernels wait for
+ * their longest thread); the GPU's phases are timed on the first call.
  * The model's settings default to Tracker.conf's; the options change them.
  */
 
 typedef struct options {
     uint32_t events[2], naive[2];
+    uint32_t block; /* events per call, 0: all in one */
     int mults[2]; /* the two multiplicities: 1 and --mult (30) */
     uint64_t seed;
     tracker_model_conf model;
@@ -66,7 +72,8 @@ typedef struct options {
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--mult M] [--seed S] "
+    fprintf(stderr, "usage: bench-tracker [--events1 N] [--events30 N] [--naive1 N] [--naive30 N] [--mult M] [--block N] "
+                    "[--seed S] "
                     "[--segment] [--shell] [--min-cluster F] [--min-single F] [--isolation MM] [--size-bonus B] "
                     "[--no-retrack] [--angular A] "
                     "[--energy-sigma KEV] [--pos-a MM] [--pos-b MM] "
@@ -159,6 +166,8 @@ static int parse(int argc, char **argv, options *o)
             o->naive[1] = (uint32_t)v;
         else if (strcmp(a, "--seed") == 0)
             o->seed = v;
+        else if (strcmp(a, "--block") == 0)
+            o->block = (uint32_t)v;
         else if (strcmp(a, "--mult") == 0 && v >= 1 && v <= 60)
             o->mults[1] = (int)v;
         else
@@ -221,6 +230,52 @@ static int check_same(const char *what, const tr_batch *b, uint32_t n, const tr_
     return bad ? 1 : 0;
 }
 
+/* The events of b cut into calls of `per` events (0: one call), each a batch of its own. */
+typedef struct calls {
+    uint32_t n;
+    tr_batch *b;
+    uint32_t *first;  /* the calls' offsets (from 0 in each), back to back */
+    uint32_t *event0; /* each call's first event in b */
+} calls;
+
+static void calls_free(calls *c)
+{
+    free(c->b);
+    free(c->first);
+    free(c->event0);
+}
+
+static int calls_make(const tr_batch *b, uint32_t per, calls *c)
+{
+    if (per == 0 || per > b->n_events)
+        per = b->n_events ? b->n_events : 1;
+    c->n = (b->n_events + per - 1) / per;
+    c->b = malloc((c->n + 1) * sizeof *c->b);
+    c->first = malloc((b->n_events + c->n + 1) * sizeof *c->first);
+    c->event0 = malloc((c->n + 1) * sizeof *c->event0);
+    if (!c->b || !c->first || !c->event0) {
+        calls_free(c);
+        return -1;
+    }
+    uint32_t *f = c->first;
+    for (uint32_t k = 0; k < c->n; k++) {
+        uint32_t e0 = k * per, e1 = b->n_events - e0 > per ? e0 + per : b->n_events;
+        for (uint32_t e = e0; e <= e1; e++)
+            f[e - e0] = b->first[e] - b->first[e0];
+        c->b[k] = (tr_batch){ e1 - e0, f, b->points + b->first[e0] };
+        c->event0[k] = e0;
+        f += e1 - e0 + 1;
+    }
+    return 0;
+}
+
+/* Where call k's results go in o (the results of all of b). */
+static tr_out calls_out(const calls *c, const tr_batch *b, uint32_t k, const tr_out *o)
+{
+    uint32_t e0 = c->event0[k];
+    return (tr_out){ o->gammas + b->first[e0], o->info + e0 };
+}
+
 /* A batch of the first n events of b. */
 static tr_batch head(const tr_batch *b, uint32_t n)
 {
@@ -229,8 +284,8 @@ static tr_batch head(const tr_batch *b, uint32_t n)
     return h;
 }
 
-static int bench_cpu(tracker_cpu *cpu, const tr_model *m, const tr_batch *b, uint32_t naive, int mi, row *rows,
-                     tr_out *ref)
+static int bench_cpu(tracker_cpu *cpu, const tr_model *m, const tr_batch *b, const calls *c, uint32_t naive, int mi,
+                     row *rows, tr_out *ref)
 {
     tr_out slow;
     if (alloc_out(&slow, b) != 0)
@@ -239,7 +294,10 @@ static int bench_cpu(tracker_cpu *cpu, const tr_model *m, const tr_batch *b, uin
     double t0 = tool_seconds();
     tracker_cpu_track(cpu, m, &h, &slow, false);
     double t1 = tool_seconds();
-    tracker_cpu_track(cpu, m, b, ref, true);
+    for (uint32_t k = 0; k < c->n; k++) {
+        tr_out out = calls_out(c, b, k, ref);
+        tracker_cpu_track(cpu, m, &c->b[k], &out, true);
+    }
     double t2 = tool_seconds();
     note(&rows[0], mi, naive, b->first[naive], t1 - t0);
     note(&rows[1], mi, b->n_events, b->first[b->n_events], t2 - t1);
@@ -257,8 +315,8 @@ static int bench_cpu(tracker_cpu *cpu, const tr_model *m, const tr_batch *b, uin
 }
 
 #ifdef NARWHAL_HAVE_CUDA
-static int bench_gpu(tracker_cpu *cpu, tr_gpu *g, const tr_model *m, const tr_batch *b, int mi, row *rows,
-                     const tr_out *ref)
+static int bench_gpu(tracker_cpu *cpu, tr_gpu *g, const tr_model *m, const tr_batch *b, const calls *c, int mi,
+                     row *rows, const tr_out *ref)
 {
     char msg[256];
     tr_out o;
@@ -271,10 +329,14 @@ static int bench_gpu(tracker_cpu *cpu, tr_gpu *g, const tr_model *m, const tr_ba
     for (int side = 0; side < 2 && rc == GPU_OK; side++) {
         int reps = 3;
         double t0 = tool_seconds();
-        for (int r = 0; r < reps && rc == GPU_OK; r++) {
-            if (side == 1)
-                tracker_cpu_cluster(cpu, m, b, cands, o.info);
-            rc = tr_gpu_track(g, b, side ? cands : NULL, side ? o.info : NULL, &o, NULL, msg, sizeof msg);
+        for (int r = 0; r < reps; r++) {
+            for (uint32_t k = 0; k < c->n && rc == GPU_OK; k++) {
+                tr_out out = calls_out(c, b, k, &o);
+                tr_cand *ck = cands + b->first[c->event0[k]];
+                if (side == 1)
+                    tracker_cpu_cluster(cpu, m, &c->b[k], ck, out.info);
+                rc = tr_gpu_track(g, &c->b[k], side ? ck : NULL, side ? out.info : NULL, &out, NULL, msg, sizeof msg);
+            }
         }
         double t = (tool_seconds() - t0) / reps;
         if (rc == GPU_OK) {
@@ -284,10 +346,10 @@ static int bench_gpu(tracker_cpu *cpu, tr_gpu *g, const tr_model *m, const tr_ba
         }
     }
     tr_gpu_times times;
-    if (rc == GPU_OK && (rc = tr_gpu_track(g, b, NULL, NULL, &o, &times, msg, sizeof msg)) == GPU_OK)
-        printf("  GPU phases, one stream: upload %.2f ms, clustering %.2f ms, scoring %.2f ms, selection (and the second "
+    if (rc == GPU_OK && (rc = tr_gpu_track(g, &c->b[0], NULL, NULL, &o, &times, msg, sizeof msg)) == GPU_OK)
+        printf("  GPU phases, one stream, the first call (%u events): upload %.2f ms, clustering %.2f ms, scoring %.2f ms, selection (and the second "
                "pass) %.2f ms, "
-               "download %.2f ms\n", times.upload, times.cluster, times.score, times.select, times.download);
+               "download %.2f ms\n", c->b[0].n_events, times.upload, times.cluster, times.score, times.select, times.download);
     if (rc != GPU_OK)
         fprintf(stderr, "bench-tracker: GPU: %s\n", msg);
     free(cands);
@@ -392,12 +454,17 @@ static int run_bench(const options *o, const tracker_study *st)
         printf("M=%d: %u events, %u points (simulated and smeared in %.1f s)\n", o->mults[mi], b.n_events,
                points[mi], tool_seconds() - t0);
         tr_out ref;
-        if (alloc_out(&ref, &b) != 0 || bench_cpu(cpu, st->model, &b, o->naive[mi], mi, rows, &ref) != 0)
+        calls c = { 0 };
+        if (alloc_out(&ref, &b) != 0 || calls_make(&b, o->block, &c) != 0 ||
+            bench_cpu(cpu, st->model, &b, &c, o->naive[mi], mi, rows, &ref) != 0)
             status = 1;
+        if (o->block)
+            printf("  in %u calls of up to %u events\n", c.n, o->block);
 #ifdef NARWHAL_HAVE_CUDA
-        if (gpu && !status && bench_gpu(cpu, gpu, st->model, &b, mi, rows, &ref) != 0)
+        if (gpu && !status && bench_gpu(cpu, gpu, st->model, &b, &c, mi, rows, &ref) != 0)
             status = 1;
 #endif
+        calls_free(&c);
         free_out(&ref);
         tracker_sample_free(&s);
     }
