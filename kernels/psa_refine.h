@@ -134,7 +134,9 @@ GPUd() static inline int pr_channels(const pr_event *ev, uint8_t *ch)
     return n;
 }
 
-/* The point's own start: the basis's median edge less the point's edge (0 without one). */
+/* The point's own start: the basis's median edge less the point's edge (0
+ * without one, and for every point of a basis aligned on its edges, as the
+ * actor's is: actors/psa/psa_event.h, "Start time"). */
 GPUd() static inline double pr_own(const pr_basis *b, uint32_t point)
 {
     const float pe = b->point_edge[point];

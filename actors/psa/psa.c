@@ -22,7 +22,7 @@ typedef struct psa_actor {
     psa_layout layout;
     gs_pow pw;
     psa_timing timing;
-    float *edges;      /* per basis point (psa_timing) */
+    float *edges;      /* per basis point: its edge, then (from n_points + 1 on) its offset (psa_timing) */
     psa_engine engine;
     psa_setup setup;
     psa_parts parts;   /* the block's parts and their workspaces (Parts) */
@@ -120,17 +120,20 @@ static unsigned build_layout(psa_actor *a)
     return 0;
 }
 
+/* The basis's edges, and the basis aligned on them (before the search layout copies its signals). */
 static unsigned set_timing(psa_actor *a)
 {
     double ratio = a->basis.sample_ns / 10.0;
-    if (!(a->edges = malloc(((size_t)a->basis.n_points + 1) * sizeof *a->edges)))
+    size_t n = (size_t)a->basis.n_points + 1;
+    if (!(a->edges = malloc(2 * n * sizeof *a->edges)))
         return kit_fail(a->k.name, NARVAL_E_NOMEM, "no memory for the basis's edge times");
     double edge = psa_basis_edges(&a->basis, psa_set.fraction, ratio, a->edges);
     if (edge < 0)
         return kit_fail(a->k.name, NARVAL_E_DATA, "%s: no point's signals reach half their charge: "
                         "no start time can be read", psa_set.basis);
+    edge = psa_basis_align(&a->basis, edge, ratio, a->edges, a->edges + n);
     a->timing = (psa_timing){ psa_set.threshold, psa_set.max_energy, psa_set.fraction, edge,
-                              a->edges, ratio, psa_set.shift_range, psa_set.shift_step };
+                              a->edges, a->edges + n, ratio, psa_set.shift_range, psa_set.shift_step };
     return 0;
 }
 

@@ -533,7 +533,7 @@ psa_status psa_block_search(psa_block *w, const psa_setup *s)
 void psa_block_write(const psa_event *ev, const psa_setup *s, adf_writer *out)
 {
     adf_psa p;
-    double t0 = ev->t0 * 10.0, t1 = (ev->t0 + ev->shift) * 10.0;
+    double t0 = ev->t0 * 10.0, t1 = psa_event_start(ev, s->timing) * 10.0;
     memset(&p, 0, sizeof p);
     p.crystal_id = ev->crystal_id;
     p.status = ev->crystal_status;

@@ -1,4 +1,4 @@
-/* psa_event.c: checks a data:crystal frame, finds its net-charge segments and start time, aligns it on the basis, feeds and follows its searches (the steps on its traces: kernels/psa_refine.h, which the GPU block runs too). */
+/* psa_event.c: aligns the basis on its points' edges; checks a data:crystal frame, finds its net-charge segments and start time, aligns it on the basis, feeds and follows its searches (the steps on its traces: kernels/psa_refine.h, which the GPU block runs too). */
 #include "psa_event.h"
 
 #include <math.h>
@@ -69,6 +69,30 @@ done:
     free(t);
     free(y);
     return med;
+}
+
+double psa_basis_align(det_basis *b, double median, double ratio, float *edge, float *offset)
+{
+    const float held = (float)median;
+    const pt_window w = { 0, b->n_samples, 0, 1 };
+    float moved[DET_BASIS_MAX_SAMPLES];
+    for (uint32_t i = 0; i < b->n_points; i++) {
+        offset[i] = 0;
+        if (!isfinite(edge[i]))
+            continue;
+        const double from = (edge[i] - median) / ratio; /* basis samples */
+        for (uint32_t ch = 0; ch < b->n_channels; ch++) {
+            float *s = det_basis_point(b, i) + (size_t)ch * b->n_samples;
+            for (uint32_t j = 0; j < b->n_samples; j++) {
+                const pt_tap tp = pt_tap_at(&w, b->n_samples, from, j);
+                moved[j] = pt_lerp(s[tp.lo], s[tp.hi], tp.f);
+            }
+            memcpy(s, moved, b->n_samples * sizeof *s);
+        }
+        offset[i] = (float)(median - edge[i]);
+        edge[i] = held;
+    }
+    return held;
 }
 
 unsigned psa_event_samples(const adf_frame *f)
@@ -201,6 +225,11 @@ pr_basis psa_event_basis(const det_basis *b, const psa_layout *l, const psa_timi
 {
     return (pr_basis){ window_of(b, l, tm), b->n_samples, b->signal, tm->point_edge, tm->basis_edge,
                        tm->shift_step, 0.5 * tm->shift_step, pr_steps(tm->shift_range, tm->shift_step) };
+}
+
+double psa_event_start(const psa_event *ev, const psa_timing *tm)
+{
+    return ev->t0 + ev->shift + (ev->n_net ? tm->offset[ev->point[0]] : 0);
 }
 
 void psa_event_align(psa_event *ev, const det_basis *b, const psa_layout *l, const psa_timing *tm)
