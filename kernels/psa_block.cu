@@ -1,6 +1,8 @@
 /* psa_block.cu: the PSA's GPU block: an input block's traces on the device, aligned, filled, searched, refined and subtracted there, one stream, the host only building each round's list of searches. */
 #include <cuda_runtime.h>
 #include <math.h>
+
+#include <algorithm>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,16 +10,27 @@
 #include "gpu_device.h"
 #include "gridsearch_resident.h"
 #include "psa_block_gpu.h"
+#include "psa_pair_fom.h"
 #include "psa_refine.h"
 
 namespace {
 
 constexpr int kThreads = 128;
 
-/* A segment on the device: pb_segment with its columns' points at points[point_off]. */
+/* A segment on the device: pb_segment with its columns' points at
+ * points[point_off] and its sparse coarse points' indices at
+ * points[sparse_off]. */
 struct dseg {
     uint32_t n_points, n_mask, centre, point_off;
     uint8_t mask[PSA_MAX_MASK];
+    uint32_t n_coarse, sparse_off, n_sparse;
+};
+
+/* The segments and the joint pair search's |d|^p, one upload (kp's seg
+ * points at it: a workspace that shares the tables shares both). */
+struct dtab {
+    dseg seg[DET_SEGMENTS];
+    gs_pow pow;
 };
 
 /* What every kernel of the block reads. */
@@ -43,6 +56,12 @@ __device__ __forceinline__ pr_event view(const kp &a, uint32_t j)
     const dseg &g = a.seg[ev.net[0]];
     return pr_event{ a.block + ev.trace, ev.n_samples, ev.n_net, ev.per_kev, ev.t0, ev.net, ev.e, g.mask, g.n_mask,
                      ev.point[0], ev.point };
+}
+
+/* Point p's signals from the window's first basis sample. */
+__device__ __forceinline__ const float *signal_of(const kp &a, uint32_t p)
+{
+    return a.b.signal + (size_t)p * DET_CHANNELS * a.b.n_samples + a.b.w.start;
 }
 
 __global__ void __launch_bounds__(kThreads) align_events(const kp a, uint32_t first)
@@ -164,6 +183,182 @@ __global__ void __launch_bounds__(kThreads) subtract(const kp a, int r)
     pr_subtract(resid_of(a, j), sig, a.b.n_samples, a.b.w.length, ev.e[r]);
 }
 
+/* The lowest v of the block's threads, in every thread (blockDim: a multiple of 32, at most kThreads). */
+__device__ unsigned long long block_min(unsigned long long v)
+{
+    __shared__ unsigned long long part[kThreads / 32];
+    for (int off = 16; off; off >>= 1) {
+        const unsigned long long o = __shfl_xor_sync(0xffffffffu, v, off);
+        v = o < v ? o : v;
+    }
+    if ((threadIdx.x & 31) == 0)
+        part[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = part[0];
+    for (unsigned w = 1; w < blockDim.x / 32; w++)
+        v = part[w] < v ? part[w] : v;
+    __syncthreads();
+    return v;
+}
+
+/* The lowest pp_key of the pairs (ia[i], ib[j]) of coarse indices, i < na, j < nb, in every thread. */
+__device__ unsigned long long pairs_min(const kp &a, const pp_pair &p, const float *c, const float *scale,
+                                        const dseg &ga, const dseg &gb, const uint32_t *ia, uint32_t na,
+                                        const uint32_t *ib, uint32_t nb)
+{
+    const uint32_t *pa = a.points + ga.point_off, *pb = a.points + gb.point_off;
+    unsigned long long best = ~0ull;
+    for (uint32_t t = threadIdx.x; t < na * nb; t += blockDim.x) {
+        const uint32_t i = ia[t / nb], j = ib[t % nb];
+        const unsigned long long key =
+            pp_key(pp_fom(&p, signal_of(a, pa[i]), signal_of(a, pb[j]), c, scale), i * gb.n_coarse + j);
+        best = key < best ? key : best;
+    }
+    return block_min(best);
+}
+
+/*
+ * The joint search of pair blockIdx.x (psa_pair.c's psa_pair_search, the
+ * same steps and bits): its values into m (37 x W per pair), the seed from
+ * the sparse points, each side against the seed's other point (their keys
+ * into keys, 2 x max_coarse per pair), the PP_KEEP best of each side (by
+ * rank: the keys differ) paired; the hits take the best pair's points and
+ * the traces follow.
+ */
+__global__ void __launch_bounds__(kThreads) pair_search(const kp a, const pb_pair *pairs, float *values,
+                                                        unsigned long long *keys, uint32_t max_coarse)
+{
+    __shared__ float c[GS_POW_DEGREE + 1], scale[GS_EXP_TABLE];
+    __shared__ uint8_t ch[PP_MAX_CHANNELS];
+    __shared__ uint32_t n_ch, ka[PP_KEEP], kb[PP_KEEP];
+    const pb_pair pr = pairs[blockIdx.x];
+    pb_event &ev = a.ev[pr.event];
+    const dseg &ga = a.seg[ev.net[pr.r]], &gb = a.seg[ev.net[pr.q]];
+    const gs_pow &pw = reinterpret_cast<const dtab *>(a.seg)->pow;
+    for (uint32_t t = threadIdx.x; t < GS_EXP_TABLE; t += blockDim.x)
+        scale[t] = pw.scale[t];
+    if (threadIdx.x <= GS_POW_DEGREE)
+        c[threadIdx.x] = pw.c[threadIdx.x];
+    if (threadIdx.x == 0)
+        n_ch = pp_channels(ga.mask, ga.n_mask, gb.mask, gb.n_mask, ev.net[pr.r], ev.net[pr.q], ch);
+    __syncthreads();
+    const uint32_t W = a.b.w.length, ns = a.b.n_samples, na = ga.n_coarse, nb = gb.n_coarse;
+    const uint32_t was_r = ev.point[pr.r], was_q = ev.point[pr.q];
+    const float er = ev.e[pr.r], eq = ev.e[pr.q];
+    float *m = values + (size_t)blockIdx.x * DET_CHANNELS * W, *resid = resid_of(a, pr.event);
+    pp_values(resid, signal_of(a, was_r), signal_of(a, was_q), ch, n_ch, W, ns, er, eq, m);
+    __syncthreads();
+    const pp_pair p = { m, ch, n_ch, W, ns, pp_fraction(er, eq), pp_fraction(eq, er) };
+    const uint32_t *pa = a.points + ga.point_off, *pb = a.points + gb.point_off;
+    const unsigned long long seed = pairs_min(a, p, c, scale, ga, gb, a.points + ga.sparse_off, ga.n_sparse,
+                                              a.points + gb.sparse_off, gb.n_sparse);
+    const float *a0 = signal_of(a, pa[(uint32_t)seed / nb]), *b0 = signal_of(a, pb[(uint32_t)seed % nb]);
+    unsigned long long *key_a = keys + (size_t)blockIdx.x * 2 * max_coarse, *key_b = key_a + max_coarse;
+    for (uint32_t t = threadIdx.x; t < na + nb; t += blockDim.x)
+        if (t < na)
+            key_a[t] = pp_key(pp_fom(&p, signal_of(a, pa[t]), b0, c, scale), t);
+        else
+            key_b[t - na] = pp_key(pp_fom(&p, a0, signal_of(a, pb[t - na]), c, scale), t - na);
+    __syncthreads();
+    for (uint32_t t = threadIdx.x; t < na + nb; t += blockDim.x) {
+        const bool side_a = t < na;
+        const unsigned long long *k = side_a ? key_a : key_b;
+        const uint32_t n = side_a ? na : nb, j = side_a ? t : t - na;
+        uint32_t rank = 0;
+        for (uint32_t i = 0; i < n; i++)
+            rank += k[i] < k[j];
+        if (rank < pp_kept(n))
+            (side_a ? ka : kb)[rank] = j;
+    }
+    __syncthreads();
+    const unsigned long long last = pairs_min(a, p, c, scale, ga, gb, ka, pp_kept(na), kb, pp_kept(nb));
+    const uint32_t best = (uint32_t)(last < seed ? last : seed), now_r = pa[best / nb], now_q = pb[best % nb];
+    pr_replace(resid, signal_of(a, was_r), signal_of(a, now_r), ns, W, er);
+    __syncthreads();
+    pr_replace(resid, signal_of(a, was_q), signal_of(a, now_q), ns, W, eq);
+    if (threadIdx.x == 0) {
+        ev.point[pr.r] = now_r;
+        ev.point[pr.q] = now_q;
+        ev.hit_status[pr.r] = ev.hit_status[pr.q] = 0;
+    }
+}
+
+/* The neighbour passes' marks at their start: the events with touching hits go, none moved. */
+__global__ void neighbours_start(const kp a, uint8_t *going, uint8_t *moved)
+{
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= a.n_ev)
+        return;
+    going[j] = a.ev[j].neighbours;
+    moved[j] = 0;
+}
+
+/* A neighbour pass's start time (pr_joint_pass, as psa_block.c's joint_starts), a block per event. */
+__global__ void __launch_bounds__(kThreads) joint_start(const kp a, int pass, const uint8_t *going, uint8_t *moved)
+{
+    const uint32_t j = blockIdx.x;
+    if (!going[j])
+        return;
+    const pr_event v = view(a, j);
+    pr_joint_pass(&a.b, &v, pass, &a.ev[j].shift, &moved[j], resid_of(a, j));
+}
+
+/* A neighbour pass's search i of hit r (picked): its values with the hit's own signal put back (pr_fill_back). */
+__global__ void __launch_bounds__(kThreads) fill_back(const kp a, const gs_query *q, const uint32_t *owner, int r,
+                                                      float *meas, const gs_remap *picked)
+{
+    if (blockIdx.x >= picked->n)
+        return;
+    const gs_query x = q[blockIdx.x];
+    const uint32_t j = owner[blockIdx.x];
+    const dseg &g = a.seg[x.segment];
+    pr_fill_back(resid_of(a, j), signal_of(a, a.ev[j].point[r]), a.b.n_samples, g.mask, g.n_mask, a.b.w.length,
+                 a.ev[j].e[r], meas + x.meas);
+}
+
+/* Its answer as hit r (pr_answer); where the hit moved, the traces follow
+ * (pr_replace) and the event is marked (psa_block.c's neighbour_round). */
+__global__ void __launch_bounds__(kThreads) answer_moved(const kp a, const gs_query *q, const uint32_t *owner, int r,
+                                                         const unsigned long long *ans, unsigned *err,
+                                                         const gs_remap *picked, uint8_t *moved)
+{
+    if (blockIdx.x >= picked->n)
+        return;
+    const gs_query x = q[blockIdx.x];
+    const uint32_t j = owner[blockIdx.x], col = (uint32_t)ans[blockIdx.x];
+    const dseg &g = a.seg[x.segment];
+    pb_event &ev = a.ev[j];
+    if (x.use && col >= g.n_points) {
+        if (threadIdx.x == 0)
+            atomicOr(err, 1u);
+        return;
+    }
+    uint16_t status;
+    uint32_t now;
+    pr_answer(x.use, col, g.centre, a.points + g.point_off, &status, &now);
+    const uint32_t was = ev.point[r];
+    __syncthreads();
+    if (now != was)
+        pr_replace(resid_of(a, j), signal_of(a, was), signal_of(a, now), a.b.n_samples, a.b.w.length, ev.e[r]);
+    if (threadIdx.x == 0) {
+        ev.hit_status[r] = status;
+        ev.point[r] = now;
+        ev.fom[r] = __uint_as_float((uint32_t)(ans[blockIdx.x] >> 32));
+        if (now != was)
+            moved[j] = 1;
+    }
+}
+
+/* After a pass: the events it moved go on, the marks cleared. */
+__global__ void neighbours_next(uint32_t n, uint8_t *going, uint8_t *moved)
+{
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n)
+        return;
+    going[j] = moved[j];
+    moved[j] = 0;
+}
+
 /* A device buffer kept from block to block, grown when asked for more. */
 struct dbuf {
     void *p;
@@ -193,7 +388,8 @@ struct pb_gpu {
     uint32_t *d_points;
     float *d_signal, *d_point_edge;
     dbuf block, ev, resid, todo, in[2], meas, answers, err, rq, rowner, stats;
-    hbuf h_ev, h_in[2], h_err;
+    dbuf nb, nb_values, nb_keys, nb_marks; /* the neighbour passes' lists, the pair searches' scratch, the marks */
+    hbuf h_ev, h_in[2], h_err, h_nb;
     int flip, adaptive;
     /* the block's round 0 (sorted by segment), whose plan the refinement's searches reuse */
     const void *plan0;
@@ -240,10 +436,10 @@ cudaError_t grow(hbuf *b, size_t bytes)
 void free_bufs(pb_gpu *p)
 {
     dbuf *d[] = { &p->block, &p->ev, &p->resid, &p->todo, &p->in[0], &p->in[1], &p->meas, &p->answers,
-                  &p->err, &p->rq, &p->rowner, &p->stats };
+                  &p->err, &p->rq, &p->rowner, &p->stats, &p->nb, &p->nb_values, &p->nb_keys, &p->nb_marks };
     for (dbuf *b : d)
         cudaFree(b->p);
-    hbuf *h[] = { &p->h_ev, &p->h_in[0], &p->h_in[1], &p->h_err };
+    hbuf *h[] = { &p->h_ev, &p->h_in[0], &p->h_in[1], &p->h_err, &p->h_nb };
     for (hbuf *b : h) {
         cudaFreeHost(b->p);
         if (b->sent)
@@ -259,7 +455,7 @@ int open_stream(pb_gpu *p, char *msg, size_t len)
     GPU_CHECK(cudaEventCreateWithFlags(&p->idle, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
     for (int i = 0; i < kMarks; i++)
         GPU_CHECK(cudaEventCreate(&p->mark[i]), "cudaEventCreate");
-    hbuf *h[] = { &p->h_ev, &p->h_in[0], &p->h_in[1], &p->h_err };
+    hbuf *h[] = { &p->h_ev, &p->h_in[0], &p->h_in[1], &p->h_err, &p->h_nb };
     for (hbuf *b : h) {
         GPU_CHECK(cudaEventCreateWithFlags(&b->sent, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate");
         GPU_CHECK(cudaEventRecord(b->sent, p->st), "cudaEventRecord");
@@ -272,23 +468,36 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
     int rc = open_stream(p, msg, len);
     if (rc)
         return rc;
-    dseg seg[DET_SEGMENTS];
+    dtab *tab = (dtab *)calloc(1, sizeof *tab);
     uint32_t off = 0;
+    if (!tab) {
+        snprintf(msg, len, "no host memory for the segments");
+        return GPU_NOMEM;
+    }
+    dseg *seg = tab->seg;
+    tab->pow = *s->pow;
     for (int g = 0; g < DET_SEGMENTS; g++) {
-        seg[g] = dseg{ s->seg[g].n_points, s->seg[g].n_mask, s->seg[g].centre, off, {} };
-        memcpy(seg[g].mask, s->seg[g].mask, sizeof seg[g].mask);
-        off += s->seg[g].n_points;
+        const pb_segment &x = s->seg[g];
+        seg[g] = dseg{ x.n_points, x.n_mask, x.centre, off, {}, x.n_coarse, off + x.n_points, x.n_sparse };
+        memcpy(seg[g].mask, x.mask, sizeof seg[g].mask);
+        off += x.n_points + x.n_sparse;
     }
     uint32_t *points = (uint32_t *)malloc((off + 1) * sizeof *points);
     if (!points) {
+        free(tab);
         snprintf(msg, len, "no host memory for the segments' points");
         return GPU_NOMEM;
     }
-    for (int g = 0; g < DET_SEGMENTS; g++)
+    for (int g = 0; g < DET_SEGMENTS; g++) {
         memcpy(points + seg[g].point_off, s->seg[g].point, s->seg[g].n_points * sizeof *points);
+        memcpy(points + seg[g].sparse_off, s->seg[g].sparse, s->seg[g].n_sparse * sizeof *points);
+    }
     rc = gpu_upload((void **)&p->d_points, points, off * sizeof *points, "uploading the segments' points", msg, len);
     free(points);
-    if (rc || (rc = gpu_upload((void **)&p->d_seg, seg, sizeof seg, "uploading the segments", msg, len)) ||
+    if (!rc)
+        rc = gpu_upload((void **)&p->d_seg, tab, sizeof *tab, "uploading the segments", msg, len);
+    free(tab);
+    if (rc ||
         (rc = gpu_upload((void **)&p->d_signal, s->signal, (size_t)s->n_points * DET_CHANNELS * s->n_samples * sizeof(float),
                       "uploading the basis signals", msg, len)) ||
         (rc = gpu_upload((void **)&p->d_point_edge, s->point_edge, s->n_points * sizeof(float),
@@ -546,6 +755,135 @@ extern "C" int pb_gpu_refine(pb_gpu *p, int pass, char *msg, size_t len)
                   p->remap0, msg, len);
 }
 
+namespace {
+
+size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
+/* Where a neighbour round's list lies in the lists' buffer: its tile plan,
+ * remap, searches and events, and the pass's picks of them. */
+struct nb_round {
+    size_t n, tiles, plan, remap, q, owner, picked_q, picked_owner;
+};
+
+/* The lists' buffer: the pairs, then each round's list (nb_round); its size returned. */
+size_t place_lists(const pb_gpu *p, size_t n_pairs, const pb_list *round, int rounds, nb_round *at)
+{
+    size_t bytes = round16(n_pairs * sizeof(pb_pair));
+    for (int r = 0; r < rounds; r++) {
+        const size_t n = round[r].n;
+        at[r] = nb_round{ n, 0, bytes, 0, 0, 0, 0, 0 };
+        if (!n)
+            continue;
+        at[r].remap = bytes += round16(gs_resident_plan_bytes(p->search, n));
+        at[r].q = bytes += round16(sizeof(gs_remap));
+        at[r].owner = bytes += round16(n * sizeof(gs_query));
+        at[r].picked_q = bytes += round16(n * sizeof(uint32_t));
+        at[r].picked_owner = bytes += round16(n * sizeof(gs_query));
+        bytes += round16(n * sizeof(uint32_t));
+    }
+    return bytes;
+}
+
+/* The pairs and round lists into the pinned buffer hp (place_lists' places), each list planned. */
+int fill_lists(const pb_gpu *p, unsigned char *hp, const pb_pair *pairs, size_t n_pairs, const pb_list *round,
+               int rounds, nb_round *at, char *msg, size_t len)
+{
+    memcpy(hp, pairs, n_pairs * sizeof *pairs);
+    for (int r = 0; r < rounds; r++) {
+        const size_t n = at[r].n;
+        if (!n)
+            continue;
+        const gs_query *q = round[r].q;
+        if ((at[r].tiles = gs_resident_plan(p->search, q, n, p->adaptive, hp + at[r].plan)) == (size_t)-1) {
+            snprintf(msg, len, "no host memory to plan %zu searches", n);
+            return GPU_NOMEM;
+        }
+        gs_remap *rm = (gs_remap *)(hp + at[r].remap);
+        memset(rm, 0, sizeof *rm);
+        for (size_t i = 0, g = 0; g <= GS_MAX_SEGMENTS; g++) {
+            while (i < n && q[i].segment < g)
+                i++;
+            rm->first0[g] = (uint32_t)i;
+        }
+        memcpy(hp + at[r].q, q, n * sizeof *q);
+        memcpy(hp + at[r].owner, round[r].owner, n * sizeof *round[r].owner);
+    }
+    return GPU_OK;
+}
+
+/* Round r of neighbour pass `pass` (lists at dp): the going events' searches picked, filled, searched, answered. */
+int neighbour_round(pb_gpu *p, unsigned char *dp, const nb_round &at, int r, uint8_t *going, uint8_t *moved,
+                    char *msg, size_t len)
+{
+    gs_remap *remap = (gs_remap *)(dp + at.remap);
+    gs_query *q = (gs_query *)(dp + at.picked_q);
+    uint32_t *owner = (uint32_t *)(dp + at.picked_owner);
+    pick<<<1, kPick, 0, p->st>>>((const gs_query *)(dp + at.q), (const uint32_t *)(dp + at.owner), (uint32_t)at.n,
+                                 going, remap, q, owner, (unsigned long long *)p->stats.p + 1);
+    GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's pick");
+    fill_back<<<(unsigned)at.n, kThreads, 0, p->st>>>(p->a, q, owner, r, (float *)p->meas.p, remap);
+    GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's fill");
+    GPU_CHECK(gs_resident_launch(p->search, p->st, dp + at.plan, at.tiles, q, at.n, (const float *)p->meas.p,
+                                 (unsigned long long *)p->answers.p, p->adaptive, remap),
+              "launching a neighbour pass's search");
+    answer_moved<<<(unsigned)at.n, kThreads, 0, p->st>>>(p->a, q, owner, r, (const unsigned long long *)p->answers.p,
+                                                        (unsigned *)p->err.p, remap, moved);
+    GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's answers");
+    return GPU_OK;
+}
+
+} // namespace
+
+extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs, const pb_list *round, int rounds,
+                                 int passes, int joint, uint32_t max_coarse, char *msg, size_t len)
+{
+    const size_t n_ev = p->a.n_ev, W = p->a.b.w.length;
+    nb_round at[DET_SEGMENTS];
+    size_t values = 0, most = 0;
+    if (n_pairs == 0 || n_ev == 0)
+        return GPU_OK;
+    rounds = rounds < DET_SEGMENTS ? rounds : DET_SEGMENTS;
+    const size_t bytes = place_lists(p, n_pairs, round, rounds, at);
+    for (int r = 0; r < rounds; r++)
+        if (round[r].n) {
+            values = std::max(values, (size_t)round[r].q[round[r].n - 1].meas + W * PSA_MAX_MASK);
+            most = std::max(most, round[r].n);
+        }
+    GPU_CHECK(cudaEventSynchronize(p->h_nb.sent), "the copy of the last block's neighbour lists");
+    GPU_CHECK(grow(&p->h_nb, bytes), "cudaMallocHost of the neighbour lists");
+    GPU_CHECK(grow(&p->nb, bytes), "cudaMalloc of the neighbour lists");
+    GPU_CHECK(grow(&p->nb_values, n_pairs * DET_CHANNELS * W * sizeof(float)), "cudaMalloc of the pairs' values");
+    GPU_CHECK(grow(&p->nb_keys, n_pairs * 2 * max_coarse * sizeof(unsigned long long)), "cudaMalloc of the pairs' keys");
+    GPU_CHECK(grow(&p->nb_marks, 2 * n_ev), "cudaMalloc of the neighbour passes' marks");
+    GPU_CHECK(grow(&p->meas, values * sizeof(float)), "cudaMalloc of the measured values");
+    GPU_CHECK(grow(&p->answers, (most + 1) * sizeof(unsigned long long)), "cudaMalloc of the answers");
+    unsigned char *hp = (unsigned char *)p->h_nb.p, *dp = (unsigned char *)p->nb.p;
+    int rc = fill_lists(p, hp, pairs, n_pairs, round, rounds, at, msg, len);
+    if (rc)
+        return rc;
+    GPU_CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying the neighbour lists");
+    GPU_CHECK(cudaEventRecord(p->h_nb.sent, p->st), "cudaEventRecord");
+    pair_search<<<(unsigned)n_pairs, kThreads, 0, p->st>>>(p->a, (const pb_pair *)dp, (float *)p->nb_values.p,
+                                                           (unsigned long long *)p->nb_keys.p, max_coarse);
+    GPU_CHECK(cudaGetLastError(), "launching the pair searches");
+    GPU_CHECK(mark(p, PB_PAIRS), "cudaEventRecord");
+    uint8_t *going = (uint8_t *)p->nb_marks.p, *moved = going + n_ev;
+    neighbours_start<<<blocks_for(n_ev, kThreads), kThreads, 0, p->st>>>(p->a, going, moved);
+    GPU_CHECK(cudaGetLastError(), "launching the neighbour passes");
+    for (int pass = 1; pass <= passes; pass++) {
+        if (joint)
+            joint_start<<<(unsigned)n_ev, kThreads, 0, p->st>>>(p->a, pass, going, moved);
+        GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's start times");
+        for (int r = 0; r < rounds; r++)
+            if (at[r].n && (rc = neighbour_round(p, dp, at[r], r, going, moved, msg, len)))
+                return rc;
+        neighbours_next<<<blocks_for(n_ev, kThreads), kThreads, 0, p->st>>>((uint32_t)n_ev, going, moved);
+        GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's end");
+    }
+    GPU_CHECK(mark(p, PB_NEIGHBOURS), "cudaEventRecord");
+    return GPU_OK;
+}
+
 extern "C" int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len)
 {
     if (p->a.n_ev)
@@ -555,14 +893,15 @@ extern "C" int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len)
     return GPU_OK;
 }
 
-extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, char *msg, size_t len)
+extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, uint64_t *neighboured,
+                              char *msg, size_t len)
 {
     unsigned char *h = (unsigned char *)p->h_err.p;
     GPU_CHECK(cudaMemcpyAsync(p->h_ev.p, p->ev.p, n * sizeof *ev, cudaMemcpyDeviceToHost, p->st),
           "copying the events back");
     GPU_CHECK(cudaMemcpyAsync(h, p->err.p, sizeof(unsigned), cudaMemcpyDeviceToHost, p->st),
           "copying the error flag back");
-    GPU_CHECK(cudaMemcpyAsync(h + 16, p->stats.p, sizeof(unsigned long long), cudaMemcpyDeviceToHost, p->st),
+    GPU_CHECK(cudaMemcpyAsync(h + 16, p->stats.p, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, p->st),
           "copying the counts back");
     GPU_CHECK(mark(p, PB_RESULTS), "cudaEventRecord");
     GPU_CHECK(wait_idle(p), "the block's work");
@@ -572,6 +911,7 @@ extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *resea
         p->step_s[p->mark_step[i]] += 1e-3 * ms;
     }
     memcpy(researched, h + 16, sizeof *researched);
+    memcpy(neighboured, h + 24, sizeof *neighboured);
     if (*(const unsigned *)h) {
         snprintf(msg, len, "a search answered a column outside its segment");
         return GPU_FAIL;
@@ -588,6 +928,6 @@ extern "C" void pb_gpu_steps(const pb_gpu *p, double seconds[PB_STEPS])
 extern "C" const char *pb_step_name(int step)
 {
     static const char *names[PB_STEPS] = { "upload and align", "fill", "search", "answer", "refine",
-                                           "subtract", "results" };
+                                           "subtract", "pair searches", "neighbour passes", "results" };
     return step >= 0 && step < PB_STEPS ? names[step] : "?";
 }

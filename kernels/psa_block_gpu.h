@@ -25,7 +25,7 @@ typedef struct pb_event {
     uint32_t n_samples, n_net;
     uint32_t before;    /* the device's: point[0] when the refinement last ran */
     uint8_t net[DET_SEGMENTS]; /* net-charge segments, highest energy first */
-    uint8_t neighbours; /* 1: its start is left to the neighbour passes (the host's; psa_block.h): round 0 does not refine it */
+    uint8_t neighbours; /* 1: hits that touch: round 0 does not refine its start, the neighbour passes take it (psa_block.h) */
     uint8_t pad[3];
     float e[DET_SEGMENTS];
     uint32_t point[DET_SEGMENTS];
@@ -39,15 +39,22 @@ GPU_LAYOUT(sizeof(pb_event) == 584 && offsetof(pb_event, t0) == 8 && offsetof(pb
            offsetof(pb_event, point) == 224 && offsetof(pb_event, fom) == 368 &&
            offsetof(pb_event, hit_status) == 512);
 
-/* A segment's mask and its columns' basis points (psa_layout's). */
+/* A segment's mask and its columns' basis points (psa_layout's: coarse
+ * points first), and its sparse coarse points (the joint pair search's
+ * seed: their coarse indices, psa_pair_sparse's). */
 typedef struct pb_segment {
     uint32_t n_points, n_mask, centre;
     uint8_t mask[PSA_MAX_MASK];
+    uint32_t n_coarse;
     const uint32_t *point;
+    const uint32_t *sparse;
+    uint32_t n_sparse;
+    uint32_t pad;
 } pb_segment;
-GPU_LAYOUT(sizeof(pb_segment) == 40 && offsetof(pb_segment, n_mask) == 4 &&
+GPU_LAYOUT(sizeof(pb_segment) == 56 && offsetof(pb_segment, n_mask) == 4 &&
            offsetof(pb_segment, centre) == 8 && offsetof(pb_segment, mask) == 12 &&
-           offsetof(pb_segment, point) == 32);
+           offsetof(pb_segment, n_coarse) == 28 && offsetof(pb_segment, point) == 32 &&
+           offsetof(pb_segment, sparse) == 40 && offsetof(pb_segment, n_sparse) == 48);
 
 /* What pb_gpu_create uploads besides the search's resident layout. */
 typedef struct pb_setup {
@@ -58,12 +65,13 @@ typedef struct pb_setup {
     double basis_edge, shift_step, half_step;
     int steps;                     /* shifts either side in the refinement's first pass */
     pb_segment seg[DET_SEGMENTS];
+    const gs_pow *pow;             /* |d|^p of the joint pair search */
 } pb_setup;
-GPU_LAYOUT(sizeof(pb_setup) == 1520 && offsetof(pb_setup, n_samples) == 4 &&
+GPU_LAYOUT(sizeof(pb_setup) == 2104 && offsetof(pb_setup, n_samples) == 4 &&
            offsetof(pb_setup, signal) == 8 && offsetof(pb_setup, point_edge) == 16 &&
            offsetof(pb_setup, window) == 24 && offsetof(pb_setup, basis_edge) == 48 &&
            offsetof(pb_setup, shift_step) == 56 && offsetof(pb_setup, half_step) == 64 &&
-           offsetof(pb_setup, steps) == 72 && offsetof(pb_setup, seg) == 80);
+           offsetof(pb_setup, steps) == 72 && offsetof(pb_setup, seg) == 80 && offsetof(pb_setup, pow) == 2096);
 
 typedef struct pb_gpu pb_gpu;
 
@@ -109,15 +117,46 @@ int pb_gpu_refine(pb_gpu *p, int pass, char *msg, size_t len);
 /* Hit r's signal times its energy leaves the aligned traces of every event with an r-th hit. */
 int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len);
 
+/*
+ * The neighbour passes (actors/psa/psa_block.h, Neighbours iterate) of the
+ * events with touching hits, after the rounds: each pair's joint search
+ * (kernels/psa_pair_fom.h, a block per pair), then `passes` passes: the
+ * start of the events still going refined on all their hits (joint: the
+ * refinement is on), then round after round their touching hits searched
+ * again with every other hit subtracted, the traces updated where a hit
+ * moved; an event goes on to the next pass only while its start or a hit
+ * moved.  Every pass is queued (a pass without events does nothing), the
+ * events' marks stay on the device.  round[r]: round r's searches (sorted
+ * by segment, measured values one after the other, as pb_gpu_search's) of
+ * every event with neighbours whose hit r touches another; the passes pick
+ * those of the events still going.  max_coarse: the most coarse points of
+ * a segment.
+ */
+typedef struct pb_pair {
+    uint32_t event;     /* of the block's events */
+    uint8_t r, q;       /* its hits searched jointly (psa_pair_of's) */
+    uint8_t pad[2];
+} pb_pair;
+GPU_LAYOUT(sizeof(pb_pair) == 8 && offsetof(pb_pair, r) == 4 && offsetof(pb_pair, q) == 5);
+typedef struct pb_list {
+    const gs_query *q;
+    const uint32_t *owner;
+    size_t n;
+} pb_list;
+GPU_LAYOUT(sizeof(pb_list) == 24 && offsetof(pb_list, owner) == 8 && offsetof(pb_list, n) == 16);
+int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs, const pb_list *round, int rounds,
+                      int passes, int joint, uint32_t max_coarse, char *msg, size_t len);
+
 /* Waits for the block and copies its n events back (shift, points, FoMs,
- * statuses) and the number of searches the refinement made; GPU_FAIL
- * when a search answered out of range. */
-int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, char *msg, size_t len);
+ * statuses), the number of searches the refinement made and the number the
+ * neighbour passes made; GPU_FAIL when a search answered out of range. */
+int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, uint64_t *neighboured, char *msg,
+                   size_t len);
 
 /* The device's time by step since pb_gpu_create (device clock, from each
  * block's upload to its answers; a step's time includes the device's wait
  * for the host before it). */
-enum { PB_LOAD, PB_FILL, PB_SEARCH, PB_ANSWER, PB_REFINE, PB_SUBTRACT, PB_RESULTS, PB_STEPS };
+enum { PB_LOAD, PB_FILL, PB_SEARCH, PB_ANSWER, PB_REFINE, PB_SUBTRACT, PB_PAIRS, PB_NEIGHBOURS, PB_RESULTS, PB_STEPS };
 void pb_gpu_steps(const pb_gpu *p, double seconds[PB_STEPS]);
 const char *pb_step_name(int step);
 

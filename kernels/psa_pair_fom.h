@@ -132,7 +132,7 @@ GPUd() static inline uint64_t pp_key(float fom, uint32_t index)
 /* How many of a side's n coarse points are kept. */
 GPUd() static inline uint32_t pp_kept(uint32_t n)
 {
-    return n < PP_KEEP ? n : PP_KEEP;
+    return n < (uint32_t)PP_KEEP ? n : (uint32_t)PP_KEEP;
 }
 
 #endif

@@ -464,32 +464,6 @@ static psa_status place_resid(psa_block *w, const psa_setup *s)
     return PSA_OK;
 }
 
-/* After the whole block on the GPU: the neighbour passes on the host (their
- * searches through the engine, on the GPU), from the traces of the events
- * they take aligned and their hits subtracted as the rounds left them (the
- * same values: these events' starts were not refined). */
-static psa_status after_device(psa_block *w, const psa_setup *s)
-{
-    psa_status code = place_resid(w, s);
-    long n = (long)w->n_ev;
-    int rounds = 0;
-    if (code)
-        return code;
-    double t = psa_now();
-#pragma omp parallel for schedule(dynamic, 16) reduction(max : rounds) num_threads(threads(s))
-    for (long k = 0; k < n; k++) {
-        psa_event *ev = &w->ev[k];
-        if (!psa_block_neighbours(ev, s->layout))
-            continue;
-        psa_event_align(ev, s->basis, s->layout, s->timing);
-        for (int r = 0; r < ev->n_net; r++)
-            psa_event_subtract(ev, r, s->basis, s->layout);
-        rounds = ev->n_net > rounds ? ev->n_net : rounds;
-    }
-    psa_block_lap(w, PSA_PHASE_SUBTRACT, &t);
-    return rounds > 1 ? neighbour_passes(w, s, rounds) : PSA_OK;
-}
-
 psa_status psa_block_search(psa_block *w, const psa_setup *s)
 {
     psa_status code;
@@ -498,7 +472,7 @@ psa_status psa_block_search(psa_block *w, const psa_setup *s)
     if ((code = try_device(w, s, &done)))
         return code;
     if (done)
-        return s->neighbour_passes ? after_device(w, s) : PSA_OK;
+        return PSA_OK;
     if ((code = place_resid(w, s)))
         return code;
     double t = psa_now();

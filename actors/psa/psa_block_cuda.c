@@ -5,7 +5,24 @@
 
 #include "psa_backend.h"
 #include "psa_block_gpu.h"
+#include "psa_pair.h"
 #include "psa_refine.h"
+
+/* Each segment's sparse coarse points (psa_pair_sparse) into p's segments; sparse: room for every coarse point. */
+static bool sparse_points(const psa_setup *s, pb_setup *p, uint32_t *sparse, char *msg, size_t len)
+{
+    for (int g = 0; g < DET_SEGMENTS; g++) {
+        const int n = psa_pair_sparse(&s->layout->seg[g], s->basis, sparse);
+        if (n < 0) {
+            snprintf(msg, len, "no host memory for the segments' sparse points");
+            return false;
+        }
+        p->seg[g].sparse = sparse;
+        p->seg[g].n_sparse = (uint32_t)n;
+        sparse += n;
+    }
+    return true;
+}
 
 static bool open_block(const psa_setup *s, char *msg, size_t len)
 {
@@ -16,14 +33,23 @@ static bool open_block(const psa_setup *s, char *msg, size_t len)
                    .window = { l->window_start, l->window, s->basis->pretrigger, tm->ratio },
                    .basis_edge = tm->basis_edge, .shift_step = tm->shift_step,
                    .half_step = 0.5 * tm->shift_step,
-                   .steps = pr_steps(tm->shift_range, tm->shift_step) };
+                   .steps = pr_steps(tm->shift_range, tm->shift_step), .pow = s->engine->pw };
+    size_t coarse = 0;
     for (int g = 0; g < DET_SEGMENTS; g++) {
         const psa_segment *x = &l->seg[g];
-        p.seg[g] = (pb_segment){ x->n_points, x->n_mask, x->centre, { 0 }, x->point };
+        p.seg[g] = (pb_segment){ .n_points = x->n_points, .n_mask = x->n_mask, .centre = x->centre,
+                                 .n_coarse = x->n_coarse, .point = x->point };
         memcpy(p.seg[g].mask, x->mask, sizeof p.seg[g].mask);
+        coarse += x->n_coarse;
     }
+    uint32_t *sparse = malloc((coarse + 1) * sizeof *sparse);
     pb_gpu *gpu;
-    if (pb_gpu_create(&gpu, s->engine->gpu, &p, msg, len) != GPU_OK)
+    bool made = sparse && sparse_points(s, &p, sparse, msg, len) &&
+                pb_gpu_create(&gpu, s->engine->gpu, &p, msg, len) == GPU_OK;
+    if (!sparse)
+        snprintf(msg, len, "no host memory for the segments' sparse points");
+    free(sparse);
+    if (!made)
         return false;
     s->engine->block = gpu;
     const char *fault = getenv("NARWHAL_PSA_GPU_FAULT");
@@ -134,6 +160,55 @@ static int begin(psa_block *w, const psa_setup *s)
     return 0;
 }
 
+/* The neighbour passes' work on the device (psa_block.c's neighbour_passes,
+ * the same steps): each event with touching hits' first touching pair, and
+ * round r's searches of those of its hits that touch another (sorted by
+ * segment, every hit subtracted: their whole masks).  0, a gpu_status, or
+ * -1 without host memory. */
+static int device_neighbours(psa_block *w, const psa_setup *s, pb_gpu *gpu, int rounds, char *msg, size_t len)
+{
+    const psa_layout *l = s->layout;
+    size_t n = w->n_gev, n_pairs = 0;
+    uint32_t max_coarse = 0;
+    pb_list round[DET_SEGMENTS];
+    pb_pair *pairs = malloc((n + 1) * sizeof *pairs);
+    gs_query *q = malloc(((size_t)rounds * n + 1) * sizeof *q);
+    uint32_t *owner = malloc(((size_t)rounds * n + 1) * sizeof *owner);
+    int rc = -1;
+    if (!pairs || !q || !owner)
+        goto done;
+    for (int g = 0; g < DET_SEGMENTS; g++)
+        max_coarse = l->seg[g].n_coarse > max_coarse ? l->seg[g].n_coarse : max_coarse;
+    for (size_t j = 0; j < n; j++) {
+        int r, t;
+        if (w->gev[j].neighbours && psa_pair_of(&w->ev[w->gidx[j]], l, &r, &t))
+            pairs[n_pairs++] = (pb_pair){ (uint32_t)j, (uint8_t)r, (uint8_t)t, { 0 } };
+    }
+    for (int r = 0; r < rounds; r++) {
+        gs_query *qr = q + (size_t)r * n;
+        uint32_t *ow = owner + (size_t)r * n, meas = 0;
+        size_t k = 0;
+        for (int g = 0; g < DET_SEGMENTS; g++)
+            for (size_t j = 0; j < n; j++) {
+                const psa_event *ev = &w->ev[w->gidx[j]];
+                if (!w->gev[j].neighbours || !psa_block_searched(ev, r, l, 1) || ev->net[r] != g)
+                    continue;
+                qr[k] = (gs_query){ .segment = (uint16_t)g, .use = (uint16_t)psa_event_use(ev, r, l, psa_block_subtracted(s, r, 1)),
+                                    .meas = meas, .column = UINT32_MAX };
+                ow[k++] = (uint32_t)j;
+                meas += l->seg[g].n_mask * l->window;
+            }
+        round[r] = (pb_list){ qr, ow, k };
+    }
+    rc = pb_gpu_neighbours(gpu, pairs, n_pairs, round, rounds, s->neighbour_passes, s->timing->shift_range > 0,
+                           max_coarse, msg, len);
+done:
+    free(pairs);
+    free(q);
+    free(owner);
+    return rc;
+}
+
 /* NARWHAL_PSA_GPU_FAULT=N at initialise (open_block reads it), for tests:
  * the engine's N-th whole block on the GPU fails once its first round is
  * queued, as a device fault would (the recovery is otherwise untestable). */
@@ -178,11 +253,15 @@ static int run(psa_block *w, const psa_setup *s, char *msg, size_t len)
             return rc;
         psa_block_lap(w, PSA_PHASE_SUBTRACT, &t);
     }
-    uint64_t researched = 0;
-    if ((rc = pb_gpu_results(gpu, w->gev, n, &researched, msg, len)))
+    if (s->neighbour_passes && rounds > 1 && (rc = device_neighbours(w, s, gpu, rounds, msg, len)))
         return rc;
-    w->searches += researched;
+    psa_block_lap(w, PSA_PHASE_GATHER, &t);
+    uint64_t researched = 0, neighboured = 0;
+    if ((rc = pb_gpu_results(gpu, w->gev, n, &researched, &neighboured, msg, len)))
+        return rc;
+    w->searches += researched + neighboured;
     w->refined += researched;
+    w->neighboured += neighboured;
     for (size_t j = 0; j < n; j++) {
         const pb_event *g = &w->gev[j];
         psa_event *ev = &w->ev[w->gidx[j]];
