@@ -475,8 +475,7 @@ static void log_phases(const psa_actor *a)
         n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %.3f", p ? ", " : "", psa_phase_name((psa_phase)p),
                               phase[p]);
     if (a->parts.n > 1)
-        snprintf(summed, sizeof summed, " (summed over %d parts at work at once, as are the device's times)",
-                 a->parts.n);
+        snprintf(summed, sizeof summed, " (summed over the %d parts, which work at once)", a->parts.n);
     psa_gpu_times g;
     if (psa_block_gpu_times(ws, (size_t)a->parts.n, &a->setup, device, sizeof device))
         snprintf(gpu, sizeof gpu, " (%llu pieces decoded); the GPU block on the device %s",

@@ -3,6 +3,8 @@
 #   sh sample_runs/full_chain/throughput.sh LABEL [EVENTS]    (EVENTS: generator events in the input file, 100000)
 #   VARIANTS=1 adds rows: 64 MB blocks, a ring of 8, passive OpenMP waits, the adaptive search, the CPU.
 #   PARTS="2 4 8" adds a pipelined row per PSA BlockParts value.
+#   PSA_PARTS="1 2 3 4" adds a sequential and a pipelined row per PSA Parts value (a block cut into parts
+#   worked on at once within the call).
 #   EXTRA_CONF=DIR puts a configuration directory before the replay chain's in every row.
 #   PSAS="2 3" adds a pipelined row per count of PSA instances sharing the reader's blocks (round robin,
 #   one configuration, one GPU), the builder merging their streams; TRACKERS="2" adds, for each, a row with
@@ -172,6 +174,11 @@ variants() {
     for n in ${PARTS:-}; do
         override "parts$n" PSA.conf BlockParts "$n"
         replay "pipelined, BlockParts $n" topologies/replay_chain.xml "$work/conf-parts$n:$conf" --pipeline
+    done
+    for n in ${PSA_PARTS:-}; do
+        override "psaparts$n" PSA.conf Parts "$n"
+        replay "sequential, Parts $n" topologies/replay_chain.xml "$work/conf-psaparts$n:$conf"
+        replay "pipelined, Parts $n" topologies/replay_chain.xml "$work/conf-psaparts$n:$conf" --pipeline
     done
     for n in ${PSAS:-}; do
         split_actor psa "$n" topologies/replay_chain.xml "$work/replay_chain_psa$n.xml"
