@@ -131,6 +131,22 @@ GPUd() static inline int tr_near_sphere(const float centre[3], float r2, const f
     return tr_dot3(q0, q1, q2, q0, q1, q2) <= r2;
 }
 
+/* Whether the segment a -> a + d may come within the sphere (centre, r2): its
+ * squared distance times dd, without a division, against (r2 + r2 / 1024 +
+ * 1 mm^2) dd.  The margin is far above the rounding of either test, so this
+ * accepts every sphere tr_near_sphere accepts, and a few more: for a group of
+ * crystals, whose sphere bounds its crystals' with room to spare, the crystals
+ * it lets through fail their own test (the same set either way). */
+GPUd() static inline int tr_may_near_sphere(const float centre[3], float r2, const float a[3], const float d[3],
+                                            float dd)
+{
+    float w0 = TR_SUB(centre[0], a[0]), w1 = TR_SUB(centre[1], a[1]), w2 = TR_SUB(centre[2], a[2]);
+    float wd = tr_dot3(w0, w1, w2, d[0], d[1], d[2]), ww = tr_dot3(w0, w1, w2, w0, w1, w2);
+    float past = TR_ADD(TR_SUB(ww, TR_MUL(2.0f, wd)), dd); /* |w - d|^2: beyond the end */
+    float scaled = wd <= 0.0f ? TR_MUL(ww, dd) : wd >= dd ? TR_MUL(past, dd) : TR_SUB(TR_MUL(ww, dd), TR_MUL(wd, wd));
+    return scaled <= TR_MUL(TR_ADD(r2, TR_ADD(TR_MUL(r2, 1.0f / 1024.0f), 1.0f)), dd);
+}
+
 /* Length (mm) of the chord of a + t d, t in [0, 1], inside the sphere |x|^2 <= r2. */
 GPUd() static inline float tr_sphere_fraction(const float a[3], const float d[3], float dd, float r2)
 {
@@ -161,7 +177,7 @@ GPUd() static inline float tr_ge_path(const tr_params *p, const tr_geo *geo, con
     } else {
         for (int g = 0; g < geo->n_groups; g++) {
             const tr_group *gr = &geo->group[g];
-            if (!tr_near_sphere(gr->centre, gr->r2, a, d, dd))
+            if (!tr_may_near_sphere(gr->centre, gr->r2, a, d, dd))
                 continue;
             for (int k = gr->first; k < gr->first + gr->count; k++) {
                 const tr_crystal *c = &geo->crystal[k];
