@@ -46,10 +46,17 @@ uint64_t sim_event_gap(uint64_t seed, uint32_t number, double rate)
     return ticks < 1 ? 1 : (uint64_t)ticks;
 }
 
+/* The basis of crystal index c's shape, or NULL. */
+static const struct sim_traces *basis_of(const sim_physics *ph, int c)
+{
+    return ph->basis[ph->world->type[c]];
+}
+
 /* The segment that collects deposit d's charge. */
 static int collecting(const sim_physics *ph, const sim_deposit *d)
 {
-    return ph->basis ? sim_traces_collecting(ph->basis, d->pos) : d->segment;
+    const struct sim_traces *b = basis_of(ph, d->crystal);
+    return b ? sim_traces_collecting(b, d->pos) : d->segment;
 }
 
 /* Index among hits [from, n) of crystal c and segment seg, or -1. */
@@ -240,14 +247,16 @@ static int index_hits(const sim_world *w, sim_event *ev, char *msg, size_t len)
 
 /* Each hit's segments at its position: the collecting one from the basis and
  * the geometric one (packing by the deposits' segments may leave a centre elsewhere). */
-static void assign_segments(const sim_physics *ph, adf_truth *t)
+static void assign_segments(const sim_physics *ph, sim_event *ev)
 {
+    adf_truth *t = &ev->truth;
     for (int i = 0; i < t->n_interactions; i++) {
         adf_truth_hit *h = &t->hit[i];
         const double p[3] = {h->pos[0], h->pos[1], h->pos[2]};
-        if (ph->basis) {
-            h->segment = (uint16_t)sim_traces_collecting(ph->basis, p);
-            h->geo_segment = (uint16_t)det_crystal_segment(&ph->world->shape, p);
+        const struct sim_traces *b = basis_of(ph, ev->hit_crystal[i]);
+        if (b) {
+            h->segment = (uint16_t)sim_traces_collecting(b, p);
+            h->geo_segment = (uint16_t)det_crystal_segment(sim_shape(ph->world, ev->hit_crystal[i]), p);
         } else {
             h->geo_segment = h->segment;
         }
@@ -259,7 +268,7 @@ int sim_event_respond(const sim_physics *ph, sim_event *ev, char *msg, size_t le
     sim_rng response;
     if (index_hits(ph->world, ev, msg, len))
         return -1;
-    assign_segments(ph, &ev->truth);
+    assign_segments(ph, ev);
     sim_rng_seed(&response, ph->seed, ev->number, SIM_STREAM_RESPONSE);
     find_fired(ph, ev);
     measure(ph, &response, ev);

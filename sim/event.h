@@ -42,7 +42,7 @@ struct sim_traces;
 
 typedef struct sim_physics {
     const sim_world *world;
-    const struct sim_traces *basis; /* NULL: segments are geometric */
+    const struct sim_traces *basis[DET_ARRAY_SHAPES]; /* per shape of the world; NULL: segments are geometric */
     sim_source source;
     int packing;
     double threshold;        /* keV */

@@ -97,9 +97,10 @@ static int check_basis(sim_traces *t, const det_crystal *shape, char *msg, size_
         snprintf(msg, len, "its points are not on a grid (grid spacing 0): trilinear interpolation needs one");
         return -1;
     }
-    if (fabs(b->crystal.length - shape->length) > 1e-3 || fabs(b->crystal.radius - shape->radius) > 1e-3 ||
-        fabs(b->crystal.hex_front - shape->hex_front) > 1e-3 || fabs(b->crystal.hex_back - shape->hex_back) > 1e-3) {
-        snprintf(msg, len, "it was made for another crystal shape than the Crystal file's");
+    int other = fabs(b->crystal.length - shape->length) > 1e-3 || fabs(b->crystal.radius - shape->radius) > 1e-3 ||
+                fabs(b->crystal.hex_front - shape->hex_front) > 1e-3 || fabs(b->crystal.hex_back - shape->hex_back) > 1e-3;
+    if (other || ((b->crystal.irregular || shape->irregular) && !det_crystal_same_shape(&b->crystal, shape, 1e-3))) {
+        snprintf(msg, len, "it was made for another crystal shape than the %s", shape->irregular ? "array's" : "Crystal file's");
         return -1;
     }
     t->one_sector = 1;

@@ -20,16 +20,21 @@ int sim_world_init(sim_world *w, const det_array *a, const det_crystal *c, char 
         snprintf(msg, len, "the array has no crystals");
         return -1;
     }
-    w->shape = *c;
+    w->n_shapes = a->n_shapes ? a->n_shapes : 1;
+    for (int t = 0; t < w->n_shapes; t++)
+        w->shape[t] = a->n_shapes ? a->shape[t] : *c;
     w->n = a->n;
     w->pl = malloc((size_t)a->n * sizeof *w->pl);
     w->centre = malloc((size_t)a->n * sizeof *w->centre);
-    if (!w->pl || !w->centre) {
+    w->type = malloc((size_t)a->n * sizeof *w->type);
+    if (!w->pl || !w->centre || !w->type) {
         sim_world_free(w);
         snprintf(msg, len, "no memory for %d crystals", a->n);
         return -1;
     }
     memcpy(w->pl, a->crystal, (size_t)a->n * sizeof *w->pl);
+    for (int i = 0; i < a->n; i++)
+        w->type[i] = a->n_shapes ? a->crystal[i].type : 0;
     for (int i = 0; i < a->n; i++) {
         int id = a->crystal[i].id;
         if (id < 0 || id > 65535) {
@@ -49,24 +54,22 @@ int sim_world_init(sim_world *w, const det_array *a, const det_crystal *c, char 
         w->index_of_id[i] = -1;
     for (int i = 0; i < a->n; i++)
         w->index_of_id[a->crystal[i].id] = i;
-    const double mid[3] = {0, 0, c->length / 2};
-    for (int i = 0; i < a->n; i++)
+    for (int i = 0; i < a->n; i++) {
+        const det_crystal *s = sim_shape(w, i);
+        const double mid[3] = {0, 0, s->length / 2};
         det_to_lab(&w->pl[i], mid, w->centre[i]);
-    w->radius = sqrt(c->radius * c->radius + mid[2] * mid[2]);
-    /* side face k: cos(60 k) x + sin(60 k) y - taper z <= hex_front */
-    double taper = (c->hex_back - c->hex_front) / c->length;
-    for (int k = 0; k < DET_SECTORS; k++) {
-        w->side[k][0] = cos(k * M_PI / 3);
-        w->side[k][1] = sin(k * M_PI / 3);
-        w->side[k][2] = -taper;
-        w->side[k][3] = c->hex_front;
+        w->radius = fmax(w->radius, sqrt(s->radius * s->radius + mid[2] * mid[2]));
     }
+    for (int t = 0; t < w->n_shapes; t++)
+        for (int k = 0; k < DET_SECTORS; k++)
+            det_crystal_side(&w->shape[t], k, w->side[t][k]);
     return 0;
 }
 
 void sim_world_free(sim_world *w)
 {
     free(w->pl);
+    free(w->type);
     free(w->centre);
     free(w->index_of_id);
     memset(w, 0, sizeof *w);
@@ -106,16 +109,16 @@ static int clip_cylinder(const double o[3], const double d[3], double r, double 
     return *lo < *hi;
 }
 
-/* The convex part: faces, sides and cylinder, from t = 0 on. */
-static int convex_interval(const sim_world *w, const double o[3], const double d[3], double *lo, double *hi)
+/* The convex part of a crystal of shape t: faces, sides and cylinder, from t = 0 on. */
+static int convex_interval(const sim_world *w, int t, const double o[3], const double d[3], double *lo, double *hi)
 {
-    const det_crystal *c = &w->shape;
+    const det_crystal *c = &w->shape[t];
     *lo = 0;
     *hi = FAR_MM;
     if (!clip_plane(-o[2], -d[2], 0, lo, hi) || !clip_plane(o[2], d[2], c->length, lo, hi))
         return 0;
     for (int k = 0; k < DET_SECTORS; k++) {
-        const double *s = w->side[k];
+        const double *s = w->side[t][k];
         if (!clip_plane(s[0] * o[0] + s[1] * o[1] + s[2] * o[2], s[0] * d[0] + s[1] * d[1] + s[2] * d[2], s[3], lo,
                         hi))
             return 0;
@@ -123,10 +126,10 @@ static int convex_interval(const sim_world *w, const double o[3], const double d
     return clip_cylinder(o, d, c->radius, lo, hi);
 }
 
-/* The bore: r < bore_radius and bore_depth < z <= length, over the whole line. */
-static int bore_interval(const sim_world *w, const double o[3], const double d[3], double *lo, double *hi)
+/* The bore of shape t: r < bore_radius and bore_depth < z <= length, over the whole line. */
+static int bore_interval(const sim_world *w, int t, const double o[3], const double d[3], double *lo, double *hi)
 {
-    const det_crystal *c = &w->shape;
+    const det_crystal *c = &w->shape[t];
     *lo = -FAR_MM;
     *hi = FAR_MM;
     return clip_plane(-o[2], -d[2], -c->bore_depth, lo, hi) && clip_plane(o[2], d[2], c->length, lo, hi) &&
@@ -140,9 +143,9 @@ int sim_chord(const sim_world *w, int i, const double o[3], const double d[3], d
     det_to_crystal(pl, o, oc);
     for (int k = 0; k < 3; k++)
         dc[k] = pl->R[0][k] * d[0] + pl->R[1][k] * d[1] + pl->R[2][k] * d[2];
-    if (!convex_interval(w, oc, dc, &lo, &hi))
+    if (!convex_interval(w, w->type[i], oc, dc, &lo, &hi))
         return 0;
-    if (!bore_interval(w, oc, dc, &blo, &bhi) || bhi <= lo || blo >= hi) {
+    if (!bore_interval(w, w->type[i], oc, dc, &blo, &bhi) || bhi <= lo || blo >= hi) {
         t[0][0] = lo;
         t[0][1] = hi;
         return 1;
@@ -266,7 +269,7 @@ static sim_deposit *deposit(const sim_world *w, sim_deposits *dep, int crystal, 
     x->e = e;
     memcpy(x->lab, lab, sizeof x->lab);
     det_to_crystal(&w->pl[crystal], lab, x->pos);
-    x->segment = det_crystal_segment(&w->shape, x->pos);
+    x->segment = det_crystal_segment(sim_shape(w, crystal), x->pos);
     return x;
 }
 

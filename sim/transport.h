@@ -11,7 +11,8 @@
 /*
  * The world is the germanium of the array and nothing else (no capsules,
  * cryostats, target chamber or air: vacuum between crystals).  A crystal
- * (geometry.h) is the intersection of eight half-spaces (front and back
+ * (geometry.h; each of its own shape: AGATA's A, B, C in agata180-atc.txt)
+ * is the intersection of eight half-spaces (front and back
  * faces, six tapered side faces) and a cylinder, minus the bore (a cylinder
  * from bore_depth to the back face).  A ray meets it in at most two
  * intervals, computed exactly: the interval of the convex part by clipping
@@ -36,15 +37,20 @@
 enum { SIM_MAX_DEPOSITS = 4096 };
 
 typedef struct sim_world {
-    det_crystal shape;
+    det_crystal shape[DET_ARRAY_SHAPES]; /* the array's shapes (det_array_shape), or the one crystal given */
+    int n_shapes;
     int n;                 /* crystals */
     det_placement *pl;     /* n placements (copies) */
+    int *type;             /* n: each crystal's shape, an index into shape[] */
     double (*centre)[3];   /* lab centre of each crystal's bounding sphere */
-    double radius;         /* bounding sphere radius, the same for all */
-    double side[6][4];     /* crystal frame: side face k is side[k][0..2] . p <= side[k][3] */
+    double radius;         /* bounding sphere radius, the largest of the shapes' */
+    double side[DET_ARRAY_SHAPES][6][4]; /* crystal frame: shape t's side face k is side[t][k][0..2] . p <= side[t][k][3] */
     int *index_of_id;      /* crystal id -> index in the array, -1 for ids it lacks */
     int n_ids;             /* largest id + 1 */
 } sim_world;
+
+/* The shape of crystal index i. */
+static inline const det_crystal *sim_shape(const sim_world *w, int i) { return &w->shape[w->type[i]]; }
 
 typedef struct sim_deposit {
     int crystal;     /* index in the array (not the id) */
@@ -61,7 +67,8 @@ typedef struct sim_deposits {
     int n;
 } sim_deposits;
 
-/* Builds the world; 0, or -1 with a message (no crystals, no memory). */
+/* Builds the world, each crystal of its shape: the array's when it names shapes, else c.  0, or -1 with a message
+   (no crystals, no memory). */
 int sim_world_init(sim_world *w, const det_array *a, const det_crystal *c, char *msg, size_t len);
 void sim_world_free(sim_world *w);
 

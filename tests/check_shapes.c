@@ -13,6 +13,7 @@
 #include "geometry.h"
 #include "signals.h"
 #include "testkit.h"
+#include "transport.h"
 
 static const char *const SHAPE_FILE[3] = {
     "detector/geometry/agata_A.geo",
@@ -454,6 +455,86 @@ START_TEST(basis_carries_the_corners)
 }
 END_TEST
 
+/* ---- the generator's transport through the real shapes ---- */
+
+START_TEST(deposits_lie_in_their_crystals_shape)
+{
+    det_array a = load_atc("agata180-atc.txt");
+    det_crystal regular;
+    det_crystal_default(&regular);
+    sim_world w;
+    char msg[300];
+    ck_assert_msg(sim_world_init(&w, &a, &regular, msg, sizeof msg) == 0, "%s", msg);
+    ck_assert_int_eq(w.n_shapes, 3);
+    static sim_deposits dep;
+    sim_rng r;
+    sim_rng_seed(&r, 5, 0, 1);
+    long per_type[3] = {0}, outside_regular = 0, total = 0;
+    for (int g = 0; g < 4000; g++) {
+        double o[3] = {0, 0, 0}, d[3];
+        sim_isotropic(&r, d);
+        dep.n = 0;
+        ck_assert_int_ge(sim_transport(&w, &r, 1332.492, o, d, 0, &dep), 0);
+        for (int k = 0; k < dep.n; k++) {
+            const sim_deposit *x = &dep.d[k];
+            const det_crystal *c = sim_shape(&w, x->crystal);
+            ck_assert_int_eq(c - w.shape, a.crystal[x->crystal].type);
+            /* the deposit lies in its crystal's own shape (to the chord's rounding), labelled by that shape */
+            double in[3] = {x->pos[0] * (1 - 1e-9), x->pos[1] * (1 - 1e-9), x->pos[2]};
+            ck_assert_msg(det_crystal_contains(c, in) || det_crystal_contains(c, x->pos),
+                          "deposit at (%g, %g, %g) of crystal %d (type %d) is outside its shape", x->pos[0], x->pos[1],
+                          x->pos[2], a.crystal[x->crystal].id, a.crystal[x->crystal].type);
+            ck_assert_int_eq(x->segment, det_crystal_segment(c, x->pos));
+            per_type[a.crystal[x->crystal].type]++;
+            outside_regular += !det_crystal_contains(&regular, x->pos);
+            total++;
+        }
+    }
+    for (int t = 0; t < 3; t++) ck_assert_msg(per_type[t] > total / 5, "type %d: %ld of %ld deposits", t, per_type[t], total);
+    ck_assert(outside_regular > 0); /* where the real shapes reach beyond the regular hexagon */
+    sim_world_free(&w);
+    det_array_free(&a);
+}
+END_TEST
+
+START_TEST(chords_match_the_shape)
+{
+    /* rays from the target through each crystal of a cluster: the chord's ends are where contains() changes */
+    det_array a = load_atc("triple-atc.txt");
+    sim_world w;
+    char msg[300];
+    ck_assert_msg(sim_world_init(&w, &a, NULL, msg, sizeof msg) == 0, "%s", msg);
+    sim_rng r;
+    sim_rng_seed(&r, 9, 0, 1);
+    int checked = 0;
+    for (int ray = 0; ray < 3000; ray++) {
+        double o[3] = {0, 0, 0}, d[3];
+        sim_isotropic(&r, d);
+        if (d[2] > -0.9) continue; /* the triple sits around -z */
+        for (int i = 0; i < w.n; i++) {
+            double t[2][2];
+            int n = sim_chord(&w, i, o, d, t);
+            for (int j = 0; j < n; j++)
+                for (int e = 0; e < 2; e++) {
+                    double step = e ? 1e-6 : -1e-6, lab_in[3], lab_out[3], in[3], out[3];
+                    for (int k = 0; k < 3; k++) {
+                        lab_in[k] = (t[j][e] - step) * d[k];
+                        lab_out[k] = (t[j][e] + step) * d[k];
+                    }
+                    det_to_crystal(&a.crystal[i], lab_in, in);
+                    det_to_crystal(&a.crystal[i], lab_out, out);
+                    ck_assert(det_crystal_contains(sim_shape(&w, i), in));
+                    ck_assert(!det_crystal_contains(sim_shape(&w, i), out));
+                    checked++;
+                }
+        }
+    }
+    ck_assert_int_gt(checked, 50);
+    sim_world_free(&w);
+    det_array_free(&a);
+}
+END_TEST
+
 static Suite *shapes_suite(void)
 {
     Suite *s = suite_create("shapes");
@@ -480,6 +561,10 @@ static Suite *shapes_suite(void)
     tcase_add_test(fld, deep_points_collect_on_their_segments);
     tcase_add_test(fld, basis_carries_the_corners);
     suite_add_tcase(s, fld);
+    TCase *sim = tcase_create("transport");
+    tcase_add_test(sim, deposits_lie_in_their_crystals_shape);
+    tcase_add_test(sim, chords_match_the_shape);
+    suite_add_tcase(s, sim);
     return s;
 }
 

@@ -42,7 +42,7 @@ void gev_summary_of(const det_array *a, const det_crystal *c, gev_summary *s)
     s->n_crystals = a->n;
     s->n_segments = DET_SEGMENTS;
     for (int i = 0; i < a->n; i++) {
-        crystal_range(&a->crystal[i], c, &s->r_inner, &s->r_outer);
+        crystal_range(&a->crystal[i], det_array_shape(a, i, c), &s->r_inner, &s->r_outer);
         if (a->crystal[i].id > s->max_crystal_id)
             s->max_crystal_id = a->crystal[i].id;
     }

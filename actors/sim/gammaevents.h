@@ -49,7 +49,7 @@ typedef struct gev_summary {
     int n_segments;
 } gev_summary;
 
-/* The SUMMARY values of an array of crystals of shape c (exact bounds of the
+/* The SUMMARY values of an array of crystals of shape c, or of their own shapes when the array names them (the
  * hexagonal frustum and cylinder, the bore ignored). */
 void gev_summary_of(const det_array *a, const det_crystal *c, gev_summary *s);
 

@@ -16,7 +16,7 @@
 typedef struct gen_conf {
     char *array, *crystal, *basis, *gammaevents, *gammaevents_input;
     int64_t seed, events, threads, multiplicity, samples, pre_trigger, adc_bits, sync_every;
-    kit_list source, lines, cascade, origin, direction, packing, output, crystals;
+    kit_list source, lines, cascade, origin, direction, packing, output, crystals, bases;
     double continuum_min, continuum_max, beta, rate, threshold, fwhm_a, fwhm_b;
     double gain, baseline, noise;
     bool subtract_baseline, sub_sample;
@@ -69,7 +69,7 @@ typedef struct gen {
     det_crystal shape;
     sim_world world;
     sim_physics physics;
-    sim_traces *traces;
+    sim_traces *traces[DET_ARRAY_SHAPES]; /* per shape of the world (one: the Basis key's) */
     int n_threads;
     gen_work *work;
     gen_slot *slot;

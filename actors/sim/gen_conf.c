@@ -16,6 +16,10 @@ static const kit_key gen_keys[] = {
     KEY("Crystal", KIT_STRING, crystal, "detector/geometry/agata.geo", .help = "crystal geometry file"),
     KEY("Basis", KIT_STRING, basis, "build/cache/default.basis",
         .help = "signal basis file (detector/basis.h); read when Output has crystal"),
+    KEY("Bases", KIT_LIST, bases, "none",
+        .help = "an array that names its crystals' shapes (agata180-atc.txt: AGATA's A, B, C): one basis per "
+                "shape, in the array's order (their crystals must be the shapes'); none: the array has one shape, "
+                "the Basis key's"),
     KEY("Seed", KIT_INT, seed, "1", KIT_MIN(0), .help = "random seed: the same seed gives the same bytes"),
     KEY("Events", KIT_INT, events, "10000", KIT_RANGE(0, 4294967295.0),
         .help = "events to simulate per run, then meta:eof and the end of data (0: until the run is stopped)"),
@@ -292,8 +296,12 @@ unsigned gen_resolve(const char *directory_path)
         code = kit_check_input(gen_settings.array, "Array", w.path, kit_key_line("Array"), w.msg, sizeof w.msg);
     if (!code)
         code = kit_check_input(gen_settings.crystal, "Crystal", w.path, kit_key_line("Crystal"), w.msg, sizeof w.msg);
-    if (!code && p.emit_crystals)
+    bool shaped = strcmp(gen_settings.bases.v[0], "none") != 0;
+    if (!code && p.emit_crystals && !shaped)
         code = kit_check_input(gen_settings.basis, "Basis", w.path, kit_key_line("Basis"), w.msg, sizeof w.msg);
+    for (size_t i = 0; !code && p.emit_crystals && shaped && i < gen_settings.bases.n; i++)
+        code = kit_check_input(gen_settings.bases.v[i], "Bases", w.path, gen_settings.bases.line[i], w.msg,
+                               sizeof w.msg);
     if (!code)
         code = kit_crystals_read(&gen_settings.crystals, w.path, "Crystals", &p.crystals, w.msg, sizeof w.msg);
     if (!code && !p.crystals.all && !p.emit_crystals) {

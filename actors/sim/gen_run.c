@@ -38,7 +38,10 @@ static unsigned load_geometry(gen *g)
 
 static unsigned allocate_work(gen *g)
 {
-    size_t scratch = g->traces ? sim_traces_scratch(g->traces) : 0;
+    size_t scratch = 0;
+    for (int t = 0; t < g->world.n_shapes; t++)
+        if (g->traces[t] && sim_traces_scratch(g->traces[t]) > scratch)
+            scratch = sim_traces_scratch(g->traces[t]);
     g->n_threads = gen_settings.threads > 0 ? (int)gen_settings.threads : omp_get_max_threads();
     g->work = calloc((size_t)g->n_threads, sizeof *g->work);
     if (!g->work)
@@ -70,8 +73,11 @@ static void teardown(gen *g)
     g->since_sync = NULL;
     free(g->gev_truth);
     g->gev_truth = NULL;
-    sim_traces_close(g->traces);
-    g->traces = NULL;
+    for (int t = 0; t < DET_ARRAY_SHAPES; t++) {
+        sim_traces_close(g->traces[t]);
+        g->traces[t] = NULL;
+        g->physics.basis[t] = NULL;
+    }
     sim_world_free(&g->world);
     det_array_free(&g->array);
 }
@@ -148,26 +154,44 @@ static unsigned check_selection(gen *g)
     return 0;
 }
 
+/* One basis per shape of the world: the Bases key's for an array that names its shapes, else the Basis key's. */
+static unsigned open_bases(gen *g)
+{
+    char msg[768];
+    const kit_list *bases = &gen_settings.bases;
+    bool shaped = strcmp(bases->v[0], "none") != 0;
+    if (shaped != (g->array.n_shapes > 0) || (shaped && (int)bases->n != g->world.n_shapes))
+        return kit_fail(g->k.name, NARVAL_E_CONFIG, "%s: key 'Bases': the array %s names %d shape%s, Bases %zu "
+                        "(one basis per shape of an array that names its shapes, else none and the Basis key)",
+                        gen_resolved.conf_file, gen_settings.array, g->array.n_shapes, g->array.n_shapes == 1 ? "" : "s",
+                        shaped ? bases->n : 0);
+    for (int t = 0; t < g->world.n_shapes; t++) {
+        const char *path = shaped ? bases->v[t] : gen_settings.basis;
+        if (sim_traces_open(&g->traces[t], path, &g->world.shape[t], &gen_resolved.trace, g->physics.seed, msg,
+                            sizeof msg))
+            return kit_fail(g->k.name, NARVAL_E_IO, "basis %s: %s (basisgen -o %s makes one; Output truth needs none)",
+                            path, msg, path);
+        g->physics.basis[t] = g->traces[t]; /* energies go to the segments the traces say (sim/event.h) */
+    }
+    return 0;
+}
+
 unsigned gen_initialise(gen *g)
 {
-    char msg[768], which[256];
+    char which[256];
     teardown(g);
     unsigned code = load_geometry(g);
     if (!code)
         code = check_selection(g);
+    if (!code && gen_resolved.emit_crystals)
+        code = open_bases(g);
     if (code)
         return code;
-    if (gen_resolved.emit_crystals &&
-        sim_traces_open(&g->traces, gen_settings.basis, &g->shape, &gen_resolved.trace, g->physics.seed, msg,
-                        sizeof msg))
-        return kit_fail(g->k.name, NARVAL_E_IO, "basis: %s (basisgen -o %s makes one; Output truth needs none)", msg,
-                        gen_settings.basis);
-    g->physics.basis = g->traces; /* energies go to the segments the traces say (sim/event.h) */
     if ((code = allocate_work(g)) != 0 || (code = claim_gammaevents(g)) != 0)
         return code;
     kit_crystals_describe(&gen_resolved.crystals, which, sizeof which);
     kit_log(g->k.name, KIT_INFO, "%d crystals from %s, frames of %s; %s; %d thread%s", g->world.n,
-            gen_settings.array, which, g->traces ? "traces from the basis" : "no traces", g->n_threads,
+            gen_settings.array, which, g->traces[0] ? "traces from the basis" : "no traces", g->n_threads,
             g->n_threads > 1 ? "s" : "");
     return 0;
 }
@@ -231,7 +255,7 @@ static int write_crystal(const gen *g, gen_work *w, const sim_fired *f, const ge
     x->n_samples = (uint16_t)gen_resolved.trace.samples;
     for (int ch = 0; ch < DET_CHANNELS; ch++)
         x->energy[ch] = (float)f->energy[ch];
-    sim_traces_make(g->traces, w->event, f, x, w->scratch);
+    sim_traces_make(g->traces[g->world.type[f->crystal]], w->event, f, x, w->scratch);
     return adf_crystal_write(out, s->number, s->timestamp, x);
 }
 
@@ -252,7 +276,7 @@ static unsigned encode_one(const gen *g, gen_work *w, gen_slot *s)
         return NARVAL_E_NOMEM;
     }
     if (crystals)
-        sim_traces_start(g->traces, ev);
+        sim_traces_start(g->traces[0], ev); /* the same start for every shape: it depends on the event alone */
     adf_writer out;
     adf_writer_init(&out, s->bytes, s->cap);
     int rc = truth ? adf_truth_write(&out, s->number, s->timestamp, &ev->truth) : ADF_OK;
