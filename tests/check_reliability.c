@@ -226,7 +226,9 @@ END_TEST
 /* A full disk, made by a file size limit (EFBIG where a disk gives ENOSPC):
  * the writer's error names the file and the system's reason, never
  * "Success", and nothing is published; the kit's buffered outputs (histo,
- * SearchLog) say the same when they close. */
+ * SearchLog) say the same when they close.  The writer's thread writes a
+ * block after the call that brought it: the error comes with the next call
+ * or, at the latest, process_stop, before anything is published. */
 START_TEST(full_disk_keeps_the_reason)
 {
     signal(SIGXFSZ, SIG_IGN); /* the write fails with EFBIG instead (Check runs each test in its own process) */
@@ -243,6 +245,8 @@ START_TEST(full_disk_keeps_the_reason)
     char log[4096];
     int saved = tk_capture_begin(in_tmp("stderr.txt"));
     wr.consume(inst, buf, (unsigned)w.used, &e);
+    ck_assert_uint_eq(e, 0);
+    wr.stop(inst, &e);
     tk_capture_end(saved, in_tmp("stderr.txt"), log, sizeof log);
     ck_assert_uint_eq(e, NARVAL_E_IO);
     ck_assert_msg(strstr(log, strerror(EFBIG)) && strstr(log, "out.adf.") && !strstr(log, "Success"), "%s", log);

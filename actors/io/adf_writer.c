@@ -1,4 +1,4 @@
-/* adf_writer.c: consumer that writes the frames it receives to an ADF file (those Keys chooses; the others to OtherFile, or counted), published under its name only when the run stops. */
+/* adf_writer.c: consumer that writes the frames it receives to an ADF file (those Keys chooses; the others to OtherFile, or counted), by a thread of its own, published under its name only when the run stops. */
 #define NARVAL_CONSUMER
 #include <limits.h>
 #include <stdio.h>
@@ -7,6 +7,7 @@
 
 #include "kit.h"
 #include "publish.h"
+#include "write_behind.h"
 
 typedef struct writer_conf {
     char *file;
@@ -94,6 +95,7 @@ typedef struct writer {
     unsigned n_left;
     uint64_t left_frames, left_bytes, left_unnamed; /* unnamed: ids past WRITER_KINDS */
     bool ended;       /* the last frame received is a meta:eof */
+    write_behind wb;  /* the run's writes (write_behind.h): the call returns once they are staged */
 } writer;
 
 /* Finds the run number's place in a file name: one %d or %0Nd (N from 1 to 9), no other '%'. */
@@ -307,6 +309,12 @@ static unsigned writer_start(void *algo_data)
         kit_output_discard(&w->main.out);
     if (code)
         return code;
+    char msg[PATH_MAX + 256];
+    if ((code = wb_start(&w->wb, msg, sizeof msg)) != 0) {
+        kit_output_discard(&w->main.out);
+        kit_output_discard(&w->other.out);
+        return kit_fail(w->k.name, code, "%s", msg);
+    }
     w->run++;
     w->n_left = 0;
     w->left_frames = w->left_bytes = w->left_unnamed = 0;
@@ -314,19 +322,22 @@ static unsigned writer_start(void *algo_data)
     return 0;
 }
 
-/* Counts the frames of a block and notes a meta:eof at its end, and refuses a
- * malformed block before anything of it is written. */
+/* Counts the frames of a block and the bytes File gets of it, notes a
+ * meta:eof at its end, and refuses a malformed block before anything of it is
+ * written. */
 static unsigned scan_block(writer *w, const void *in, unsigned size, uint64_t *frames,
-                           bool *ends)
+                           bool *ends, size_t *to_main)
 {
     adf_iter it;
     adf_frame f;
     int rc;
     adf_iter_init(&it, in, size);
     *frames = 0;
+    *to_main = 0;
     while ((rc = adf_iter_next(&it, &f)) > 0) {
         ++*frames;
         *ends = f.key.id == ADF_ID_META_EOF;
+        *to_main += to_file(f.key.id) ? f.key.length : 0;
     }
     if (rc < 0) {
         char msg[256], where[512];
@@ -354,56 +365,70 @@ static void count_left(writer *w, const adf_frame *f)
         w->left[w->n_left++] = (left_kind){ f->key.id, 1 };
 }
 
-/* Writes n frames (size bytes) of a block that go to d, in one write; d NULL: nowhere. */
-static unsigned put_span(writer *w, dest *d, const uint8_t *at, size_t size, uint64_t n)
+/* Where a block's frames are staged: File's from the stage's start, OtherFile's after them. */
+typedef struct staging {
+    uint8_t *at[2]; /* next byte of File's part, of OtherFile's */
+} staging;
+
+/* Stages n frames (size bytes) of a block that go to d; d NULL: nowhere. */
+static void put_span(writer *w, staging *st, dest *d, const uint8_t *at, size_t size, uint64_t n)
 {
-    char msg[PATH_MAX + 256];
-    unsigned code;
     if (!d || size == 0)
-        return 0;
-    if ((code = kit_output_write(&d->out, at, size, msg, sizeof msg)) != 0)
-        return kit_fail(w->k.name, code, "%s", msg);
+        return;
+    uint8_t **to = &st->at[d != &w->main];
+    memcpy(*to, at, size);
+    *to += size;
     d->frames += n;
     d->bytes += size;
-    return 0;
 }
 
-/* The frames of a checked block, each to File or, when Keys leaves it out, to
- * OtherFile (or nowhere, counted); runs of frames with one destination in one write. */
-static unsigned route_block(writer *w, const uint8_t *in, unsigned size)
+/* The frames of a checked block, each to File's part of the stage or, when
+ * Keys leaves it out, to OtherFile's (or nowhere, counted); runs of frames
+ * with one destination in one copy. */
+static void route_block(writer *w, staging *st, const uint8_t *in, unsigned size)
 {
     adf_iter it;
     adf_frame f;
     dest *to = NULL;
     size_t from = 0;
     uint64_t n = 0;
-    unsigned code = 0;
     adf_iter_init(&it, in, size);
-    while (!code && adf_iter_next(&it, &f) > 0) {
+    while (adf_iter_next(&it, &f) > 0) {
         bool keep = to_file(f.key.id);
         dest *d = keep ? &w->main : w->other.file ? &w->other : NULL;
         if (!keep)
             count_left(w, &f);
         if (n && d != to) {
-            code = put_span(w, to, in + from, f.offset - from, n);
+            put_span(w, st, to, in + from, f.offset - from, n);
             from = f.offset;
             n = 0;
         }
         to = d;
         n++;
     }
-    return code ? code : put_span(w, to, in + from, size - from, n);
+    put_span(w, st, to, in + from, size - from, n);
 }
 
+/* Checks the block, stages what File and OtherFile get of it and hands that to the thread. */
 static unsigned write_block(writer *w, const void *in, unsigned size)
 {
+    char msg[PATH_MAX + 256];
     uint64_t frames;
+    size_t to_main;
     bool ends = w->ended;
-    unsigned code = scan_block(w, in, size, &frames, &ends);
+    unsigned code = scan_block(w, in, size, &frames, &ends, &to_main);
     if (code || size == 0)
         return code;
-    if ((code = route_block(w, in, size)) != 0)
-        return code;
+    size_t stage_bytes = w->other.file ? size : to_main;
+    uint8_t *stage = wb_stage(&w->wb, stage_bytes, msg, sizeof msg);
+    if (!stage)
+        return kit_fail(w->k.name, NARVAL_E_NOMEM, "%s", msg);
+    staging st = { { stage, stage + to_main } };
+    route_block(w, &st, in, size);
+    kit_output *outs[WB_OUTPUTS] = { &w->main.out, &w->other.out };
+    size_t sizes[WB_OUTPUTS] = { to_main, (size_t)(st.at[1] - (stage + to_main)) };
+    if ((code = wb_submit(&w->wb, outs, sizes, w->other.file ? 2 : 1, msg, sizeof msg)) != 0)
+        return kit_fail(w->k.name, code, "%s (a block before this one)", msg);
     w->ended = ends;
     return 0;
 }
@@ -455,6 +480,10 @@ static void log_run(writer *w, const char *file, const char *other_file)
 static unsigned writer_stop(void *algo_data)
 {
     writer *w = algo_data;
+    char msg[PATH_MAX + 256];
+    unsigned written = wb_stop(&w->wb, msg, sizeof msg);
+    if (written) /* the host aborts: release discards the run */
+        return kit_fail(w->k.name, written, "%s; run %u is lost", msg, w->run);
     char *file = strdup(w->main.out.path);
     char *other_file = w->other.out.path ? strdup(w->other.out.path) : NULL;
     unsigned code = publish_dest(w, &w->main);
@@ -482,6 +511,9 @@ static void discard_dest(writer *w, dest *d, const char *why)
 
 static void discard_run(writer *w, const char *why)
 {
+    char msg[PATH_MAX + 256];
+    if (wb_stop(&w->wb, msg, sizeof msg))
+        kit_log(w->k.name, KIT_WARN, "%s: %s", why, msg);
     discard_dest(w, &w->main, why);
     discard_dest(w, &w->other, why);
 }
@@ -498,6 +530,7 @@ static void writer_release(void *algo_data)
     discard_run(w, "unloaded without process_stop");
     kit_claim_release(&w->main.claim);
     kit_claim_release(&w->other.claim);
+    wb_free(&w->wb);
     free(w->main.file);
     free(w->other.file);
 }
