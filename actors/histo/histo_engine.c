@@ -151,6 +151,18 @@ void histo_engine_discard(histo_engine *e)
         e->stage[i].n = 0;
 }
 
+void histo_engine_mark(histo_engine *e)
+{
+    for (size_t i = 0; i < e->n_groups; i++)
+        e->stage[i].mark = e->stage[i].n;
+}
+
+void histo_engine_rollback(histo_engine *e)
+{
+    for (size_t i = 0; i < e->n_groups; i++)
+        e->stage[i].n = e->stage[i].mark;
+}
+
 /* The stages as entries: no instance array for a single histogram, no y for 1D. */
 static void view_stages(histo_engine *e)
 {

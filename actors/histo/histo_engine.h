@@ -23,6 +23,7 @@ typedef struct histo_stage {
     uint32_t *inst;
     float *x, *y;
     size_t n, cap;
+    size_t mark; /* n at histo_engine_mark */
 } histo_stage;
 
 typedef struct histo_engine histo_engine;
@@ -57,6 +58,10 @@ static inline histo_status histo_engine_put(histo_stage *s, uint32_t inst, float
 
 size_t histo_engine_staged(const histo_engine *e);
 void histo_engine_discard(histo_engine *e);
+/* Notes how many entries every group holds; histo_engine_rollback drops
+ * those staged since (a frame refused half way stages nothing). */
+void histo_engine_mark(histo_engine *e);
+void histo_engine_rollback(histo_engine *e);
 histo_status histo_engine_commit(histo_engine *e, char *msg, size_t len);
 histo_status histo_engine_clear(histo_engine *e, char *msg, size_t len);
 /* Every slot's count (histogram_bin.h layout, groups at their offsets). */

@@ -1,6 +1,7 @@
 /* histo_frames.c: decodes data:crystal, data:psa and data:tracked frames (inside composites too) into histogram entries. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "histo_frames.h"
 
@@ -45,7 +46,7 @@ static histo_status put(histo_decoder *dec, size_t k, const adf_frame *f, unsign
 {
     uint32_t inst = 0;
     histo_status code = instance(dec, &dec->spec->decl[k], f, crystal, segment, &inst);
-    if (!code && !dec->checking && (code = histo_engine_put(histo_engine_stage(dec->engine, k), inst, x, y)) != 0)
+    if (!code && (code = histo_engine_put(histo_engine_stage(dec->engine, k), inst, x, y)) != 0)
         fail(dec, code, "no memory to stage histogram entries");
     return code;
 }
@@ -143,25 +144,25 @@ static histo_status tracked_frame(histo_decoder *dec, const adf_frame *f)
     return code;
 }
 
-/* One pass over a frame: checking (nothing staged nor counted) or staging. */
+/* Stages and counts a frame's entries, sub-frames included; stops at the first problem. */
 static histo_status decode(histo_decoder *d, const adf_frame *f)
 {
     const histo_spec *s = d->spec;
     switch (f->key.id) {
     case ADF_ID_NW_CRYSTAL:
-        d->seen[HISTO_SEEN_CRYSTAL] += !d->checking;
+        d->seen[HISTO_SEEN_CRYSTAL]++;
         return s->needs[HISTO_FROM_CRYSTAL] ? crystal_frame(d, f) : 0;
     case ADF_ID_DATA_PSA:
-        d->seen[HISTO_SEEN_PSA] += !d->checking;
+        d->seen[HISTO_SEEN_PSA]++;
         return s->needs[HISTO_FROM_PSA] ? psa_frame(d, f) : 0;
     case ADF_ID_NW_TRACKED:
-        d->seen[HISTO_SEEN_TRACKED] += !d->checking;
+        d->seen[HISTO_SEEN_TRACKED]++;
         return s->needs[HISTO_FROM_TRACKED] ? tracked_frame(d, f) : 0;
     default:
         break;
     }
     if (!adf_id_is_composite(f->key.id)) {
-        d->seen[HISTO_SEEN_OTHER] += !d->checking;
+        d->seen[HISTO_SEEN_OTHER]++;
         return 0;
     }
     adf_iter it;
@@ -175,12 +176,18 @@ static histo_status decode(histo_decoder *d, const adf_frame *f)
     return code ? code : rc < 0 ? decode_failure(d, f, rc) : 0;
 }
 
-/* A bad frame (the policy of kit.h) stages nothing: the whole frame is
- * checked before any of its entries is staged. */
+/* A bad frame (the policy of kit.h) stages nothing: one pass stages as it
+ * decodes, and a problem found half way drops what the frame staged and
+ * counted (decoding each frame once, not a checking pass and a staging one). */
 histo_status histo_decode(histo_decoder *d, const adf_frame *f)
 {
-    d->checking = true;
+    uint64_t seen[HISTO_SEEN_KINDS];
+    memcpy(seen, d->seen, sizeof seen);
+    histo_engine_mark(d->engine);
     histo_status code = decode(d, f);
-    d->checking = false;
-    return code ? code : decode(d, f);
+    if (code) {
+        histo_engine_rollback(d->engine);
+        memcpy(d->seen, seen, sizeof seen);
+    }
+    return code;
 }

@@ -15,7 +15,6 @@ typedef struct histo_decoder {
     const histo_spec *spec;
     histo_engine *engine;
     char msg[512];                /* why histo_decode failed */
-    bool checking;                /* histo_decode's first pass: nothing staged */
     uint64_t seen[HISTO_SEEN_KINDS]; /* frames of each kind staged since the last reset */
     adf_crystal crystal;          /* decoding scratch: adf_crystal holds 40 KiB of traces */
     adf_psa psa;
