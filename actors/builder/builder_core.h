@@ -99,6 +99,7 @@ typedef struct bld_pending {
     size_t closed;       /* all[0 .. closed) went out in events */
     bld_source *src;     /* the sources after the block, by crystal id */
     size_t n_src, cap_src;
+    uint32_t *slot;      /* per crystal id (65,536): 1 + its index in src, 0 when absent */
     bool closed_any;
     uint64_t closed_until;
     bld_counts delta;
