@@ -94,13 +94,14 @@ __device__ static void reduce_group(unsigned mask, float *best, int *best_perm, 
 }
 
 /* One group of GROUP lanes per candidate slot: gather, paths, the orderings searched (tr_search: the
- * lanes share them out by their first two points). */
+ * lanes share them out by their first two points, and a bound). */
 __global__ void __launch_bounds__(BLOCK)
 k_score(const uint32_t *first, uint32_t base, const uint32_t *slot_event, uint32_t n_slots,
         const tr_point *pts, const tr_event_info *info, const tr_cand *cands, const tr_physics *tab,
         tr_score *scores)
 {
     __shared__ tr_clu clu[GROUPS_PER_BLOCK];
+    __shared__ float bound[GROUPS_PER_BLOCK]; /* the lanes' shared bound (tr_search) */
     int group = threadIdx.x / GROUP, lane = threadIdx.x % GROUP;
     uint32_t slot = blockIdx.x * GROUPS_PER_BLOCK + group;
     if (slot >= n_slots)
@@ -118,8 +119,10 @@ k_score(const uint32_t *first, uint32_t base, const uint32_t *slot_event, uint32
     if (lane < n)
         tr_clu_point(&c_params, c, lane + 1, &pts[off + cand.pt[lane]]);
     __syncwarp(mask);
-    if (lane == 0)
+    if (lane == 0) {
         tr_clu_energy(c);
+        bound[group] = -3.0e38f;
+    }
     int pairs = n * (n + 1) / 2;
     for (int q = lane; q < pairs; q += GROUP) {
         int i, j;
@@ -129,7 +132,7 @@ k_score(const uint32_t *first, uint32_t base, const uint32_t *slot_event, uint32
     __syncwarp(mask);
     float best;
     int best_perm;
-    tr_search(&c_params, tab, c, lane, GROUP, &best, &best_perm);
+    tr_search(&c_params, tab, c, lane, GROUP, &bound[group], &best, &best_perm);
     tr_score pair = { -3.0e38f, 0, TR_HYP_PAIR, 0 };
     if (lane < n && tr_pair_possible(c)) {
         pair.log_fom = tr_pair_log_fom(&c_params, tab, c, lane + 1);

@@ -325,17 +325,37 @@ GPUd() static inline int tr_sum_better(float s, int perm, float best_s, int best
  * searchers' by tr_sum_better is the best of all: the answer of scoring every
  * ordering (tr_best_exhaustive), bit for bit, as every sum is the same
  * sequence of tr_walk_place.  The CPU runs one searcher; the GPU a group of
- * lanes per candidate, reduced by shuffles.  Iterative, for the GPU. */
+ * lanes per candidate, reduced by shuffles.  Iterative, for the GPU.
+ *
+ * Searchers working at once may share a bound (NULL: none): each raises it to
+ * every complete sum it finds, and cuts a prefix whose sum is below it, as no
+ * completion of that prefix can reach the best sum; an equal sum is kept, for
+ * the earlier ordering may be its own.  A bound read before another raised
+ * it only cuts less, so the answer does not depend on the timing. */
 GPUd() static inline int tr_search_owns(int n, int first, int second, int lane, int stride)
 {
     int at = n < 2 ? first - 1 : (first - 1) * (n - 1) + second - 1 - (second > first);
     return at % stride == lane;
 }
 
+/* Raises the shared bound to s (on the GPU atomically: shared memory of a group of lanes). */
+GPUd() static inline void tr_bound_raise(float *bound, float s)
+{
+#ifdef __CUDA_ARCH__
+    if (s >= 0.0f)
+        atomicMax((int *)bound, __float_as_int(s)); /* non-negative floats order as their bits */
+    else
+        atomicMin((unsigned *)bound, __float_as_uint(s)); /* negative ones the other way round */
+#else
+    if (s > *bound)
+        *bound = s;
+#endif
+}
+
 /* Searcher lane's best sum and the rank of its ordering (rank 0x7fffffff and
- * sum -3e38 when it owns none). */
+ * sum -3e38 when it finds none); bound: the searchers' shared bound, or NULL. */
 GPUd() static inline void tr_search(const tr_params *p, const tr_physics *tab, const tr_clu *c, int lane, int stride,
-                                    float *best_sum, int *best_rank)
+                                    float *bound, float *best_sum, int *best_rank)
 {
     tr_walk w[TR_MAX_CLUSTER + 1];
     uint8_t seq[TR_MAX_CLUSTER], best_seq[TR_MAX_CLUSTER], next[TR_MAX_CLUSTER + 1];
@@ -360,11 +380,13 @@ GPUd() static inline void tr_search(const tr_params *p, const tr_physics *tab, c
             continue;
         w[d + 1] = w[d];
         tr_walk_place(p, tab, c, &w[d + 1], idx);
-        if (found && w[d + 1].sum <= best)
+        if ((found && w[d + 1].sum <= best) || (bound && w[d + 1].sum < *(volatile const float *)bound))
             continue;
         seq[d] = (uint8_t)(idx - 1);
         if (d + 1 == n) {
             best = w[d + 1].sum;
+            if (bound)
+                tr_bound_raise(bound, best);
             for (int k = 0; k < n; k++)
                 best_seq[k] = seq[k];
             found = 1;
@@ -383,7 +405,7 @@ GPUd() static inline tr_score tr_best_searched(const tr_params *p, const tr_phys
 {
     float s;
     int rank;
-    tr_search(p, tab, c, 0, 1, &s, &rank);
+    tr_search(p, tab, c, 0, 1, NULL, &s, &rank);
     tr_score best = { TR_DIV(s, (float)(2 * c->n - 1)), (uint16_t)rank, TR_HYP_COMPTON, 0 };
     tr_score pair = tr_best_pair(p, tab, c);
     return tr_score_better(pair, best) ? pair : best;

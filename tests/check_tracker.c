@@ -1115,7 +1115,8 @@ static uint32_t ordering_of_rank(int n, int r)
 /* Random clusters of 1 to 7 points (within 60 mm, 20-700 keV, random paths) and a table whose
  * attenuation and shares vary with energy: the best ordering found by scoring every ordering against
  * tr_search's with the orderings shared out over 1, 2, 3, 5 and 8 searchers, reduced as the GPU
- * reduces its lanes (a prefix owned by no searcher, or an ordering cut wrongly, changes the answer). */
+ * reduces its lanes, each alone and sharing a bound (here the later searchers start from the earlier's:
+ * the most a bound can cut); a prefix owned by no searcher, or an ordering cut wrongly, changes the answer. */
 START_TEST(search_shared_out_equals_every_ordering)
 {
     static tr_physics tab[TR_TABLE_N];
@@ -1147,21 +1148,22 @@ START_TEST(search_shared_out_equals_every_ordering)
                 best_rank = r;
             }
         }
-        for (size_t k = 0; k < sizeof strides / sizeof strides[0]; k++) {
-            float got = -3.0e38f;
+        for (size_t k = 0; k < 2 * sizeof strides / sizeof strides[0]; k++) {
+            int stride = strides[k / 2], shared = k % 2;
+            float got = -3.0e38f, bound = -3.0e38f;
             int rank = 0x7fffffff;
-            for (int lane = 0; lane < strides[k]; lane++) {
+            for (int lane = 0; lane < stride; lane++) {
                 float sum;
                 int r;
-                tr_search(&p, tab, &c, lane, strides[k], &sum, &r);
+                tr_search(&p, tab, &c, lane, stride, shared ? &bound : NULL, &sum, &r);
                 if (tr_sum_better(sum, r, got, rank)) {
                     got = sum;
                     rank = r;
                 }
             }
             ck_assert_msg(memcmp(&got, &best, sizeof got) == 0 && rank == best_rank,
-                          "trial %d, %d points, %d searchers: %a at rank %d, every ordering gives %a at rank %d", trial,
-                          n, strides[k], got, rank, best, best_rank);
+                          "trial %d, %d points, %d searchers%s: %a at rank %d, every ordering gives %a at rank %d",
+                          trial, n, stride, shared ? " sharing a bound" : "", got, rank, best, best_rank);
         }
     }
 }
