@@ -16,5 +16,4 @@ impurity_back       1.0         # at the back face; linear in between
 preamp_rise_ns      20          # 10-90 % rise time of the charge preamplifier
 lattice_phi110      45          # degrees: azimuth of the germanium lattice's [110] axis ([001] along the crystal axis,
                                 # [100] at azimuth 0); it orients the anisotropic drift
-anisotropic_drift   0           # 1: Bruyneel et al. 2006's anisotropic mobilities; 0: isotropic, Mihailescu's <100> law
-                                # (0 until the PSA's exact-recovery tests take a basis of 1: detector/README.md)
+anisotropic_drift   1           # 1: Bruyneel et al. 2006's anisotropic mobilities; 0: isotropic, Mihailescu's <100> law
