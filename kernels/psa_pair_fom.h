@@ -32,13 +32,13 @@
  * pair (a0, b0); then every coarse point a of r's segment against b0, and
  * every coarse point b of q's against a0, give each coarse point a FoM; the
  * PP_KEEP best of each side (lowest FoM, then lowest index: pp_key) make
- * the PP_KEEP x PP_KEEP pairs searched last, about 1,000 pairs in all.  The
+ * the PP_KEEP x PP_KEEP pairs searched last, about 1,700 pairs in all.  The
  * best (of the seed's pairs and of the last) is the lowest FoM, then the
  * lowest index a * n_b + b (a, b: coarse indices).  The CPU sums the
  * points of one side side by side in vector lanes, a GPU thread one pair
  * at a time: the same operations, the same bits.
  */
-enum { PP_MAX_CHANNELS = DET_CHANNELS, PP_KEEP = 16 };
+enum { PP_MAX_CHANNELS = DET_CHANNELS, PP_KEEP = 32 };
 #define PP_SPARSE_MM 12.0 /* mm: the seed's cells, twice the default CoarseGrid */
 
 typedef struct pp_pair {
@@ -113,13 +113,18 @@ GPUd() static inline float pp_acc(float acc, float x, float fb, float sb, const 
     return gs_acc_pow(acc, PT_FSUB(x, PT_FMUL(fb, sb)), c, scale);
 }
 
-/* The FoM of the pair of signals sa, sb (from the window's first basis sample). */
+/* The FoM of the pair of signals sa, sb (from the window's first basis
+ * sample): value k = c * W + i after value, as pp_less_a and pp_value read
+ * them, without a division per value. */
 GPUd() static inline float pp_fom(const pp_pair *p, const float *sa, const float *sb, const float *c,
                                   const float *scale)
 {
     float acc = 0;
-    for (uint32_t k = 0; k < p->n_ch * p->W; k++)
-        acc = pp_acc(acc, pp_less_a(p, sa, k), p->fb, pp_value(p, sb, k), c, scale);
+    for (uint32_t n = 0, k = 0; n < p->n_ch; n++) {
+        const size_t at = (size_t)p->ch[n] * p->n_samples;
+        for (uint32_t i = 0; i < p->W; i++, k++)
+            acc = pp_acc(acc, pp_less(p->m[k], p->fa, sa[at + i]), p->fb, sb[at + i], c, scale);
+    }
     return acc;
 }
 
