@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "adf.h"
 #include "array.h"
 #include "basis.h"
 #include "field.h"
@@ -535,6 +537,117 @@ START_TEST(chords_match_the_shape)
 }
 END_TEST
 
+/* ---- the generator actor on AGATA's array ---- */
+
+/* A small basis of shape t on a 6 mm grid: every point labelled by its geometric segment, whose channel
+   rises to 1 while the core falls to -1. */
+static void write_shape_basis(const char *path, const det_crystal *c)
+{
+    enum { SAMPLES = 40, PRE = 5 };
+    det_basis b = {.crystal = *c, .n_channels = DET_CHANNELS, .n_samples = SAMPLES, .pretrigger = PRE,
+                   .sample_ns = 10, .grid_mm = 6};
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t n = 0;
+        for (int k = 0; k * 6 + 3 < c->length; k++)
+            for (int j = -7; j <= 7; j++)
+                for (int i = -7; i <= 7; i++) {
+                    double p[3] = {i * 6.0, j * 6.0, k * 6.0 + 3};
+                    if (!det_crystal_contains(c, p)) continue;
+                    if (pass) {
+                        for (int a = 0; a < 3; a++) b.pos[3 * n + a] = (float)p[a];
+                        b.segment[n] = det_crystal_segment(c, p);
+                        float *sig = det_basis_point(&b, n);
+                        memset(sig, 0, sizeof(float) * DET_CHANNELS * SAMPLES);
+                        for (int t = PRE; t < SAMPLES; t++) {
+                            float rise = t - PRE >= 10 ? 1 : (t - PRE) / 10.0f;
+                            sig[b.segment[n] * SAMPLES + t] = rise;
+                            sig[DET_CORE * SAMPLES + t] = -rise;
+                        }
+                    }
+                    n++;
+                }
+        if (!pass) {
+            b.n_points = n;
+            ck_assert_int_eq(det_basis_alloc(&b), 0);
+        }
+    }
+    char msg[400];
+    ck_assert_msg(det_basis_save(&b, path, msg, sizeof msg) == 0, "%s", msg);
+    det_basis_free(&b);
+}
+
+/* Configures and initialises the generator with this Generator.conf; process_initialise's code, its log in log. */
+static unsigned generator_with(tk_actor *gen, const char *text, void **g, char *log, size_t len)
+{
+    char dir[400], path[460];
+    snprintf(dir, sizeof dir, "%s/conf", tmpdir);
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/Generator.conf", dir);
+    tk_write_text(path, text);
+    unsigned e;
+    snprintf(path, sizeof path, "%s/stderr.txt", tmpdir);
+    int saved = tk_capture_begin(path);
+    gen->config(dir, &e);
+    if (e == 0) *g = gen->reg(&e);
+    if (e == 0) gen->initialise(*g, &e);
+    tk_capture_end(saved, path, log, len);
+    return e;
+}
+
+START_TEST(generator_takes_one_basis_per_shape)
+{
+    tk_actor gen;
+    tk_load_actor(&gen, "generator.so");
+    char basis[3][300], text[PATH_MAX + 2400], log[8192], array[PATH_MAX];
+    ck_assert_ptr_nonnull(realpath("detector/arrays/agata180-atc.txt", array));
+    for (int t = 0; t < 3; t++) {
+        snprintf(basis[t], sizeof basis[t], "%s/%c.basis", tmpdir, 'A' + t);
+        write_shape_basis(basis[t], &shape[t]);
+    }
+    const char *common = "Array %s\nSource 60Co\nEvents 300\nSamples 40\nThreads 1\nOutput crystal truth\n";
+    void *g = NULL;
+    unsigned e;
+    /* one basis per shape, in the array's order: frames of crystals of all three shapes */
+    snprintf(text, sizeof text, common, array);
+    snprintf(text + strlen(text), sizeof text - strlen(text), "Bases %s %s %s\n", basis[0], basis[1], basis[2]);
+    ck_assert_msg(generator_with(&gen, text, &g, log, sizeof log) == 0, "%s", log);
+    gen.start(g, &e);
+    ck_assert_uint_eq(e, 0);
+    static uint8_t buf[1 << 22];
+    int per_type[3] = {0};
+    for (;;) {
+        unsigned used = 0;
+        gen.produce(g, buf, sizeof buf, &used, &e);
+        ck_assert_uint_eq(e, 0);
+        if (!used) break;
+        adf_iter it;
+        adf_frame f;
+        adf_iter_init(&it, buf, used);
+        while (adf_iter_next(&it, &f) == 1)
+            if (f.key.id == ADF_ID_NW_CRYSTAL) per_type[adf_get_u16(f.data + ADF_KEY_SIZE) % 3]++;
+    }
+    gen.stop(g, &e);
+    gen.unload(g, &e);
+    for (int t = 0; t < 3; t++) ck_assert_msg(per_type[t] > 20, "shape %d: %d frames", t, per_type[t]);
+    /* a basis in the wrong shape's place is refused at initialise */
+    snprintf(text, sizeof text, common, array);
+    snprintf(text + strlen(text), sizeof text - strlen(text), "Bases %s %s %s\n", basis[1], basis[0], basis[2]);
+    ck_assert_uint_eq(generator_with(&gen, text, &g, log, sizeof log), NARVAL_E_IO);
+    ck_assert_msg(strstr(log, "another crystal shape than the array's"), "%s", log);
+    gen.unload(g, &e);
+    /* an array that names its shapes needs Bases; two for three shapes is refused too */
+    snprintf(text, sizeof text, common, array);
+    ck_assert_uint_eq(generator_with(&gen, text, &g, log, sizeof log), NARVAL_E_CONFIG);
+    ck_assert_msg(strstr(log, "key 'Bases': the array") && strstr(log, "names 3 shapes, Bases 0"), "%s", log);
+    gen.unload(g, &e);
+    snprintf(text + strlen(text), sizeof text - strlen(text), "Bases %s %s\n", basis[0], basis[1]);
+    ck_assert_uint_eq(generator_with(&gen, text, &g, log, sizeof log), NARVAL_E_CONFIG);
+    ck_assert_msg(strstr(log, "names 3 shapes, Bases 2"), "%s", log);
+    gen.unload(g, &e);
+    dlclose(gen.so);
+}
+END_TEST
+
 static Suite *shapes_suite(void)
 {
     Suite *s = suite_create("shapes");
@@ -564,6 +677,8 @@ static Suite *shapes_suite(void)
     TCase *sim = tcase_create("transport");
     tcase_add_test(sim, deposits_lie_in_their_crystals_shape);
     tcase_add_test(sim, chords_match_the_shape);
+    tcase_add_test(sim, generator_takes_one_basis_per_shape);
+    tcase_set_timeout(sim, 60);
     suite_add_tcase(s, sim);
     return s;
 }
