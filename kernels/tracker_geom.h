@@ -147,6 +147,16 @@ GPUd() static inline int tr_may_near_sphere(const float centre[3], float r2, con
     return scaled <= TR_MUL(TR_ADD(r2, TR_ADD(TR_MUL(r2, 1.0f / 1024.0f), 1.0f)), dd);
 }
 
+/* The index of the lowest set bit of x (x != 0). */
+GPUd() static inline int tr_lowest_bit(uint32_t x)
+{
+#ifdef __CUDA_ARCH__
+    return __ffs((int)x) - 1;
+#else
+    return __builtin_ctz(x);
+#endif
+}
+
 /* Length (mm) of the chord of a + t d, t in [0, 1], inside the sphere |x|^2 <= r2. */
 GPUd() static inline float tr_sphere_fraction(const float a[3], const float d[3], float dd, float r2)
 {
@@ -158,6 +168,23 @@ GPUd() static inline float tr_sphere_fraction(const float a[3], const float d[3]
     u0 = u0 < 0.0f ? 0.0f : u0;
     u1 = u1 > 1.0f ? 1.0f : u1;
     return u1 > u0 ? TR_SUB(u1, u0) : 0.0f;
+}
+
+/* frac plus the fractions of the segment a -> a + d in the crystals of group
+ * gr (at most 32), in their order: their tests without a branch, then the
+ * crystals near clipped. */
+GPUd() static inline float tr_group_fraction(const tr_params *p, const tr_geo *geo, const tr_group *gr, const float a[3],
+                                             const float d[3], float dd, float frac)
+{
+    uint32_t near = 0;
+    for (int k = 0; k < gr->count; k++)
+        near |= (uint32_t)tr_near_sphere(geo->crystal[gr->first + k].centre, p->shape.bound2, a, d, dd) << k;
+    for (; near; near &= near - 1) {
+        float ca[3], cd[3];
+        tr_to_crystal(&geo->crystal[gr->first + tr_lowest_bit(near)], a, d, ca, cd);
+        frac = TR_ADD(frac, tr_crystal_fraction(&p->shape, ca, cd));
+    }
+    return frac;
 }
 
 /* Germanium crossed from point a to point b, mm.  The result depends on the
@@ -175,18 +202,14 @@ GPUd() static inline float tr_ge_path(const tr_params *p, const tr_geo *geo, con
         frac = TR_SUB(tr_sphere_fraction(a, d, dd, p->shell_out2),
                       tr_sphere_fraction(a, d, dd, p->shell_in2));
     } else {
-        for (int g = 0; g < geo->n_groups; g++) {
-            const tr_group *gr = &geo->group[g];
-            if (!tr_may_near_sphere(gr->centre, gr->r2, a, d, dd))
-                continue;
-            for (int k = gr->first; k < gr->first + gr->count; k++) {
-                const tr_crystal *c = &geo->crystal[k];
-                if (!tr_near_sphere(c->centre, p->shape.bound2, a, d, dd))
-                    continue;
-                float ca[3], cd[3];
-                tr_to_crystal(c, a, d, ca, cd);
-                frac = TR_ADD(frac, tr_crystal_fraction(&p->shape, ca, cd));
-            }
+        /* the groups tested 32 at a time without a branch, then those near taken in order */
+        for (int g0 = 0; g0 < geo->n_groups; g0 += 32) {
+            int end = geo->n_groups - g0 < 32 ? geo->n_groups : g0 + 32;
+            uint32_t near = 0;
+            for (int g = g0; g < end; g++)
+                near |= (uint32_t)tr_may_near_sphere(geo->group[g].centre, geo->group[g].r2, a, d, dd) << (g - g0);
+            for (; near; near &= near - 1)
+                frac = tr_group_fraction(p, geo, &geo->group[g0 + tr_lowest_bit(near)], a, d, dd, frac);
         }
     }
     return TR_MUL(frac > 0.0f ? frac : 0.0f, TR_SQRT(dd));
