@@ -17,9 +17,13 @@ extern "C" {
  * memory), two streams, and buffers that grow to the largest batch seen.
  * tr_gpu_track moves a batch in chunks alternating between the streams, so
  * that one chunk's copies overlap another's kernels:
- *   clustering   one thread per event (or candidates computed by the CPU),
- *   scoring      eight lanes per candidate: its germanium paths, then all its
- *                orderings from the permutation table, reduced by shuffles,
+ *   clustering   one thread per event, each pair's linking step found once
+ *                (events over 33 points: every pair at every step), or
+ *                candidates computed by the CPU,
+ *   scoring      eight lanes per candidate: its germanium paths, then its
+ *                orderings searched depth-first with the exact bound, shared
+ *                out among the lanes, which share a bound (tr_search),
+ *                reduced by shuffles,
  *   selection    one thread per event; with retrack, then the second pass
  *                (the free points clustered by one thread per event, their
  *                candidates scored as above, taken) and the single points.
