@@ -11,7 +11,7 @@
 # Written: DIR/NAME.xml, DIR/conf/NAME/gen<ID>/Generator.conf (each producer its own, complete:
 # the emulator gives an actor the first file of each name along its search list, it does not
 # merge them), DIR/conf/NAME/{Builder,Tracker,Histo,ADFWriter}.conf.  The PSA reads the shared
-# topologies/conf/PSA.conf.
+# topologies/conf/PSA.conf (with an array that names its shapes, each PSA its own: below).
 #   --crystals N   the array's first N crystals (a multiple of 3; default: all of the array)
 #   --array FILE   the array (default detector/arrays/agata180.txt, agata45.txt for --crystals 45)
 #   --name NAME    default agata<N>
@@ -23,6 +23,8 @@
 #   topologies/make-agata.sh --crystals 180                    # the whole array, 60 triple clusters
 #   topologies/make-agata.sh --array detector/arrays/triple.txt --name triple --events 2000 \
 #       --direction "-35 -25 -228"                            # topologies/triple.xml
+#   topologies/make-agata.sh --array detector/arrays/triple-atc.txt --name triple_atc --events 2000 \
+#       --direction "62 59 -216"                              # AGATA's cluster 0, shapes A, B, C
 set -euo pipefail
 
 die() { echo "make-agata.sh: $*" >&2; exit 2; }
@@ -125,10 +127,27 @@ EOF
 } > "$dir/$name.xml"
 
 # ---- one Generator.conf per producer: the same events everywhere, its crystal's frames; the first also the truth
+# An array that names its crystals' shapes (detector/arrays/*-atc.txt: AGATA's A, B, C) gets one basis per shape,
+# build/cache/<geometry file's name>.basis (make bases): the producers read them all (Bases), each crystal's
+# PSA its own shape's, in a PSA.conf of its own (the shared one with that Basis), as AGATA's PSAs do.
+mapfile -t shapes < <(awk '$1 == "shapes" { for (i = 2; i <= NF && $i !~ /^#/; i++) print $i; exit }' "$array")
+bases=()
+for geo in "${shapes[@]}"; do
+    bases+=("build/cache/$(basename "$geo" .geo).basis")
+done
+basis_line="Basis      build/cache/default.basis"
+[ ${#bases[@]} -gt 0 ] && basis_line="Bases      ${bases[*]}"
 for id in "${ids[@]}"; do
     mkdir -p "$conf/gen$id"
     output=crystal
     [ "$id" = "${ids[0]}" ] && output='crystal truth'
+    if [ ${#bases[@]} -gt 0 ]; then
+        type=$(awk -v id="$id" '$1 == id && NF == 14 { print $2 }' "$array")
+        mkdir -p "$conf/psa$id"
+        sed -e "s|^Basis .*|Basis       ${bases[$type]}   # crystal $id's shape (make bases)|" \
+            -e "1s|^.*$|# PSA.conf of psa$id in $name.xml: topologies/conf/PSA.conf with its shape's basis (topologies/make-agata.sh).|" \
+            topologies/conf/PSA.conf > "$conf/psa$id/PSA.conf"
+    fi
     cat > "$conf/gen$id/Generator.conf" <<EOF
 # Generator.conf of gen$id in $name.xml (written by topologies/make-agata.sh; keys: topologies/conf/Generator.conf).
 # Every producer of $name.xml simulates the same events (same Seed, same settings) and emits only
@@ -136,7 +155,7 @@ for id in "${ids[@]}"; do
 # One γ per event of 661.657, 1173.228 or 1332.492 keV (Source lines; full_chain.xml simulates 60Co decays,
 # two γ rays per event), at 10 kHz; Direction: isotropic or a pencil beam.
 Array      $array
-Basis      build/cache/default.basis
+$basis_line
 Seed       1
 Events     $events
 Source     lines
