@@ -109,16 +109,6 @@ unsigned wb_submit(write_behind *w, kit_output *const *out, const size_t *size, 
     return code;
 }
 
-unsigned wb_wait(write_behind *w, char *msg, size_t len)
-{
-    if (!w->running)
-        return 0;
-    pthread_mutex_lock(&w->lock);
-    unsigned code = idle(w, msg, len);
-    pthread_mutex_unlock(&w->lock);
-    return code;
-}
-
 unsigned wb_stop(write_behind *w, char *msg, size_t len)
 {
     if (!w->running)

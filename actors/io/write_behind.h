@@ -18,7 +18,7 @@
  * calls.  Two stages: the caller fills one while the thread writes the
  * other; wb_submit waits for the thread's previous job first, so at most one
  * block is in flight and the outputs see the blocks in order.  A write
- * error stops the writing: wb_submit, wb_wait and wb_stop return it (the
+ * error stops the writing: wb_submit and wb_stop return it (the
  * actor fails, the host aborts, the temporaries are discarded, as without
  * the thread).  Up to WB_OUTPUTS outputs per block.
  *
@@ -57,10 +57,7 @@ uint8_t *wb_stage(write_behind *w, size_t bytes, char *msg, size_t len);
  * error (nothing handed over then). */
 unsigned wb_submit(write_behind *w, kit_output *const *out, const size_t *size, int n, char *msg, size_t len);
 
-/* Waits for the job in flight; its error, if any. */
-unsigned wb_wait(write_behind *w, char *msg, size_t len);
-
-/* wb_wait, then ends the thread; the run's error, if any.  Nothing when not started. */
+/* Waits for the job in flight, then ends the thread; the run's error, if any.  Nothing when not started. */
 unsigned wb_stop(write_behind *w, char *msg, size_t len);
 
 /* Frees the stages (after wb_stop). */
