@@ -314,7 +314,8 @@ double bl_ratio(const char *program, const char *what, double rate, const char *
 
 /* ---- energy */
 
-/* NVML, opened at run time: a build machine without the driver still builds and runs. */
+/* NVML, opened at run time: a build machine without the driver still builds and runs.
+ * One device per process: the first one asked for (every bench measures one). */
 typedef int nvml_init_fn(void);
 typedef int nvml_by_bus_fn(const char *bus, void **dev);
 typedef int nvml_by_index_fn(unsigned index, void **dev);

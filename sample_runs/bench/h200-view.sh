@@ -2,7 +2,8 @@
 # h200-view.sh: issue 20's per-device view on a GPU machine: full-grid searches per second of the GPU against the same machine's CPU (all its cores), per watt where the power is measurable, and the H200s AGATA's 9 M crystal-events/s would need, from this run's measurements; the table on stdout.
 #   sh sample_runs/bench/h200-view.sh [OUT]          (OUT: logs, a folder under the tree: build/h200-view by default)
 #   EVENTS=N also runs the replay chain (throughput.sh, N generator events; PSAS, TRACKERS as there) under
-#   bench-machine --energy; without it CHAIN_RATE=R (crystal-events/s per GPU measured elsewhere) may be given.
+#   bench-machine --energy (its watts: the whole script, the input's simulation included); without it
+#   CHAIN_RATE=R (crystal-events/s per GPU measured elsewhere) may be given.
 #   SEARCHES, CPU, LADDER, NAIVE: bench-psa's --searches (GPU, 262144), --cpu (all-core CPU rows, 16384),
 #   --ladder (2048) and --naive (400).
 # Power: the GPU's from NVML's energy counter over each bench-psa row (bench_limits.h), the CPU packages'
