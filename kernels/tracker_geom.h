@@ -78,10 +78,10 @@ GPUd() static inline float tr_crystal_fraction(const tr_shape *s, const float a[
         return 0.0f;
     for (int k = 0; k < 6; k++) {
         float p = TR_SUB(TR_ADD(TR_MUL(s->side_cos[k], a[0]), TR_MUL(s->side_sin[k], a[1])),
-                         TR_MUL(s->hex_slope, a[2]));
+                         TR_MUL(s->face_slope[k], a[2]));
         float q = TR_SUB(TR_ADD(TR_MUL(s->side_cos[k], d[0]), TR_MUL(s->side_sin[k], d[1])),
-                         TR_MUL(s->hex_slope, d[2]));
-        if (!tr_clip_half(p, q, s->hex_front, &t0, &t1))
+                         TR_MUL(s->face_slope[k], d[2]));
+        if (!tr_clip_half(p, q, s->face_front[k], &t0, &t1))
             return 0.0f;
     }
     float A = TR_ADD(TR_MUL(d[0], d[0]), TR_MUL(d[1], d[1]));
@@ -177,12 +177,15 @@ GPUd() static inline float tr_group_fraction(const tr_params *p, const tr_geo *g
                                              const float d[3], float dd, float frac)
 {
     uint32_t near = 0;
-    for (int k = 0; k < gr->count; k++)
-        near |= (uint32_t)tr_near_sphere(geo->crystal[gr->first + k].centre, p->shape.bound2, a, d, dd) << k;
+    for (int k = 0; k < gr->count; k++) {
+        const tr_crystal *c = &geo->crystal[gr->first + k];
+        near |= (uint32_t)tr_near_sphere(c->centre, p->shape[c->shape].bound2, a, d, dd) << k;
+    }
     for (; near; near &= near - 1) {
         float ca[3], cd[3];
-        tr_to_crystal(&geo->crystal[gr->first + tr_lowest_bit(near)], a, d, ca, cd);
-        frac = TR_ADD(frac, tr_crystal_fraction(&p->shape, ca, cd));
+        const tr_crystal *c = &geo->crystal[gr->first + tr_lowest_bit(near)];
+        tr_to_crystal(c, a, d, ca, cd);
+        frac = TR_ADD(frac, tr_crystal_fraction(&p->shape[c->shape], ca, cd));
     }
     return frac;
 }

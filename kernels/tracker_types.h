@@ -71,27 +71,32 @@ GPU_LAYOUT(sizeof(tr_physics) == 16 && offsetof(tr_physics, log_compton) == 4 &&
            offsetof(tr_physics, log_photo) == 8 && offsetof(tr_physics, log_pair) == 12);
 
 /* A crystal for the path model: lab = R c + T.  rt holds R transposed (row i
- * = column i of R), so that c = rt (lab - T); centre and r2 bound it. */
+ * = column i of R), so that c = rt (lab - T); centre and r2 bound it; shape
+ * indexes tr_params.shape (the array's crystal type when it names shapes). */
 typedef struct tr_crystal {
     float rt[9];
     float t[3];
     float centre[3];
-    float pad;
+    int32_t shape;
 } tr_crystal;
 GPU_LAYOUT(sizeof(tr_crystal) == 64 && offsetof(tr_crystal, t) == 36 &&
-           offsetof(tr_crystal, centre) == 48 && offsetof(tr_crystal, pad) == 60);
+           offsetof(tr_crystal, centre) == 48 && offsetof(tr_crystal, shape) == 60);
 
-/* The crystal shape (detector/geometry.h), in floats, for the path model. */
+/* A crystal shape (detector/geometry.h), in floats, for the path model: face k
+ * is side_cos[k] x + side_sin[k] y - face_slope[k] z <= face_front[k] (all six
+ * alike for a regular hexagon; AGATA's shapes A, B, C each face its own). */
+enum { TR_MAX_SHAPES = 8 };
 typedef struct tr_shape {
-    float length, radius2, hex_front, hex_slope; /* apothem(z) = hex_front + hex_slope z */
+    float length, radius2;
     float bore_radius2, bore_depth, bound2;      /* bound2: squared radius of the bounding sphere */
-    float side_cos[6], side_sin[6];              /* outward normals of the six flats */
+    float face_front[6], face_slope[6];          /* each face's distance from the axis at z = 0, and its growth */
+    float side_cos[6], side_sin[6];              /* outward normals of the six flats, in the xy plane */
 } tr_shape;
-GPU_LAYOUT(sizeof(tr_shape) == 76 && offsetof(tr_shape, radius2) == 4 &&
-           offsetof(tr_shape, hex_front) == 8 && offsetof(tr_shape, hex_slope) == 12 &&
-           offsetof(tr_shape, bore_radius2) == 16 && offsetof(tr_shape, bore_depth) == 20 &&
-           offsetof(tr_shape, bound2) == 24 && offsetof(tr_shape, side_cos) == 28 &&
-           offsetof(tr_shape, side_sin) == 52);
+GPU_LAYOUT(sizeof(tr_shape) == 116 && offsetof(tr_shape, radius2) == 4 &&
+           offsetof(tr_shape, bore_radius2) == 8 && offsetof(tr_shape, bore_depth) == 12 &&
+           offsetof(tr_shape, bound2) == 16 && offsetof(tr_shape, face_front) == 20 &&
+           offsetof(tr_shape, face_slope) == 44 && offsetof(tr_shape, side_cos) == 68 &&
+           offsetof(tr_shape, side_sin) == 92);
 
 enum tr_path_model { TR_PATH_ARRAY = 0, TR_PATH_SHELL = 1 };
 
@@ -109,18 +114,20 @@ typedef struct tr_params {
     float cos_step[TR_MAX_STEPS];            /* cos(0.05 k) at index k - 1 */
     float cos_alpha_max[TR_MAX_POINTS + 1];  /* cos(alpha_max(N)), N = 0 .. TR_MAX_POINTS */
     uint8_t steps_below[TR_MAX_POINTS + 1];  /* 0.05 rad steps strictly below alpha_max(N) */
-    tr_shape shape;
+    tr_shape shape[TR_MAX_SHAPES]; /* the crystals' shapes (tr_crystal.shape); n_shapes used */
     float size_bonus;            /* clusters of an event of N points are taken in order of ln FoM + size_bonus k / N */
     int retrack;                 /* 1: the points left free are clustered and scored once more */
+    int n_shapes;
 } tr_params;
-GPU_LAYOUT(sizeof(tr_params) == 1668 && offsetof(tr_params, pos_b) == 4 &&
+GPU_LAYOUT(sizeof(tr_params) == 2524 && offsetof(tr_params, pos_b) == 4 &&
            offsetof(tr_params, sigma_e2) == 8 && offsetof(tr_params, theta_scale2) == 12 &&
            offsetof(tr_params, log_min_cluster) == 16 && offsetof(tr_params, log_min_single) == 20 &&
            offsetof(tr_params, single_iso2) == 24 && offsetof(tr_params, path_model) == 28 &&
            offsetof(tr_params, shell_in2) == 32 && offsetof(tr_params, shell_out2) == 36 &&
            offsetof(tr_params, cos_step) == 40 && offsetof(tr_params, cos_alpha_max) == 296 &&
            offsetof(tr_params, steps_below) == 1324 && offsetof(tr_params, shape) == 1584 &&
-           offsetof(tr_params, size_bonus) == 1660 && offsetof(tr_params, retrack) == 1664);
+           offsetof(tr_params, size_bonus) == 2512 && offsetof(tr_params, retrack) == 2516 &&
+           offsetof(tr_params, n_shapes) == 2520);
 
 /* Crystals in groups of neighbours, each group with its own bounding sphere,
  * so that a path tests a few groups and then only their crystals. */
@@ -185,8 +192,8 @@ typedef struct tr_model {
     tr_physics physics[TR_TABLE_N];
     uint32_t perms[TR_PERMS_TOTAL];
 } tr_model;
-GPU_LAYOUT(sizeof(tr_model) == 232208 && offsetof(tr_model, geo) == 1668 &&
-           offsetof(tr_model, physics) == 44688 && offsetof(tr_model, perms) == 208544);
+GPU_LAYOUT(sizeof(tr_model) == 233056 && offsetof(tr_model, geo) == 2524 &&
+           offsetof(tr_model, physics) == 45536 && offsetof(tr_model, perms) == 209392);
 
 /* A batch of events: event e owns points first[e] .. first[e + 1] - 1. */
 typedef struct tr_batch {

@@ -15,6 +15,8 @@
 #include "geometry.h"
 #include "signals.h"
 #include "testkit.h"
+#include "tracker/tracker_model.h"
+#include "tracker_geom.h"
 #include "transport.h"
 
 static const char *const SHAPE_FILE[3] = {
@@ -648,6 +650,60 @@ START_TEST(generator_takes_one_basis_per_shape)
 }
 END_TEST
 
+/* ---- the tracker's germanium paths ---- */
+
+/* Germanium (mm) on the segment from the origin to lab point b, exactly: the transport's chords, clipped. */
+static double chord_germanium(const sim_world *w, const double b[3])
+{
+    double o[3] = {0, 0, 0}, len = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]), d[3] = {b[0] / len, b[1] / len, b[2] / len};
+    double total = 0;
+    for (int i = 0; i < w->n; i++) {
+        double t[2][2];
+        int n = sim_chord(w, i, o, d, t);
+        for (int j = 0; j < n; j++) total += fmax(0, fmin(t[j][1], len) - fmax(t[j][0], 0));
+    }
+    return total;
+}
+
+START_TEST(tracker_paths_cross_the_real_shapes)
+{
+    /* the path model takes each crystal's own shape from an array that names them: its germanium along a line
+       from the target agrees with the transport's exact chords (float rounding), where one regular shape for
+       every crystal does not */
+    det_array a = load_atc("agata180-atc.txt");
+    det_crystal regular;
+    det_crystal_default(&regular);
+    sim_world w;
+    char msg[300];
+    ck_assert_msg(sim_world_init(&w, &a, &regular, msg, sizeof msg) == 0, "%s", msg);
+    tracker_model_conf cf = {.pos_a = 0.5, .pos_b = 1, .energy_sigma = 1, .theta_scale = 0.8, .min_cluster = 0.02,
+                             .min_single = 0.05, .single_isolation = 40, .path_model = TR_PATH_ARRAY};
+    static tr_model shaped, plain;
+    ck_assert_msg(tracker_model_build(&shaped, &a, &regular, &cf, msg, sizeof msg) == 0, "%s", msg);
+    ck_assert_int_eq(shaped.params.n_shapes, 3);
+    int n_shapes = a.n_shapes;
+    a.n_shapes = 0;
+    ck_assert_msg(tracker_model_build(&plain, &a, &regular, &cf, msg, sizeof msg) == 0, "%s", msg);
+    a.n_shapes = n_shapes;
+    sim_rng r;
+    sim_rng_seed(&r, 3, 0, 1);
+    double worst = 0, plain_worst = 0;
+    for (int ray = 0; ray < 2000; ray++) {
+        double d[3], b[3];
+        sim_isotropic(&r, d);
+        for (int k = 0; k < 3; k++) b[k] = 330 * d[k]; /* through the whole array */
+        float fa[3] = {0, 0, 0}, fb[3] = {(float)b[0], (float)b[1], (float)b[2]};
+        double exact = chord_germanium(&w, b);
+        worst = fmax(worst, fabs(tr_ge_path(&shaped.params, &shaped.geo, fa, fb) - exact));
+        plain_worst = fmax(plain_worst, fabs(tr_ge_path(&plain.params, &plain.geo, fa, fb) - exact));
+    }
+    ck_assert_msg(worst < 0.01, "the shaped model's germanium differs from the chords by %.4f mm", worst);
+    ck_assert_msg(plain_worst > 1, "one regular shape for all: %.3f mm at most", plain_worst);
+    sim_world_free(&w);
+    det_array_free(&a);
+}
+END_TEST
+
 static Suite *shapes_suite(void)
 {
     Suite *s = suite_create("shapes");
@@ -678,6 +734,7 @@ static Suite *shapes_suite(void)
     tcase_add_test(sim, deposits_lie_in_their_crystals_shape);
     tcase_add_test(sim, chords_match_the_shape);
     tcase_add_test(sim, generator_takes_one_basis_per_shape);
+    tcase_add_test(sim, tracker_paths_cross_the_real_shapes);
     tcase_set_timeout(sim, 60);
     suite_add_tcase(s, sim);
     return s;

@@ -130,25 +130,31 @@ static void build_perms(uint32_t *perms)
     }
 }
 
+_Static_assert((int)TR_MAX_SHAPES == (int)DET_ARRAY_SHAPES, "the path model holds every shape an array may name");
+
 static void build_shape(tr_shape *s, const det_crystal *c)
 {
     s->length = (float)c->length;
     s->radius2 = (float)(c->radius * c->radius);
-    s->hex_front = (float)c->hex_front;
-    s->hex_slope = (float)((c->hex_back - c->hex_front) / c->length);
     s->bore_radius2 = (float)(c->bore_radius * c->bore_radius);
     s->bore_depth = (float)c->bore_depth;
     /* a hair wider than the crystal, so that float rounding never culls one it touches */
     s->bound2 = (float)((0.25 * c->length * c->length + c->radius * c->radius) * 1.001 + 1.0);
     for (int k = 0; k < 6; k++) {
-        s->side_cos[k] = (float)cos(k * M_PI / 3);
-        s->side_sin[k] = (float)sin(k * M_PI / 3);
+        double f[4];
+        det_crystal_side(c, k, f); /* the regular hexagon's normal is (cos 60k, sin 60k) already */
+        double nxy = c->irregular ? hypot(f[0], f[1]) : 1;
+        s->side_cos[k] = (float)(f[0] / nxy);
+        s->side_sin[k] = (float)(f[1] / nxy);
+        s->face_slope[k] = (float)(-f[2] / nxy);
+        s->face_front[k] = (float)(f[3] / nxy);
     }
 }
 
-static void build_crystal(tr_crystal *k, const det_placement *pl, double length)
+static void build_crystal(tr_crystal *k, const det_placement *pl, int shape, double length)
 {
     memset(k, 0, sizeof *k);
+    k->shape = shape;
     for (int i = 0; i < 3; i++) {
         for (int j = 0; j < 3; j++)
             k->rt[3 * i + j] = (float)pl->R[j][i];
@@ -243,10 +249,17 @@ int tracker_model_build(tr_model *m, const det_array *a, const det_crystal *c,
     p->shell_in2 = (float)(cf->shell_inner * cf->shell_inner);
     p->shell_out2 = (float)(cf->shell_outer * cf->shell_outer);
     build_steps(p);
-    build_shape(&p->shape, c);
+    /* each crystal its own shape when the array names them (AGATA's A, B, C), else c for all */
+    p->n_shapes = a->n_shapes ? a->n_shapes : 1;
+    double bound2 = 0;
+    for (int t = 0; t < p->n_shapes; t++) {
+        build_shape(&p->shape[t], a->n_shapes ? &a->shape[t] : c);
+        bound2 = fmax(bound2, p->shape[t].bound2);
+    }
     for (int i = 0; i < a->n; i++)
-        build_crystal(&m->geo.crystal[i], &a->crystal[i], c->length);
-    build_groups(&m->geo, a->n, sqrt(p->shape.bound2));
+        build_crystal(&m->geo.crystal[i], &a->crystal[i], a->n_shapes ? a->crystal[i].type : 0,
+                      det_array_shape(a, i, c)->length);
+    build_groups(&m->geo, a->n, sqrt(bound2));
     build_physics(m->physics);
     build_perms(m->perms);
     return 0;
