@@ -2,7 +2,7 @@
 # make-agata.sh: writes a crystal-per-producer topology (NAME.xml) and its configuration directories (conf/NAME/) for an array of any size.
 #
 # usage: topologies/make-agata.sh [--crystals N] [--array FILE] [--name NAME] [--events N]
-#                                 [--direction "DX DY DZ"] [--dir DIR]
+#                                 [--direction "DX DY DZ"] [--source NUCLIDE] [--per shape] [--dir DIR]
 #
 # One producer per crystal (generator.so, actor gen<ID>, emitting only its crystal's frames of
 # events that every producer simulates whole, same Seed), one PSA per crystal (psa<ID>), the
@@ -17,6 +17,9 @@
 #   --name NAME    default agata<N>
 #   --events N     events per run (default 20000: every producer simulates them all)
 #   --direction    a pencil beam "DX DY DZ" instead of the default isotropic source
+#   --source NUC   a nuclide's decays (60Co, ...: Generator.conf's Source) instead of one γ per event of three lines
+#   --per shape    a producer and a PSA per crystal shape (gen_<geometry>, psa_<geometry>: every crystal of that
+#                  shape) instead of per crystal, for an array that names its shapes
 #   --dir DIR      where the topology goes (default: this script's directory, topologies/)
 # Examples (from the repository root):
 #   topologies/make-agata.sh --crystals 45                     # topologies/agata45.xml, 15 triple clusters
@@ -25,11 +28,13 @@
 #       --direction "-35 -25 -228"                            # topologies/triple.xml
 #   topologies/make-agata.sh --array detector/arrays/triple-atc.txt --name triple_atc --events 2000 \
 #       --direction "62 59 -216"                              # AGATA's cluster 0, shapes A, B, C
+#   topologies/make-agata.sh --array detector/arrays/agata180-atc.txt --name full_chain_atc --per shape \
+#       --source 60Co --events 50000                          # make run-atc: AGATA's array, a PSA per shape
 set -euo pipefail
 
 die() { echo "make-agata.sh: $*" >&2; exit 2; }
 
-crystals='' array='' name='' events=20000 direction='isotropic'
+crystals='' array='' name='' events=20000 direction='isotropic' source=lines per=crystal
 dir=$(cd "$(dirname "$0")" && pwd)
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -38,6 +43,8 @@ while [ $# -gt 0 ]; do
     --name) name=${2:?}; shift 2 ;;
     --events) events=${2:?}; shift 2 ;;
     --direction) direction=${2:?}; shift 2 ;;
+    --source) source=${2:?}; shift 2 ;;
+    --per) per=${2:?}; shift 2 ;;
     --dir) dir=${2:?}; shift 2 ;;
     *) die "unknown argument '$1' (see the usage at the top of $0)" ;;
     esac
@@ -45,6 +52,7 @@ done
 [ -z "$array" ] && { [ "$crystals" = 45 ] && array=detector/arrays/agata45.txt || array=detector/arrays/agata180.txt; }
 [ -f "$array" ] || die "$array: no such array file (run from the repository root)"
 mapfile -t ids < <(awk '$1 ~ /^[0-9]+$/ && NF == 14 { print $1 }' "$array")
+mapfile -t types < <(awk '$1 ~ /^[0-9]+$/ && NF == 14 { print $2 }' "$array")
 [ ${#ids[@]} -gt 0 ] || die "$array: no crystal lines (narwhal-array format: id type T R)"
 [ -z "$crystals" ] && crystals=${#ids[@]}
 [[ "$crystals" =~ ^[0-9]+$ ]] && [ "$crystals" -ge 3 ] && [ $((crystals % 3)) -eq 0 ] ||
@@ -56,15 +64,46 @@ ids=("${ids[@]:0:$crystals}")
 conf=$dir/conf/$name
 mkdir -p "$conf"
 
+# An array that names its crystals' shapes (detector/arrays/*-atc.txt: AGATA's A, B, C) gets one basis per shape,
+# build/cache/<geometry file's name>.basis (make bases): the producers read them all (Bases), each PSA its
+# crystals' shape's, in a PSA.conf of its own (the shared one with that Basis), as AGATA's PSAs do.
+mapfile -t shapes < <(awk '$1 == "shapes" { for (i = 2; i <= NF && $i !~ /^#/; i++) print $i; exit }' "$array")
+bases=()
+for geo in "${shapes[@]}"; do
+    bases+=("build/cache/$(basename "$geo" .geo).basis")
+done
+basis_line="Basis      build/cache/default.basis"
+[ ${#bases[@]} -gt 0 ] && basis_line="Bases      ${bases[*]}"
+
+# The producers' units: a crystal each (named by its id), or with --per shape the crystals of one shape each
+# (named _<geometry>); their crystals and their shape.
+units=() unit_ids=() unit_type=()
+case "$per" in
+crystal)
+    for i in "${!ids[@]}"; do
+        units+=("${ids[$i]}") unit_ids+=("${ids[$i]}") unit_type+=("${types[$i]}")
+    done ;;
+shape)
+    [ ${#shapes[@]} -gt 0 ] || die "--per shape: $array names no shapes"
+    for t in "${!shapes[@]}"; do
+        list=()
+        for i in "${!ids[@]}"; do
+            [ "${types[$i]}" = "$t" ] && list+=("${ids[$i]}")
+        done
+        [ ${#list[@]} -gt 0 ] && units+=("_$(basename "${shapes[$t]}" .geo)") unit_ids+=("${list[*]}") unit_type+=("$t")
+    done ;;
+*) die "--per $per: crystal or shape" ;;
+esac
+
 # ---- the topology
 buffer_size=4000000
 {
     echo '<?xml version="1.0" encoding="UTF-8"?>'
     echo "<!-- $name.xml: $crystals crystals of $array ($((crystals / 3)) triple clusters), a producer and a PSA per"
-    echo "     crystal, the builder merging their streams, tracker, histo, writer.  Written by"
+    echo "     $per, the builder merging their streams, tracker, histo, writer.  Written by"
     echo "     topologies/make-agata.sh; settings: conf/$name/ (gen<ID>/ per producer), then conf/. -->"
     echo '<configuration>'
-    for id in "${ids[@]}"; do
+    for id in "${units[@]}"; do
         cat <<EOF
   <producer>
     <name>gen$id</name>
@@ -85,12 +124,12 @@ buffer_size=4000000
   </intermediary>
 EOF
     done
-    echo "  <intermediary input_buffers=\"$crystals\" output_buffers=\"1\">"
+    echo "  <intermediary input_buffers=\"${#units[@]}\" output_buffers=\"1\">"
     echo '    <name>builder</name>'
     echo '    <hostname>localhost</hostname>'
     echo '    <binary_code>generic_filter</binary_code>'
     echo '    <library>builder.so</library>'
-    for id in "${ids[@]}"; do
+    for id in "${units[@]}"; do
         echo "    <data_source source_buffer=\"hits$id\">psa$id</data_source>"
     done
     cat <<EOF
@@ -126,43 +165,39 @@ EOF
 EOF
 } > "$dir/$name.xml"
 
-# ---- one Generator.conf per producer: the same events everywhere, its crystal's frames; the first also the truth
-# An array that names its crystals' shapes (detector/arrays/*-atc.txt: AGATA's A, B, C) gets one basis per shape,
-# build/cache/<geometry file's name>.basis (make bases): the producers read them all (Bases), each crystal's
-# PSA its own shape's, in a PSA.conf of its own (the shared one with that Basis), as AGATA's PSAs do.
-mapfile -t shapes < <(awk '$1 == "shapes" { for (i = 2; i <= NF && $i !~ /^#/; i++) print $i; exit }' "$array")
-bases=()
-for geo in "${shapes[@]}"; do
-    bases+=("build/cache/$(basename "$geo" .geo).basis")
-done
-basis_line="Basis      build/cache/default.basis"
-[ ${#bases[@]} -gt 0 ] && basis_line="Bases      ${bases[*]}"
-for id in "${ids[@]}"; do
+# ---- one Generator.conf per producer: the same events everywhere, its crystals' frames; the first also the truth
+source_lines="Source     lines
+Lines      661.657 1  1173.228 1  1332.492 1"
+source_note="One γ per event of 661.657, 1173.228 or 1332.492 keV (Source lines; full_chain.xml simulates 60Co decays,
+# two γ rays per event)"
+if [ "$source" != lines ]; then
+    source_lines="Source     $source"
+    source_note="$source decays (Source $source, sim/decay.c)"
+fi
+for u in "${!units[@]}"; do
+    id=${units[$u]}
     mkdir -p "$conf/gen$id"
     output=crystal
-    [ "$id" = "${ids[0]}" ] && output='crystal truth'
+    [ "$u" = 0 ] && output='crystal truth'
     if [ ${#bases[@]} -gt 0 ]; then
-        type=$(awk -v id="$id" '$1 == id && NF == 14 { print $2 }' "$array")
         mkdir -p "$conf/psa$id"
-        sed -e "s|^Basis .*|Basis       ${bases[$type]}   # crystal $id's shape (make bases)|" \
+        sed -e "s|^Basis .*|Basis       ${bases[${unit_type[$u]}]}   # its crystals' shape (make bases)|" \
             -e "1s|^.*$|# PSA.conf of psa$id in $name.xml: topologies/conf/PSA.conf with its shape's basis (topologies/make-agata.sh).|" \
             topologies/conf/PSA.conf > "$conf/psa$id/PSA.conf"
     fi
     cat > "$conf/gen$id/Generator.conf" <<EOF
 # Generator.conf of gen$id in $name.xml (written by topologies/make-agata.sh; keys: topologies/conf/Generator.conf).
 # Every producer of $name.xml simulates the same events (same Seed, same settings) and emits only
-# its crystal's data:crystal frames and meta:sync every SyncEvery ticks; gen${ids[0]} also emits the truth.
-# One γ per event of 661.657, 1173.228 or 1332.492 keV (Source lines; full_chain.xml simulates 60Co decays,
-# two γ rays per event), at 10 kHz; Direction: isotropic or a pencil beam.
+# its crystal's data:crystal frames and meta:sync every SyncEvery ticks; gen${units[0]} also emits the truth.
+# $source_note, at 10 kHz; Direction: isotropic or a pencil beam.
 Array      $array
 $basis_line
 Seed       1
 Events     $events
-Source     lines
-Lines      661.657 1  1173.228 1  1332.492 1
+$source_lines
 Rate       10000
 Direction  $direction
-Crystals   $id
+Crystals   ${unit_ids[$u]}
 Output     $output
 SyncEvery  100000
 EOF
