@@ -82,15 +82,32 @@ static sum_fn *sum_b_for_cpu(void) { return sum_b_portable; }
 static sum_fn *sum_a_for_cpu(void) { return sum_a_portable; }
 #endif
 
-/* Points pt[0..n) of a segment's columns, their K values on the pair's channels value-major into sT. */
+/* Points pt[0..n) of a segment's columns, their K values on the pair's
+ * channels value-major into sT: eight points at a time, so that the writes
+ * of a value are one run and each point is read in order. */
 static void transpose(const pp_pair *p, const det_basis *b, size_t start, const uint32_t *pt, uint32_t n, float *sT)
 {
-    const uint32_t K = p->n_ch * p->W;
-    for (uint32_t j = 0; j < n; j++) {
-        const float *s = det_basis_point(b, pt[j]) + start;
-        for (uint32_t k = 0; k < K; k++)
-            sT[(size_t)k * n + j] = pp_value(p, s, k);
+    enum { STRIP = 8 };
+    for (uint32_t j0 = 0; j0 < n; j0 += STRIP) {
+        const uint32_t m = n - j0 < STRIP ? n - j0 : STRIP;
+        const float *s[STRIP];
+        for (uint32_t j = 0; j < m; j++)
+            s[j] = det_basis_point(b, pt[j0 + j]) + start;
+        for (uint32_t c = 0, k = 0; c < p->n_ch; c++) {
+            const size_t at = (size_t)p->ch[c] * p->n_samples;
+            for (uint32_t i = 0; i < p->W; i++, k++)
+                for (uint32_t j = 0; j < m; j++)
+                    sT[(size_t)k * n + j0 + j] = s[j][at + i];
+        }
     }
+}
+
+/* The columns idx[0..m) of a side's values value-major (all: n of them) into sub, value-major. */
+static void pick_columns(const float *all, uint32_t n, uint32_t K, const uint32_t *idx, uint32_t m, float *sub)
+{
+    for (uint32_t k = 0; k < K; k++)
+        for (uint32_t j = 0; j < m; j++)
+            sub[(size_t)k * m + j] = all[(size_t)k * n + idx[j]];
 }
 
 /* The kept of a side (pp_kept(n) of them): the indices of the lowest pp_key(fom[j], j), into kept. */
@@ -146,17 +163,18 @@ int psa_pair_sparse(const psa_segment *g, const det_basis *b, uint32_t *out)
 }
 
 /* Working memory of one pair search: the pair's values, both sides'
- * values value-major, one point's values, one side's FoMs, index lists. */
+ * values value-major, the b's paired value-major, one point's values, one
+ * side's FoMs, index lists. */
 typedef struct work {
-    float *m, *saT, *sbT, *x, *fom;
-    uint32_t *ia, *ib, *pts;
+    float *m, *saT, *sbT, *sub, *x, *fom;
+    uint32_t *ia, *ib;
 } work;
 
 static int work_alloc(work *w, uint32_t K, uint32_t na, uint32_t nb)
 {
     const uint32_t most = na > nb ? na : nb;
-    w->m = malloc(((size_t)K * (na + nb + 2) + most + 1) * sizeof *w->m);
-    w->ia = malloc(((size_t)na + 2 * nb + 1) * sizeof *w->ia);
+    w->m = malloc(((size_t)K * (na + 2 * nb + 2) + most + 1) * sizeof *w->m);
+    w->ia = malloc(((size_t)na + nb + 1) * sizeof *w->ia);
     if (!w->m || !w->ia) {
         free(w->m);
         free(w->ia);
@@ -164,30 +182,26 @@ static int work_alloc(work *w, uint32_t K, uint32_t na, uint32_t nb)
     }
     w->saT = w->m + K;
     w->sbT = w->saT + (size_t)K * na;
-    w->x = w->sbT + (size_t)K * nb;
+    w->sub = w->sbT + (size_t)K * nb;
+    w->x = w->sub + (size_t)K * nb;
     w->fom = w->x + K;
     w->ib = w->ia + na;
-    w->pts = w->ib + nb;
     return 0;
 }
 
 /* The best of the pairs of a's coarse points ia[0..na) with b's ib[0..nb)
- * (its key, pp_key(FoM, a * gb->n_coarse + b)); uses w->sbT. */
-static uint64_t best_of(const pp_pair *p, const gs_pow *pw, work *w, const det_basis *b, size_t start,
-                        const psa_segment *ga, const psa_segment *gb, const uint32_t *ia, uint32_t na,
-                        const uint32_t *ib, uint32_t nb)
+ * (its key, pp_key(FoM, a * gb->n_coarse + b)), from w->saT and w->sbT. */
+static uint64_t best_of(const pp_pair *p, const gs_pow *pw, work *w, const psa_segment *ga, const psa_segment *gb,
+                        const uint32_t *ia, uint32_t na, const uint32_t *ib, uint32_t nb)
 {
     const uint32_t K = p->n_ch * p->W;
     sum_fn *over_b = sum_b_for_cpu();
-    for (uint32_t j = 0; j < nb; j++)
-        w->pts[j] = gb->point[ib[j]];
-    lanes lb = { p, pw, w->sbT, nb };
-    transpose(p, b, start, w->pts, nb, w->sbT);
+    lanes lb = { p, pw, w->sub, nb };
+    pick_columns(w->sbT, gb->n_coarse, K, ib, nb, w->sub);
     uint64_t best = UINT64_MAX;
     for (uint32_t i = 0; i < na; i++) {
-        const float *sa = det_basis_point(b, ga->point[ia[i]]) + start;
         for (uint32_t k = 0; k < K; k++)
-            w->x[k] = pp_less_a(p, sa, k);
+            w->x[k] = pp_less(p->m[k], p->fa, w->saT[(size_t)k * ga->n_coarse + ia[i]]);
         over_b(&lb, w->x, w->fom);
         for (uint32_t j = 0; j < nb; j++) {
             const uint64_t key = pp_key(w->fom[j], ia[i] * gb->n_coarse + ib[j]);
@@ -207,12 +221,12 @@ static int64_t best_pair(const pp_pair *p, const gs_pow *pw, work *w, const det_
     const int sa = psa_pair_sparse(ga, b, w->ia), sb = psa_pair_sparse(gb, b, w->ib);
     if (sa < 0 || sb < 0)
         return -1;
-    const uint64_t seed = best_of(p, pw, w, b, start, ga, gb, w->ia, (uint32_t)sa, w->ib, (uint32_t)sb);
+    transpose(p, b, start, ga->point, na, w->saT);
+    transpose(p, b, start, gb->point, nb, w->sbT);
+    const uint64_t seed = best_of(p, pw, w, ga, gb, w->ia, (uint32_t)sa, w->ib, (uint32_t)sb);
     const float *a0 = det_basis_point(b, ga->point[(uint32_t)seed / nb]) + start;
     const float *b0 = det_basis_point(b, gb->point[(uint32_t)seed % nb]) + start;
     lanes la = { p, pw, w->saT, na }, lb = { p, pw, w->sbT, nb };
-    transpose(p, b, start, ga->point, na, w->saT);
-    transpose(p, b, start, gb->point, nb, w->sbT);
     for (uint32_t k = 0; k < K; k++)
         w->x[k] = pp_value(p, b0, k);
     sum_a_for_cpu()(&la, w->x, w->fom);
@@ -221,7 +235,7 @@ static int64_t best_pair(const pp_pair *p, const gs_pow *pw, work *w, const det_
         w->x[k] = pp_less_a(p, a0, k);
     sum_b_for_cpu()(&lb, w->x, w->fom);
     const uint32_t kb = keep_best(w->fom, nb, w->ib);
-    const uint64_t last = best_of(p, pw, w, b, start, ga, gb, w->ia, ka, w->ib, kb);
+    const uint64_t last = best_of(p, pw, w, ga, gb, w->ia, ka, w->ib, kb);
     return (uint32_t)(last < seed ? last : seed);
 }
 
