@@ -461,14 +461,21 @@ END_TEST
 
 /* ---- the generator's transport through the real shapes ---- */
 
+/* AGATA's 180 crystals (each of its shape), the regular crystal (for comparison) and their transport world. */
+static void atc_world(det_array *a, det_crystal *regular, sim_world *w)
+{
+    char msg[300];
+    *a = load_atc("agata180-atc.txt");
+    det_crystal_default(regular);
+    ck_assert_msg(sim_world_init(w, a, regular, msg, sizeof msg) == 0, "%s", msg);
+}
+
 START_TEST(deposits_lie_in_their_crystals_shape)
 {
-    det_array a = load_atc("agata180-atc.txt");
+    det_array a;
     det_crystal regular;
-    det_crystal_default(&regular);
     sim_world w;
-    char msg[300];
-    ck_assert_msg(sim_world_init(&w, &a, &regular, msg, sizeof msg) == 0, "%s", msg);
+    atc_world(&a, &regular, &w);
     ck_assert_int_eq(w.n_shapes, 3);
     static sim_deposits dep;
     sim_rng r;
@@ -670,12 +677,11 @@ START_TEST(tracker_paths_cross_the_real_shapes)
     /* the path model takes each crystal's own shape from an array that names them: its germanium along a line
        from the target agrees with the transport's exact chords (float rounding), where one regular shape for
        every crystal does not */
-    det_array a = load_atc("agata180-atc.txt");
+    det_array a;
     det_crystal regular;
-    det_crystal_default(&regular);
     sim_world w;
     char msg[300];
-    ck_assert_msg(sim_world_init(&w, &a, &regular, msg, sizeof msg) == 0, "%s", msg);
+    atc_world(&a, &regular, &w);
     tracker_model_conf cf = {.pos_a = 0.5, .pos_b = 1, .energy_sigma = 1, .theta_scale = 0.8, .min_cluster = 0.02,
                              .min_single = 0.05, .single_isolation = 40, .path_model = TR_PATH_ARRAY};
     static tr_model shaped, plain;
