@@ -134,6 +134,10 @@ static void print_header(const char *path, const det_basis *b)
                b->crystal.preamp_rise, b->field_grid_mm, b->step_ns,
                b->flags & DET_BASIS_ANISOTROPIC ? "anisotropic drift" : "isotropic drift");
     if (b->flags & DET_BASIS_ANISOTROPIC) printf("lattice: [110] at azimuth %g degrees\n", b->crystal.phi110);
+    if (!b->crystal.irregular) return;
+    printf("shape: irregular hexagon, front corners");
+    for (int k = 0; k < DET_SECTORS; k++) printf(" (%.2f, %.2f)", b->crystal.corner[0][k][0], b->crystal.corner[0][k][1]);
+    printf(" mm\n");
 }
 
 static int print_stats(const options *o)
