@@ -1042,9 +1042,20 @@ START_TEST(gpu_block_equals_cpu_on_simulated_events)
 }
 END_TEST
 
-/* Touching hits through the GPU block and its neighbour passes (their
- * searches on the GPU) and through the CPU: the same bytes (skipped without
- * a GPU). */
+/* The count of a log's "N in neighbour passes" (-1: none). */
+static long neighbour_searches(const char *log)
+{
+    const char *at = strstr(log, " in neighbour passes");
+    if (!at)
+        return -1;
+    while (at > log && at[-1] >= '0' && at[-1] <= '9')
+        at--;
+    return strtol(at, NULL, 10);
+}
+
+/* Touching hits through the GPU block, its joint pair searches and
+ * neighbour passes on the device, and through the CPU: the same bytes and
+ * as many searches in the passes (skipped without a GPU). */
 START_TEST(gpu_block_neighbours_equal_cpu)
 {
     static uint8_t cpu_out[CAP];
@@ -1064,10 +1075,14 @@ START_TEST(gpu_block_neighbours_equal_cpu)
     const char *log = stderr_of(stop_it, NULL);
     ck_assert_msg(strstr(log, "the GPU block on the device") && !strstr(log, "failed") &&
                   !strstr(log, ", 0 in neighbour passes"), "%s", log);
+    const long passes_gpu = neighbour_searches(log);
+    ck_assert_int_gt(passes_gpu, 0);
     memcpy(cpu_out, out, used_gpu);
     a = open_actor("Device cpu\nNeighbours iterate", 0);
     ck_assert_uint_eq(run_block(a, size, CAP, &used_cpu), 0);
-    close_actor(a);
+    stop_target = a;
+    log = stderr_of(stop_it, NULL);
+    ck_assert_msg(neighbour_searches(log) == passes_gpu, "GPU %ld searches in neighbour passes: %s", passes_gpu, log);
     ck_assert_uint_eq(used_gpu, used_cpu);
     ck_assert_msg(memcmp(out, cpu_out, used_cpu) == 0, "GPU block and CPU outputs differ with Neighbours iterate");
 }

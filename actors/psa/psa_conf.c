@@ -62,13 +62,13 @@ static const kit_key keys[] = {
       .help = "mm: cube of the adaptive search's coarse grid (one point per cube and segment)" },
     { "AdaptiveRadius", KIT_REAL, offsetof(psa_settings, radius_mm), "8", KIT_RANGE(0, 100),
       .help = "mm: the adaptive search's fine stage takes the points this near its best coarse point" },
-    { "Neighbours", KIT_LIST, offsetof(psa_settings, neighbours), "off",
+    { "Neighbours", KIT_LIST, offsetof(psa_settings, neighbours), "iterate",
       .help = "iterate (two net-charge segments that touch, one in the other's mask, are searched "
               "jointly on the coarse grid, then each again with the event's other hits subtracted and "
               "their channels compared, the start refined on all the hits, until nothing moves or "
               "NeighbourPasses passes) or off (each searched once, the other net-charge segments left "
               "out of its mask)" },
-    { "NeighbourPasses", KIT_INT, offsetof(psa_settings, neighbour_passes), "3", KIT_RANGE(1, 16),
+    { "NeighbourPasses", KIT_INT, offsetof(psa_settings, neighbour_passes), "2", KIT_RANGE(1, 16),
       .help = "Neighbours iterate: passes at most over the hits that touch another" },
     { "EdgeFraction", KIT_REAL, offsetof(psa_settings, fraction), "0.05", KIT_RANGE(0.01, 0.49),
       .help = "fraction of the amplitude (mean of the core and the first segment) where the edge "
