@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <type_traits>
+
 #include "gridsearch_gpu.h"
 #include "gridsearch_resident.h"
 #include "gpu_device.h"
@@ -31,8 +33,20 @@ constexpr int kQ = 4;
 constexpr int kR = 4;
 constexpr int kTileQ = kWarps * kQ;
 constexpr int kTileC = 32 * kR;
+/* A channel's window is staged at most kStageBytes at a time (gs_gpu.rows):
+ * 20 of 40 float samples, the whole window in int16.  Measured on the H200
+ * (sample_runs/psa/h200-kernel5): the pruned float kernel 6.36 -> 6.72 M
+ * searches/s with half the window staged; int16 with its half 5.65 -> 5.53. */
+constexpr size_t kStageBytes = 10240;
+constexpr int kPrunedBlocks = 5; /* resident blocks of search_tiles_pruned the registers allow (96 each) */
 constexpr size_t kChunkMin = 4096; /* searches per chunk, at least */
-constexpr int kChunks = 4;
+constexpr int kChunks = 8;
+
+/* Every kernel's dynamic shared memory: the |d|^p exponent table first, except
+ * in search_tiles_pruned, where its bound table comes first (its reads then
+ * index the block's base with no offset; ptxas still adds the base in a
+ * register, one IMAD per read: sample_runs/psa/h200-kernel5/). */
+extern __shared__ __align__(16) unsigned char smem[];
 
 struct tile {
     uint32_t segment, first, count; /* searches first .. first + count of the chunk (sorted) */
@@ -43,9 +57,11 @@ struct args {
     const void *values, *pm;
     const gs_segment *seg;
     const uint32_t *near_first, *near;
-    const float *scale, *lb;
+    const float *scale, *lb; /* lb: the exponent bound (GS_PRUNE_EXPONENT) */
+    const uint16_t *lbi;     /* the fine bound in fixed point (gs_lb_fixed's), lb_fixed its threshold's factor */
+    float lb_fixed;
     float coef[GS_POW_DEGREE + 1];
-    uint32_t window;
+    uint32_t window, rows; /* rows: window samples staged at a time (gs_gpu's) */
     const gs_query *q;
     const void *meas;
     unsigned long long *answer;
@@ -157,23 +173,27 @@ __device__ __forceinline__ bool open_tile(const args &a, tile &t, gs_segment &g,
 
 /* Everything a step of a tile reads: the staged values, the block's searches, the |d|^p tables. */
 template <typename T> struct step_in {
-    T *cols;                 /* shared: one channel's window of the step's kTileC columns */
+    T *cols;                 /* shared: `rows` samples of one channel's window, the step's kTileC columns */
     const T *meas, *block;   /* shared: the searches' values, k-major; global: the segment's block */
-    uint32_t n_mask, pad, W, use[kQ];
+    uint32_t n_mask, pad, W, rows, use[kQ];
     bool busy;               /* the thread's warp holds searches of the tile */
-    const float *coef, *scale, *lb;
+    const float *coef, *scale;
     int warp, lane;
 };
 
-/* Channel ch's sums for the thread's kQ x kR (search, column) pairs of the
- * staged step, each from 0 in sample order: term(sum, measured, basis). */
-template <typename T, typename Term>
-__device__ __forceinline__ void channel_sums(const step_in<T> &s, uint32_t ch, Term term, float part[kQ][kR])
+/* Channel ch's sums over its staged samples i0 .. i0 + rows for the
+ * thread's kQ x kR (search, column) pairs, continuing part in sample order:
+ * term(sum, measured, basis). */
+template <typename T, typename A, typename Term>
+__device__ __forceinline__ void channel_sums(const step_in<T> &s, uint32_t ch, uint32_t i0, uint32_t rows, Term term,
+                                             A part[kQ][kR])
 {
     typedef typename lanes<T>::type V;
-    const T *mrow = s.meas + ch * s.W * kTileQ + s.warp * kQ;
+    const T *mrow = s.meas + (ch * s.W + i0) * kTileQ + s.warp * kQ;
     const T *brow = s.cols + s.lane * kR;
-    for (uint32_t i = 0; i < s.W; i++, mrow += kTileQ, brow += kTileC) {
+    /* integer sums: two samples' terms in one three-input add */
+#pragma unroll(std::is_integral<A>::value ? 2 : 1)
+    for (uint32_t i = 0; i < rows; i++, mrow += kTileQ, brow += kTileC) {
         V m[kQ], b[kR];
         load4(mrow, m);
         load4(brow, b);
@@ -185,16 +205,39 @@ __device__ __forceinline__ void channel_sums(const step_in<T> &s, uint32_t ch, T
     }
 }
 
+/* Channel ch's sums from 0 for the step from col0, its window staged s.rows
+ * samples at a time (fewer rows staged, less shared memory, more resident
+ * blocks).  Every thread of the block calls it (synced: they have just met
+ * at a barrier); those not active only stage. */
+template <typename T, typename A, typename Term>
+__device__ __forceinline__ void staged_sums(const step_in<T> &s, uint32_t ch, uint32_t col0, bool synced, bool active,
+                                            Term term, A part[kQ][kR])
+{
+    for (uint32_t i0 = 0; i0 < s.W; i0 += s.rows) {
+        const uint32_t rows = s.W - i0 < s.rows ? s.W - i0 : s.rows;
+        if (i0 || !synced)
+            __syncthreads(); /* every read of the last piece is done */
+        stage_rows(s.cols, s.block, s.pad, ch * s.W + i0, rows, col0);
+        __syncthreads();
+        if (active)
+            channel_sums(s, ch, i0, rows, term, part);
+    }
+}
+
+/* A sum of the FoM or of a float bound rounds as the CPU's; a fixed-point bound's is exact. */
+__device__ __forceinline__ float sum(float a, float b) { return GS_ADD(a, b); }
+__device__ __forceinline__ uint32_t sum(uint32_t a, uint32_t b) { return a + b; }
+
 /* total += part for the searches that use channel ch. */
-__device__ __forceinline__ void add_used(const uint32_t use[kQ], uint32_t ch, const float part[kQ][kR],
-                                         float total[kQ][kR])
+template <typename A>
+__device__ __forceinline__ void add_used(const uint32_t use[kQ], uint32_t ch, const A part[kQ][kR], A total[kQ][kR])
 {
 #pragma unroll
     for (int q = 0; q < kQ; q++)
         if (use[q] >> ch & 1u)
 #pragma unroll
             for (int r = 0; r < kR; r++)
-                total[q][r] = GS_ADD(total[q][r], part[q][r]);
+                total[q][r] = sum(total[q][r], part[q][r]);
 }
 
 /* The FoMs of the step's columns from col0 for the thread's pairs, by the
@@ -205,21 +248,17 @@ __device__ __forceinline__ void fom_step(const step_in<T> &s, uint32_t col0, flo
 {
     typedef typename lanes<T>::type V;
     for (uint32_t ch = 0; ch < s.n_mask; ch++) {
-        __syncthreads();
-        stage_rows(s.cols, s.block, s.pad, ch * s.W, s.W, col0);
-        __syncthreads();
-        if (!s.busy)
-            continue;
         float part[kQ][kR] = {};
-        channel_sums(s, ch, [&](float sum, V m, V b) { return acc(sum, m, b, s.coef, s.scale); }, part);
-        add_used(s.use, ch, part, total);
+        staged_sums(s, ch, col0, false, s.busy, [&](float sum, V m, V b) { return acc(sum, m, b, s.coef, s.scale); },
+                    part);
+        if (s.busy)
+            add_used(s.use, ch, part, total);
     }
 }
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
 {
-    extern __shared__ __align__(16) unsigned char smem[];
     float *scale = reinterpret_cast<float *>(smem), coef[GS_POW_DEGREE + 1];
     tile t;
     gs_segment g;
@@ -230,8 +269,8 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
     T *cols = meas + ((k_count * kTileQ * sizeof(T) + 15) / 16 * 16) / sizeof(T);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     stage_meas(meas, a, t, k_count);
-    step_in<T> s = { cols, meas, static_cast<const T *>(a.values) + g.offset, g.n_mask, g.pad, W, {},
-                     warp * kQ < (int)t.count, coef, scale, nullptr, warp, lane };
+    step_in<T> s = { cols, meas, static_cast<const T *>(a.values) + g.offset, g.n_mask, g.pad, W, a.rows, {},
+                     warp * kQ < (int)t.count, coef, scale, warp, lane };
     float best[kQ];
     uint32_t best_col[kQ];
     for (int q = 0; q < kQ; q++) {
@@ -291,36 +330,66 @@ __device__ __forceinline__ float fom_point(const int16_t *m, const int16_t *b, u
 __device__ __forceinline__ float diff(float m, float b) { return GS_SUB(m, b); }
 __device__ __forceinline__ float diff(int m, int b) { return (float)(m - b) * GS_I16_STEP; }
 
-/* acc + a value's bound: its bucket of gs_lb_index (kFine) or of gs_lb_exponent. */
-template <bool kFine> __device__ __forceinline__ float acc_lb(float acc, float d, const float *lb)
+/*
+ * The two bounds (gs_gpu_set_prune's modes): a value's bucket of
+ * gs_lb_exponent in a float table, summed as gs_lb_point sums (<= the FoM
+ * bit for bit), or its bucket of gs_lb_index in gs_lb_fixed's 2-byte table,
+ * summed exactly in integers and compared with a threshold of U (limit()).
+ * The fixed point's sums take an IADD3 per two values against a float sum's
+ * FADD per value, and its 4 KB table has fewer bank conflicts than 2,048
+ * floats: 2 % faster in the kernel than the same table in float, fewer FoMs
+ * than the exponent's (sample_runs/psa/h200-kernel5/).  bound<k>: the
+ * table's entry type and the sums' type.
+ */
+template <int kBound> struct bound {
+    typedef float entry;
+    typedef float acc;
+};
+template <> struct bound<GS_PRUNE_FINE> {
+    typedef uint16_t entry;
+    typedef uint32_t acc;
+};
+
+template <int kBound> __device__ __forceinline__ typename bound<kBound>::acc acc_lb(typename bound<kBound>::acc a,
+                                                                                 float d)
 {
-    return kFine ? gs_acc_lb(acc, d, lb) : GS_ADD(acc, lb[gs_lb_exponent(d)]);
+    const typename bound<kBound>::entry *t = reinterpret_cast<const typename bound<kBound>::entry *>(smem);
+    return sum(a, static_cast<typename bound<kBound>::acc>(t[kBound == GS_PRUNE_FINE ? gs_lb_index(d)
+                                                                                      : gs_lb_exponent(d)]));
 }
 
-/* The bounds of the step from col0 (gs_lb_point's sums) for the pairs the
- * thread holds; false when the block stopped early: then no pair is kept. */
-template <typename T, bool kFine>
-__device__ __forceinline__ bool bound_step(const step_in<T> &s, uint32_t col0, uint32_t col_end, const float U[kQ],
-                                           uint32_t live, float total[kQ][kR])
+/* What a pair's bound is compared with: U itself, or for the fixed-point
+ * sums floor(U x gs_lb_fixed's factor) (U infinite: no limit). */
+__device__ __forceinline__ void limit(float U, float k, float &lim) { lim = U; (void)k; }
+__device__ __forceinline__ void limit(float U, float k, uint32_t &lim)
+{
+    float x = U * k;
+    lim = x >= 4294967040.0f ? ~0u : (uint32_t)x;
+}
+
+/* The bounds of the step from col0 (gs_lb_point's sums, or their fixed-point
+ * counterpart) for the pairs the thread holds; false when the block stopped
+ * early: then no pair is kept. */
+template <typename T, int kBound, typename A>
+__device__ __forceinline__ bool bound_step(const step_in<T> &s, uint32_t col0, uint32_t col_end, const A lim[kQ],
+                                           uint32_t live, A total[kQ][kR])
 {
     typedef typename lanes<T>::type V;
     int alive = s.busy && live;
     for (uint32_t ch = 0; ch < s.n_mask; ch++) {
         if (!__syncthreads_or(alive))
             return false;
-        stage_rows(s.cols, s.block, s.pad, ch * s.W, s.W, col0);
-        __syncthreads();
+        A part[kQ][kR] = {};
+        staged_sums(s, ch, col0, true, alive, [&](A a, V m, V b) { return acc_lb<kBound>(a, diff(m, b)); }, part);
         if (!alive)
             continue;
-        float part[kQ][kR] = {};
-        channel_sums(s, ch, [&](float sum, V m, V b) { return acc_lb<kFine>(sum, diff(m, b), s.lb); }, part);
         add_used(s.use, ch, part, total);
         alive = 0;
 #pragma unroll
         for (int q = 0; q < kQ; q++)
 #pragma unroll
             for (int r = 0; r < kR; r++)
-                alive |= (live >> q & 1u) && col0 + s.lane * kR + r < col_end && total[q][r] <= U[q];
+                alive |= (live >> q & 1u) && col0 + s.lane * kR + r < col_end && total[q][r] <= lim[q];
     }
     return true;
 }
@@ -335,41 +404,44 @@ __device__ __forceinline__ float best_so_far(const unsigned long long *block_bes
 
 /* Shared memory of search_tiles_pruned beyond search_tiles': its bound table,
  * the searches' bests, the list's count and the list (16-bit entries): 5 KB
- * or 12 KB, so that a multiprocessor still holds three blocks. */
-__host__ __device__ constexpr int bound_entries(bool fine) { return fine ? GS_LB_TABLE : GS_EXP_TABLE; }
-constexpr size_t prune_extra(bool fine)
+ * (exponent) or 8 KB (fine). */
+__host__ __device__ constexpr size_t bound_bytes(int mode)
 {
-    return bound_entries(fine) * sizeof(float) + kTileQ * sizeof(unsigned long long) + 16 +
-           kTileQ * kTileC * sizeof(uint16_t);
+    return mode == GS_PRUNE_EXPONENT ? GS_EXP_TABLE * sizeof(float)
+                                     : GS_LB_TABLE * sizeof(uint16_t);
+}
+constexpr size_t prune_extra(int mode)
+{
+    return bound_bytes(mode) + kTileQ * sizeof(unsigned long long) + 16 + kTileQ * kTileC * sizeof(uint16_t);
 }
 
-template <typename T, bool kFine>
-__global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
+template <typename T, int kBound>
+__global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(const args a)
 {
-    extern __shared__ __align__(16) unsigned char smem[];
-    float *scale = reinterpret_cast<float *>(smem), coef[GS_POW_DEGREE + 1];
+    unsigned char *lb = smem;
+    float *scale = reinterpret_cast<float *>(lb + bound_bytes(kBound)), coef[GS_POW_DEGREE + 1];
     tile t;
     gs_segment g;
     if (!open_tile(a, t, g, scale, coef))
         return;
     const uint32_t W = a.window, k_count = g.n_mask * W;
-    float *lb = scale + GS_EXP_TABLE;
-    unsigned long long *block_best = reinterpret_cast<unsigned long long *>(lb + bound_entries(kFine));
+    unsigned long long *block_best = reinterpret_cast<unsigned long long *>(scale + GS_EXP_TABLE);
     uint32_t *n_list = reinterpret_cast<uint32_t *>(block_best + kTileQ);
     uint16_t *list = reinterpret_cast<uint16_t *>(n_list + 4); /* search j << 8 | column - col0 */
     T *meas = reinterpret_cast<T *>(list + kTileQ * kTileC);
     T *cols = meas + ((k_count * kTileQ * sizeof(T) + 15) / 16 * 16) / sizeof(T);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const float *table = kFine ? a.lb : a.lb + GS_LB_TABLE;
-    for (int i = threadIdx.x; i < bound_entries(kFine); i += kThreads)
-        lb[i] = table[i];
+    const uint32_t *table = reinterpret_cast<const uint32_t *>(
+        kBound == GS_PRUNE_FINE ? (const void *)a.lbi : (const void *)a.lb);
+    for (uint32_t i = threadIdx.x; i < bound_bytes(kBound) / 4; i += kThreads)
+        reinterpret_cast<uint32_t *>(lb)[i] = table[i];
     if (threadIdx.x < kTileQ)
         block_best[threadIdx.x] = ~0ull;
     if (threadIdx.x == 0)
         *n_list = 0;
     stage_meas(meas, a, t, k_count);
-    step_in<T> s = { cols, meas, static_cast<const T *>(a.values) + g.offset, g.n_mask, g.pad, W, {},
-                     warp * kQ < (int)t.count, coef, scale, lb, warp, lane };
+    step_in<T> s = { cols, meas, static_cast<const T *>(a.values) + g.offset, g.n_mask, g.pad, W, a.rows, {},
+                     warp * kQ < (int)t.count, coef, scale, warp, lane };
     uint32_t live = 0; /* bit q: the thread's search q is one of the tile's */
     for (int q = 0; q < kQ; q++) {
         uint32_t j = warp * kQ + q;
@@ -397,18 +469,20 @@ __global__ void __launch_bounds__(kThreads) search_tiles_pruned(const args a)
     const T *pm = static_cast<const T *>(a.pm) + g.pm_offset;
     for (uint32_t col0 = t.col_begin + kTileC; col0 < t.col_end; col0 += kTileC) {
         __syncthreads(); /* the last step's minima and list are complete */
-        float U[kQ], total[kQ][kR] = {};
+        typedef typename bound<kBound>::acc A;
+        A lim[kQ], total[kQ][kR] = {};
         for (int q = 0; q < kQ; q++) {
             uint32_t j = warp * kQ + q;
-            U[q] = (live >> q & 1u) ? best_so_far(block_best + j, a.answer + t.first + j) : 0.0f;
+            limit((live >> q & 1u) ? best_so_far(block_best + j, a.answer + t.first + j) : 0.0f, a.lb_fixed,
+                  lim[q]);
         }
-        if (!bound_step<T, kFine>(s, col0, t.col_end, U, live, total))
+        if (!bound_step<T, kBound>(s, col0, t.col_end, lim, live, total))
             continue;
         if (s.busy)
             for (int q = 0; q < kQ; q++)
                 for (int r = 0; r < kR; r++) {
                     uint32_t at = lane * kR + r;
-                    if ((live >> q & 1u) && col0 + at < t.col_end && total[q][r] <= U[q])
+                    if ((live >> q & 1u) && col0 + at < t.col_end && total[q][r] <= lim[q])
                         list[atomicAdd(n_list, 1u)] = (uint16_t)((warp * kQ + q) << 8 | at);
                 }
         __syncthreads();
@@ -441,7 +515,6 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads) search_near(const args a, uint32_t k_max)
 {
     typedef typename lanes<T>::type V;
-    extern __shared__ __align__(16) unsigned char smem[];
     float *scale = reinterpret_cast<float *>(smem);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const uint32_t W = a.window;
@@ -510,7 +583,7 @@ struct stage {
     cudaEvent_t done, k0, k1; /* k0, k1: around the chunk's kernels */
     unsigned char *h_in, *d_in;
     unsigned long long *h_out, *d_out;
-    size_t cap_in, cap_out;
+    size_t cap_in, cap_out, in_bytes; /* in_bytes: the chunk's, to the device */
     size_t first, n; /* the chunk in flight: sorted searches first .. first + n */
     bool busy;
 };
@@ -520,79 +593,74 @@ struct stage {
 struct gs_gpu {
     int device, sms;
     int resident;                  /* search_tiles blocks one multiprocessor holds at once */
+    int resident_pruned;           /* the same of search_tiles_pruned (GS_PRUNE_FINE) */
     size_t elem;                   /* bytes per value: 4 or 2 */
     void *values, *pm;
     gs_segment *seg, host_seg[GS_MAX_SEGMENTS];
     uint32_t n_segments, *near_first, *near;
     float *scale, *lb, coef[GS_POW_DEGREE + 1];
-    uint32_t window, max_k;
-    size_t smem_tiles, smem_near, smem_prune[2]; /* search_tiles_pruned's: exponent bound, fine bound */
+    uint16_t *lbi;
+    float lb_fixed;
+    uint32_t window, rows, max_k; /* rows: window samples the tile kernels stage at a time */
+    size_t smem_tiles, smem_near, smem_prune[GS_PRUNE_MODES]; /* search_tiles_pruned's, per mode */
     int prune;                     /* gs_gpu_set_prune's */
     bool can_prune;                /* the device has search_tiles_pruned's shared memory */
     stage st[2];
-    float kernel_ms; /* of the last gs_gpu_search */
+    float kernel_ms; /* of the last gs_gpu_search: its first kernel's start to its last one's end */
     gs_gpu_time total;
-    void *h_meas, *d_meas;         /* gs_gpu_pinned's buffer; the batch's measured values on the device */
-    size_t cap_h_meas, cap_d_meas; /* bytes */
-    cudaEvent_t meas_done;         /* on st[0]: the measured values are on the device */
+    gs_copy *runs;                 /* a chunk's measured values, one run per search (launch_chunk) */
+    size_t cap_runs;
+    cudaEvent_t first_k0;          /* before the first chunk's kernels of a gs_gpu_search */
 };
 
 namespace {
 
 size_t align16(size_t n) { return (n + 15) / 16 * 16; }
 
-/* Shared memory of the two kernels for the largest mask x window. */
+/* Each kernel's dynamic shared memory, for values of type T; the resident search_tiles blocks. */
+template <typename T> int set_shared(gs_gpu *g, char *msg, size_t len)
+{
+    const char *what = "cudaFuncSetAttribute";
+    const cudaFuncAttribute max = cudaFuncAttributeMaxDynamicSharedMemorySize;
+    GPU_CHECK(cudaFuncSetAttribute(search_tiles<T>, max, (int)g->smem_tiles), what);
+    GPU_CHECK(cudaFuncSetAttribute(search_near<T>, max, (int)g->smem_near), what);
+    if (g->can_prune) {
+        GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<T, GS_PRUNE_EXPONENT>, max,
+                                       (int)g->smem_prune[GS_PRUNE_EXPONENT]), what);
+        GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<T, GS_PRUNE_FINE>, max, (int)g->smem_prune[GS_PRUNE_FINE]),
+                  what);
+    }
+    GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<T>, kThreads, g->smem_tiles),
+              "cudaOccupancy");
+    if (g->can_prune)
+        GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident_pruned, search_tiles_pruned<T, GS_PRUNE_FINE>,
+                                                                kThreads, g->smem_prune[GS_PRUNE_FINE]),
+                  "cudaOccupancy");
+    return GPU_OK;
+}
+
+/* Shared memory of the kernels for the largest mask x window. */
 int plan_shared(gs_gpu *g, char *msg, size_t len)
 {
     cudaDeviceProp prop;
     GPU_CHECK(cudaGetDeviceProperties(&prop, g->device), "cudaGetDeviceProperties");
     g->sms = prop.multiProcessorCount;
     g->smem_tiles = GS_EXP_TABLE * sizeof(float) + align16(g->max_k * kTileQ * g->elem) +
-                    (size_t)g->window * kTileC * g->elem;
+                    (size_t)g->rows * kTileC * g->elem;
     g->smem_near = GS_EXP_TABLE * sizeof(float) +
                    (size_t)kWarps * (g->max_k + g->window * kStagePitch) * g->elem;
-    g->smem_prune[0] = g->smem_tiles + prune_extra(false);
-    g->smem_prune[1] = g->smem_tiles + prune_extra(true);
+    for (int m = GS_PRUNE_EXPONENT; m < GS_PRUNE_MODES; m++)
+        g->smem_prune[m] = g->smem_tiles + prune_extra(m);
     size_t most = prop.sharedMemPerBlockOptin;
-    g->can_prune = g->smem_prune[1] <= most;
+    g->can_prune = g->smem_prune[GS_PRUNE_FINE] <= most;
     if (g->smem_tiles > most || g->smem_near > most) {
         snprintf(msg, len, "a mask of %u values per search needs %zu bytes of shared memory per block, "
                  "the device has %zu", g->max_k, g->smem_tiles, most);
         return GPU_FAIL;
     }
-    if (g->elem == 2) {
-        GPU_CHECK(cudaFuncSetAttribute(search_tiles<int16_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)g->smem_tiles), "cudaFuncSetAttribute");
-        GPU_CHECK(cudaFuncSetAttribute(search_near<int16_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)g->smem_near), "cudaFuncSetAttribute");
-        if (g->can_prune) {
-            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<int16_t, true>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune[1]),
-                      "cudaFuncSetAttribute");
-            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<int16_t, false>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune[0]),
-                      "cudaFuncSetAttribute");
-        }
-    } else {
-        GPU_CHECK(cudaFuncSetAttribute(search_tiles<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)g->smem_tiles), "cudaFuncSetAttribute");
-        GPU_CHECK(cudaFuncSetAttribute(search_near<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)g->smem_near), "cudaFuncSetAttribute");
-        if (g->can_prune) {
-            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<float, true>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune[1]),
-                      "cudaFuncSetAttribute");
-            GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<float, false>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_prune[0]),
-                      "cudaFuncSetAttribute");
-        }
-    }
-    if (g->elem == 2)
-        GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<int16_t>, kThreads,
-                                                            g->smem_tiles), "cudaOccupancy");
-    else
-        GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<float>, kThreads,
-                                                            g->smem_tiles), "cudaOccupancy");
+    int rc = g->elem == 2 ? set_shared<int16_t>(g, msg, len) : set_shared<float>(g, msg, len);
+    if (rc)
+        return rc;
     g->resident = g->resident > 0 ? g->resident : 1;
     return GPU_OK;
 }
@@ -715,7 +783,6 @@ int finish(gs_gpu *g, stage *s, const order *o, gs_query *q, char *msg, size_t l
     GPU_CHECK(cudaEventSynchronize(s->done), "a grid-search chunk");
     g->total.wait_s += seconds() - t;
     GPU_CHECK(cudaEventElapsedTime(&ms, s->k0, s->k1), "cudaEventElapsedTime");
-    g->kernel_ms += ms;
     g->total.kernel_s += 1e-3 * ms;
     s->busy = false;
     unpack(s, o, q);
@@ -735,8 +802,11 @@ args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned lo
     a.near = g->near;
     a.scale = g->scale;
     a.lb = g->lb;
+    a.lbi = g->lbi;
+    a.lb_fixed = g->lb_fixed;
     memcpy(a.coef, g->coef, sizeof a.coef);
     a.window = g->window;
+    a.rows = g->rows;
     a.q = q;
     a.meas = meas;
     a.answer = answer;
@@ -750,40 +820,78 @@ args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned lo
 template <typename T>
 void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, int adaptive, cudaStream_t st)
 {
+    const size_t smem = g->smem_prune[g->prune];
     if (g->prune == GS_PRUNE_FINE && !adaptive)
-        search_tiles_pruned<T, true><<<(unsigned)n_tiles, kThreads, g->smem_prune[1], st>>>(a);
+        search_tiles_pruned<T, GS_PRUNE_FINE><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
     else if (g->prune == GS_PRUNE_EXPONENT && !adaptive)
-        search_tiles_pruned<T, false><<<(unsigned)n_tiles, kThreads, g->smem_prune[0], st>>>(a);
+        search_tiles_pruned<T, GS_PRUNE_EXPONENT><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
     else
         search_tiles<T><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
     if (adaptive)
         search_near<T><<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, g->smem_near, st>>>(a, g->max_k);
 }
 
-/* Packs sorted searches [from, to) into s and queues its work; their
- * measured values are the batch's, already on their way (g->d_meas). */
+/* The chunk's searches in s, each with its measured values copied (by the
+ * caller's copier) after the searches, back to back: its meas then counts from there. */
+int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to, const void *meas,
+               gs_copier *copy, void *ctx, size_t off_q, size_t off_m, char *msg, size_t len)
+{
+    const size_t n = to - from;
+    size_t values = 0;
+    for (size_t j = from; j < to; j++)
+        values += (size_t)g->host_seg[q[o->idx[j]].segment].n_mask * g->window;
+    int rc = grow_stage(s, off_m + values * g->elem + 16, n * sizeof(unsigned long long), msg, len);
+    if (rc)
+        return rc;
+    if (n > g->cap_runs) {
+        free(g->runs);
+        g->cap_runs = 0;
+        if (!(g->runs = (gs_copy *)malloc(n * 2 * sizeof *g->runs))) {
+            snprintf(msg, len, "no host memory to pack %zu searches", n);
+            return GPU_NOMEM;
+        }
+        g->cap_runs = n * 2;
+    }
+    gs_query *sq = reinterpret_cast<gs_query *>(s->h_in + off_q);
+    unsigned char *dst = s->h_in + off_m;
+    for (size_t j = from, at = 0; j < to; j++) {
+        const gs_query &x = q[o->idx[j]];
+        const size_t k = (size_t)g->host_seg[x.segment].n_mask * g->window;
+        sq[j - from] = x;
+        sq[j - from].meas = (uint32_t)at;
+        g->runs[j - from] = gs_copy{ static_cast<const unsigned char *>(meas) + (size_t)x.meas * g->elem,
+                                     dst + at * g->elem, k * g->elem };
+        at += k;
+    }
+    if (copy)
+        copy(ctx, g->runs, n);
+    else
+        for (size_t j = 0; j < n; j++)
+            memcpy(g->runs[j].dst, g->runs[j].src, g->runs[j].bytes);
+    s->in_bytes = off_m + values * g->elem;
+    return GPU_OK;
+}
+
+/* Packs sorted searches [from, to) and their measured values into s and queues its work. */
 int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to,
-                 int adaptive, char *msg, size_t len)
+                 const void *meas, gs_copier *copy, void *ctx, int adaptive, char *msg, size_t len)
 {
     size_t n = to - from;
     size_t max_tiles = tiles_bound(g, n);
     size_t off_q = align16(max_tiles * sizeof(tile)), off_m = off_q + align16(n * sizeof(gs_query));
-    int rc = grow_stage(s, off_m, n * sizeof(unsigned long long), msg, len);
+    int rc = pack_chunk(g, s, q, o, from, to, meas, copy, ctx, off_q, off_m, msg, len);
     if (rc)
         return rc;
-    tile *tiles = reinterpret_cast<tile *>(s->h_in);
-    gs_query *sq = reinterpret_cast<gs_query *>(s->h_in + off_q);
-    for (size_t j = from; j < to; j++)
-        sq[j - from] = q[o->idx[j]];
-    size_t n_tiles = make_tiles(g, q, o, from, to, adaptive != 0, tiles);
-    GPU_CHECK(cudaMemcpyAsync(s->d_in, s->h_in, off_m, cudaMemcpyHostToDevice, s->stream),
-          "copying searches to the device");
-    GPU_CHECK(cudaStreamWaitEvent(s->stream, g->meas_done, 0), "cudaStreamWaitEvent");
+    size_t n_tiles = make_tiles(g, q, o, from, to, adaptive != 0, reinterpret_cast<tile *>(s->h_in));
+    GPU_CHECK(cudaMemcpyAsync(s->d_in, s->h_in, s->in_bytes, cudaMemcpyHostToDevice, s->stream),
+              "copying searches and their measured values to the device");
     GPU_CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
           "clearing the answers");
-    args a = make_args(g, reinterpret_cast<const gs_query *>(s->d_in + off_q), g->d_meas, s->d_out,
+    args a = make_args(g, reinterpret_cast<const gs_query *>(s->d_in + off_q), s->d_in + off_m, s->d_out,
                        reinterpret_cast<const tile *>(s->d_in), n, nullptr);
     GPU_CHECK(cudaEventRecord(s->k0, s->stream), "cudaEventRecord");
+    if (from == 0)
+        GPU_CHECK(cudaEventRecord(g->first_k0, s->stream), "cudaEventRecord");
     if (g->elem == 2)
         launch_searches<int16_t>(g, a, n_tiles, n, adaptive, s->stream);
     else
@@ -796,29 +904,6 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     s->first = from;
     s->n = n;
     s->busy = true;
-    return GPU_OK;
-}
-
-/* The batch's measured values (up to the last search's) to the device in one
- * copy on st[0]; every chunk waits for it. */
-int send_meas(gs_gpu *g, const gs_query *q, size_t n, const void *meas, char *msg, size_t len)
-{
-    size_t values = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t end = (size_t)q[i].meas + (size_t)g->host_seg[q[i].segment].n_mask * g->window;
-        values = end > values ? end : values;
-    }
-    size_t bytes = values * g->elem + 16;
-    if (bytes > g->cap_d_meas) {
-        cudaFree(g->d_meas);
-        g->d_meas = nullptr;
-        g->cap_d_meas = 0;
-        GPU_CHECK(cudaMalloc(&g->d_meas, bytes * 2), "cudaMalloc of the measured values");
-        g->cap_d_meas = bytes * 2;
-    }
-    GPU_CHECK(cudaMemcpyAsync(g->d_meas, meas, values * g->elem, cudaMemcpyHostToDevice, g->st[0].stream),
-          "copying the measured values to the device");
-    GPU_CHECK(cudaEventRecord(g->meas_done, g->st[0].stream), "cudaEventRecord");
     return GPU_OK;
 }
 
@@ -858,10 +943,9 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
         if (s->stream)
             cudaStreamDestroy(s->stream);
     }
-    if (g->meas_done)
-        cudaEventDestroy(g->meas_done);
-    cudaFreeHost(g->h_meas);
-    cudaFree(g->d_meas);
+    free(g->runs);
+    if (g->first_k0)
+        cudaEventDestroy(g->first_k0);
     cudaFree(g->values);
     cudaFree(g->pm);
     cudaFree(g->seg);
@@ -869,16 +953,19 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
     cudaFree(g->near);
     cudaFree(g->scale);
     cudaFree(g->lb);
+    cudaFree(g->lbi);
     free(g);
 }
 
-/* The bound tables side by side: lb[] (GS_PRUNE_FINE), then its coarsening per exponent (GS_PRUNE_EXPONENT). */
+/* The bound tables: lb[] coarsened per exponent (GS_PRUNE_EXPONENT), lb[] in fixed point (GS_PRUNE_FINE). */
 static int upload_bounds(gs_gpu *g, const gs_pow *pw, char *msg, size_t len)
 {
-    float both[GS_LB_TABLE + GS_EXP_TABLE];
-    memcpy(both, pw->lb, sizeof pw->lb);
-    gs_lb_coarsen(pw->lb, both + GS_LB_TABLE);
-    return gpu_upload((void **)&g->lb, both, sizeof both, "uploading the bound tables", msg, len);
+    float exponent[GS_EXP_TABLE];
+    uint16_t fixed[GS_LB_TABLE];
+    gs_lb_coarsen(pw->lb, exponent);
+    g->lb_fixed = gs_lb_fixed(pw->lb, fixed);
+    int rc = gpu_upload((void **)&g->lb, exponent, sizeof exponent, "uploading the bound tables", msg, len);
+    return rc ? rc : gpu_upload((void **)&g->lbi, fixed, sizeof fixed, "uploading the bound tables", msg, len);
 }
 
 static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, size_t len)
@@ -890,7 +977,7 @@ static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, siz
         GPU_CHECK(cudaEventCreate(&g->st[i].k0), "cudaEventCreate");
         GPU_CHECK(cudaEventCreate(&g->st[i].k1), "cudaEventCreate");
     }
-    GPU_CHECK(cudaEventCreateWithFlags(&g->meas_done, cudaEventDisableTiming), "cudaEventCreate");
+    GPU_CHECK(cudaEventCreate(&g->first_k0), "cudaEventCreate");
     int rc;
     const char *what = "uploading the resident basis";
     if ((rc = gpu_upload(&g->values, b->values, b->n_values * g->elem, what, msg, len)) ||
@@ -924,21 +1011,25 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
     memcpy(g->host_seg, b->seg, b->n_segments * sizeof *b->seg);
     memcpy(g->coef, pw->c, sizeof g->coef);
     g->window = b->window;
+    g->rows = (uint32_t)(kStageBytes / (kTileC * g->elem));
+    g->rows = b->window < g->rows ? b->window : g->rows;
     g->max_k = b->max_k;
     int rc = create(g, b, pw, msg, len);
     if (rc) {
         gs_gpu_destroy(g);
         return rc;
     }
-    snprintf(msg, len, "%.1f MiB of %s basis resident (k-major and point-major)",
-             (b->n_values + b->n_pm) * g->elem / 1048576.0, b->i16 ? "int16" : "float");
+    snprintf(msg, len, "%.1f MiB of %s basis resident (k-major and point-major); %d blocks of the tile search "
+             "per multiprocessor, %d pruned", (b->n_values + b->n_pm) * g->elem / 1048576.0, b->i16 ? "int16" : "float",
+             g->resident, g->resident_pruned);
     *out = g;
     return GPU_OK;
 }
 
 extern "C" int gs_gpu_set_prune(gs_gpu *g, int mode)
 {
-    if (mode < GS_PRUNE_OFF || mode > GS_PRUNE_FINE || (mode != GS_PRUNE_OFF && !g->can_prune))
+    if (mode < GS_PRUNE_OFF || mode >= GS_PRUNE_MODES || (mode != GS_PRUNE_OFF && !g->can_prune) ||
+        (mode == GS_PRUNE_FINE && g->window + g->max_k / g->window >= 4096))
         return GPU_FAIL;
     g->prune = mode;
     return GPU_OK;
@@ -948,24 +1039,8 @@ extern "C" double gs_gpu_kernel_ms(const gs_gpu *g) { return g->kernel_ms; }
 
 extern "C" void gs_gpu_times(const gs_gpu *g, gs_gpu_time *t) { *t = g->total; }
 
-extern "C" void *gs_gpu_pinned(gs_gpu *g, size_t bytes)
-{
-    if (bytes <= g->cap_h_meas)
-        return g->h_meas;
-    cudaFreeHost(g->h_meas);
-    g->h_meas = nullptr;
-    g->cap_h_meas = 0;
-    if (gpu_select(g->device, nullptr, 0) != GPU_OK || cudaMallocHost(&g->h_meas, bytes * 2) != cudaSuccess) {
-        cudaGetLastError(); /* not sticky: the next launch must not report it */
-        g->h_meas = nullptr;
-        return nullptr;
-    }
-    g->cap_h_meas = bytes * 2;
-    return g->h_meas;
-}
-
-extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adaptive,
-                             char *msg, size_t len)
+extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier *copy, void *ctx,
+                             int adaptive, char *msg, size_t len)
 {
     order o;
     int rc = GPU_OK;
@@ -979,15 +1054,14 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
         return GPU_NOMEM;
     }
     size_t target = n / kChunks > kChunkMin ? n / kChunks : kChunkMin;
-    double t = seconds();
-    rc = send_meas(g, q, n, meas, msg, len);
-    g->total.pack_s += seconds() - t;
+    const stage *last = nullptr;
     for (size_t from = 0, c = 0; from < n && rc == GPU_OK; c++) {
         stage *s = &g->st[c % 2];
+        last = s;
         size_t to = next_cut(q, &o, from, n, target);
         if ((rc = finish(g, s, &o, q, msg, len)) == GPU_OK) {
             double t = seconds();
-            rc = launch_chunk(g, s, q, &o, from, to, adaptive, msg, len);
+            rc = launch_chunk(g, s, q, &o, from, to, meas, copy, ctx, adaptive, msg, len);
             g->total.pack_s += seconds() - t;
             g->total.chunks++;
         }
@@ -999,6 +1073,8 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
         g->st[i].busy = false;
     }
     free(o.idx);
+    if (rc == GPU_OK)
+        GPU_CHECK(cudaEventElapsedTime(&g->kernel_ms, g->first_k0, last->k1), "cudaEventElapsedTime");
     return rc;
 }
 

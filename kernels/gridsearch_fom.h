@@ -2,6 +2,7 @@
 #ifndef NARWHAL_GRIDSEARCH_FOM_H
 #define NARWHAL_GRIDSEARCH_FOM_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -198,6 +199,34 @@ static inline void gs_lb_coarsen(const float *lb, float *lb_exp)
 GPUd() static inline float gs_acc_lb(float acc, float d, const float *lb)
 {
     return GS_ADD(acc, lb[gs_lb_index(d)]);
+}
+
+/*
+ * The same bound in fixed point, for the GPU's pruning: lbi[bucket] =
+ * floor(lb[bucket] x 2^s), saturated at 65535 (2-byte entries: a value
+ * below 2^-s counts 0, a huge one 65535; both still at most the term).  Its
+ * sums are exact integers in any order, so L = sum of lbi <= 2^s x the exact
+ * sum S of the FoM's terms; the FoM as computed is a rounded sum of S's
+ * non-negative terms, at least S (1 - D u) with u = 2^-24 and D = window +
+ * mask channels (its depth of roundings).  Hence: if L > 2^s x U x (1 +
+ * 2^-12), the point's FoM exceeds U (D u < 2^-12 for D < 4096).  gs_lb_fixed
+ * fills lbi and returns the threshold's factor 2^s (1 + 2^-12), with s the
+ * largest that keeps the bound of |d| < 4 below 65535: every difference the
+ * normalised traces make keeps its resolution.
+ */
+enum { GS_LB_FIXED_MAX = 65535, GS_LB_FIXED_REF = 128 /* the exponent of [2, 4) */ };
+
+static inline float gs_lb_fixed(const float *lb, uint16_t *lbi)
+{
+    const double ref = lb[GS_LB_FIXED_REF << GS_LB_BITS | ((1 << GS_LB_BITS) - 1)];
+    int s = 30;
+    while (s > -60 && ldexp(ref, s) > GS_LB_FIXED_MAX)
+        s--;
+    for (int i = 0; i < GS_LB_TABLE; i++) {
+        double v = ldexp(lb[i], s); /* exact: a power of two */
+        lbi[i] = (uint16_t)(v >= GS_LB_FIXED_MAX ? (double)GS_LB_FIXED_MAX : v); /* truncation: floor of v >= 0 */
+    }
+    return (float)ldexp(1.0 + 1.0 / 4096, s);
 }
 
 #define GS_LB_POINT(name, T, DIFF) \

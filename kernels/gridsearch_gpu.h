@@ -70,35 +70,44 @@ int gs_gpu_create(gs_gpu **g, int device, const gs_basis *b, const gs_pow *pw, c
                   size_t len);
 void gs_gpu_destroy(gs_gpu *g);
 
+/* A copy of `bytes` bytes from src to dst; gs_gpu_search hands its copier a
+ * list of them to run, in parallel where the caller can (the runs do not overlap). */
+typedef struct gs_copy {
+    const void *src;
+    void *dst;
+    size_t bytes;
+} gs_copy;
+typedef void gs_copier(void *ctx, const gs_copy *runs, size_t n);
+
 /*
- * Answers n searches.  meas holds their measured values (float, or int16 for
- * an int16 basis), best in gs_gpu_pinned's buffer: they go to the device in
- * one copy.  The searches are sorted by segment on the host and sent in a
- * few chunks, each one transfer in, one launch per stage (full, or coarse
- * then fine for adaptive), one transfer of the answers back; the chunks
- * alternate between two streams so that copies overlap compute.
- * Only the answers come back: the argmin is taken on the device.
+ * Answers n searches; meas holds their measured values (float, or int16 for
+ * an int16 basis) at each search's offset.  The searches are sorted by
+ * segment on the host and sent in a few chunks, each packed with its
+ * measured values into pinned memory (copy(ctx, ...) runs the copies; NULL:
+ * memcpy on the calling thread), one transfer in, one launch per stage
+ * (full, or coarse then fine for adaptive), one transfer of the answers back;
+ * the chunks alternate between two streams, so that one chunk's packing and
+ * copies overlap the previous one's kernels.  Only the answers come back:
+ * the argmin is taken on the device.
  */
-int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, int adaptive, char *msg,
-                  size_t len);
-/* A pinned host buffer of at least `bytes`, owned by g and kept for the next
- * calls (grown when asked for more): measured values placed there reach the
- * device in one asynchronous copy.  NULL when pinned memory runs out. */
-void *gs_gpu_pinned(gs_gpu *g, size_t bytes);
+int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier *copy, void *ctx, int adaptive,
+                  char *msg, size_t len);
 
 /* The full search pruned (kernels/gridsearch.cu's search_tiles_pruned; off
  * after gs_gpu_create): the same answers and bits, fewer FoMs computed.  A
  * setting of g alone (instances keep their own gs_gpu), for gs_gpu_search's
  * and gs_resident_launch's full searches alike (the PSA's GPUPrune).  The
- * bound per value from gridsearch_fom.h's table of its exponent (256
- * entries: distinct exponents, distinct shared-memory banks) or of its
- * exponent and top mantissa bits (2048: tighter, fewer FoMs, reads that may
- * share a bank).  GPU_FAIL for another mode, or when the device lacks the
- * kernel's shared memory (nothing changes). */
-enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE };
+ * bound per value from gridsearch_fom.h's table of its exponent (256 floats,
+ * summed as the FoM sums) or of its exponent and top mantissa bits (2,048
+ * entries in fixed point, gs_lb_fixed, summed exactly in integers: tighter,
+ * fewer FoMs; for a window of under 4,000 samples).  GPU_FAIL for another
+ * mode, or when the device lacks the kernel's shared memory (nothing changes). */
+enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_MODES };
 int gs_gpu_set_prune(gs_gpu *g, int mode);
 
-/* The milliseconds the last gs_gpu_search spent in kernels (summed over its chunks). */
+/* The milliseconds of the last gs_gpu_search's kernels: from its first
+ * chunk's kernel start to its last chunk's kernel end (the chunks' kernels
+ * overlap on the two streams, so their sum would count time twice). */
 double gs_gpu_kernel_ms(const gs_gpu *g);
 
 /* Totals since gs_gpu_create: calls of gs_gpu_search, chunks launched, seconds

@@ -74,30 +74,19 @@ static bool answered(const psa_engine *e, const psa_batch *b, char *why, size_t 
     return true;
 }
 
-/* The batch's measured values copied, in parallel, into the GPU's pinned
- * buffer (one asynchronous transfer from there); where no pinned memory is
- * left, the batch's own arrays (a slower transfer, same answers). */
-static const void *pin(psa_engine *e, const psa_batch *b)
+/* gs_gpu_search's copies of a chunk's measured values into its pinned buffer, by the engine's threads. */
+static void copy_runs(void *ctx, const gs_copy *runs, size_t n)
 {
-    const bool i16 = e->p.data == PSA_I16;
-    const unsigned char *src = i16 ? (const void *)b->meas16 : (const void *)b->meas;
-    size_t bytes = b->n_meas * (i16 ? sizeof *b->meas16 : sizeof *b->meas);
-    unsigned char *dst = gs_gpu_pinned(e->gpu, bytes);
-    if (!dst)
-        return src;
-    enum { PIECE = 1 << 16 };
-    long pieces = (long)((bytes + PIECE - 1) / PIECE);
+    const psa_engine *e = ctx;
 #pragma omp parallel for schedule(static) num_threads(e->p.threads > 0 ? e->p.threads : omp_get_max_threads())
-    for (long k = 0; k < pieces; k++) {
-        size_t at = (size_t)k * PIECE;
-        memcpy(dst + at, src + at, bytes - at < PIECE ? bytes - at : PIECE);
-    }
-    return dst;
+    for (long k = 0; k < (long)n; k++)
+        memcpy(runs[k].dst, runs[k].src, runs[k].bytes);
 }
 
 static int search(psa_engine *e, psa_batch *b, char *msg, size_t len)
 {
-    int rc = gs_gpu_search(e->gpu, b->q, b->n, pin(e, b), e->p.mode == PSA_ADAPTIVE, msg, len);
+    const void *meas = e->p.data == PSA_I16 ? (const void *)b->meas16 : (const void *)b->meas;
+    int rc = gs_gpu_search(e->gpu, b->q, b->n, meas, copy_runs, e, e->p.mode == PSA_ADAPTIVE, msg, len);
     return rc != GPU_OK ? rc : answered(e, b, msg, len) ? GPU_OK : GPU_FAIL;
 }
 
