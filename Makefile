@@ -306,6 +306,11 @@ $(BUILD)/tests/check_%: $(BUILD)/obj/tests/check_%.o $(ALL_LIBS)
 # check_agata_files reads the chain's file back with tests/agata_reader.c, written from AGATA's layouts alone
 $(BUILD)/tests/check_agata_files: $(BUILD)/obj/tests/agata_reader.o
 
+# check_gridsearch checks gridsearch_fom.h's bounds on libpsa's |d|^p tables (psa_pow_fit)
+$(BUILD)/tests/check_gridsearch: $(BUILD)/obj/tests/check_gridsearch.o $(LIBPSA) $(ALL_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(MHD_LIBS) $(MPI_LIBS) $(CHECK_LIBS)
+
 # check_shapes builds the tracker's path model (libtracker, before the libraries it calls)
 $(BUILD)/tests/check_shapes: $(BUILD)/obj/tests/check_shapes.o $(LIBTRACKER) $(ALL_LIBS)
 	@mkdir -p $(@D)

@@ -1,0 +1,128 @@
+/* check_gridsearch.c: Check suite for the grid search's lower bounds (kernels/gridsearch_fom.h): the fixed-point table the GPU prunes with, and that its sums never exceed a point's own FoM's threshold. */
+#define _XOPEN_SOURCE 700
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "gridsearch_fom.h"
+#include "psa/psa_pow.h"
+#include "testkit.h"
+
+enum { N_MASK = 8, WINDOW = 40, K = N_MASK * WINDOW };
+
+/* The s of gs_lb_fixed's factor 2^s (1 + 2^-12). */
+static int factor_exponent(float factor)
+{
+    int s;
+    double m = frexp(factor / (1.0 + 1.0 / 4096), &s);
+    ck_assert_msg(m == 0.5, "factor %.9g is not 2^s (1 + 2^-12)", factor);
+    return s - 1;
+}
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static double uniform(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Values as the searches see them: basis signals in [0, 1), measured = a nearby signal plus noise of `noise`. */
+static void make_pair(float *meas, float *basis, double spread, double noise)
+{
+    for (int k = 0; k < K; k++) {
+        basis[k] = (float)uniform();
+        meas[k] = (float)(basis[k] + spread * (uniform() - 0.5) + noise * (uniform() + uniform() - 1));
+    }
+}
+
+/* The fixed-point bound of the point, summed over the used channels, as search_tiles_pruned sums it. */
+static uint64_t fixed_bound(const float *meas, const float *basis, uint32_t use, const uint16_t *lbi)
+{
+    uint64_t sum = 0;
+    for (int ch = 0; ch < N_MASK; ch++)
+        for (int i = 0; use >> ch & 1u && i < WINDOW; i++)
+            sum += lbi[gs_lb_index(meas[ch * WINDOW + i] - basis[ch * WINDOW + i])];
+    return sum;
+}
+
+/* Every entry is floor(lb x 2^s), saturated, and s is the largest that keeps |d| < 4 unsaturated. */
+START_TEST(test_fixed_table)
+{
+    static const double exponents[] = { 0.3, 1.0, 2.0 };
+    for (size_t e = 0; e < sizeof exponents / sizeof *exponents; e++) {
+        static gs_pow pw;
+        static uint16_t lbi[GS_LB_TABLE];
+        ck_assert_int_eq(psa_pow_fit(exponents[e], &pw, NULL), 0);
+        int s = factor_exponent(gs_lb_fixed(pw.lb, lbi));
+        const double ref = pw.lb[GS_LB_FIXED_REF << GS_LB_BITS | ((1 << GS_LB_BITS) - 1)];
+        ck_assert(ldexp(ref, s) <= GS_LB_FIXED_MAX);
+        ck_assert(ldexp(ref, s + 1) > GS_LB_FIXED_MAX);
+        for (int i = 0; i < GS_LB_TABLE; i++) {
+            double v = floor(ldexp(pw.lb[i], s));
+            ck_assert_uint_eq(lbi[i], v > GS_LB_FIXED_MAX ? GS_LB_FIXED_MAX : (uint16_t)v);
+        }
+    }
+}
+END_TEST
+
+/* The pruning rule: a point is dropped when its bound exceeds floor(U x factor).
+ * Against its own FoM (U = FoM) it must never be dropped, whatever the
+ * differences: noise-sized, large, beyond the table's saturation, tiny. */
+START_TEST(test_fixed_bound_keeps_its_own_fom)
+{
+    static const struct { double p, spread, noise; } cases[] = {
+        { 0.3, 0.0, 0.004 }, { 0.3, 0.2, 0.004 }, { 0.3, 600.0, 0.0 }, { 0.3, 1e-9, 0.0 },
+        { 2.0, 0.05, 0.004 }, { 2.0, 40.0, 0.0 }, { 1.0, 0.1, 0.01 },
+    };
+    static float meas[K], basis[K];
+    static uint16_t lbi[GS_LB_TABLE];
+    static gs_pow pw;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        ck_assert_int_eq(psa_pow_fit(cases[c].p, &pw, NULL), 0);
+        const float factor = gs_lb_fixed(pw.lb, lbi);
+        for (int n = 0; n < 400; n++) {
+            make_pair(meas, basis, cases[c].spread, cases[c].noise);
+            uint32_t use = (uint32_t)(uniform() * 255) + 1;
+            float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, use, pw.c, pw.scale);
+            float x = fom * factor;
+            uint64_t limit = x >= 4294967040.0f ? UINT32_MAX : (uint32_t)x;
+            ck_assert_msg(fixed_bound(meas, basis, use, lbi) <= limit, "p %g, case %zu, pair %d: bound %llu > %llu",
+                          cases[c].p, c, n, (unsigned long long)fixed_bound(meas, basis, use, lbi),
+                          (unsigned long long)limit);
+        }
+    }
+}
+END_TEST
+
+/* At p = 0.3 and noise-sized differences the bound is within a few per cent of
+ * the FoM (what makes pruning pay: 0.087 % of a segment's points survive it). */
+START_TEST(test_fixed_bound_is_tight)
+{
+    static float meas[K], basis[K];
+    static uint16_t lbi[GS_LB_TABLE];
+    static gs_pow pw;
+    ck_assert_int_eq(psa_pow_fit(0.3, &pw, NULL), 0);
+    const float factor = gs_lb_fixed(pw.lb, lbi);
+    double worst = 1;
+    for (int n = 0; n < 200; n++) {
+        make_pair(meas, basis, 0.0, 0.004);
+        float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, 0xffu, pw.c, pw.scale);
+        double ratio = fixed_bound(meas, basis, 0xffu, lbi) / (fom * (double)factor);
+        worst = ratio < worst ? ratio : worst;
+    }
+    ck_assert_msg(worst > 0.95, "the bound fell to %.4f of the FoM", worst);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gridsearch");
+    TCase *tc = tcase_create("bounds");
+    tcase_add_test(tc, test_fixed_table);
+    tcase_add_test(tc, test_fixed_bound_keeps_its_own_fom);
+    tcase_add_test(tc, test_fixed_bound_is_tight);
+    suite_add_tcase(s, tc);
+    return tk_run_suite(s);
+}
