@@ -160,15 +160,45 @@ static int begin(psa_block *w, const psa_setup *s)
     return 0;
 }
 
+/* Round r's searches of the neighbour passes into q and owner (sorted by
+ * segment, events in order, as device_round's): the hits r of the events
+ * with neighbours that touch another, every other hit subtracted (their
+ * whole masks); their count returned.  at: room for DET_SEGMENTS + 1. */
+static size_t neighbour_round(psa_block *w, const psa_setup *s, int r, gs_query *q, uint32_t *owner, size_t *at)
+{
+    const psa_layout *l = s->layout;
+    size_t n = 0;
+    memset(at, 0, (DET_SEGMENTS + 1) * sizeof *at);
+    for (size_t j = 0; j < w->n_gev; j++)
+        if (w->gev[j].neighbours && psa_block_searched(&w->ev[w->gidx[j]], r, l, 1)) {
+            at[w->gev[j].net[r] + 1]++;
+            owner[n++] = (uint32_t)j; /* in event order, bucketed below */
+        }
+    for (int g = 0; g < DET_SEGMENTS; g++)
+        at[g + 1] += at[g];
+    for (size_t i = 0; i < n; i++)
+        q[at[w->gev[owner[i]].net[r]]++].column = owner[i]; /* the event, until the records are written */
+    uint32_t meas = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t j = q[i].column;
+        const psa_event *ev = &w->ev[w->gidx[j]];
+        const unsigned g = ev->net[r];
+        owner[i] = j;
+        q[i] = (gs_query){ .segment = (uint16_t)g, .use = (uint16_t)psa_event_use(ev, r, l, psa_block_subtracted(s, r, 1)),
+                           .meas = meas, .column = UINT32_MAX };
+        meas += l->seg[g].n_mask * l->window;
+    }
+    return n;
+}
+
 /* The neighbour passes' work on the device (psa_block.c's neighbour_passes,
  * the same steps): each event with touching hits' first touching pair, and
- * round r's searches of those of its hits that touch another (sorted by
- * segment, every hit subtracted: their whole masks).  0, a gpu_status, or
- * -1 without host memory. */
+ * each round's searches of those of its hits that touch another.  0, a
+ * gpu_status, or -1 without host memory. */
 static int device_neighbours(psa_block *w, const psa_setup *s, pb_gpu *gpu, int rounds, char *msg, size_t len)
 {
     const psa_layout *l = s->layout;
-    size_t n = w->n_gev, n_pairs = 0;
+    size_t n = w->n_gev, n_pairs = 0, at[DET_SEGMENTS + 1];
     uint32_t max_coarse = 0;
     pb_list round[DET_SEGMENTS];
     pb_pair *pairs = malloc((n + 1) * sizeof *pairs);
@@ -186,19 +216,8 @@ static int device_neighbours(psa_block *w, const psa_setup *s, pb_gpu *gpu, int 
     }
     for (int r = 0; r < rounds; r++) {
         gs_query *qr = q + (size_t)r * n;
-        uint32_t *ow = owner + (size_t)r * n, meas = 0;
-        size_t k = 0;
-        for (int g = 0; g < DET_SEGMENTS; g++)
-            for (size_t j = 0; j < n; j++) {
-                const psa_event *ev = &w->ev[w->gidx[j]];
-                if (!w->gev[j].neighbours || !psa_block_searched(ev, r, l, 1) || ev->net[r] != g)
-                    continue;
-                qr[k] = (gs_query){ .segment = (uint16_t)g, .use = (uint16_t)psa_event_use(ev, r, l, psa_block_subtracted(s, r, 1)),
-                                    .meas = meas, .column = UINT32_MAX };
-                ow[k++] = (uint32_t)j;
-                meas += l->seg[g].n_mask * l->window;
-            }
-        round[r] = (pb_list){ qr, ow, k };
+        uint32_t *ow = owner + (size_t)r * n;
+        round[r] = (pb_list){ qr, ow, neighbour_round(w, s, r, qr, ow, at) };
     }
     rc = pb_gpu_neighbours(gpu, pairs, n_pairs, round, rounds, s->neighbour_passes, s->timing->shift_range > 0,
                            max_coarse, msg, len);
