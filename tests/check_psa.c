@@ -299,6 +299,38 @@ END_TEST
 START_TEST(found_exactly_thesis_float) { exact_recovery("Device cpu\nCPUKernel thesis\nData float"); }
 END_TEST
 
+/* Every point of the test basis from its own noiseless signal, with p = 2,
+ * whose squares make a misaligned start cost most: found at that point and
+ * at its time.  Events read from the basis's median edge alone had a
+ * neighbour whose edge lay nearer the median win for up to 16 of these
+ * points (docs/PERF.md, "The anisotropic default"); the basis aligned on its
+ * edges finds each candidate at the start its own edge implies. */
+START_TEST(every_point_found_exactly_p2)
+{
+    enum { PER_BLOCK = 250 }; /* found's capacity */
+    found f;
+    unsigned used;
+    void *a = open_actor("Device cpu\nExponent 2", 0);
+    for (uint32_t first = 0; first < basis.n_points; first += PER_BLOCK) {
+        uint32_t n = basis.n_points - first < PER_BLOCK ? basis.n_points - first : PER_BLOCK;
+        adf_writer_init(&w, in, sizeof in);
+        for (uint32_t k = 0; k < n; k++) {
+            hit h = { first + k, E_HIT };
+            put_event(first + k, 7, &h, 1);
+        }
+        ck_assert_uint_eq(run_block(a, w.used, CAP, &used), 0);
+        read_output(used, &f);
+        ck_assert_int_eq(f.n_psa, (int)n);
+        for (uint32_t k = 0; k < n; k++) {
+            ck_assert_uint_eq(f.p[k].n_hits, 1);
+            ck_assert_float_eq_tol(f.p[k].hit[0].t, START * 10.0, 1.0);
+            expect_at(&f.p[k].hit[0], first + k);
+        }
+    }
+    close_actor(a);
+}
+END_TEST
+
 /* One hit at the middle point of each segment, with a glitch: one sample of
  * the segment's neighbour in its ring (next sector), inside the search
  * window, off by a full hit's charge.  Of how many events the hit is found
@@ -1475,6 +1507,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, found_exactly_reference);
     tcase_add_test(t, found_exactly_thesis_int16);
     tcase_add_test(t, found_exactly_thesis_float);
+    tcase_add_test(t, every_point_found_exactly_p2);
     tcase_add_test(t, a_glitch_moves_p2_not_p03);
     tcase_add_test(t, threshold_and_empty_events);
     tcase_add_test(t, two_hits_subtracted);
