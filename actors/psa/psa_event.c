@@ -75,8 +75,10 @@ double psa_basis_align(det_basis *b, double median, double ratio, float *edge, f
 {
     const float held = (float)median;
     const pt_window w = { 0, b->n_samples, 0, 1 };
-    float moved[DET_BASIS_MAX_SAMPLES];
+    /* Points are independent: one point per iteration, its own scratch. */
+#pragma omp parallel for schedule(static)
     for (uint32_t i = 0; i < b->n_points; i++) {
+        float moved[DET_BASIS_MAX_SAMPLES];
         offset[i] = 0;
         if (!isfinite(edge[i]))
             continue;
