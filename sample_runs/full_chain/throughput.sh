@@ -5,6 +5,7 @@
 #   PARTS="2 4 8" adds a pipelined row per PSA BlockParts value.
 #   PSA_PARTS="1 2 3 4" adds a sequential and a pipelined row per PSA Parts value (a block cut into parts
 #   worked on at once within the call).
+#   CONF_ROWS="FILE:KEY:VALUE ..." adds a sequential and a pipelined row per setting (e.g. PSA.conf:Neighbours:off).
 #   EXTRA_CONF=DIR puts a configuration directory before the replay chain's in every row.
 #   PSAS="2 3" adds a pipelined row per count of PSA instances sharing the reader's blocks (round robin,
 #   one configuration, one GPU), the builder merging their streams; TRACKERS="2" adds, for each, a row with
@@ -179,6 +180,14 @@ variants() {
         override "psaparts$n" PSA.conf Parts "$n"
         replay "sequential, Parts $n" topologies/replay_chain.xml "$work/conf-psaparts$n:$conf"
         replay "pipelined, Parts $n" topologies/replay_chain.xml "$work/conf-psaparts$n:$conf" --pipeline
+    done
+    for spec in ${CONF_ROWS:-}; do
+        file=${spec%%:*} rest=${spec#*:}
+        key=${rest%%:*} value=${rest#*:}
+        tag=$(printf '%s%s' "$key" "$value" | tr -cd 'A-Za-z0-9')
+        override "$tag" "$file" "$key" "$value"
+        replay "sequential, $key $value" topologies/replay_chain.xml "$work/conf-$tag:$conf"
+        replay "pipelined, $key $value" topologies/replay_chain.xml "$work/conf-$tag:$conf" --pipeline
     done
     for n in ${PSAS:-}; do
         split_actor psa "$n" topologies/replay_chain.xml "$work/replay_chain_psa$n.xml"
