@@ -208,7 +208,10 @@ static void print_physics(FILE *out, const ana_summary *s)
 static void print_balance(FILE *out, const ana_summary *s)
 {
     fprintf(out, "\nEvents and frames\n");
-    if (s->have_report)
+    if (s->have_report && s->n_producers > 1)
+        fprintf(out, "  the %u producers (%s) emitted %llu narwhal:truth frames and %llu crystal frames in all\n",
+                s->n_producers, s->producers, s->produced_truth, s->produced_crystal);
+    else if (s->have_report)
         fprintf(out, "  the producer '%s' emitted %llu events (narwhal:truth frames) and %llu crystal frames\n",
                 s->producer, s->produced_truth, s->produced_crystal);
     else
@@ -226,6 +229,10 @@ static void print_balance(FILE *out, const ana_summary *s)
     if (s->ev_untracked)
         fprintf(out, " + %llu whose crystals reached the file without a data:tracked", s->ev_untracked);
     fputc('\n', out);
+    if (s->truth_repeated)
+        fprintf(out, "  %llu narwhal:truth frames repeat an event already read (its number and timestamp: producers "
+                     "simulating the same events each wrote its truth): each event is counted once\n",
+                s->truth_repeated);
     if (s->truth_ignored)
         fprintf(out, "  ignored: %llu narwhal:truth frame(s) claiming a γ energy outside 0 to %g keV (corrupt: "
                      "counted as frames, not as events); the first: %s\n",
@@ -237,9 +244,11 @@ static void print_balance(FILE *out, const ana_summary *s)
         fprintf(out, "  %llu data:tracked frames did not follow the event they track\n", s->unpaired);
     if (s->have_report)
         fprintf(out, "  balance: %s\n",
-                s->balanced ? "every frame the producer emitted is in the file or counted as rejected, with the "
-                              "actor that rejected it"
-                            : "FAILED: frames were lost (see the checks above)");
+                !s->balanced ? "FAILED: frames were lost (see the checks above)"
+                : s->n_producers > 1 ? "every frame the producers emitted is in the file or counted as rejected, "
+                                       "with the actor that rejected it"
+                                     : "every frame the producer emitted is in the file or counted as rejected, "
+                                       "with the actor that rejected it");
 }
 
 static void print_positions(FILE *out, const ana_summary *s)

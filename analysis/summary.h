@@ -66,7 +66,7 @@ typedef struct ana_summary_line {
 
 typedef struct ana_summary_check {
     int ok;
-    char text[320];
+    char text[512];
 } ana_summary_check;
 
 typedef struct ana_summary {
@@ -85,6 +85,8 @@ typedef struct ana_summary {
     int ends_with_eof;                 /* the file's last frame is a meta:eof */
     unsigned long long other;          /* frames of other ids */
     unsigned long long truth_ignored;  /* narwhal:truth frames with an energy out of bounds, not used */
+    unsigned long long truth_repeated; /* narwhal:truth frames of an event already read (its number and
+                                          timestamp: several producers writing the same events' truth), not used */
     char first_ignored[256];           /* the first of them: event, offset, energy */
     unsigned long long rejected[ANA_SPECTRA]; /* energies not finite or negative (data:psa, data:tracked) */
     char first_rejected[256];          /* the first frame that held one: kind, event, offset, value */
@@ -99,8 +101,10 @@ typedef struct ana_summary {
         ev_missed, ev_piled;
     /* the run's report */
     int have_report;
-    char producer[64];
-    unsigned long long produced_truth, produced_crystal, writer_frames;
+    unsigned n_producers;              /* the report's actors that read no other */
+    char producer[64];                 /* the first of them */
+    char producers[256];               /* their names, quoted: "'gen_A', 'gen_B', 'gen_C' and 1 more" */
+    unsigned long long produced_truth, produced_crystal, writer_frames; /* summed over the producers */
     int n_checks;
     ana_summary_check check[ANA_SUMMARY_CHECKS];
     int balanced;                      /* every check holds */

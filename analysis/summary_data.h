@@ -18,6 +18,16 @@ typedef struct sum_vec {
 void *sum_push(sum_vec *v, size_t size);
 void sum_vec_free(sum_vec *v);
 
+/* The events whose truth was read, by number and timestamp (summary_seen.c). */
+typedef struct sum_seen {
+    struct sum_seen_slot *slot;
+    size_t n, cap;
+} sum_seen;
+
+/* Adds (event, timestamp): 1 when it is new, 0 when it was there, -1 out of memory. */
+int sum_seen_add(sum_seen *s, uint32_t event, uint64_t timestamp);
+void sum_seen_free(sum_seen *s);
+
 /* A point in a crystal: a PSA hit, or the truth's deposits of one event in one
  * segment (their energy-weighted centre, which is what the PSA looks for). */
 typedef struct sum_point {
@@ -52,6 +62,7 @@ typedef struct sum_built {
 
 typedef struct sum_data {
     sum_vec truth, truth_points, hits, crystals, built;
+    sum_seen truth_seen; /* the events of d->truth: a repeated event's truth is counted once */
     sum_vec tracked_e; /* float: energies of the tracked γ (Doppler-corrected when beta is set) */
     long last_built;   /* the built event the previous top-level frame held, else -1 */
     const char *narwhal; /* the pair's Narwhal file as named (--narwhal), or NULL */
@@ -87,12 +98,20 @@ typedef struct sum_kind {
 typedef struct sum_actor {
     char name[64];
     unsigned long long frames_in, frames_out;
+    unsigned n_sources; /* the actors it reads: 0 for a producer */
     sum_kind kinds[ANA_REPORT_KINDS];
     unsigned n_kinds;
 } sum_actor;
 
+/* Actor `to` reads actor `from` (indices into sum_report.actors). */
+typedef struct sum_edge {
+    size_t from, to;
+} sum_edge;
+
 typedef struct sum_report {
-    sum_vec actors; /* sum_actor, chain order */
+    sum_vec actors; /* sum_actor, the run's order: every actor after those it reads */
+    sum_vec edges;  /* sum_edge: the report's source records; a report without them (written before
+                       they were) is taken as a chain in its order */
     sum_vec table;  /* char: the printed table, lines ending in '\n' */
 } sum_report;
 
@@ -104,7 +123,7 @@ void sum_report_free(sum_report *r);
 /* The frames of id that actor a emitted, top-level plus inside composites. */
 unsigned long long sum_emitted(const sum_actor *a, uint32_t id);
 
-/* The checks that follow the producer's frames to the file (after sum_read_file). */
+/* The checks that follow the producers' frames to the file (after sum_read_file). */
 void sum_check_balance(ana_summary *s, const sum_report *r);
 
 /* Events, PSA against the truth, spectra, efficiencies (after sum_read_file). */

@@ -39,6 +39,7 @@ void sum_data_free(sum_data *d)
     sum_vec_free(&d->crystals);
     sum_vec_free(&d->built);
     sum_vec_free(&d->tracked_e);
+    sum_seen_free(&d->truth_seen);
     free(d->truth_frame);
     d->truth_frame = NULL;
 }
@@ -144,6 +145,15 @@ static int on_truth(sum_data *d, const adf_frame *f, uint64_t base)
     d->s->truth++;
     if (truth_is_corrupt(d, f, base, t))
         return ANA_OK;
+    /* Producers that simulate the same events (the same Seed: AGATA's shapes' chain has a
+     * producer per shape) may each write their truth: an event is emitted once. */
+    int fresh = sum_seen_add(&d->truth_seen, f->key.event, f->key.timestamp);
+    if (fresh < 0)
+        return no_memory(d);
+    if (!fresh) {
+        d->s->truth_repeated++;
+        return ANA_OK;
+    }
     sum_truth *e = sum_push(&d->truth, sizeof *e);
     if (!e)
         return no_memory(d);

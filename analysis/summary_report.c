@@ -1,4 +1,4 @@
-/* summary_report.c: `narwhal summary` reads the run's report and follows the producer's frames to the output file. */
+/* summary_report.c: `narwhal summary` reads the run's report and follows the producers' frames to the output file. */
 #include "summary_data.h"
 #include "ana.h"
 
@@ -63,6 +63,18 @@ static int add_kind(sum_report *r, char **field, int n)
     return count(field[4], &k->frames) || count(field[5], &k->inside) ? -1 : 0;
 }
 
+/* "source NAME FROM": NAME reads FROM, both actors already read (FROM runs before NAME). */
+static int add_source(sum_report *r, char **field, int n)
+{
+    sum_actor *to = n == 3 ? find_actor(r, field[1]) : NULL, *from = n == 3 ? find_actor(r, field[2]) : NULL;
+    sum_edge *e = to && from && from != to ? sum_push(&r->edges, sizeof *e) : NULL;
+    if (!e)
+        return -1;
+    to->n_sources++;
+    *e = (sum_edge){.from = (size_t)(from - (sum_actor *)r->actors.p), .to = (size_t)(to - (sum_actor *)r->actors.p)};
+    return 0;
+}
+
 static int add_table_line(sum_report *r, const char *text)
 {
     for (const char *p = text;; p++) {
@@ -88,9 +100,29 @@ static int parse_line(sum_report *r, char *line, unsigned number)
         return n == 12 || n == 13 ? add_actor(r, field, n) : -1; /* 13: with DEVICE (emulator/report.h) */
     if (strcmp(field[0], "kind") == 0)
         return add_kind(r, field, n);
+    if (strcmp(field[0], "source") == 0)
+        return add_source(r, field, n);
     return strcmp(field[0], "topology") == 0 || strcmp(field[0], "run") == 0 || strcmp(field[0], "other") == 0
                ? 0
                : -1;
+}
+
+/* A report without source records (written before they were): an actor that took no frame in is
+ * a producer (the first one, and those of topologies that list a producer before its PSA), each
+ * other actor reads the one before it. */
+static int as_chain(sum_report *r)
+{
+    for (size_t k = 1; k < r->actors.n; k++) {
+        const sum_actor *a = &((const sum_actor *)r->actors.p)[k];
+        if (a->frames_in == 0)
+            continue;
+        sum_edge *e = sum_push(&r->edges, sizeof *e);
+        if (!e)
+            return -1;
+        *e = (sum_edge){.from = k - 1, .to = k};
+        ((sum_actor *)r->actors.p)[k].n_sources = 1;
+    }
+    return 0;
 }
 
 int sum_read_report(const char *path, sum_report *r, char *err, size_t errlen)
@@ -115,6 +147,8 @@ int sum_read_report(const char *path, sum_report *r, char *err, size_t errlen)
     if (rc == ANA_OK && r->actors.n < 2)
         rc = ana_fail(err, errlen, ANA_E_INPUT, "%s: %s", path,
                       number ? "fewer than two actors: not the report of a chain" : "empty");
+    if (rc == ANA_OK && !r->edges.n && as_chain(r) != 0)
+        rc = ana_fail(err, errlen, ANA_E_MEMORY, "%s: out of memory", path);
     free(line);
     fclose(fp);
     return rc;
@@ -123,6 +157,7 @@ int sum_read_report(const char *path, sum_report *r, char *err, size_t errlen)
 void sum_report_free(sum_report *r)
 {
     sum_vec_free(&r->actors);
+    sum_vec_free(&r->edges);
     sum_vec_free(&r->table);
 }
 
@@ -148,31 +183,75 @@ static void check(ana_summary *s, int ok, const char *fmt, ...)
     s->balanced &= ok;
 }
 
-/* The first actor after the producer that emits id, or NULL. */
+/* An actor that reads no other: a producer. */
+static int is_producer(const sum_report *r, size_t k) { return ((const sum_actor *)r->actors.p)[k].n_sources == 0; }
+
+/* An actor that makes data:psa from a producer's crystal frames: a PSA. */
+static int is_psa(const sum_report *r, size_t k)
+{
+    const sum_actor *a = r->actors.p;
+    const sum_edge *e = r->edges.p;
+    if (!sum_emitted(&a[k], ADF_ID_DATA_PSA))
+        return 0;
+    for (size_t i = 0; i < r->edges.n; i++)
+        if (e[i].to == k && is_producer(r, e[i].from) && sum_emitted(&a[e[i].from], ADF_ID_NW_CRYSTAL))
+            return 1;
+    return 0;
+}
+
+/* The quoted names of the actors that pick() takes, into out: "'a', 'b', 'c'", from the fourth
+ * on "'a', 'b', 'c' and 5 more"; and their count. */
+static unsigned name_list(const sum_report *r, int (*pick)(const sum_report *, size_t), char *out, size_t len)
+{
+    const sum_actor *a = r->actors.p;
+    unsigned n = 0;
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < r->actors.n; k++)
+        if (pick(r, k) && ++n <= 3 && used < len)
+            used += (size_t)snprintf(out + used, len - used, "%s'%s'", n > 1 ? ", " : "", a[k].name);
+    if (n > 3 && used < len)
+        snprintf(out + used, len - used, " and %u more", n - 3);
+    return n;
+}
+
+/* Sums what the actors that pick() takes emitted of id. */
+static unsigned long long emitted_by(const sum_report *r, int (*pick)(const sum_report *, size_t), uint32_t id)
+{
+    const sum_actor *a = r->actors.p;
+    unsigned long long n = 0;
+    for (size_t k = 0; k < r->actors.n; k++)
+        n += pick(r, k) ? sum_emitted(&a[k], id) : 0;
+    return n;
+}
+
+/* The first actor that reads another and emits id, or NULL. */
 static const sum_actor *first_emitting(const sum_report *r, uint32_t id)
 {
     const sum_actor *a = r->actors.p;
-    for (size_t k = 1; k < r->actors.n; k++)
-        if (sum_emitted(&a[k], id))
+    for (size_t k = 0; k < r->actors.n; k++)
+        if (!is_producer(r, k) && sum_emitted(&a[k], id))
             return &a[k];
     return NULL;
 }
 
-/* data:crystal turned into data:psa by the PSA: each frame is written or rejected there. */
+/* data:crystal turned into data:psa by the PSAs the producers feed: each frame is written or rejected there. */
 static void check_crystals(ana_summary *s, const sum_report *r)
 {
-    const sum_actor *psa = first_emitting(r, ADF_ID_DATA_PSA);
-    unsigned long long made = psa ? sum_emitted(psa, ADF_ID_DATA_PSA) : 0;
-    if (!psa) {
+    char psas[200];
+    unsigned n = name_list(r, is_psa, psas, sizeof psas);
+    unsigned long long made = emitted_by(r, is_psa, ADF_ID_DATA_PSA);
+    if (!n) {
         check(s, s->crystal == s->produced_crystal,
               "data:crystal: %llu produced, %llu written (no actor made data:psa)", s->produced_crystal, s->crystal);
         return;
     }
     unsigned long long rejected = s->produced_crystal > made ? s->produced_crystal - made : 0;
     check(s, made + rejected == s->produced_crystal && s->psa == made,
-          "data:crystal: %llu produced = %llu written as data:psa + %llu rejected by '%s' (its log gives the "
-          "reasons); '%s' made %llu data:psa, %llu reached the file",
-          s->produced_crystal, s->psa, rejected, psa->name, psa->name, made, s->psa);
+          "data:crystal: %llu produced = %llu written as data:psa + %llu rejected by %s (%s log%s the reasons); %s "
+          "made %llu data:psa, %llu reached the file",
+          s->produced_crystal, s->psa, rejected, psas, n > 1 ? "their" : "its", n > 1 ? "s give" : " gives",
+          n > 1 ? "they" : psas, made, s->psa);
 }
 
 /* Each event the builder made is tracked: one data:tracked each. */
@@ -191,23 +270,51 @@ static void check_events(ana_summary *s, const sum_report *r)
           s->tracked_status[1], s->tracked_status[2]);
 }
 
+/* Each producer ends its data with a meta:eof per run, and a join (the builder) passes one end of
+ * the data once all its inputs have ended: the file holds as many as each producer emitted. */
+static void check_eof(ana_summary *s, const sum_report *r, const char *producers)
+{
+    const sum_actor *a = r->actors.p;
+    unsigned long long least = ~0ull, most = 0;
+    for (size_t k = 0; k < r->actors.n; k++)
+        if (is_producer(r, k)) {
+            unsigned long long n = sum_emitted(&a[k], ADF_ID_META_EOF);
+            least = n < least ? n : least;
+            most = n > most ? n : most;
+        }
+    char each[128];
+    if (least != most)
+        snprintf(each, sizeof each, "%llu to %llu produced (not every producer ended its data) by ", least, most);
+    else
+        snprintf(each, sizeof each, "%llu produced by %s", most, s->n_producers > 1 ? "each of " : "");
+    check(s, least == most && s->eof == most && (most == 0 || s->ends_with_eof),
+          "meta:eof: %s%s, %llu in the file%s", each, producers, s->eof,
+          most == 0 ? " (the run was stopped before the end of its data)"
+          : s->ends_with_eof ? ", last: the data is complete" : ", not last: frames came after the end of the data");
+}
+
 void sum_check_balance(ana_summary *s, const sum_report *r)
 {
-    const sum_actor *a = r->actors.p, *producer = &a[0], *last = &a[r->actors.n - 2];
-    snprintf(s->producer, sizeof s->producer, "%s", producer->name);
-    s->produced_truth = sum_emitted(producer, ADF_ID_NW_TRUTH);
-    s->produced_crystal = sum_emitted(producer, ADF_ID_NW_CRYSTAL);
-    s->writer_frames = last->frames_out;
+    const sum_actor *a = r->actors.p;
+    const sum_edge *e = r->edges.p;
+    size_t writer = r->actors.n - 1;
+    char producers[sizeof s->producers + 32];
+    s->n_producers = name_list(r, is_producer, s->producers, sizeof s->producers);
+    snprintf(s->producer, sizeof s->producer, "%s", a[0].name); /* the run's order starts with a producer */
+    if (s->n_producers > 1)
+        snprintf(producers, sizeof producers, "the %u producers (%s)", s->n_producers, s->producers);
+    else
+        snprintf(producers, sizeof producers, "%s", s->producers);
+    s->produced_truth = emitted_by(r, is_producer, ADF_ID_NW_TRUTH);
+    s->produced_crystal = emitted_by(r, is_producer, ADF_ID_NW_CRYSTAL);
+    for (size_t i = 0; i < r->edges.n; i++)
+        s->writer_frames += e[i].to == writer ? a[e[i].from].frames_out : 0;
     check(s, s->writer_frames == s->frames, "the writer '%s' received %llu frames; the file holds %llu",
-          a[r->actors.n - 1].name, s->writer_frames, s->frames);
-    check(s, s->produced_truth == s->truth, "narwhal:truth: %llu produced by '%s', %llu in the file",
-          s->produced_truth, producer->name, s->truth);
+          a[writer].name, s->writer_frames, s->frames);
+    check(s, s->produced_truth == s->truth, "narwhal:truth: %llu produced by %s, %llu in the file",
+          s->produced_truth, producers, s->truth);
     if (s->produced_crystal)
         check_crystals(s, r);
     check_events(s, r);
-    unsigned long long produced_eof = sum_emitted(producer, ADF_ID_META_EOF);
-    check(s, s->eof == produced_eof && (produced_eof == 0 || s->ends_with_eof),
-          "meta:eof: %llu produced by '%s', %llu in the file%s", produced_eof, producer->name, s->eof,
-          produced_eof == 0 ? " (the run was stopped before the end of its data)"
-          : s->ends_with_eof ? ", last: the data is complete" : ", not last: frames came after the end of the data");
+    check_eof(s, r, producers);
 }

@@ -222,6 +222,12 @@ static void write_actor(FILE *out, const emu_chain *c, const emu_run_result *r, 
             st->wait_output);
     put_field(out, device_of(st));
     fputc('\n', out);
+    for (size_t i = 0; i < c->topology->actors[k].n_sources; i++) {
+        fputs("source", out);
+        put_field(out, name);
+        put_field(out, c->topology->actors[c->topology->actors[k].sources[i].from].name);
+        fputc('\n', out);
+    }
     for (unsigned i = 0; i < st->n_kinds; i++) {
         const char *id_name = adf_id_name(st->kinds[i].id);
         fputs("kind", out);

@@ -17,6 +17,8 @@ void emu_report_print(FILE *out, const emu_chain *c, const emu_run_result *r);
  *                   STRICT(0|1)
  *   actor           NAME  LIBRARY  BLOCKS  FRAMES_IN  FRAMES_OUT  BYTES_IN  BYTES_OUT  SECONDS
  *                   BLOCK_SECONDS  WAIT_IN  WAIT_OUT  DEVICE
+ *   source          NAME  FROM                   actor NAME reads FROM (one per input, in input
+ *                                                order; a producer has none)
  *   kind            NAME  ID(0x%08x)  ID_NAME(or ?)  FRAMES  INSIDE   what actor NAME emitted
  *   other           NAME  FRAMES                     frames of ids past EMU_MAX_KINDS
  *   table           LINE                             the table emu_report_print prints
