@@ -161,15 +161,15 @@ static int pieces(const psa_actor *a)
     return psa_set.block_parts ? (int)psa_set.block_parts : a->gpu_block ? 2 : 1;
 }
 
-/* The parts a block is cut into (psa_parts.h): Parts, else 3 with the whole
- * block on the GPU (its searches overlap the next part's decoding, as three
- * PSA instances sharing one GPU did: docs/PERF.md, issue 20), else 1 (the
- * CPU's searches already use every core).  Where a part cannot have its own
- * device workspace, the block stays whole. */
+/* The parts a block is cut into (psa_parts.h): Parts, 1 unless configured
+ * (on the H200 three parts made the PSA slower than one: their searches
+ * compete for the one device and each part fills its own half-empty tiles,
+ * docs/PERF.md, issue 20).  Where a part cannot have its own device
+ * workspace, the block stays whole. */
 static unsigned open_parts(psa_actor *a)
 {
     char msg[512];
-    int n = psa_set.parts ? (int)psa_set.parts : a->gpu_block ? 3 : 1;
+    int n = (int)psa_set.parts;
     psa_status st = psa_parts_open(&a->parts, &a->setup, n, msg, sizeof msg);
     if (st == PSA_E_DEVICE) {
         kit_log(a->k.name, KIT_WARN, "Parts %d: %s; the blocks are worked on whole", n, msg);

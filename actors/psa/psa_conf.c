@@ -27,11 +27,11 @@ static const kit_key keys[] = {
       .help = "pieces each part of a block (Parts) is decoded in: with the whole block on the GPU, "
               "each piece's traces go there and are aligned while the host decodes the next (0: two "
               "with the whole block on the GPU, one on the CPU)" },
-    { "Parts", KIT_INT, offsetof(psa_settings, parts), "0", KIT_RANGE(0, 16),
+    { "Parts", KIT_INT, offsetof(psa_settings, parts), "1", KIT_RANGE(1, 16),
       .help = "parts a block is cut into (at frame boundaries), each decoded and searched on a thread "
               "of its own, with the whole block on the GPU in a device stream of its own, while the "
-              "next decodes: the output is the same (0: 3 with the whole block on the GPU, 1 otherwise: "
-              "the CPU's searches are already parallel)" },
+              "next decodes: the output is the same (1: measured on the H200, three parts made the "
+              "PSA slower, docs/PERF.md; the CPU's searches are already parallel)" },
     { "Search", KIT_LIST, offsetof(psa_settings, search), "full",
       .help = "full (every point of the segment: the exact minimum) or adaptive (the coarse grid, "
               "then the points near its best)" },
