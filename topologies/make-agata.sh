@@ -29,7 +29,7 @@
 #   topologies/make-agata.sh --array detector/arrays/triple-atc.txt --name triple_atc --events 2000 \
 #       --direction "62 59 -216"                              # AGATA's cluster 0, shapes A, B, C
 #   topologies/make-agata.sh --array detector/arrays/agata180-atc.txt --name full_chain_atc --per shape \
-#       --source 60Co --events 50000                          # make run-atc: AGATA's array, a PSA per shape
+#       --source 60Co --events 50000                          # make run: AGATA's array, a PSA per shape
 set -euo pipefail
 
 die() { echo "make-agata.sh: $*" >&2; exit 2; }
