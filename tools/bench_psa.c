@@ -439,8 +439,9 @@ static void print_ratios(const bench *B)
         snprintf(what, sizeof what, "%s %s %s", r->path, r->data, r->mode);
         bl_ratio("bench-psa", what, r->rate, "search", bytes, ops, on_gpu ? &gpu : one ? &cpu1 : &cpu);
         if (r->kernel_rate > 0) {
-            snprintf(what, sizeof what, "%s %s %s, kernel only", r->path, r->data, r->mode);
-            bl_ratio("bench-psa", what, r->kernel_rate, "search", bytes, ops, &gpu);
+            char kernel[112];
+            snprintf(kernel, sizeof kernel, "%s, kernel only", what);
+            bl_ratio("bench-psa", kernel, r->kernel_rate, "search", bytes, ops, &gpu);
         }
         double w = on_gpu ? r->gpu_w : r->cpu_w;
         if (r->gpu_w < 0 && r->cpu_w < 0)
@@ -530,14 +531,16 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: bench-psa [--basis FILE] [--searches N] [--cpu N] [--naive N] [--exponent P] "
-            "[--ladder N] [--prune-step N] [--gpu DEV] [--gpu-prune] [--coarse MM] [--radius MM] [--check]\n"
+            "[--ladder N] [--prune-step N] [--gpu DEV] [--no-gpu-prune] [--coarse MM] [--radius MM] [--check]\n"
             "       bench-psa --accuracy PSA-OUTPUT.adf [--csv FILE]\n"
             "defaults: --basis " DEFAULT_BASIS " (built when missing) --searches 65536 (GPU) --cpu 8192 "
             "--naive 400 --ladder 2048 --prune-step 128 --exponent 0.3 --gpu 0 --coarse 6 --radius 8 "
             "(adaptive search, as PSA.conf)\n"
             "--ladder: searches of the thesis's algorithm and ours on one thread and on all; --prune-step: "
             "columns per step of the CPU's pruned full search (at most 128)\n"
-            "--gpu-prune: also the GPU's pruned full search (gs_gpu_set_prune), checked bit for bit\n"
+            "the GPU's pruned full search (gs_gpu_set_prune, the actor's default GPUPrune fine) is measured "
+            "and checked bit for bit beside the exhaustive one; --no-gpu-prune leaves it out (--gpu-prune: "
+            "the default, accepted)\n"
             "--check: exit 1 unless the CPU agrees with the naive reference and the GPU with the CPU\n");
     return 2;
 }
@@ -546,11 +549,15 @@ static int parse(int argc, char **argv, options *o)
 {
     *o = (options){ .basis = DEFAULT_BASIS, .searches = 65536, .cpu = 8192, .naive = 400, .ladder = 2048,
                     .prune_step = PSA_PRUNE_STEP, .p = 0.3,
-                    .coarse_mm = 6, .radius_mm = 8 };
+                    .coarse_mm = 6, .radius_mm = 8, .gpu_prune = true };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--check") || !strcmp(a, "--gpu-prune")) {
             *(!strcmp(a, "--check") ? &o->check : &o->gpu_prune) = true;
+            continue;
+        }
+        if (!strcmp(a, "--no-gpu-prune")) {
+            o->gpu_prune = false;
             continue;
         }
         if (!v)
