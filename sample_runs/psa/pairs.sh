@@ -2,6 +2,7 @@
 # pairs.sh: the PSA on own events with one or two interactions by class (issue 15: two hits in neighbouring segments): psa-pairs makes them, adf_reader -> psa -> adf_writer searches them with Neighbours off and iterate, psa-pairs scores them by class; results under sample_runs/psa/LABEL/.
 #   sh sample_runs/psa/pairs.sh LABEL [EVENTS] [THREADS] [DEVICE]
 #   EVENTS: 2000 (round the classes single, ring, sector, diagonal, far; 1332 keV, 25-75 % splits)
+#   SEARCH=adaptive: the PSA's Search (full by default).
 #   THREADS: the PSA's Threads (1: its CPU time per crystal); DEVICE: cpu (PSA.conf's Device)
 set -eu
 label=${1:?usage: pairs.sh LABEL [EVENTS] [THREADS] [DEVICE]}
@@ -20,7 +21,8 @@ for mode in off iterate; do
     printf 'File %s\n' "$work/events.adf" > "$work/$mode/ADFReader.conf"
     printf 'File %s\n' "$work/$mode/output.adf" > "$work/$mode/ADFWriter.conf"
     sed -e "s|^Device .*|Device     $device|" -e "s|^Threads .*|Threads    $threads|" \
-        -e "s|^Neighbours .*|Neighbours $mode|" topologies/conf/PSA.conf > "$work/$mode/PSA.conf"
+        -e "s|^Neighbours .*|Neighbours $mode|" -e "s|^Search .*|Search     ${SEARCH:-full}|" \
+        topologies/conf/PSA.conf > "$work/$mode/PSA.conf"
     cp "$work/$mode/PSA.conf" "$keep/PSA-$mode.conf"
     "$BUILD/bin/narwhal" run topologies/psa.xml --actors "$BUILD/actors" --conf "$work/$mode" \
         > "$keep/run-$mode.log" 2>&1
