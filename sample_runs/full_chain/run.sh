@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh: records a run of topologies/full_chain.xml (make run's chain) under sample_runs/full_chain/LABEL/: command, log, summary, table, plots.
+# run.sh: records a run of topologies/full_chain.xml (make run-regular's chain) under sample_runs/full_chain/LABEL/: command, log, summary, table, plots.
 #   sh sample_runs/full_chain/run.sh LABEL [narwhal run options, e.g. --pipeline]
 set -eu
 label=${1:?usage: run.sh LABEL [narwhal run options]}
