@@ -154,7 +154,30 @@ static unsigned check_selection(gen *g)
     return 0;
 }
 
-/* One basis per shape of the world: the Bases key's for an array that names its shapes, else the Basis key's. */
+/* Whether the basis of shape t is needed: for the truth (every crystal's
+ * hits by collecting segment) or for a selected crystal of that shape's
+ * traces.  A generator emitting one shape's crystals of AGATA's array then
+ * holds one basis (0.7 GB each), not three. */
+static bool shape_needed(const gen *g, int t)
+{
+    if (gen_resolved.emit_truth || writes_gammaevents())
+        return true;
+    for (int k = 0; k < g->world.n; k++)
+        if (g->world.type[k] == t && kit_crystals_has(&gen_resolved.crystals, g->world.pl[k].id))
+            return true;
+    return false;
+}
+
+/* The first basis held: every shape's traces start alike (they depend on the event alone). */
+static const struct sim_traces *any_traces(const gen *g)
+{
+    for (int t = 0; t < g->world.n_shapes; t++)
+        if (g->traces[t])
+            return g->traces[t];
+    return NULL;
+}
+
+/* One basis per shape of the world that is needed: the Bases key's for an array that names its shapes, else the Basis key's. */
 static unsigned open_bases(gen *g)
 {
     char msg[768];
@@ -166,6 +189,8 @@ static unsigned open_bases(gen *g)
                         gen_resolved.conf_file, gen_settings.array, g->array.n_shapes, g->array.n_shapes == 1 ? "" : "s",
                         shaped ? bases->n : 0);
     for (int t = 0; t < g->world.n_shapes; t++) {
+        if (!shape_needed(g, t))
+            continue; /* its crystals' hits keep their geometric segments, in no frame emitted */
         const char *path = shaped ? bases->v[t] : gen_settings.basis;
         if (sim_traces_open(&g->traces[t], path, &g->world.shape[t], &gen_resolved.trace, g->physics.seed, msg,
                             sizeof msg))
@@ -191,7 +216,7 @@ unsigned gen_initialise(gen *g)
         return code;
     kit_crystals_describe(&gen_resolved.crystals, which, sizeof which);
     kit_log(g->k.name, KIT_INFO, "%d crystals from %s, frames of %s; %s; %d thread%s", g->world.n,
-            gen_settings.array, which, g->traces[0] ? "traces from the basis" : "no traces", g->n_threads,
+            gen_settings.array, which, any_traces(g) ? "traces from the basis" : "no traces", g->n_threads,
             g->n_threads > 1 ? "s" : "");
     return 0;
 }
@@ -276,7 +301,7 @@ static unsigned encode_one(const gen *g, gen_work *w, gen_slot *s)
         return NARVAL_E_NOMEM;
     }
     if (crystals)
-        sim_traces_start(g->traces[0], ev); /* the same start for every shape: it depends on the event alone */
+        sim_traces_start(any_traces(g), ev);
     adf_writer out;
     adf_writer_init(&out, s->bytes, s->cap);
     int rc = truth ? adf_truth_write(&out, s->number, s->timestamp, &ev->truth) : ADF_OK;
