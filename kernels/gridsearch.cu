@@ -504,7 +504,8 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
 }
 
 /* The fine stage: one warp per search, its lanes over the columns near its
- * best coarse column (answer[] holds it), 32 at a time.  Each column's values
+ * best coarse column (answer[] holds it; local: over the local list of the
+ * column the search holds, after the segment's coarse lists), 32 at a time.  Each column's values
  * are one point-major run; for each mask channel the warp copies the 32 runs'
  * window into shared memory (consecutive lanes read consecutive values:
  * coalesced; the 32 loads issued before any store), transposed so that lane
@@ -512,7 +513,7 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
 constexpr int kStagePitch = 33; /* 32 columns + 1: the transposed writes hit 32 banks */
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) search_near(const args a, uint32_t k_max)
+__global__ void __launch_bounds__(kThreads) search_near(const args a, uint32_t k_max, bool local)
 {
     typedef typename lanes<T>::type V;
     float *scale = reinterpret_cast<float *>(smem);
@@ -536,9 +537,9 @@ __global__ void __launch_bounds__(kThreads) search_near(const args a, uint32_t k
     const T *src = static_cast<const T *>(a.meas) + q.meas;
     for (uint32_t k = lane; k < k_count; k += 32)
         meas[k] = src[k];
-    uint32_t coarse = (uint32_t)a.answer[qi];
-    const uint32_t *list = a.near + a.near_first[g.near_first + coarse];
-    uint32_t n = a.near_first[g.near_first + coarse + 1] - a.near_first[g.near_first + coarse];
+    const uint32_t at = g.near_first + (local ? g.n_coarse + 1 + q.column : (uint32_t)a.answer[qi]);
+    const uint32_t *list = a.near + a.near_first[at];
+    uint32_t n = a.near_first[at + 1] - a.near_first[at];
     const T *pm = static_cast<const T *>(a.pm) + g.pm_offset;
     float best = __int_as_float(0x7f800000);
     uint32_t best_col = ~0u;
@@ -816,19 +817,22 @@ args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned lo
     return a;
 }
 
-/* Queues on st the tile search of n searches and, when adaptive, the search of their neighbours after it. */
+/* Queues on st the tile search of n searches (GS_FULL; GS_ADAPTIVE: of the
+ * coarse points, then the search of their neighbours after it), or their
+ * local searches alone (GS_LOCAL). */
 template <typename T>
-void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, int adaptive, cudaStream_t st)
+void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, int mode, cudaStream_t st)
 {
     const size_t smem = g->smem_prune[g->prune];
-    if (g->prune == GS_PRUNE_FINE && !adaptive)
+    if (g->prune == GS_PRUNE_FINE && mode == GS_FULL)
         search_tiles_pruned<T, GS_PRUNE_FINE><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
-    else if (g->prune == GS_PRUNE_EXPONENT && !adaptive)
+    else if (g->prune == GS_PRUNE_EXPONENT && mode == GS_FULL)
         search_tiles_pruned<T, GS_PRUNE_EXPONENT><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
-    else
+    else if (mode != GS_LOCAL)
         search_tiles<T><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
-    if (adaptive)
-        search_near<T><<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, g->smem_near, st>>>(a, g->max_k);
+    if (mode != GS_FULL)
+        search_near<T><<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, g->smem_near, st>>>(a, g->max_k,
+                                                                                             mode == GS_LOCAL);
 }
 
 /* The chunk's searches in s, each with its measured values copied (by the
@@ -874,7 +878,7 @@ int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t fr
 
 /* Packs sorted searches [from, to) and their measured values into s and queues its work. */
 int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to,
-                 const void *meas, gs_copier *copy, void *ctx, int adaptive, char *msg, size_t len)
+                 const void *meas, gs_copier *copy, void *ctx, int mode, char *msg, size_t len)
 {
     size_t n = to - from;
     size_t max_tiles = tiles_bound(g, n);
@@ -882,7 +886,7 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     int rc = pack_chunk(g, s, q, o, from, to, meas, copy, ctx, off_q, off_m, msg, len);
     if (rc)
         return rc;
-    size_t n_tiles = make_tiles(g, q, o, from, to, adaptive != 0, reinterpret_cast<tile *>(s->h_in));
+    size_t n_tiles = mode == GS_LOCAL ? 0 : make_tiles(g, q, o, from, to, mode == GS_ADAPTIVE, reinterpret_cast<tile *>(s->h_in));
     GPU_CHECK(cudaMemcpyAsync(s->d_in, s->h_in, s->in_bytes, cudaMemcpyHostToDevice, s->stream),
               "copying searches and their measured values to the device");
     GPU_CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
@@ -893,9 +897,9 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     if (from == 0)
         GPU_CHECK(cudaEventRecord(g->first_k0, s->stream), "cudaEventRecord");
     if (g->elem == 2)
-        launch_searches<int16_t>(g, a, n_tiles, n, adaptive, s->stream);
+        launch_searches<int16_t>(g, a, n_tiles, n, mode, s->stream);
     else
-        launch_searches<float>(g, a, n_tiles, n, adaptive, s->stream);
+        launch_searches<float>(g, a, n_tiles, n, mode, s->stream);
     GPU_CHECK(cudaGetLastError(), "launching the grid search");
     GPU_CHECK(cudaEventRecord(s->k1, s->stream), "cudaEventRecord");
     GPU_CHECK(cudaMemcpyAsync(s->h_out, s->d_out, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
@@ -1040,7 +1044,7 @@ extern "C" double gs_gpu_kernel_ms(const gs_gpu *g) { return g->kernel_ms; }
 extern "C" void gs_gpu_times(const gs_gpu *g, gs_gpu_time *t) { *t = g->total; }
 
 extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier *copy, void *ctx,
-                             int adaptive, char *msg, size_t len)
+                             int mode, char *msg, size_t len)
 {
     order o;
     int rc = GPU_OK;
@@ -1061,7 +1065,7 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
         size_t to = next_cut(q, &o, from, n, target);
         if ((rc = finish(g, s, &o, q, msg, len)) == GPU_OK) {
             double t = seconds();
-            rc = launch_chunk(g, s, q, &o, from, to, meas, copy, ctx, adaptive, msg, len);
+            rc = launch_chunk(g, s, q, &o, from, to, meas, copy, ctx, mode, msg, len);
             g->total.pack_s += seconds() - t;
             g->total.chunks++;
         }
@@ -1086,7 +1090,7 @@ int gs_resident_device(const gs_gpu *g) { return g->device; }
 
 size_t gs_resident_plan_bytes(const gs_gpu *g, size_t n) { return tiles_bound(g, n) * sizeof(tile); }
 
-size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int adaptive, void *plan)
+size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int mode, void *plan)
 {
     order o;
     memset(o.first, 0, sizeof o.first);
@@ -1098,14 +1102,14 @@ size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int a
     }
     for (uint32_t s = 0; s < g->n_segments; s++)
         o.first[s + 1] += o.first[s];
-    size_t count = n ? make_tiles(g, sorted, &o, 0, n, adaptive != 0, static_cast<tile *>(plan)) : 0;
+    size_t count = n && mode != GS_LOCAL ? make_tiles(g, sorted, &o, 0, n, mode == GS_ADAPTIVE, static_cast<tile *>(plan)) : 0;
     free(o.idx);
     return count;
 }
 
 cudaError_t gs_resident_launch(const gs_gpu *g, cudaStream_t st, const void *d_plan, size_t n_tiles,
                                const gs_query *d_q, size_t n, const float *d_meas,
-                               unsigned long long *d_answer, int adaptive, const gs_remap *d_remap)
+                               unsigned long long *d_answer, int mode, const gs_remap *d_remap)
 {
     if (n == 0)
         return cudaSuccess;
@@ -1113,6 +1117,6 @@ cudaError_t gs_resident_launch(const gs_gpu *g, cudaStream_t st, const void *d_p
     if (err != cudaSuccess)
         return err;
     launch_searches<float>(g, make_args(g, d_q, d_meas, d_answer, static_cast<const tile *>(d_plan), n, d_remap),
-                           n_tiles, n, adaptive, st);
+                           n_tiles, n, mode, st);
     return cudaGetLastError();
 }

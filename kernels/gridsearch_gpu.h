@@ -38,7 +38,8 @@ typedef struct gs_segment {
     uint64_t offset;     /* k-major block: value (k, col) at values[offset + k * pad + col] */
     uint64_t pm_offset;  /* point-major: value (k, col) at pm[pm_offset + col * n_mask * window + k] */
     uint32_t n_points, n_coarse, pad, n_mask;
-    uint32_t near_first; /* this segment's first entry in near_first[] (one per coarse column, plus one) */
+    uint32_t near_first; /* this segment's first entry in near_first[] (one per coarse column, plus one;
+                            then, with local lists, one per column, plus one) */
 } gs_segment;
 GPU_LAYOUT(sizeof(gs_segment) == 40 && offsetof(gs_segment, pm_offset) == 8 &&
            offsetof(gs_segment, n_points) == 16 && offsetof(gs_segment, n_coarse) == 20 &&
@@ -52,7 +53,7 @@ typedef struct gs_basis {
     int i16;
     const void *values, *pm;
     uint64_t n_values, n_pm;
-    const uint32_t *near_first, *near; /* columns near each coarse column, per segment */
+    const uint32_t *near_first, *near; /* columns near each coarse column, then the local lists, per segment */
     uint64_t n_near_first, n_near;
 } gs_basis;
 GPU_LAYOUT(sizeof(gs_basis) == 96 && offsetof(gs_basis, window) == 4 && offsetof(gs_basis, max_k) == 8 &&
@@ -79,18 +80,24 @@ typedef struct gs_copy {
 } gs_copy;
 typedef void gs_copier(void *ctx, const gs_copy *runs, size_t n);
 
+/* What a search computes (gs_gpu_search's and gs_resident_launch's mode):
+ * every point (GS_FULL); the coarse points, then the points near the best
+ * (GS_ADAPTIVE); the points of the local list of the column each search
+ * holds on input (GS_LOCAL: the PSA's PSA_LOCAL, psa_layout.h). */
+enum { GS_FULL, GS_ADAPTIVE, GS_LOCAL };
+
 /*
  * Answers n searches; meas holds their measured values (float, or int16 for
  * an int16 basis) at each search's offset.  The searches are sorted by
  * segment on the host and sent in a few chunks, each packed with its
  * measured values into pinned memory (copy(ctx, ...) runs the copies; NULL:
  * memcpy on the calling thread), one transfer in, one launch per stage
- * (full, or coarse then fine for adaptive), one transfer of the answers back;
+ * (full, coarse then fine for adaptive, fine for local), one transfer of the answers back;
  * the chunks alternate between two streams, so that one chunk's packing and
  * copies overlap the previous one's kernels.  Only the answers come back:
  * the argmin is taken on the device.
  */
-int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier *copy, void *ctx, int adaptive,
+int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier *copy, void *ctx, int mode,
                   char *msg, size_t len);
 
 /* The full search pruned (kernels/gridsearch.cu's search_tiles_pruned; off

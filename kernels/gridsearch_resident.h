@@ -16,9 +16,9 @@ int gs_resident_device(const gs_gpu *g);
 size_t gs_resident_plan_bytes(const gs_gpu *g, size_t n);
 
 /* The tiles of n searches sorted by segment (full search, or the coarse
- * stage of the adaptive one), written into plan; returns their count.  -1
- * (as size_t) when there is no host memory. */
-size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int adaptive, void *plan);
+ * stage of the adaptive one; GS_LOCAL has none), written into plan;
+ * returns their count.  -1 (as size_t) when there is no host memory. */
+size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int mode, void *plan);
 
 /*
  * Some of a planned list's searches picked out on the device, in order (so
@@ -37,11 +37,12 @@ typedef struct gs_remap {
  * values at d_meas), tiled by d_plan (n_tiles of gs_resident_plan's, copied
  * to the device): answer[i] = FoM bits << 32 | column, the lower FoM, then
  * the lower column, as gs_gpu_search finds it (pruned as gs_gpu_set_prune
- * set g, the full search only).  With d_remap (on the
+ * set g, the full search only; mode: gridsearch_gpu.h's GS_*, GS_LOCAL
+ * around each d_q[i].column).  With d_remap (on the
  * device), d_plan is the plan of a longer list and d_q the searches picked
  * out of it (n: that list's length, a bound). */
 cudaError_t gs_resident_launch(const gs_gpu *g, cudaStream_t st, const void *d_plan, size_t n_tiles,
                                const gs_query *d_q, size_t n, const float *d_meas,
-                               unsigned long long *d_answer, int adaptive, const gs_remap *d_remap);
+                               unsigned long long *d_answer, int mode, const gs_remap *d_remap);
 
 #endif

@@ -41,6 +41,7 @@ struct kp {
     uint32_t n_ev;
     const dseg *seg;
     const uint32_t *points;
+    const uint32_t *column; /* per basis point: its column in its segment (pb_setup's) */
     pr_basis b;   /* the window, the basis's signals and edges on the device, the shifts */
 };
 
@@ -303,8 +304,10 @@ __global__ void __launch_bounds__(kThreads) joint_start(const kp a, int pass, co
     pr_joint_pass(&a.b, &v, pass, &a.ev[j].shift, &moved[j], resid_of(a, j));
 }
 
-/* A neighbour pass's search i of hit r (picked): its values with the hit's own signal put back (pr_fill_back). */
-__global__ void __launch_bounds__(kThreads) fill_back(const kp a, const gs_query *q, const uint32_t *owner, int r,
+/* A neighbour pass's search i of hit r (picked): its values with the hit's
+ * own signal put back (pr_fill_back), its column the hit's (where a local
+ * search starts: psa_block.c's gather). */
+__global__ void __launch_bounds__(kThreads) fill_back(const kp a, gs_query *q, const uint32_t *owner, int r,
                                                       float *meas, const gs_remap *picked)
 {
     if (blockIdx.x >= picked->n)
@@ -312,6 +315,8 @@ __global__ void __launch_bounds__(kThreads) fill_back(const kp a, const gs_query
     const gs_query x = q[blockIdx.x];
     const uint32_t j = owner[blockIdx.x];
     const dseg &g = a.seg[x.segment];
+    if (threadIdx.x == 0)
+        q[blockIdx.x].column = a.column[a.ev[j].point[r]];
     pr_fill_back(resid_of(a, j), signal_of(a, a.ev[j].point[r]), a.b.n_samples, g.mask, g.n_mask, a.b.w.length,
                  a.ev[j].e[r], meas + x.meas);
 }
@@ -391,6 +396,7 @@ struct pb_gpu {
     dbuf nb, nb_values, nb_keys, nb_marks; /* the neighbour passes' lists, the pair searches' scratch, the marks */
     hbuf h_ev, h_in[2], h_err, h_nb;
     int flip, adaptive;
+    int nb_whole;                  /* the neighbour passes' lists planned for (pb_gpu_neighbours' whole) */
     /* the block's round 0 (sorted by segment), whose plan the refinement's searches reuse */
     const void *plan0;
     size_t tiles0, n0;
@@ -482,6 +488,8 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
         memcpy(seg[g].mask, x.mask, sizeof seg[g].mask);
         off += x.n_points + x.n_sparse;
     }
+    const uint32_t column_off = off;
+    off += s->n_points;
     uint32_t *points = (uint32_t *)malloc((off + 1) * sizeof *points);
     if (!points) {
         free(tab);
@@ -492,6 +500,7 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
         memcpy(points + seg[g].point_off, s->seg[g].point, s->seg[g].n_points * sizeof *points);
         memcpy(points + seg[g].sparse_off, s->seg[g].sparse, s->seg[g].n_sparse * sizeof *points);
     }
+    memcpy(points + column_off, s->column, s->n_points * sizeof *points);
     rc = gpu_upload((void **)&p->d_points, points, off * sizeof *points, "uploading the segments' points", msg, len);
     free(points);
     if (!rc)
@@ -506,6 +515,7 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
     kp &a = p->a;
     a.seg = p->d_seg;
     a.points = p->d_points;
+    a.column = p->d_points + column_off;
     a.b = pr_basis{ s->window, s->n_samples, p->d_signal, p->d_point_edge, s->basis_edge, s->shift_step,
                     s->half_step, s->steps };
     return GPU_OK;
@@ -594,6 +604,7 @@ extern "C" int pb_gpu_fork(pb_gpu **out, const pb_gpu *from, char *msg, size_t l
     /* from's tables, read only; this workspace's own d_* stay null, so that pb_gpu_destroy leaves them */
     p->a.seg = from->a.seg;
     p->a.points = from->a.points;
+    p->a.column = from->a.column;
     p->a.b = from->a.b;
     *out = p;
     return GPU_OK;
@@ -794,7 +805,7 @@ int fill_lists(const pb_gpu *p, unsigned char *hp, const pb_pair *pairs, size_t 
         if (!n)
             continue;
         const gs_query *q = round[r].q;
-        if ((at[r].tiles = gs_resident_plan(p->search, q, n, p->adaptive, hp + at[r].plan)) == (size_t)-1) {
+        if ((at[r].tiles = gs_resident_plan(p->search, q, n, p->nb_whole, hp + at[r].plan)) == (size_t)-1) {
             snprintf(msg, len, "no host memory to plan %zu searches", n);
             return GPU_NOMEM;
         }
@@ -811,9 +822,10 @@ int fill_lists(const pb_gpu *p, unsigned char *hp, const pb_pair *pairs, size_t 
     return GPU_OK;
 }
 
-/* Round r of neighbour pass `pass` (lists at dp): the going events' searches picked, filled, searched, answered. */
-int neighbour_round(pb_gpu *p, unsigned char *dp, const nb_round &at, int r, uint8_t *going, uint8_t *moved,
-                    char *msg, size_t len)
+/* Round r of neighbour pass `pass` (lists at dp): the going events' searches picked, filled, searched as mode
+ * says, answered. */
+int neighbour_round(pb_gpu *p, unsigned char *dp, const nb_round &at, int r, int mode, uint8_t *going,
+                    uint8_t *moved, char *msg, size_t len)
 {
     gs_remap *remap = (gs_remap *)(dp + at.remap);
     gs_query *q = (gs_query *)(dp + at.picked_q);
@@ -824,7 +836,7 @@ int neighbour_round(pb_gpu *p, unsigned char *dp, const nb_round &at, int r, uin
     fill_back<<<(unsigned)at.n, kThreads, 0, p->st>>>(p->a, q, owner, r, (float *)p->meas.p, remap);
     GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's fill");
     GPU_CHECK(gs_resident_launch(p->search, p->st, dp + at.plan, at.tiles, q, at.n, (const float *)p->meas.p,
-                                 (unsigned long long *)p->answers.p, p->adaptive, remap),
+                                 (unsigned long long *)p->answers.p, mode, remap),
               "launching a neighbour pass's search");
     answer_moved<<<(unsigned)at.n, kThreads, 0, p->st>>>(p->a, q, owner, r, (const unsigned long long *)p->answers.p,
                                                         (unsigned *)p->err.p, remap, moved);
@@ -835,7 +847,8 @@ int neighbour_round(pb_gpu *p, unsigned char *dp, const nb_round &at, int r, uin
 } // namespace
 
 extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs, const pb_list *round, int rounds,
-                                 int passes, int joint, uint32_t max_coarse, char *msg, size_t len)
+                                 int passes, int joint, int whole, const uint8_t mode[PB_MAX_PASSES][DET_SEGMENTS],
+                                 uint32_t max_coarse, char *msg, size_t len)
 {
     const size_t n_ev = p->a.n_ev, W = p->a.b.w.length;
     nb_round at[DET_SEGMENTS];
@@ -843,6 +856,8 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
     if (n_pairs == 0 || n_ev == 0)
         return GPU_OK;
     rounds = rounds < DET_SEGMENTS ? rounds : DET_SEGMENTS;
+    passes = passes < PB_MAX_PASSES ? passes : PB_MAX_PASSES;
+    p->nb_whole = whole;
     const size_t bytes = place_lists(p, n_pairs, round, rounds, at);
     for (int r = 0; r < rounds; r++)
         if (round[r].n) {
@@ -875,7 +890,7 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
             joint_start<<<(unsigned)n_ev, kThreads, 0, p->st>>>(p->a, pass, going, moved);
         GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's start times");
         for (int r = 0; r < rounds; r++)
-            if (at[r].n && (rc = neighbour_round(p, dp, at[r], r, going, moved, msg, len)))
+            if (at[r].n && (rc = neighbour_round(p, dp, at[r], r, mode[pass - 1][r], going, moved, msg, len)))
                 return rc;
         neighbours_next<<<blocks_for(n_ev, kThreads), kThreads, 0, p->st>>>((uint32_t)n_ev, going, moved);
         GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's end");

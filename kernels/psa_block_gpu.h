@@ -66,12 +66,14 @@ typedef struct pb_setup {
     int steps;                     /* shifts either side in the refinement's first pass */
     pb_segment seg[DET_SEGMENTS];
     const gs_pow *pow;             /* |d|^p of the joint pair search */
+    const uint32_t *column;        /* per point: its column in its segment (psa_layout's), where a local search starts */
 } pb_setup;
-GPU_LAYOUT(sizeof(pb_setup) == 2104 && offsetof(pb_setup, n_samples) == 4 &&
+GPU_LAYOUT(sizeof(pb_setup) == 2112 && offsetof(pb_setup, n_samples) == 4 &&
            offsetof(pb_setup, signal) == 8 && offsetof(pb_setup, point_edge) == 16 &&
            offsetof(pb_setup, window) == 24 && offsetof(pb_setup, basis_edge) == 48 &&
            offsetof(pb_setup, shift_step) == 56 && offsetof(pb_setup, half_step) == 64 &&
-           offsetof(pb_setup, steps) == 72 && offsetof(pb_setup, seg) == 80 && offsetof(pb_setup, pow) == 2096);
+           offsetof(pb_setup, steps) == 72 && offsetof(pb_setup, seg) == 80 && offsetof(pb_setup, pow) == 2096 &&
+           offsetof(pb_setup, column) == 2104);
 
 typedef struct pb_gpu pb_gpu;
 
@@ -129,9 +131,12 @@ int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len);
  * events' marks stay on the device.  round[r]: round r's searches (sorted
  * by segment, measured values one after the other, as pb_gpu_search's) of
  * every event with neighbours whose hit r touches another; the passes pick
- * those of the events still going.  max_coarse: the most coarse points of
- * a segment.
+ * those of the events still going and search them as mode[pass - 1][r]
+ * says (gridsearch_gpu.h's GS_*; GS_LOCAL: around each hit's current
+ * point), the lists planned for `whole` (GS_FULL or GS_ADAPTIVE).
+ * max_coarse: the most coarse points of a segment.
  */
+enum { PB_MAX_PASSES = 16 }; /* NeighbourPasses' most */
 typedef struct pb_pair {
     uint32_t event;     /* of the block's events */
     uint8_t r, q;       /* its hits searched jointly (psa_pair_of's) */
@@ -145,7 +150,8 @@ typedef struct pb_list {
 } pb_list;
 GPU_LAYOUT(sizeof(pb_list) == 24 && offsetof(pb_list, owner) == 8 && offsetof(pb_list, n) == 16);
 int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs, const pb_list *round, int rounds,
-                      int passes, int joint, uint32_t max_coarse, char *msg, size_t len);
+                      int passes, int joint, int whole, const uint8_t mode[PB_MAX_PASSES][DET_SEGMENTS],
+                      uint32_t max_coarse, char *msg, size_t len);
 
 /* Waits for the block and copies its n events back (shift, points, FoMs,
  * statuses), the number of searches the refinement made and the number the

@@ -80,7 +80,8 @@ static void setup(void)
 /* PSA.conf: the test basis (unless text names another), the adaptive grid for it, then text.
  * The grid: cubes of 3 grid steps and a radius of 4, as the default's 6 and 8 mm on a 2 mm
  * basis (the adaptive search is not exhaustive: with 16 mm, 3.2 steps, the anisotropic
- * basis's best coarse point lay 16.6 mm from two of found_exactly_adaptive's points). */
+ * basis's best coarse point lay 16.6 mm from two of found_exactly_adaptive's points); the
+ * neighbour passes' local radius of 3 steps, as the default's 6 mm. */
 static void write_conf(const char *text)
 {
     char path[PATH_MAX + 64];
@@ -89,7 +90,8 @@ static void write_conf(const char *text)
     ck_assert_ptr_nonnull(f);
     if (!strstr(text, "Basis "))
         fprintf(f, "Basis %s\n", basis_path);
-    fprintf(f, "CoarseGrid 15\nAdaptiveRadius 20\n%s\n", text);
+    fprintf(f, "CoarseGrid 15\nAdaptiveRadius 20\n%s%s\n", strstr(text, "NeighbourRadius ") ? "" : "NeighbourRadius 15\n",
+            text);
     fclose(f);
 }
 
@@ -1087,7 +1089,9 @@ static long neighbour_searches(const char *log)
 
 /* Touching hits through the GPU block, its joint pair searches and
  * neighbour passes on the device, and through the CPU: the same bytes and
- * as many searches in the passes (skipped without a GPU). */
+ * as many searches in the passes; the passes' local searches over 2 grid
+ * steps (33 points or fewer, of a segment's about 85: where each starts
+ * matters) (skipped without a GPU). */
 START_TEST(gpu_block_neighbours_equal_cpu)
 {
     static uint8_t cpu_out[CAP];
@@ -1098,7 +1102,7 @@ START_TEST(gpu_block_neighbours_equal_cpu)
         put_event(100 + k, 2, h, 1 + (int)(k % 2));
     }
     size_t size = w.used;
-    void *a = open_gpu("Device gpu\nGPUWork block\nNeighbours iterate", &e);
+    void *a = open_gpu("Device gpu\nGPUWork block\nNeighbours iterate\nNeighbourRadius 10", &e);
     if (!a) {
         TK_SKIP("no usable GPU");
     }
@@ -1110,7 +1114,7 @@ START_TEST(gpu_block_neighbours_equal_cpu)
     const long passes_gpu = neighbour_searches(log);
     ck_assert_int_gt(passes_gpu, 0);
     memcpy(cpu_out, out, used_gpu);
-    a = open_actor("Device cpu\nNeighbours iterate", 0);
+    a = open_actor("Device cpu\nNeighbours iterate\nNeighbourRadius 10", 0);
     ck_assert_uint_eq(run_block(a, size, CAP, &used_cpu), 0);
     stop_target = a;
     log = stderr_of(stop_it, NULL);
@@ -1371,7 +1375,7 @@ START_TEST(gpu_prune_key)
     ck_assert_uint_eq(config_code("GPUPrune fine exponent"), NARVAL_E_CONFIG);
     ck_assert_uint_eq(config_code("GPUPrune half"), NARVAL_E_CONFIG);
     const char *log = stderr_of(config_it, "GPUPrune half");
-    snprintf(want, sizeof want, "%s/PSA.conf:4: key 'GPUPrune': value 'half' is not off, exponent or fine",
+    snprintf(want, sizeof want, "%s/PSA.conf:5: key 'GPUPrune': value 'half' is not off, exponent or fine",
              conf_dir);
     ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
     ck_assert_uint_eq(config_code("Device cpu"), 0);

@@ -100,6 +100,7 @@ static unsigned build_layout(psa_actor *a)
                         start, start + (long)psa_conf.window - 1, psa_set.basis, a->basis.n_samples - 1);
     psa_layout_params p = { .window_start = (uint32_t)start, .window = psa_conf.window,
                             .coarse_mm = psa_set.coarse_mm, .radius_mm = psa_set.radius_mm,
+                            .local_mm = psa_conf.neighbour_passes ? psa_set.neighbour_mm : 0,
                             .f32 = psa_conf.engine.data == PSA_F32,
                             .i16 = psa_conf.engine.data == PSA_I16 };
     memcpy(p.n_mask, psa_conf.n_mask, sizeof p.n_mask);

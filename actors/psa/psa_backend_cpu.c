@@ -4,7 +4,7 @@
 
 static int cpu_search(psa_engine *e, psa_batch *b, char *msg, size_t len)
 {
-    return psa_cpu_search(&e->cpu, b, e->p.mode);
+    return psa_cpu_search(&e->cpu, b, b->local ? PSA_LOCAL : e->p.mode);
 }
 
 static int reference_search(psa_engine *e, psa_batch *b, char *msg, size_t len)

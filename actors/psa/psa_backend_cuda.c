@@ -24,15 +24,31 @@ static void set_prune(psa_engine *e, char *msg, size_t len)
                  mode == GS_PRUNE_FINE ? "fine" : "exponent");
 }
 
-/* The layout as the GPU takes it: one array of near lists for all segments. */
+/* Appends a segment's lists (n of them, list c at near[first[c] .. first[c + 1])) to the GPU's arrays. */
+static void append_lists(const uint32_t *first, const uint32_t *near, uint32_t n, uint32_t *to_first,
+                         uint32_t *to_near, uint64_t *f, uint64_t *k)
+{
+    for (uint32_t c = 0; c <= n; c++)
+        to_first[(*f)++] = (uint32_t)(*k + first[c]);
+    memcpy(to_near + *k, near, first[n] * sizeof *near);
+    *k += first[n];
+}
+
+/* The layout as the GPU takes it: one array of near lists for all segments,
+ * each segment's coarse lists followed by its local lists (when it has them). */
 static int open_layout(psa_engine *e, char *msg, size_t len)
 {
     const psa_layout *l = e->layout;
     gs_segment seg[DET_SEGMENTS];
     uint64_t n_first = 0, n_near = 0;
     for (unsigned s = 0; s < DET_SEGMENTS; s++) {
-        n_first += l->seg[s].n_coarse + 1;
-        n_near += l->seg[s].near_first[l->seg[s].n_coarse];
+        const psa_segment *g = &l->seg[s];
+        n_first += g->n_coarse + 1;
+        n_near += g->near_first[g->n_coarse];
+        if (g->local_first) {
+            n_first += g->n_points + 1;
+            n_near += g->local_first[g->n_points];
+        }
     }
     uint32_t *first = malloc(n_first * sizeof *first), *near = malloc((n_near + 1) * sizeof *near);
     int rc = GPU_NOMEM;
@@ -43,11 +59,9 @@ static int open_layout(psa_engine *e, char *msg, size_t len)
             const psa_segment *g = &l->seg[s];
             seg[s] = (gs_segment){ g->offset, g->pm_offset, g->n_points, g->n_coarse, g->pad,
                                    g->n_mask, (uint32_t)f };
-            for (uint32_t c = 0; c <= g->n_coarse; c++)
-                first[f++] = (uint32_t)(k + g->near_first[c]);
-            for (uint32_t j = 0; j < g->near_first[g->n_coarse]; j++)
-                near[k + j] = g->near[j];
-            k += g->near_first[g->n_coarse];
+            append_lists(g->near_first, g->near, g->n_coarse, first, near, &f, &k);
+            if (g->local_first)
+                append_lists(g->local_first, g->local, g->n_points, first, near, &f, &k);
         }
         int i16 = e->p.data == PSA_I16;
         gs_basis b = { DET_SEGMENTS, l->window, l->max_k, seg, i16,
@@ -86,7 +100,8 @@ static void copy_runs(void *ctx, const gs_copy *runs, size_t n)
 static int search(psa_engine *e, psa_batch *b, char *msg, size_t len)
 {
     const void *meas = e->p.data == PSA_I16 ? (const void *)b->meas16 : (const void *)b->meas;
-    int rc = gs_gpu_search(e->gpu, b->q, b->n, meas, copy_runs, e, e->p.mode == PSA_ADAPTIVE, msg, len);
+    const int mode = b->local ? GS_LOCAL : e->p.mode == PSA_ADAPTIVE ? GS_ADAPTIVE : GS_FULL;
+    int rc = gs_gpu_search(e->gpu, b->q, b->n, meas, copy_runs, e, mode, msg, len);
     return rc != GPU_OK ? rc : answered(e, b, msg, len) ? GPU_OK : GPU_FAIL;
 }
 

@@ -50,6 +50,7 @@ void psa_batch_clear(psa_batch *b)
 {
     b->n = 0;
     b->n_meas = 0;
+    b->local = 0;
 }
 
 void psa_batch_free(psa_batch *b)

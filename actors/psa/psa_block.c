@@ -160,7 +160,10 @@ static psa_status gather(psa_block *w, const psa_setup *s, int r, int pass, cons
         w->owner[w->batch.n] = (uint32_t)k;
         if (psa_event_query(ev, r, s->layout, subtracted, &w->batch))
             return PSA_E_NOMEM;
+        if (pass) /* where a local search starts (the GPU block's fill_back sets the same) */
+            w->batch.q[w->batch.n - 1].column = s->layout->column[ev->point[r]];
     }
+    w->batch.local = psa_block_local(s, r, pass);
     long n = (long)w->batch.n;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
     for (long i = 0; i < n; i++) {

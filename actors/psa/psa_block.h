@@ -172,6 +172,18 @@ static inline int psa_block_subtracted(const psa_setup *s, int r, int pass)
 {
     return pass ? DET_SEGMENTS : s->neighbour_passes ? r : 0;
 }
+/* Whether round r's searches in neighbour pass `pass` are local (PSA_LOCAL:
+ * the layout's local lists, NeighbourRadius, around each hit's current
+ * point), else the engine's mode over the whole segment: with local lists,
+ * every search but the first pass's of the hits after the first (the lower
+ * energies, whose point from the joint search on the coarse grid is the
+ * least sure: searched locally from there, ring neighbours came out at
+ * 2.14/2.09 mm RMS against 1.65/1.64 with every pass search whole; with
+ * these whole, 1.74/1.71, docs/PERF.md).  The CPU's and the GPU block's rule. */
+static inline int psa_block_local(const psa_setup *s, int r, int pass)
+{
+    return s->layout->local_mm > 0 && pass >= 1 && (pass > 1 || r == 0);
+}
 
 /* Adds the time since *t to phase p and restarts *t. */
 void psa_block_lap(psa_block *w, psa_phase p, double *t);

@@ -33,7 +33,8 @@ static bool open_block(const psa_setup *s, char *msg, size_t len)
                    .window = { l->window_start, l->window, s->basis->pretrigger, tm->ratio },
                    .basis_edge = tm->basis_edge, .shift_step = tm->shift_step,
                    .half_step = 0.5 * tm->shift_step,
-                   .steps = pr_steps(tm->shift_range, tm->shift_step), .pow = s->engine->pw };
+                   .steps = pr_steps(tm->shift_range, tm->shift_step), .pow = s->engine->pw,
+                   .column = l->column };
     size_t coarse = 0;
     for (int g = 0; g < DET_SEGMENTS; g++) {
         const psa_segment *x = &l->seg[g];
@@ -201,6 +202,7 @@ static int device_neighbours(psa_block *w, const psa_setup *s, pb_gpu *gpu, int 
     size_t n = w->n_gev, n_pairs = 0, at[DET_SEGMENTS + 1];
     uint32_t max_coarse = 0;
     pb_list round[DET_SEGMENTS];
+    uint8_t mode[PB_MAX_PASSES][DET_SEGMENTS];
     pb_pair *pairs = malloc((n + 1) * sizeof *pairs);
     gs_query *q = malloc(((size_t)rounds * n + 1) * sizeof *q);
     uint32_t *owner = malloc(((size_t)rounds * n + 1) * sizeof *owner);
@@ -219,8 +221,12 @@ static int device_neighbours(psa_block *w, const psa_setup *s, pb_gpu *gpu, int 
         uint32_t *ow = owner + (size_t)r * n;
         round[r] = (pb_list){ qr, ow, neighbour_round(w, s, r, qr, ow, at) };
     }
+    const int whole = s->engine->p.mode == PSA_ADAPTIVE ? GS_ADAPTIVE : GS_FULL;
+    for (int pass = 1; pass <= s->neighbour_passes && pass <= PB_MAX_PASSES; pass++)
+        for (int r = 0; r < rounds && r < DET_SEGMENTS; r++)
+            mode[pass - 1][r] = (uint8_t)(psa_block_local(s, r, pass) ? GS_LOCAL : whole);
     rc = pb_gpu_neighbours(gpu, pairs, n_pairs, round, rounds, s->neighbour_passes, s->timing->shift_range > 0,
-                           max_coarse, msg, len);
+                           whole, mode, max_coarse, msg, len);
 done:
     free(pairs);
     free(q);

@@ -70,6 +70,9 @@ static const kit_key keys[] = {
               "out of its mask)" },
     { "NeighbourPasses", KIT_INT, offsetof(psa_settings, neighbour_passes), "2", KIT_RANGE(1, 16),
       .help = "Neighbours iterate: passes at most over the hits that touch another" },
+    { "NeighbourRadius", KIT_REAL, offsetof(psa_settings, neighbour_mm), "6", KIT_RANGE(0, 100),
+      .help = "mm, Neighbours iterate: a pass searches each touching hit's points this near its current "
+              "point (0: the whole segment, as Search says)" },
     { "EdgeFraction", KIT_REAL, offsetof(psa_settings, fraction), "0.05", KIT_RANGE(0.01, 0.49),
       .help = "fraction of the amplitude (mean of the core and the first segment) where the edge "
               "gives the start time" },

@@ -682,8 +682,9 @@ static void search_ranges(const psa_cpu *c, psa_batch *b, const plan *p, int coa
     }
 }
 
-/* The fine stage: the columns near each query's best coarse column, point-major. */
-static void search_near(const psa_cpu *c, psa_batch *b, const plan *p)
+/* The fine stage: the columns near each query's column (the best coarse one,
+ * or with local its start: its local list), point-major. */
+static void search_near(const psa_cpu *c, psa_batch *b, const plan *p, int local)
 {
     kernel_fn *kernel = kernel_of(c);
     const psa_layout *l = c->layout;
@@ -692,10 +693,11 @@ static void search_near(const psa_cpu *c, psa_batch *b, const plan *p)
     for (long i = 0; i < n; i++) {
         psa_query *x = &b->q[i];
         const psa_segment *g = &l->seg[x->segment];
-        uint32_t from = g->near_first[x->column], to = g->near_first[x->column + 1];
+        const uint32_t *first = local ? g->local_first : g->near_first;
+        uint32_t from = first[x->column], to = first[x->column + 1];
         task t = { .nq = 1 };
         load_query(&t, 0, b, x);
-        cols cl = list_cols(c, x->segment, g->near + from, to - from,
+        cols cl = list_cols(c, x->segment, (local ? g->local : g->near) + from, to - from,
                             p->tiles + (size_t)l->max_k * 16 * omp_get_thread_num());
         kernel(&cl, &t, c);
         x->column = t.best[0];
@@ -705,6 +707,8 @@ static void search_near(const psa_cpu *c, psa_batch *b, const plan *p)
 
 int psa_cpu_search(const psa_cpu *c, psa_batch *b, psa_mode mode)
 {
+    if (mode == PSA_LOCAL && c->layout->local_mm <= 0)
+        return -1;
     if (c->simd == PSA_SIMD_THESIS) {
         if (!c->metrics)
             return -1;
@@ -716,9 +720,10 @@ int psa_cpu_search(const psa_cpu *c, psa_batch *b, psa_mode mode)
         free_plan(&p);
         return -1;
     }
-    search_ranges(c, b, &p, mode == PSA_ADAPTIVE);
-    if (mode == PSA_ADAPTIVE)
-        search_near(c, b, &p);
+    if (mode != PSA_LOCAL)
+        search_ranges(c, b, &p, mode == PSA_ADAPTIVE);
+    if (mode != PSA_FULL)
+        search_near(c, b, &p, mode == PSA_LOCAL);
     free_plan(&p);
     return 0;
 }

@@ -36,8 +36,10 @@ void psa_cpu_init(psa_cpu *c, const psa_layout *l, const gs_pow *pw, psa_data da
 void psa_cpu_free(psa_cpu *c);
 const char *psa_simd_name(psa_simd s);
 
-/* Answers every query of b (b->meas16 filled first for the int16 path).
- * 0, or -1 when memory for the plan runs out (nothing answered). */
+/* Answers every query of b (b->meas16 filled first for the int16 path) in
+ * mode (PSA_LOCAL: around each query's column, psa_search.h).  0, or -1
+ * when memory for the plan runs out or PSA_LOCAL finds no local lists
+ * (nothing answered). */
 int psa_cpu_search(const psa_cpu *c, psa_batch *b, psa_mode mode);
 
 #endif

@@ -147,6 +147,73 @@ static int neighbourhoods(psa_segment *g, const det_basis *b, double radius_mm)
     return 0;
 }
 
+/* A column and its z, for the local lists' sweep along z. */
+typedef struct z_col {
+    float z;
+    uint32_t col;
+} z_col;
+
+static int by_z(const void *a, const void *b)
+{
+    const z_col *x = a, *y = b;
+    return x->z < y->z ? -1 : x->z > y->z ? 1 : x->col < y->col ? -1 : x->col > y->col;
+}
+
+/* Appends to *list (grown as needed) the columns within r2 of column c whose
+ * z lies from sorted position `from` on, stepping by `step` while |dz| <= mm. */
+static int sweep(const psa_segment *g, const det_basis *b, const z_col *zs, long from, int step, uint32_t c, double mm,
+                 double r2, uint32_t **list, size_t *n, size_t *cap)
+{
+    const float z = b->pos[3 * (size_t)g->point[c] + 2];
+    for (long k = from; k >= 0 && k < (long)g->n_points && fabs((double)zs[k].z - z) <= mm; k += step) {
+        if (dist2(b, g->point[c], g->point[zs[k].col]) > r2)
+            continue;
+        if (*n == *cap) {
+            size_t want = *cap * 2;
+            uint32_t *q = realloc(*list, want * sizeof *q);
+            if (!q)
+                return -1;
+            *list = q;
+            *cap = want;
+        }
+        (*list)[(*n)++] = zs[k].col;
+    }
+    return 0;
+}
+
+/* For every column, the columns within local_mm (ascending): a sweep along z. */
+static int local_lists(psa_segment *g, const det_basis *b, double local_mm)
+{
+    const uint32_t n = g->n_points;
+    const double r2 = local_mm * local_mm + 1e-6;
+    size_t total = 0, cap = (size_t)n * 16 + 16;
+    z_col *zs = malloc((n + 1) * sizeof *zs);
+    uint32_t *at = malloc((n + 1) * sizeof *at);
+    g->local_first = malloc((n + 1) * sizeof *g->local_first);
+    g->local = malloc(cap * sizeof *g->local);
+    int rc = zs && at && g->local_first && g->local ? 0 : -1;
+    for (uint32_t c = 0; !rc && c < n; c++)
+        zs[c] = (z_col){ b->pos[3 * (size_t)g->point[c] + 2], c };
+    if (!rc)
+        qsort(zs, n, sizeof *zs, by_z);
+    for (uint32_t k = 0; !rc && k < n; k++)
+        at[zs[k].col] = k;
+    for (uint32_t c = 0; !rc && c < n; c++) {
+        g->local_first[c] = (uint32_t)total;
+        rc = sweep(g, b, zs, (long)at[c], -1, c, local_mm, r2, &g->local, &total, &cap) ||
+             sweep(g, b, zs, (long)at[c] + 1, 1, c, local_mm, r2, &g->local, &total, &cap);
+        if (!rc)
+            qsort(g->local + g->local_first[c], total - g->local_first[c], sizeof *g->local, by_value);
+    }
+    if (!rc && total > UINT32_MAX)
+        rc = -1;
+    if (!rc)
+        g->local_first[n] = (uint32_t)total;
+    free(zs);
+    free(at);
+    return rc;
+}
+
 static void centre(psa_segment *g, const det_basis *b)
 {
     double sum[3] = { 0, 0, 0 }, best = INFINITY;
@@ -215,19 +282,26 @@ int psa_layout_build(psa_layout *l, const det_basis *b, const psa_layout_params 
         return -1;
     l->window_start = p->window_start;
     l->window = p->window;
-    if (!(points = malloc((b->n_points ? b->n_points : 1) * sizeof *points)))
+    l->local_mm = p->local_mm;
+    l->n_points = b->n_points;
+    if (!(points = malloc((b->n_points ? b->n_points : 1) * sizeof *points)) ||
+        !(l->column = malloc((b->n_points ? b->n_points : 1) * sizeof *l->column)))
         goto nomem;
+    memset(l->column, 0xff, b->n_points * sizeof *l->column);
     for (unsigned s = 0; s < DET_SEGMENTS; s++) {
         psa_segment *g = &l->seg[s];
         g->n_mask = p->n_mask[s];
         memcpy(g->mask, p->mask[s], g->n_mask);
-        if (order_columns(g, b, s, points, p) || neighbourhoods(g, b, p->radius_mm))
+        if (order_columns(g, b, s, points, p) || neighbourhoods(g, b, p->radius_mm) ||
+            (p->local_mm > 0 && local_lists(g, b, p->local_mm)))
             goto nomem;
         if (g->n_points == 0) {
             snprintf(msg, len, "segment %u has no basis point", s);
             goto fail;
         }
         centre(g, b);
+        for (uint32_t col = 0; col < g->n_points; col++)
+            l->column[g->point[col]] = col;
         g->offset = l->values;
         uint32_t k = g->n_mask * l->window;
         l->max_k = k > l->max_k ? k : l->max_k;
@@ -258,7 +332,10 @@ void psa_layout_free(psa_layout *l)
         free(l->seg[s].point);
         free(l->seg[s].near_first);
         free(l->seg[s].near);
+        free(l->seg[s].local_first);
+        free(l->seg[s].local);
     }
+    free(l->column);
     free(l->f32);
     free(l->i16);
     free(l->f32pm);

@@ -25,6 +25,11 @@
  * coarse_mm; in each cube, the segment's point nearest the cube's centre.
  * Each coarse column lists the columns within radius_mm of it (itself
  * included): the fine stage searches that list around the best coarse point.
+ *
+ * Local lists (local_mm > 0): every column lists the columns within
+ * local_mm of it (itself included, ascending): a local search (PSA_LOCAL,
+ * the neighbour passes') runs the fine stage over the list of a column it
+ * is given instead of the coarse stage's.
  */
 enum {
     PSA_COLUMN_ALIGN = 128,
@@ -40,12 +45,15 @@ typedef struct psa_segment {
     uint32_t *point;            /* basis point of each column */
     uint32_t *near_first;       /* n_coarse + 1 entries: near[near_first[c] .. near_first[c + 1]) */
     uint32_t *near;             /* columns near coarse column c */
+    uint32_t *local_first;      /* n_points + 1 entries (local_mm > 0, else NULL): local[local_first[col] ..) */
+    uint32_t *local;            /* columns within local_mm of column col */
     uint32_t centre;            /* the column nearest the mean position of the segment's points */
 } psa_segment;
 
 typedef struct psa_layout_params {
     uint32_t window_start, window; /* basis samples [window_start, window_start + window) */
     double coarse_mm, radius_mm;
+    double local_mm;               /* radius of the local lists (0: none) */
     int f32, i16;                  /* which value arrays to build */
     uint8_t n_mask[DET_SEGMENTS];
     uint8_t mask[DET_SEGMENTS][PSA_MAX_MASK];
@@ -57,6 +65,9 @@ typedef struct psa_layout {
     uint64_t values;     /* in each of f32, i16 */
     uint64_t pm_values;  /* in each of f32pm, i16pm */
     psa_segment seg[DET_SEGMENTS];
+    double local_mm;     /* the local lists' radius (0: none) */
+    uint32_t n_points;   /* the basis's */
+    uint32_t *column;    /* per basis point: its column in its segment's block (a point is in one segment) */
     float *f32;          /* NULL unless asked for */
     int16_t *i16;
     float *f32pm;        /* point-major copies, with f32 and i16 */

@@ -27,9 +27,14 @@ void psa_naive_search(const det_basis *b, const psa_layout *l, double p, psa_bat
 {
     for (size_t i = 0; i < batch->n; i++) {
         psa_query *q = &batch->q[i];
+        const psa_segment *g = &l->seg[q->segment];
+        /* local: the start's list (ascending columns, so ties go to the lower column as in the full search) */
+        const uint32_t *list = batch->local ? g->local + g->local_first[q->column] : NULL;
+        const uint32_t n = batch->local ? g->local_first[q->column + 1] - g->local_first[q->column] : g->n_points;
         double best = INFINITY;
         q->column = UINT32_MAX;
-        for (uint32_t col = 0; col < l->seg[q->segment].n_points; col++) {
+        for (uint32_t j = 0; j < n; j++) {
+            const uint32_t col = list ? list[j] : j;
             double f = psa_naive_fom(b, l, p, batch, q, col);
             if (f < best) {
                 best = f;

@@ -8,7 +8,7 @@
 /* The exact FoM (powf per sample, summed in double) of column col for query q. */
 double psa_naive_fom(const det_basis *b, const psa_layout *l, double p, const psa_batch *batch,
                      const psa_query *q, uint32_t col);
-/* Answers every query of batch by the full search. */
+/* Answers every query of batch by the full search (a local batch: over each query's local list, psa_search.h). */
 void psa_naive_search(const det_basis *b, const psa_layout *l, double p, psa_batch *batch);
 
 #endif

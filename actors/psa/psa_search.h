@@ -8,7 +8,10 @@
 #include "gridsearch_gpu.h"
 #include "psa_layout.h"
 
-typedef enum psa_mode { PSA_FULL, PSA_ADAPTIVE } psa_mode;
+/* PSA_LOCAL: the fine stage alone, over the local list (psa_layout.h) of
+ * the column each query holds on input: a batch's mode (psa_batch.local),
+ * never an engine's. */
+typedef enum psa_mode { PSA_FULL, PSA_ADAPTIVE, PSA_LOCAL } psa_mode;
 typedef enum psa_data { PSA_F32, PSA_I16 } psa_data;
 
 /*
@@ -27,6 +30,7 @@ typedef struct psa_batch {
     float *meas;      /* always filled */
     int16_t *meas16;  /* filled by psa_batch_quantise for the int16 path */
     size_t n_meas, cap_meas, cap_meas16;
+    int local;        /* the searches are PSA_LOCAL (column: where each starts), else the engine's mode */
 } psa_batch;
 
 /* Appends a search and returns where its K = n_mask x window measured values
@@ -34,6 +38,7 @@ typedef struct psa_batch {
 float *psa_batch_add(psa_batch *b, const psa_layout *l, unsigned segment, unsigned use);
 /* The int16 copy of every measured value (gs_quantise). 0 or -1 (no memory). */
 int psa_batch_quantise(psa_batch *b);
+/* Empties the batch; it takes the engine's mode again (local cleared). */
 void psa_batch_clear(psa_batch *b);
 void psa_batch_free(psa_batch *b);
 

@@ -92,6 +92,15 @@ static found search_adaptive(const probe *x, const psa_segment *g)
     return f;
 }
 
+/* PSA_LOCAL: the local list of the query's column. */
+static found search_local(const probe *x, const psa_segment *g, uint32_t start)
+{
+    found f = { INFINITY, UINT32_MAX };
+    for (uint32_t j = g->local_first[start]; j < g->local_first[start + 1]; j++)
+        consider(x, g->local[j], &f);
+    return f;
+}
+
 void psa_thesis_search(const psa_layout *l, const float *metrics, float p, psa_data data, int threads,
                        psa_batch *b, psa_mode mode)
 {
@@ -105,7 +114,9 @@ void psa_thesis_search(const psa_layout *l, const float *metrics, float p, psa_d
                     .meas16 = i16 ? b->meas16 + q->meas : NULL,
                     .basis16 = i16 ? l->i16pm + g->pm_offset : NULL, .metrics = i16 ? metrics : NULL,
                     .p = p, .n_mask = g->n_mask, .window = l->window, .use = q->use };
-        found f = mode == PSA_ADAPTIVE ? search_adaptive(&x, g) : search_all(&x, g);
+        found f = mode == PSA_ADAPTIVE ? search_adaptive(&x, g)
+                  : mode == PSA_LOCAL  ? search_local(&x, g, q->column)
+                                       : search_all(&x, g);
         q->column = f.col;
         q->fom = f.fom;
     }

@@ -23,7 +23,8 @@ float *psa_thesis_metrics(const gs_pow *pw);
 
 /* Answers every query of b (b->meas16 filled first for int16): every point
  * (PSA_FULL), or the coarse points and then the points near the best
- * (PSA_ADAPTIVE).  Ties go to the point met first, the lower basis point. */
+ * (PSA_ADAPTIVE), or the local list of each query's column (PSA_LOCAL).
+ * Ties go to the point met first, the lower basis point. */
 void psa_thesis_search(const psa_layout *l, const float *metrics, float p, psa_data data, int threads,
                        psa_batch *b, psa_mode mode);
 
