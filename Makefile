@@ -311,6 +311,11 @@ $(BUILD)/tests/check_gridsearch: $(BUILD)/obj/tests/check_gridsearch.o $(LIBPSA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(MHD_LIBS) $(MPI_LIBS) $(CHECK_LIBS)
 
+# check_psa_local calls libpsa's layout and searches (the neighbour passes' local search)
+$(BUILD)/tests/check_psa_local: $(BUILD)/obj/tests/check_psa_local.o $(LIBPSA) $(ALL_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LINK_LIBS) $(MHD_LIBS) $(MPI_LIBS) $(CHECK_LIBS)
+
 # check_shapes builds the tracker's path model (libtracker, before the libraries it calls)
 $(BUILD)/tests/check_shapes: $(BUILD)/obj/tests/check_shapes.o $(LIBTRACKER) $(ALL_LIBS)
 	@mkdir -p $(@D)
