@@ -823,7 +823,8 @@ static void same_as_cpu(void *a, const uint8_t *want, unsigned n, const char *wh
 }
 
 /* The same block on the GPU (the whole block there, or only its searches) and on the CPU: the same
- * bytes (skipped without a GPU). */
+ * bytes, touching hits among them (the neighbour passes' local searches, batches of their own in
+ * GPUWork searches) (skipped without a GPU). */
 START_TEST(gpu_equals_cpu)
 {
     unsigned e;
@@ -832,6 +833,7 @@ START_TEST(gpu_equals_cpu)
         hit h[2] = { { point_of(k % 36, (int)(k % 3)), 900 }, { point_of((k + 17) % 36, 1), 250 } };
         put_event(k, 1, h, 1 + (int)(k % 2));
     }
+    put_touching_events();
     const char *modes[] = { "Search full\nData float", "Search adaptive\nData float",
                             "Search full\nData float\nGPUWork searches",
                             "Search adaptive\nData float\nGPUWork searches",
