@@ -202,19 +202,60 @@ __device__ unsigned long long block_min(unsigned long long v)
     return v;
 }
 
-/* The lowest pp_key of the pairs (ia[i], ib[j]) of coarse indices, i < na, j < nb, in every thread. */
+/* pairs_min's tiles: kSide points of each side, their values kChunk at a time. */
+constexpr int kSide = 32, kChunk = 32, kPerThread = kSide * kSide / kThreads;
+
+/* The lowest pp_key of the pairs (ia[i], ib[j]) of coarse indices, i < na,
+ * j < nb, in every thread (a block of kThreads).  Tile by tile of kSide x
+ * kSide pairs, a thread's kPerThread pairs summed value after value as
+ * pp_fom sums them (the same operations and bits), the values staged in
+ * shared memory kChunk at a time: a's less its part (pp_less), b's as they
+ * are, each value k of the tile's points read once from the basis
+ * (coalesced) instead of once per pair. */
 __device__ unsigned long long pairs_min(const kp &a, const pp_pair &p, const float *c, const float *scale,
                                         const dseg &ga, const dseg &gb, const uint32_t *ia, uint32_t na,
                                         const uint32_t *ib, uint32_t nb)
 {
-    const uint32_t *pa = a.points + ga.point_off, *pb = a.points + gb.point_off;
+    __shared__ float xa[kChunk][kSide], xb[kChunk][kSide];
+    const uint32_t *pa = a.points + ga.point_off, *pb = a.points + gb.point_off, K = p.n_ch * p.W;
     unsigned long long best = ~0ull;
-    for (uint32_t t = threadIdx.x; t < na * nb; t += blockDim.x) {
-        const uint32_t i = ia[t / nb], j = ib[t % nb];
-        const unsigned long long key =
-            pp_key(pp_fom(&p, signal_of(a, pa[i]), signal_of(a, pb[j]), c, scale), i * gb.n_coarse + j);
-        best = key < best ? key : best;
-    }
+    for (uint32_t i0 = 0; i0 < na; i0 += kSide)
+        for (uint32_t j0 = 0; j0 < nb; j0 += kSide) {
+            const uint32_t ni = na - i0 < (uint32_t)kSide ? na - i0 : kSide;
+            const uint32_t nj = nb - j0 < (uint32_t)kSide ? nb - j0 : kSide;
+            float acc[kPerThread];
+#pragma unroll
+            for (int u = 0; u < kPerThread; u++)
+                acc[u] = 0;
+            for (uint32_t k0 = 0; k0 < K; k0 += kChunk) {
+                const uint32_t nk = K - k0 < (uint32_t)kChunk ? K - k0 : kChunk;
+                __syncthreads(); /* the last chunk's values read */
+                for (uint32_t t = threadIdx.x; t < (ni + nj) * nk; t += kThreads) {
+                    const uint32_t row = t / nk, kk = t % nk, k = k0 + kk;
+                    if (row < ni)
+                        xa[kk][row] = pp_less_a(&p, signal_of(a, pa[ia[i0 + row]]), k);
+                    else
+                        xb[kk][row - ni] = pp_value(&p, signal_of(a, pb[ib[j0 + row - ni]]), k);
+                }
+                __syncthreads();
+#pragma unroll
+                for (int u = 0; u < kPerThread; u++) {
+                    const uint32_t q = threadIdx.x + (uint32_t)u * kThreads, ii = q / nj, jj = q % nj;
+                    if (q < ni * nj)
+                        for (uint32_t kk = 0; kk < nk; kk++)
+                            acc[u] = pp_acc(acc[u], xa[kk][ii], p.fb, xb[kk][jj], c, scale);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < kPerThread; u++) {
+                const uint32_t q = threadIdx.x + (uint32_t)u * kThreads;
+                if (q < ni * nj) {
+                    const unsigned long long key =
+                        pp_key(acc[u], ia[i0 + q / nj] * gb.n_coarse + ib[j0 + q % nj]);
+                    best = key < best ? key : best;
+                }
+            }
+        }
     return block_min(best);
 }
 
