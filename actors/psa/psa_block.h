@@ -179,7 +179,7 @@ static inline int psa_block_subtracted(const psa_setup *s, int r, int pass)
  * energies, whose point from the joint search on the coarse grid is the
  * least sure: searched locally from there, ring neighbours came out at
  * 2.14/2.09 mm RMS against 1.65/1.64 with every pass search whole; with
- * these whole, 1.74/1.71, docs/PERF.md).  The CPU's and the GPU block's rule. */
+ * these whole, 1.75/1.72 at 6 mm, docs/PERF.md).  The CPU's and the GPU block's rule. */
 static inline int psa_block_local(const psa_setup *s, int r, int pass)
 {
     return s->layout->local_mm > 0 && pass >= 1 && (pass > 1 || r == 0);
