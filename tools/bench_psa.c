@@ -630,7 +630,7 @@ static void run_cpu_kernels(bench *B)
     for (int k = 0; k < 3; k++) {
         psa_engine e;
         char msg[512];
-        psa_engine_params p = { PSA_DEVICE_CPU, 0, PSA_FULL, PSA_F32, kinds[k], 0 };
+        psa_engine_params p = { .device = PSA_DEVICE_CPU, .mode = PSA_FULL, .data = PSA_F32, .simd = kinds[k] };
         psa_engine_create(&e, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg);
         if (e.cpu.simd != kinds[k])
             continue;
@@ -673,7 +673,8 @@ static void run_ladder(bench *B)
             for (int i = 0; i < 3; i++) {
                 psa_engine e;
                 char msg[512], path[48];
-                psa_engine_params p = { PSA_DEVICE_CPU, 0, PSA_FULL, datas[d], paths[i].simd, counts[k] };
+                psa_engine_params p = { .device = PSA_DEVICE_CPU, .mode = PSA_FULL, .data = datas[d],
+                                         .simd = paths[i].simd, .threads = counts[k] };
                 if (psa_engine_create(&e, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg))
                     continue;
                 e.cpu.prune = paths[i].prune;
@@ -721,7 +722,8 @@ static void run_all(bench *B)
     static const psa_mode modes[] = { PSA_FULL, PSA_ADAPTIVE };
     char msg[512], path[48];
     psa_engine cpu, gpu;
-    psa_engine_params p = { PSA_DEVICE_CPU, B->o.gpu, PSA_FULL, PSA_F32, PSA_SIMD_AUTO, 0 };
+    psa_engine_params p = { .device = PSA_DEVICE_CPU, .gpu = B->o.gpu, .mode = PSA_FULL, .data = PSA_F32,
+                            .simd = PSA_SIMD_AUTO };
     run_naive(B);
     psa_engine_create(&cpu, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg);
     cpu.cpu.prune_step = B->o.prune_step;
@@ -732,7 +734,8 @@ static void run_all(bench *B)
             run_engine(B, &cpu, path, datas[d], modes[m], B->o.cpu, 3);
     bool have_gpu = false;
     for (int d = 0; d < 2; d++) {
-        p = (psa_engine_params){ PSA_DEVICE_GPU, B->o.gpu, PSA_FULL, datas[d], PSA_SIMD_AUTO, 0 };
+        p = (psa_engine_params){ .device = PSA_DEVICE_GPU, .gpu = B->o.gpu, .mode = PSA_FULL, .data = datas[d],
+                                 .simd = PSA_SIMD_AUTO };
         if (psa_engine_create(&gpu, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg)) {
             printf("bench-psa: no GPU column: %s\n", msg);
             break;
