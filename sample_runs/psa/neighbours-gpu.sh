@@ -14,11 +14,9 @@ work=build/neighbours-gpu-work
 mkdir -p "$out" "$work"
 start=$(date +%s)
 status=0
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
-if ! make -j16 build-all build-tests > "$out/build.log" 2>&1; then
-    tail -n 40 "$out/build.log"
-    exit 1
-fi
+. "$(dirname "$0")/../gpu-common.sh"
+gpu_describe "$out"
+gpu_build "$out" "$start" build-all build-tests
 mkdir -p build/cache
 [ -e build/cache/default.basis ] || build/bin/basisgen --quiet -o build/cache/default.basis >> "$out/build.log" 2>&1
 echo "build and basis: $(($(date +%s) - start)) s"

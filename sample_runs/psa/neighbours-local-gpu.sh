@@ -10,11 +10,9 @@ start=$(date +%s)
 status=0
 mkdir -p "$out"
 stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-if ! make -j16 NO_MPI=1 all build-tests > "$out/build.log" 2>&1; then
-    tail -n 30 "$out/build.log"
-    exit 1
-fi
+. "$(dirname "$0")/../gpu-common.sh"
+gpu_describe "$out"
+gpu_build "$out" "$start" NO_MPI=1 all build-tests
 mkdir -p build/cache
 [ -e build/cache/default.basis ] || build/bin/basisgen --quiet -o build/cache/default.basis >> "$out/build.log" 2>&1
 stamp "built, basis made"
