@@ -242,13 +242,11 @@ static void print_balance(FILE *out, const ana_summary *s)
                 s->ev_piled);
     if (s->unpaired)
         fprintf(out, "  %llu data:tracked frames did not follow the event they track\n", s->unpaired);
-    if (s->have_report)
-        fprintf(out, "  balance: %s\n",
-                !s->balanced ? "FAILED: frames were lost (see the checks above)"
-                : s->n_producers > 1 ? "every frame the producers emitted is in the file or counted as rejected, "
-                                       "with the actor that rejected it"
-                                     : "every frame the producer emitted is in the file or counted as rejected, "
-                                       "with the actor that rejected it");
+    if (s->have_report && !s->balanced)
+        fprintf(out, "  balance: FAILED: frames were lost (see the checks above)\n");
+    else if (s->have_report)
+        fprintf(out, "  balance: every frame the producer%s emitted is in the file or counted as rejected, "
+                     "with the actor that rejected it\n", s->n_producers > 1 ? "s" : "");
 }
 
 static void print_positions(FILE *out, const ana_summary *s)

@@ -66,7 +66,9 @@ static int add_kind(sum_report *r, char **field, int n)
 /* "source NAME FROM": NAME reads FROM, both actors already read (FROM runs before NAME). */
 static int add_source(sum_report *r, char **field, int n)
 {
-    sum_actor *to = n == 3 ? find_actor(r, field[1]) : NULL, *from = n == 3 ? find_actor(r, field[2]) : NULL;
+    if (n != 3)
+        return -1;
+    sum_actor *to = find_actor(r, field[1]), *from = find_actor(r, field[2]);
     sum_edge *e = to && from && from != to ? sum_push(&r->edges, sizeof *e) : NULL;
     if (!e)
         return -1;

@@ -437,7 +437,6 @@ struct pb_gpu {
     dbuf nb, nb_values, nb_keys, nb_marks; /* the neighbour passes' lists, the pair searches' scratch, the marks */
     hbuf h_ev, h_in[2], h_err, h_nb;
     int flip, adaptive;
-    int nb_whole;                  /* the neighbour passes' lists planned for (pb_gpu_neighbours' whole) */
     /* the block's round 0 (sorted by segment), whose plan the refinement's searches reuse */
     const void *plan0;
     size_t tiles0, n0;
@@ -836,9 +835,10 @@ size_t place_lists(const pb_gpu *p, size_t n_pairs, const pb_list *round, int ro
     return bytes;
 }
 
-/* The pairs and round lists into the pinned buffer hp (place_lists' places), each list planned. */
+/* The pairs and round lists into the pinned buffer hp (place_lists' places), each list planned
+ * for whole (pb_gpu_neighbours' mode). */
 int fill_lists(const pb_gpu *p, unsigned char *hp, const pb_pair *pairs, size_t n_pairs, const pb_list *round,
-               int rounds, nb_round *at, char *msg, size_t len)
+               int rounds, nb_round *at, int whole, char *msg, size_t len)
 {
     memcpy(hp, pairs, n_pairs * sizeof *pairs);
     for (int r = 0; r < rounds; r++) {
@@ -846,7 +846,7 @@ int fill_lists(const pb_gpu *p, unsigned char *hp, const pb_pair *pairs, size_t 
         if (!n)
             continue;
         const gs_query *q = round[r].q;
-        if ((at[r].tiles = gs_resident_plan(p->search, q, n, p->nb_whole, hp + at[r].plan)) == (size_t)-1) {
+        if ((at[r].tiles = gs_resident_plan(p->search, q, n, whole, hp + at[r].plan)) == (size_t)-1) {
             snprintf(msg, len, "no host memory to plan %zu searches", n);
             return GPU_NOMEM;
         }
@@ -898,7 +898,6 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
         return GPU_OK;
     rounds = rounds < DET_SEGMENTS ? rounds : DET_SEGMENTS;
     passes = passes < PB_MAX_PASSES ? passes : PB_MAX_PASSES;
-    p->nb_whole = whole;
     const size_t bytes = place_lists(p, n_pairs, round, rounds, at);
     for (int r = 0; r < rounds; r++)
         if (round[r].n) {
@@ -914,7 +913,7 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
     GPU_CHECK(grow(&p->meas, values * sizeof(float)), "cudaMalloc of the measured values");
     GPU_CHECK(grow(&p->answers, (most + 1) * sizeof(unsigned long long)), "cudaMalloc of the answers");
     unsigned char *hp = (unsigned char *)p->h_nb.p, *dp = (unsigned char *)p->nb.p;
-    int rc = fill_lists(p, hp, pairs, n_pairs, round, rounds, at, msg, len);
+    int rc = fill_lists(p, hp, pairs, n_pairs, round, rounds, at, whole, msg, len);
     if (rc)
         return rc;
     GPU_CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying the neighbour lists");

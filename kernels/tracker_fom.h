@@ -519,10 +519,7 @@ GPUd() static inline float tr_single_log_fom(const tr_params *p, const tr_physic
 GPUd() static inline int tr_isolated(const tr_params *p, const tr_point *pts, int n, int i)
 {
     for (int j = 0; j < n; j++) {
-        if (j == i)
-            continue;
-        float dx = TR_SUB(pts[j].x, pts[i].x), dy = TR_SUB(pts[j].y, pts[i].y), dz = TR_SUB(pts[j].z, pts[i].z);
-        if (!(tr_dot3(dx, dy, dz, dx, dy, dz) > p->single_iso2))
+        if (j != i && tr_near(p, &pts[i], &pts[j]))
             return 0;
     }
     return 1;

@@ -51,7 +51,6 @@ typedef struct bench {
     size_t n_a, n_b, n_c;
     int reps_gpu, reps_cpu;
     bool gpu;
-    double copy_gbs;
     bl_machine machine;
     table t;
 } bench;
@@ -575,6 +574,7 @@ static void print_ratios(const bench *b)
 
 static void print_table(const bench *b)
 {
+    const double copy_gbs = b->machine.gpu.copy_bw / 1e9; /* 0 without a GPU */
     printf("\n| case / path | Msamples/s | GB/s | ms per run | how |\n|---|---:|---:|---:|---|\n");
     for (int i = 0; i < b->t.n; i++) {
         const row *r = &b->t.r[i];
@@ -585,11 +585,11 @@ static void print_table(const bench *b)
     const row *bc1 = find(&b->t, "b CUB combined");
     if (bc1 && (!bc || bc1->seconds < bc->seconds))
         bc = bc1;
-    if (b->copy_gbs > 0)
-        printf("\ndevice-to-device copy: %.1f GB/s (bytes read + written)\n", b->copy_gbs);
-    if (ag && b->copy_gbs > 0)
+    if (copy_gbs > 0)
+        printf("\ndevice-to-device copy: %.1f GB/s (bytes read + written)\n", copy_gbs);
+    if (ag && copy_gbs > 0)
         printf("goal a: GPU reads %.1f GB/s = %.0f %% of the copy bandwidth (goal >= 70 %%)\n",
-               ag->bytes / ag->seconds / 1e9, 100 * ag->bytes / ag->seconds / 1e9 / b->copy_gbs);
+               ag->bytes / ag->seconds / 1e9, 100 * ag->bytes / ag->seconds / 1e9 / copy_gbs);
     if (bg && bc)
         printf("goal b: GPU %.1fx CUB (its faster way, %s) in samples/s (goal >= 5x)\n",
                (bg->samples / bg->seconds) / (bc->samples / bc->seconds), bc->note);
@@ -620,7 +620,6 @@ int main(int argc, char **argv)
     printf("bench-histo: GPU: none (built without CUDA)\n");
 #endif
     bl_measure(&b.machine, b.gpu ? 0 : -1);
-    b.copy_gbs = b.machine.gpu.copy_bw / 1e9;
     bl_print_machine("bench-histo", &b.machine);
     if (!b.gpu)
         b.reps_cpu = 1;

@@ -91,6 +91,7 @@ static bld_source *source_of(bld_pending *p, uint16_t c)
 {
     if (p->slot[c])
         return &p->src[p->slot[c] - 1];
+    /* absent (slot[c] == 0): its place in the sorted sources */
     size_t lo = 0, hi = p->n_src;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -99,8 +100,6 @@ static bld_source *source_of(bld_pending *p, uint16_t c)
         else
             hi = mid;
     }
-    if (lo < p->n_src && p->src[lo].crystal == c)
-        return &p->src[lo];
     if (p->n_src == p->cap_src) {
         size_t cap = 2 * p->cap_src + 16;
         bld_source *src = realloc(p->src, cap * sizeof *src);

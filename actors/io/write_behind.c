@@ -16,17 +16,16 @@ static void *writer_thread(void *arg)
             pthread_cond_wait(&w->cond, &w->lock);
         if (!w->busy)
             break;
-        const uint8_t *at = w->stage[w->job_stage];
-        bool failed = w->code != 0;
+        const uint8_t *at = w->stage[w->job_stage]; /* a job comes only while w->code is 0 (idle()) */
         pthread_mutex_unlock(&w->lock);
         char msg[sizeof w->msg];
         unsigned code = 0;
-        for (int i = 0; i < w->n && !failed && !code; i++) {
+        for (int i = 0; i < w->n && !code; i++) {
             code = kit_output_write(w->out[i], at, w->size[i], msg, sizeof msg);
             at += w->size[i];
         }
         pthread_mutex_lock(&w->lock);
-        if (code && !w->code) {
+        if (code) {
             w->code = code;
             memcpy(w->msg, msg, sizeof msg);
         }

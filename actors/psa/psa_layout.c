@@ -283,7 +283,6 @@ int psa_layout_build(psa_layout *l, const det_basis *b, const psa_layout_params 
     l->window_start = p->window_start;
     l->window = p->window;
     l->local_mm = p->local_mm;
-    l->n_points = b->n_points;
     if (!(points = malloc((b->n_points ? b->n_points : 1) * sizeof *points)) ||
         !(l->column = malloc((b->n_points ? b->n_points : 1) * sizeof *l->column)))
         goto nomem;

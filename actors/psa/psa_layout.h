@@ -66,7 +66,6 @@ typedef struct psa_layout {
     uint64_t pm_values;  /* in each of f32pm, i16pm */
     psa_segment seg[DET_SEGMENTS];
     double local_mm;     /* the local lists' radius (0: none) */
-    uint32_t n_points;   /* the basis's */
     uint32_t *column;    /* per basis point: its column in its segment's block (a point is in one segment) */
     float *f32;          /* NULL unless asked for */
     int16_t *i16;

@@ -191,11 +191,10 @@ static int work_alloc(work *w, uint32_t K, uint32_t na, uint32_t nb)
 
 /* The best of the pairs of a's coarse points ia[0..na) with b's ib[0..nb)
  * (its key, pp_key(FoM, a * gb->n_coarse + b)), from w->saT and w->sbT. */
-static uint64_t best_of(const pp_pair *p, const gs_pow *pw, work *w, const psa_segment *ga, const psa_segment *gb,
-                        const uint32_t *ia, uint32_t na, const uint32_t *ib, uint32_t nb)
+static uint64_t best_of(const pp_pair *p, const gs_pow *pw, work *w, sum_fn *over_b, const psa_segment *ga,
+                        const psa_segment *gb, const uint32_t *ia, uint32_t na, const uint32_t *ib, uint32_t nb)
 {
     const uint32_t K = p->n_ch * p->W;
-    sum_fn *over_b = sum_b_for_cpu();
     lanes lb = { p, pw, w->sub, nb };
     pick_columns(w->sbT, gb->n_coarse, K, ib, nb, w->sub);
     uint64_t best = UINT64_MAX;
@@ -218,24 +217,25 @@ static int64_t best_pair(const pp_pair *p, const gs_pow *pw, work *w, const det_
                          const psa_segment *ga, const psa_segment *gb)
 {
     const uint32_t K = p->n_ch * p->W, na = ga->n_coarse, nb = gb->n_coarse;
+    sum_fn *over_a = sum_a_for_cpu(), *over_b = sum_b_for_cpu(); /* the CPU's features, once a search */
     const int sa = psa_pair_sparse(ga, b, w->ia), sb = psa_pair_sparse(gb, b, w->ib);
     if (sa < 0 || sb < 0)
         return -1;
     transpose(p, b, start, ga->point, na, w->saT);
     transpose(p, b, start, gb->point, nb, w->sbT);
-    const uint64_t seed = best_of(p, pw, w, ga, gb, w->ia, (uint32_t)sa, w->ib, (uint32_t)sb);
+    const uint64_t seed = best_of(p, pw, w, over_b, ga, gb, w->ia, (uint32_t)sa, w->ib, (uint32_t)sb);
     const float *a0 = det_basis_point(b, ga->point[(uint32_t)seed / nb]) + start;
     const float *b0 = det_basis_point(b, gb->point[(uint32_t)seed % nb]) + start;
     lanes la = { p, pw, w->saT, na }, lb = { p, pw, w->sbT, nb };
     for (uint32_t k = 0; k < K; k++)
         w->x[k] = pp_value(p, b0, k);
-    sum_a_for_cpu()(&la, w->x, w->fom);
+    over_a(&la, w->x, w->fom);
     const uint32_t ka = keep_best(w->fom, na, w->ia);
     for (uint32_t k = 0; k < K; k++)
         w->x[k] = pp_less_a(p, a0, k);
-    sum_b_for_cpu()(&lb, w->x, w->fom);
+    over_b(&lb, w->x, w->fom);
     const uint32_t kb = keep_best(w->fom, nb, w->ib);
-    const uint64_t last = best_of(p, pw, w, ga, gb, w->ia, ka, w->ib, kb);
+    const uint64_t last = best_of(p, pw, w, over_b, ga, gb, w->ia, ka, w->ib, kb);
     return (uint32_t)(last < seed ? last : seed);
 }
 

@@ -39,9 +39,10 @@ static unsigned load_geometry(gen *g)
 static unsigned allocate_work(gen *g)
 {
     size_t scratch = 0;
-    for (int t = 0; t < g->world.n_shapes; t++)
-        if (g->traces[t] && sim_traces_scratch(g->traces[t]) > scratch)
-            scratch = sim_traces_scratch(g->traces[t]);
+    for (int t = 0; t < g->world.n_shapes; t++) {
+        size_t need = g->traces[t] ? sim_traces_scratch(g->traces[t]) : 0;
+        scratch = need > scratch ? need : scratch;
+    }
     g->n_threads = gen_settings.threads > 0 ? (int)gen_settings.threads : omp_get_max_threads();
     g->work = calloc((size_t)g->n_threads, sizeof *g->work);
     if (!g->work)
