@@ -876,12 +876,15 @@ int neighbour_round(pb_gpu *p, unsigned char *dp, const nb_round &at, int r, int
     GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's pick");
     fill_back<<<(unsigned)at.n, kThreads, 0, p->st>>>(p->a, q, owner, r, (float *)p->meas.p, remap);
     GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's fill");
+    GPU_CHECK(mark(p, PB_NB_FILL), "cudaEventRecord");
     GPU_CHECK(gs_resident_launch(p->search, p->st, dp + at.plan, at.tiles, q, at.n, (const float *)p->meas.p,
                                  (unsigned long long *)p->answers.p, mode, remap),
               "launching a neighbour pass's search");
+    GPU_CHECK(mark(p, PB_NB_SEARCH), "cudaEventRecord");
     answer_moved<<<(unsigned)at.n, kThreads, 0, p->st>>>(p->a, q, owner, r, (const unsigned long long *)p->answers.p,
                                                         (unsigned *)p->err.p, remap, moved);
     GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's answers");
+    GPU_CHECK(mark(p, PB_NB_ANSWER), "cudaEventRecord");
     return GPU_OK;
 }
 
@@ -918,6 +921,7 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
         return rc;
     GPU_CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying the neighbour lists");
     GPU_CHECK(cudaEventRecord(p->h_nb.sent, p->st), "cudaEventRecord");
+    GPU_CHECK(mark(p, PB_LISTS), "cudaEventRecord");
     pair_search<<<(unsigned)n_pairs, kThreads, 0, p->st>>>(p->a, (const pb_pair *)dp, (float *)p->nb_values.p,
                                                            (unsigned long long *)p->nb_keys.p, max_coarse);
     GPU_CHECK(cudaGetLastError(), "launching the pair searches");
@@ -929,13 +933,14 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
         if (joint)
             joint_start<<<(unsigned)n_ev, kThreads, 0, p->st>>>(p->a, pass, going, moved);
         GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's start times");
+        GPU_CHECK(mark(p, PB_JOINT), "cudaEventRecord");
         for (int r = 0; r < rounds; r++)
             if (at[r].n && (rc = neighbour_round(p, dp, at[r], r, mode[pass - 1][r], going, moved, msg, len)))
                 return rc;
         neighbours_next<<<blocks_for(n_ev, kThreads), kThreads, 0, p->st>>>((uint32_t)n_ev, going, moved);
         GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's end");
     }
-    GPU_CHECK(mark(p, PB_NEIGHBOURS), "cudaEventRecord");
+    GPU_CHECK(mark(p, PB_NB_ANSWER), "cudaEventRecord");
     return GPU_OK;
 }
 
@@ -982,7 +987,8 @@ extern "C" void pb_gpu_steps(const pb_gpu *p, double seconds[PB_STEPS])
 
 extern "C" const char *pb_step_name(int step)
 {
-    static const char *names[PB_STEPS] = { "upload and align", "fill", "search", "answer", "refine",
-                                           "subtract", "pair searches", "neighbour passes", "results" };
+    static const char *names[PB_STEPS] = { "upload and align", "fill", "search", "answer", "refine", "subtract",
+                                           "neighbour lists", "pair searches", "joint starts", "pass fills",
+                                           "pass searches", "pass answers", "results" };
     return step >= 0 && step < PB_STEPS ? names[step] : "?";
 }

@@ -161,8 +161,13 @@ int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, uint
 
 /* The device's time by step since pb_gpu_create (device clock, from each
  * block's upload to its answers; a step's time includes the device's wait
- * for the host before it). */
-enum { PB_LOAD, PB_FILL, PB_SEARCH, PB_ANSWER, PB_REFINE, PB_SUBTRACT, PB_PAIRS, PB_NEIGHBOURS, PB_RESULTS, PB_STEPS };
+ * for the host before it).  The neighbour passes' steps: the lists' copy
+ * (with the wait for the host's lists), the pair searches, the passes'
+ * joint starts, fills (picks included), searches and answers. */
+enum {
+    PB_LOAD, PB_FILL, PB_SEARCH, PB_ANSWER, PB_REFINE, PB_SUBTRACT, PB_LISTS, PB_PAIRS, PB_JOINT, PB_NB_FILL,
+    PB_NB_SEARCH, PB_NB_ANSWER, PB_RESULTS, PB_STEPS
+};
 void pb_gpu_steps(const pb_gpu *p, double seconds[PB_STEPS]);
 const char *pb_step_name(int step);
 
