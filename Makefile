@@ -247,7 +247,8 @@ $(LIBSIM): $(call obj,$(SIM_SRCS))
 $(LIBANA): $(call obj,$(ANA_SRCS))
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
-$(LIBEMU): $(call obj,$(EMU_SRCS))
+# with CUDA the emulator's block buffers are page-locked through the GPU layer (emulator/buffer.c)
+$(LIBEMU): $(call obj,$(EMU_SRCS)) $(if $(HAVE_CUDA),$(BUILD)/obj/kernels/gpu_device.o)
 	@mkdir -p $(@D)
 	@rm -f $@
 	$(AR) rcs $@ $^

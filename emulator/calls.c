@@ -322,21 +322,11 @@ static unsigned long long count_frames(emu_calls *s, size_t k, const uint8_t *da
     return n;
 }
 
-/* Makes out as large as actor k's size.  What it held is not kept (an
- * output buffer's bytes are the actor's to write): free and malloc, not
- * realloc, which would copy them. */
+/* Makes out as large as actor k's size (emu_buffer_fit: what it held is not kept). */
 static int fit(emu_calls *s, size_t k, emu_buffer *out)
 {
-    if (out->cap >= s->size[k])
-        return EMU_OK;
-    free(out->data);
-    out->data = NULL;
-    out->cap = 0;
-    uint8_t *grown = malloc(s->size[k]);
-    if (!grown)
+    if (emu_buffer_fit(out, s->size[k]))
         return emu_calls_fail(s, "out of memory for a %u-byte output buffer of '%s'", s->size[k], spec_of(s, k)->name);
-    out->data = grown;
-    out->cap = s->size[k];
     return EMU_OK;
 }
 

@@ -8,13 +8,7 @@
 
 #include "run.h"
 
-/* An output buffer.  It is allocated on first use and grown whenever its
- * actor's size (emu_calls.size) has grown past it, so that every buffer an
- * actor is handed has the size the sequential loop would hand it. */
-typedef struct emu_buffer {
-    uint8_t *data;
-    unsigned cap; /* bytes allocated */
-} emu_buffer;
+#include "buffer.h"
 
 /* One session's actors.  In the pipelined loop every actor's thread touches
  * only its own entries of the per-actor arrays and of res->actors (the

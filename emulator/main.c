@@ -659,7 +659,8 @@ static const command_help commands[] = {
      "      it needs, at least twice the old size, at most 1 GiB) and the same call again.\n"
      "      --strict gives NARVAL's behaviour exactly: the topology's sizes, no flush call, and\n"
      "      NARVAL_E_OUTPUT_SIZE aborts the run, naming the <size> to raise (end of data\n"
-     "      travels in-band, as a meta:eof frame).\n"
+     "      travels in-band, as a meta:eof frame).  Without it, where a CUDA device is usable,\n"
+     "      the blocks lie in pinned memory, which GPU actors upload without copying it first.\n"
      "      --report FILE also writes the table, and the frames each actor emitted by key id,\n"
      "      to FILE (tab-separated records, emulator/report.h) for `narwhal summary`.\n"},
     {"validate",
@@ -731,7 +732,8 @@ static const option_help option_helps[] = {
      "                its input buffer while it works on it: with 1 its neighbours wait for it,\n"
      "                from 2 on they overlap.\n"},
     {"run",
-     "  --strict      NARVAL's host exactly: fixed buffers, no flush call, no retry.\n"},
+     "  --strict      NARVAL's host exactly: fixed buffers in plain (not pinned) memory, no flush\n"
+     "                call, no retry.\n"},
     {"run",
      "  --cycles N    N runs (at most 100000; default 1): start, blocks, stop; then reset and\n"
      "                initialise before the next.\n"},

@@ -288,16 +288,6 @@ static int counts_progress(emu_mpi *m, double now)
     return busy;
 }
 
-static int fit_rx(emu_buffer *b, unsigned size)
-{
-    if (b->cap >= size)
-        return 1;
-    free(b->data);
-    b->data = malloc(size);
-    b->cap = b->data ? size : 0;
-    return b->data != NULL;
-}
-
 /* Out: the blocks in flight complete in order (the end mark's completion
  * ends the link), then new ones leave the outbox while the window has room:
  * the slot's buffer is swapped for the flight's, so the block is sent from
@@ -395,7 +385,7 @@ static int receive_link(emu_mpi *m, emu_mpi_link *l, wire_link *wl, double now)
         return 0;
     m->wire->last_seen[l->peer] = now;
     if (wl->state == IN_HEAD && wl->head.used) {
-        if (!fit_rx(&wl->rx, wl->head.used)) {
+        if (emu_buffer_fit(&wl->rx, wl->head.used)) {
             emu_mpi_fail(m, 1, 0, "out of memory for a %u-byte block from rank %d", wl->head.used, l->peer);
             return 1;
         }
@@ -444,7 +434,7 @@ static void close_receive(emu_mpi *m, wire_link *wl)
         MPI_Cancel(&wl->req);
         MPI_Wait(&wl->req, &st);
         MPI_Test_cancelled(&st, &cancelled);
-        if (!cancelled && wl->head.used && fit_rx(&wl->rx, wl->head.used))
+        if (!cancelled && wl->head.used && emu_buffer_fit(&wl->rx, wl->head.used) == 0)
             MPI_Recv(wl->rx.data, (int)wl->head.used, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, m->wire->comm,
                      MPI_STATUS_IGNORE);
     } else if (wl->state == IN_BODY) {
@@ -625,9 +615,9 @@ static void wire_free(emu_mpi *m)
         return;
     for (size_t i = 0; w->links && i < m->n_links; i++) {
         for (unsigned j = 0; w->links[i].fl && j < w->links[i].window; j++)
-            free(w->links[i].fl[j].buf.data);
+            emu_buffer_release(&w->links[i].fl[j].buf);
         free(w->links[i].fl);
-        free(w->links[i].rx.data);
+        emu_buffer_release(&w->links[i].rx);
     }
     for (size_t i = 0; i < w->n_sends; i++)
         free(w->sends[i]);

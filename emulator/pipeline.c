@@ -99,14 +99,9 @@ static int put(pipeline *p, size_t w, size_t r, size_t i, const emu_key *key, en
         *own = slot->buf;
         slot->buf = mine;
     } else if (used) {
-        if (slot->buf.cap < used) {
-            uint8_t *grown = realloc(slot->buf.data, used);
-            if (!grown)
-                return emu_calls_fail(p->s, "out of memory for a %u-byte block to '%s'", used,
-                                      p->s->c->topology->actors[r].name);
-            slot->buf.data = grown;
-            slot->buf.cap = used;
-        }
+        if (emu_buffer_fit(&slot->buf, used))
+            return emu_calls_fail(p->s, "out of memory for a %u-byte block to '%s'", used,
+                                  p->s->c->topology->actors[r].name);
         memcpy(slot->buf.data, data, used);
     }
     slot->used = used;
@@ -490,7 +485,7 @@ int emu_pipeline_run(emu_calls *s, unsigned depth)
     for (size_t i = 0; p.ring && i < p.n_rings; i++)
         emu_ring_destroy(&p.ring[i]);
     for (size_t k = 0; w && k < s->n; k++)
-        free(w[k].out.data);
+        emu_buffer_release(&w[k].out);
     free(p.ring);
     free(p.ring_of);
     free(w);

@@ -24,7 +24,7 @@ void emu_ring_destroy(emu_ring *r)
     if (!r->slot)
         return;
     for (unsigned i = 0; i < r->depth; i++)
-        free(r->slot[i].buf.data);
+        emu_buffer_release(&r->slot[i].buf);
     free(r->slot);
     r->slot = NULL;
     pthread_mutex_destroy(&r->lock);

@@ -148,7 +148,7 @@ static int run_sequential(emu_calls *s)
     if (rc == EMU_OK && !s->o->strict)
         rc = flush(&q);
     for (size_t k = 0; q.out && k < s->n; k++)
-        free(q.out[k].data);
+        emu_buffer_release(&q.out[k]);
     free(q.out);
     free(q.made);
     free(q.live);
@@ -242,6 +242,7 @@ int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, c
     res->end = EMU_END_DATA;
     res->ring_depth = o->ring_depth;
     res->strict = o->strict;
+    emu_buffer_plain(o->strict); /* NARVAL's buffers are plain memory */
     res->cycles = o->cycles ? o->cycles : 1;
     int rc = emu_calls_init(&s, c, o, res, err, errlen);
     if (rc == EMU_OK && o->ring_depth > EMU_MAX_RING)

@@ -1,4 +1,4 @@
-/* gpu_device.cu: the GPU layer's CUDA side: device probe and selection, CUDA errors as gpu_status with file and line, one-time uploads. */
+/* gpu_device.cu: the GPU layer's CUDA side: device probe and selection, CUDA errors as gpu_status with file and line, one-time uploads, pinned host memory. */
 #include <cuda_runtime.h>
 #include <stdio.h>
 
@@ -69,4 +69,36 @@ int gpu_upload(void **dst, const void *src, size_t bytes, const char *what, char
     if (bytes)
         GPU_CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice), what);
     return GPU_OK;
+}
+
+extern "C" void *gpu_host_alloc(size_t bytes)
+{
+    void *p = nullptr;
+    if (cudaHostAlloc(&p, bytes ? bytes : 16, cudaHostAllocPortable) != cudaSuccess) {
+        cudaGetLastError();
+        return nullptr;
+    }
+    return p;
+}
+
+extern "C" void gpu_host_free(void *p)
+{
+    if (p)
+        cudaFreeHost(p);
+}
+
+/* Whether the byte at p is page-locked host memory. */
+static bool pinned_byte(const void *p)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
+extern "C" bool gpu_host_pinned(const void *p, size_t bytes)
+{
+    return p && bytes && pinned_byte(p) && pinned_byte((const char *)p + bytes - 1);
 }

@@ -63,6 +63,19 @@ typedef enum gpu_choice { GPU_CHOICE_GPU, GPU_CHOICE_CPU, GPU_CHOICE_NUMBER, GPU
     "initialise fails (Device cpu ignores it); auto: the node's GPU instances spread over its "    \
     "devices, the k-th on device k mod n (actors/kit/kit.h: GPU auto)"
 
+/* Page-locked host memory (portable: pinned for every device and context of
+ * the process, whichever library's CUDA runtime allocated it), from which a
+ * GPU's uploads run at the bus's rate and asynchronously; NULL without a
+ * usable device or when the allocation fails.  gpu_host_free takes NULL. */
+void *gpu_host_alloc(size_t bytes);
+void gpu_host_free(void *p);
+
+/* Whether bytes [p, p + bytes) are page-locked host memory: their first and
+ * last byte are (an upload from them then goes straight to the device; a
+ * range that is not one allocation is still copied right, only staged).
+ * false without a usable device or a build without CUDA. */
+bool gpu_host_pinned(const void *p, size_t bytes);
+
 /* The CUDA devices this process sees (CUDA_VISIBLE_DEVICES applies): what
  * GPU auto spreads the instances over.  0 without a device, a driver, or
  * a build with CUDA. */

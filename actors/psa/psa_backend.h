@@ -31,6 +31,8 @@ typedef struct psa_block_backend {
     /* Pinned host memory for a block's copy (its uploads then run asynchronously), or NULL. */
     void *(*host_alloc)(size_t bytes);
     void (*host_free)(void *p);
+    /* Whether a block at p is pinned already (its uploads may read it where it lies): gpu_host_pinned. */
+    bool (*pinned)(const void *p, size_t bytes);
     /* Another device workspace beside e->block's (its own stream and
      * buffers, e->block's resident tables), or NULL with msg; free_fork's. */
     void *(*fork)(const psa_setup *s, char *msg, size_t len);

@@ -56,6 +56,7 @@ typedef struct psa_block {
     size_t cap_owner;
     uint64_t searches, refined, neighboured, fell_back; /* neighboured: searches of the neighbour passes */
     double phase_s[PSA_PHASES];  /* summed over blocks until psa_block_free */
+    uint64_t in_place;           /* blocks not copied: pinned by the host (psa_block_begin); until psa_block_free */
     /* GPUWork block: the events with net-charge segments as the GPU holds
      * them and their events' indices, a round's searches and their events */
     struct pb_event *gev;
@@ -86,7 +87,8 @@ typedef struct psa_block {
  * sends them there to be aligned while the host decodes the next part.
  * With copy, the block is copied on the way into the block's own buffer
  * (pinned where possible: the GPU's copies then run asynchronously), frame
- * by frame in parallel, and the events read the copy.
+ * by frame in parallel, and the events read the copy; not when the host's
+ * buffer is pinned memory already (w->in_place counts those blocks).
  * psa_block_decode is begin and one part.  PSA_E_NOMEM, or PSA_OK. */
 psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy);
 void psa_block_decode_part(psa_block *w, const psa_setup *s, size_t to);
