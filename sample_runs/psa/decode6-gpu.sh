@@ -1,0 +1,66 @@
+#!/bin/sh
+# decode6-gpu.sh: on the GPU machine, the PSA's host prefix, copying and decoding a block (issue 20, session 6): copy_rate's figures (h200-decode6/copy_rate.c, built on this side and carried), the build (this tree, BEFORE's beside it), the replay chain through throughput.sh (this tree with pinned buffers, Neighbours off, BEFORE's rows) and two --strict rows (plain buffers, as a NARVAL host's: the copy path, Threads 8 and 16), then the GPU suites.
+#   device command:  . ./.gpudeps/env.sh; cd SNAPSHOT && BEFORE=DIR COPY_RATE=BIN sh sample_runs/psa/decode6-gpu.sh [EVENTS]
+#   EVENTS: the replay chain's generator events (200000: about 430,000 crystal-events; its input in /dev/shm)
+# Logs under $OUT (else build/decode6-gpu), packed into $OUT/chain.tar.gz and $OUT/checks.tar.gz as they are done.
+set -u
+events=${1:-200000}
+out=${OUT:-build/decode6-gpu}
+start=$(date +%s)
+status=0
+mkdir -p "$out/logs"
+stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
+. "$(dirname "$0")/../gpu-common.sh"
+gpu_describe "$out/logs"
+if [ -n "${BEFORE:-}" ]; then
+    (cd "$BEFORE" && make -j8 NO_MPI=1 all > build.log 2>&1) &
+    before_pid=$!
+fi
+gpu_build "$out/logs" "$start" NO_MPI=1 all build-tests
+if [ -n "${BEFORE:-}" ]; then
+    wait "$before_pid" || { tail -n 20 "$BEFORE/build.log"; exit 1; }
+fi
+mkdir -p build/cache
+[ -e build/cache/default.basis ] || build/bin/basisgen --quiet -o build/cache/default.basis >> "$out/logs/build.log" 2>&1
+stamp "built, basis made"
+
+if [ -n "${COPY_RATE:-}" ]; then
+    "$COPY_RATE" 32 > "$out/logs/copy_rate.txt" 2>&1 || status=1
+    cat "$out/logs/copy_rate.txt"
+    stamp "copy_rate done"
+fi
+
+mkdir -p /dev/shm/rc
+ln -sfn /dev/shm/rc build/replay_chain
+CONF_ROWS="PSA.conf:Neighbours:off" sh sample_runs/full_chain/throughput.sh decode6 "$events" > /dev/null 2>&1 || status=1
+keep=sample_runs/full_chain/decode6
+conf=topologies/conf/replay_chain:topologies/conf
+# the copy path of this tree: --strict hands plain buffers, as a NARVAL host does; Threads 8 (the default here) and 16
+for n in 8 16; do
+    mkdir -p "build/replay_chain/conf-threads$n"
+    { cat topologies/conf/PSA.conf; echo "Threads $n"; } | grep -v '^Threads  *0' > "build/replay_chain/conf-threads$n/PSA.conf"
+    build/bin/narwhal run topologies/replay_chain.xml --actors build/actors --conf "build/replay_chain/conf-threads$n:$conf" \
+        --strict > "$keep/strict-threads$n.log" 2>&1 || status=1
+done
+cp "$keep"/* "$out/logs/"
+grep -E '^\|' "$keep/throughput.txt"
+for f in "$keep"/throughput-[0-9]*.log "$keep"/strict-*.log; do
+    echo "== $(basename "$f")"
+    grep -E '^\[PSA\] time in process_block|^blocks ran|^busiest actor' "$f" | cut -c1-900
+done
+tar -czf "$out/chain.tar.gz" -C "$out" logs
+stamp "chain done"
+
+rm -rf "$out/logs" && mkdir -p "$out/logs"
+for suite in ${CHECKS:-check_psa check_gpu check_psa_local check_pipeline}; do
+    BUILD=build timeout 150 tests/run-checks.sh "build/tests/$suite" > "$out/logs/$suite.txt" 2>&1 &
+done
+wait
+for suite in ${CHECKS:-check_psa check_gpu check_psa_local check_pipeline}; do
+    grep -E 'Checks|:[EF]:|passed' "$out/logs/$suite.txt" | head -n 8
+    grep -q ' 0 failed' "$out/logs/$suite.txt" || status=1
+done
+tar -czf "$out/checks.tar.gz" -C "$out" logs
+rm -rf "$out/logs"
+stamp "checks done"
+exit $status
