@@ -16,6 +16,7 @@
 
 #include "adf.h"
 #include "basis.h"
+#include "gpu_device.h"
 #include "narval.h"
 #include "narwhal_exec.h"
 #include "testkit.h"
@@ -1078,6 +1079,48 @@ START_TEST(gpu_block_equals_cpu_on_simulated_events)
 }
 END_TEST
 
+/* A block the host gave in pinned memory (narwhal's buffers with a usable
+ * GPU) is uploaded from where it lies, not copied first: the same bytes as
+ * from plain memory; then an empty call and a plain block, which are
+ * copied, with no copy's room made before (skipped without a GPU). */
+START_TEST(gpu_block_from_pinned_input)
+{
+#ifdef NARWHAL_HAVE_CUDA
+    static uint8_t pinned_out[CAP];
+    unsigned e, used_plain, used;
+    put_touching_events();
+    for (uint32_t k = 0; k < 30; k++) {
+        hit h[2] = { { point_of(k % 36, (int)(k % 3)), 800 }, { point_of((k + 11) % 36, 1), 300 } };
+        put_event(100 + k, 2, h, 1 + (int)(k % 2));
+    }
+    size_t size = w.used;
+    void *a = open_gpu("Device gpu\nGPUWork block", &e);
+    if (!a) {
+        TK_SKIP("no usable GPU");
+    }
+    uint8_t *pinned = gpu_host_alloc(size);
+    ck_assert_ptr_nonnull(pinned);
+    ck_assert(gpu_host_pinned(pinned, size) && !gpu_host_pinned(in, size));
+    memcpy(pinned, in, size);
+    psa.filter(a, pinned, (unsigned)size, out, CAP, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    memcpy(pinned_out, out, used);
+    psa.filter(a, pinned, 0, out, CAP, &used_plain, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_uint_eq(used_plain, 0);
+    ck_assert_uint_eq(run_block(a, size, CAP, &used_plain), 0);
+    stop_target = a;
+    const char *log = stderr_of(stop_it, NULL);
+    gpu_host_free(pinned);
+    ck_assert_msg(strstr(log, "; 1 blocks uploaded where they lay") && !strstr(log, "failed"), "%s", log);
+    ck_assert_uint_eq(used, used_plain);
+    ck_assert_msg(memcmp(out, pinned_out, used) == 0, "the block from pinned memory gave other bytes");
+#else
+    TK_SKIP("built without CUDA");
+#endif
+}
+END_TEST
+
 /* The count of a log's "N in neighbour passes" (-1: none). */
 static long neighbour_searches(const char *log)
 {
@@ -1533,6 +1576,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, gpu_block_equals_cpu_on_simulated_events);
     tcase_add_test(t, gpu_block_fault_loses_nothing);
     tcase_add_test(t, gpu_block_neighbours_equal_cpu);
+    tcase_add_test(t, gpu_block_from_pinned_input);
     tcase_add_test(t, parts_give_the_whole_blocks_bytes);
     tcase_add_test(t, an_error_in_the_second_part);
     tcase_add_test(t, parts_through_reset_and_instances);

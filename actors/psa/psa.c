@@ -468,11 +468,14 @@ static void log_phases(const psa_actor *a)
     double phase[PSA_PHASES] = { 0 };
     size_t n = 0;
     unsigned long long in_place = 0;
+    double list_s = 0, send_s = 0;
     for (int k = 0; k < a->parts.n; k++) {
         ws[k] = &a->parts.part[k].w;
         for (int p = 0; p < PSA_PHASES; p++)
             phase[p] += ws[k]->phase_s[p];
         in_place += ws[k]->in_place;
+        list_s += ws[k]->list_s;
+        send_s += ws[k]->send_s;
     }
     for (int p = 0; p < PSA_PHASES && n < sizeof line; p++)
         n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %.3f", p ? ", " : "", psa_phase_name((psa_phase)p),
@@ -481,9 +484,9 @@ static void log_phases(const psa_actor *a)
         snprintf(summed, sizeof summed, " (summed over the %d parts, which work at once)", a->parts.n);
     psa_gpu_times g;
     if (psa_block_gpu_times(ws, (size_t)a->parts.n, &a->setup, device, sizeof device))
-        snprintf(gpu, sizeof gpu, " (%llu pieces decoded; %llu blocks uploaded where they lay, pinned by the host, "
-                 "the others copied into pinned memory first); the GPU block on the device %s",
-                 (unsigned long long)a->pieces, in_place, device);
+        snprintf(gpu, sizeof gpu, " (%llu pieces decoded); of decode: listing %.3f s, sending to the device %.3f s; %llu "
+                 "blocks uploaded where they lay (pinned by the host), the others copied into pinned memory first; "
+                 "the GPU block on the device %s", (unsigned long long)a->pieces, list_s, send_s, in_place, device);
     else if (psa_engine_gpu_times(&a->engine, &g))
         snprintf(gpu, sizeof gpu, " (%llu pieces decoded); of the search: %llu GPU calls, %llu chunks, packing "
                  "%.3f s, kernels %.3f s, waiting %.3f s", (unsigned long long)a->pieces, g.calls, g.chunks,

@@ -395,7 +395,7 @@ static psa_status try_device(psa_block *w, const psa_setup *s, bool *done)
 /* Room for a copy of a block of `size` bytes: pinned where the GPU block can have it. */
 static uint8_t *copy_room(psa_block *w, const psa_setup *s, unsigned size)
 {
-    if (size <= w->copy_cap)
+    if (w->copy_buf && size <= w->copy_cap)
         return w->copy_buf;
     release_copy(w);
     size_t want = (size_t)size + size / 4;
@@ -434,6 +434,7 @@ psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, uns
     w->size = size;
     w->decoded = 0;
     psa_status code = list_frames(w, in, size, bad);
+    w->list_s += psa_now() - t;
     if (code || psa_block_reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev))
         return PSA_E_NOMEM;
     w->on_gpu = s->engine->block != NULL;
@@ -448,8 +449,10 @@ void psa_block_decode_part(psa_block *w, const psa_setup *s, size_t to)
     double t = psa_now();
     to = to < w->n_ev ? to : w->n_ev;
     decode_range(w, s, w->decoded, to);
+    double sent = psa_now();
     if (w->on_gpu && !w->gpu_rc)
         w->gpu_rc = s->engine->block_be->part(w, s, w->decoded, to);
+    w->send_s += psa_now() - sent;
     w->decoded = to;
     psa_block_lap(w, PSA_PHASE_DECODE, &t);
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# decode6-gpu.sh: on the GPU machine, the PSA's host prefix, copying and decoding a block (issue 20, session 6): copy_rate's figures (h200-decode6/copy_rate.c, built on this side and carried), the build (this tree, BEFORE's beside it), the replay chain through throughput.sh (this tree with pinned buffers, Neighbours off, BEFORE's rows) and two --strict rows (plain buffers, as a NARVAL host's: the copy path, Threads 8 and 16), then the GPU suites.
+# decode6-gpu.sh: on the GPU machine, the PSA's host prefix, copying and decoding a block (issue 20, session 6): copy_rate's figures (h200-decode6/copy_rate.c, built on this side and carried), the build (this tree, BEFORE's beside it), the replay chain through throughput.sh (this tree with pinned buffers, Neighbours off, BEFORE's rows) and two --strict rows (plain buffers, as a NARVAL host's: the copy path, sequential and pipelined), then the GPU suites.
 #   device command:  . ./.gpudeps/env.sh; cd SNAPSHOT && BEFORE=DIR COPY_RATE=BIN sh sample_runs/psa/decode6-gpu.sh [EVENTS]
 #   EVENTS: the replay chain's generator events (200000: about 430,000 crystal-events; its input in /dev/shm)
 # Logs under $OUT (else build/decode6-gpu), packed into $OUT/chain.tar.gz and $OUT/checks.tar.gz as they are done.
@@ -35,13 +35,11 @@ ln -sfn /dev/shm/rc build/replay_chain
 CONF_ROWS="PSA.conf:Neighbours:off" sh sample_runs/full_chain/throughput.sh decode6 "$events" > /dev/null 2>&1 || status=1
 keep=sample_runs/full_chain/decode6
 conf=topologies/conf/replay_chain:topologies/conf
-# the copy path of this tree: --strict hands plain buffers, as a NARVAL host does; Threads 8 (the default here) and 16
-for n in 8 16; do
-    mkdir -p "build/replay_chain/conf-threads$n"
-    { cat topologies/conf/PSA.conf; echo "Threads $n"; } | grep -v '^Threads  *0' > "build/replay_chain/conf-threads$n/PSA.conf"
-    build/bin/narwhal run topologies/replay_chain.xml --actors build/actors --conf "build/replay_chain/conf-threads$n:$conf" \
-        --strict > "$keep/strict-threads$n.log" 2>&1 || status=1
-done
+# the copy path of this tree: --strict hands plain buffers, as a NARVAL host does
+build/bin/narwhal run topologies/replay_chain.xml --actors build/actors --conf "$conf" --strict \
+    > "$keep/strict-sequential.log" 2>&1 || status=1
+build/bin/narwhal run topologies/replay_chain.xml --actors build/actors --conf "$conf" --strict --pipeline \
+    > "$keep/strict-pipelined.log" 2>&1 || status=1
 cp "$keep"/* "$out/logs/"
 grep -E '^\|' "$keep/throughput.txt"
 for f in "$keep"/throughput-[0-9]*.log "$keep"/strict-*.log; do
