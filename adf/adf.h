@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -111,8 +112,9 @@ const char *adf_strerror(int status);
 const char *adf_id_name(uint32_t id);
 /* The id of a name, or 0 when unknown. */
 uint32_t adf_id_from_name(const char *name);
-/* Non-zero for ids whose payload is a sequence of sub-frames (top byte 0xCA). */
-int adf_id_is_composite(uint32_t id);
+/* Non-zero for ids whose payload is a sequence of sub-frames (top byte 0xCA);
+ * inline, as the field access below: every frame walk asks it per frame. */
+static inline int adf_id_is_composite(uint32_t id) { return (id >> 24) == 0xCAu; }
 
 /* ---- little-endian field access (any alignment) ---- */
 
@@ -126,7 +128,14 @@ static inline uint64_t adf_get_u64(const uint8_t *p)
     return (uint64_t)adf_get_u32(p) | ((uint64_t)adf_get_u32(p + 4) << 32);
 }
 static inline int16_t adf_get_i16(const uint8_t *p) { return (int16_t)adf_get_u16(p); }
-float adf_get_f32(const uint8_t *p);
+/* memcpy is the one portable way to reinterpret the bits of an IEEE-754 float. */
+static inline float adf_get_f32(const uint8_t *p)
+{
+    uint32_t bits = adf_get_u32(p);
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
 
 static inline void adf_put_u16(uint8_t *p, uint16_t v)
 {
@@ -561,6 +570,13 @@ int adf_file_open_read(adf_file **f, const char *path);
 int adf_file_open_write(adf_file **f, const char *path, int append);
 /* Reads whole frames into buf; *used = bytes delivered, 0 at the end of the file. */
 int adf_file_read(adf_file *f, void *buf, size_t cap, size_t *used, size_t *frames);
+/* Threads that copy a large read out of the page cache (ADF_FILE_READ_THREADS
+ * when a file is opened; 1 to ADF_FILE_MAX_READ_THREADS): one thread copies a
+ * few GB/s, a server's memory takes several times that.  The bytes delivered
+ * do not depend on it.  ADF_E_ARG for a count out of range. */
+#define ADF_FILE_READ_THREADS 4
+#define ADF_FILE_MAX_READ_THREADS 64
+int adf_file_set_read_threads(adf_file *f, unsigned threads);
 /* Appends bytes that hold whole frames (validated first: a bad buffer writes nothing). */
 int adf_file_write(adf_file *f, const void *buf, size_t size);
 /* Reading: the offset of the next frame to deliver; writing: the size of the file. */

@@ -8,9 +8,9 @@
 
 #define ADF_FILE_IOBUF (1u << 20) /* one syscall per MiB for the small keys and frames */
 #define ADF_FILE_BULK (4u << 20)  /* requests this large are read straight into the caller's buffer */
-#define ADF_FILE_BULK_PART (2u << 20)
-#define ADF_FILE_BULK_THREADS 4
-#define ADF_FILE_BULK_PARTS 128 /* at most, per request: 256 MiB */
+#define ADF_FILE_BULK_PART (2u << 20) /* at most; less when threads would be left without a part */
+#define ADF_FILE_BULK_GRAIN (64u << 10)
+#define ADF_FILE_BULK_PARTS 128 /* at most, per request */
 
 /* What went wrong, kept so that adf_file_describe can say where. */
 typedef struct file_error {
@@ -33,6 +33,7 @@ struct adf_file {
     uint8_t key[ADF_KEY_SIZE];
     int have_key; /* the key at `offset` was read but its frame not yet delivered */
     int stream_off; /* after bulk reads: the stream is not yet where the frame-by-frame path reads next */
+    unsigned threads; /* of a bulk read (adf_file_set_read_threads) */
     int status;   /* sticky: the file cannot go on */
     file_error err;
 };
@@ -56,6 +57,7 @@ static int open_file(adf_file **out, const char *path, const char *mode, int wri
         goto fail;
     setvbuf(f->fp, f->iobuf, _IOFBF, ADF_FILE_IOBUF);
     f->writing = writing;
+    f->threads = ADF_FILE_READ_THREADS;
     *out = f;
     return ADF_OK;
 fail:;
@@ -167,22 +169,29 @@ static int load_frame(adf_file *f, uint8_t *dst, uint32_t length)
     return ADF_OK;
 }
 
-/* Fills buf[0, want) from the file at `at` with pread in parts of
- * ADF_FILE_BULK_PART, read by up to ADF_FILE_BULK_THREADS threads: one
- * thread copies out of the page cache at about 4 GB/s, less than the
- * replay chain asks of its reader.  Returns the bytes read from `at` on
- * without a gap (fewer at the end of the file), or -1 when pread cannot be
- * used on this file (a pipe) or failed: the caller then reads through stdio,
- * which reports the error. */
-static long long read_parts(int fd, uint8_t *buf, size_t want, uint64_t at)
+/* The size of a bulk read's parts (want is at least ADF_FILE_BULK):
+ * ADF_FILE_BULK_PART, or less (whole grains) so that each thread has one. */
+static size_t part_size(size_t want, unsigned threads)
 {
-    size_t parts = (want + ADF_FILE_BULK_PART - 1) / ADF_FILE_BULK_PART, got[ADF_FILE_BULK_PARTS];
+    size_t share = (want / threads + ADF_FILE_BULK_GRAIN - 1) / ADF_FILE_BULK_GRAIN * ADF_FILE_BULK_GRAIN;
+    return share < ADF_FILE_BULK_PART ? share : ADF_FILE_BULK_PART;
+}
+
+/* Fills buf[0, want) from the file at `at` with pread in parts, read by
+ * `threads` threads: one thread copies out of the page cache at about
+ * 4-5 GB/s, less than the replay chain asks of its reader.  Returns the
+ * bytes read from `at` on without a gap (fewer at the end of the file), or
+ * -1 when pread cannot be used on this file (a pipe) or failed: the caller
+ * then reads through stdio, which reports the error. */
+static long long read_parts(int fd, uint8_t *buf, size_t want, uint64_t at, unsigned threads)
+{
+    size_t part = part_size(want, threads), parts = (want + part - 1) / part, got[ADF_FILE_BULK_PARTS];
     if (parts > ADF_FILE_BULK_PARTS)
         parts = ADF_FILE_BULK_PARTS;
     int failed = 0;
-#pragma omp parallel for num_threads(ADF_FILE_BULK_THREADS) schedule(static, 1) reduction(| : failed)
+#pragma omp parallel for num_threads(threads) schedule(static, 1) reduction(| : failed)
     for (size_t i = 0; i < parts; i++) {
-        size_t from = i * ADF_FILE_BULK_PART, len = from + ADF_FILE_BULK_PART > want ? want - from : ADF_FILE_BULK_PART;
+        size_t from = i * part, len = from + part > want ? want - from : part;
         size_t have = 0;
         while (have < len) {
             ssize_t n = pread(fd, buf + from + have, len - have, (off_t)(at + from + have));
@@ -201,7 +210,7 @@ static long long read_parts(int fd, uint8_t *buf, size_t want, uint64_t at)
     size_t total = 0;
     for (size_t i = 0; i < parts; i++) {
         total += got[i];
-        if (got[i] < ADF_FILE_BULK_PART)
+        if (got[i] < part)
             break;
     }
     return (long long)total;
@@ -244,7 +253,7 @@ static size_t whole_frames(adf_file *f, uint8_t *buf, size_t got, size_t cap, si
  * truncated one, the end, a file pread refuses), with its own messages. */
 static int read_bulk(adf_file *f, uint8_t *buf, size_t cap, size_t *used, size_t *frames)
 {
-    long long got = read_parts(fileno(f->fp), buf, cap, f->offset);
+    long long got = read_parts(fileno(f->fp), buf, cap, f->offset, f->threads);
     if (got <= 0)
         return 0;
     size_t n, u = whole_frames(f, buf, (size_t)got, cap, &n);
@@ -304,6 +313,14 @@ int adf_file_read(adf_file *f, void *buf, size_t cap, size_t *used, size_t *fram
     if (frames)
         *frames = n;
     return u > 0 ? ADF_OK : (rc < 0 ? rc : ADF_OK);
+}
+
+int adf_file_set_read_threads(adf_file *f, unsigned threads)
+{
+    if (!f || f->writing || threads < 1 || threads > ADF_FILE_MAX_READ_THREADS)
+        return ADF_E_ARG;
+    f->threads = threads;
+    return ADF_OK;
 }
 
 size_t adf_file_next_length(const adf_file *f)

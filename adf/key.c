@@ -56,17 +56,6 @@ uint32_t adf_id_from_name(const char *name)
     return 0;
 }
 
-int adf_id_is_composite(uint32_t id) { return (id >> 24) == 0xCAu; }
-
-/* memcpy is the one portable way to reinterpret the bits of an IEEE-754 float. */
-float adf_get_f32(const uint8_t *p)
-{
-    uint32_t bits = adf_get_u32(p);
-    float v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
-
 void adf_put_f32(uint8_t *p, float v)
 {
     uint32_t bits;

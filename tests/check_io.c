@@ -936,6 +936,50 @@ START_TEST(reader_takes_one_crystal)
 }
 END_TEST
 
+/* Bulk reads (blocks of 4 MiB and more) by any number of threads deliver
+ * the file's frames unchanged, block for block; Threads out of range or
+ * not a number is refused with the file, the line and the key. */
+START_TEST(reader_threads)
+{
+    size_t n;
+    free(make_file("big.adf", 40000, 7, &n));
+    ck_assert_uint_gt(n, 2 * (4u << 20)); /* several 4 MiB blocks, each read in parts */
+    uint8_t *want = tk_read_file(in_tmp("big.adf"), &n);
+    drained first = { 0 };
+    const char *counts[] = { "1", "3", "64", "auto" };
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+        snprintf(logged, sizeof logged, "File %s\nThreads %s\n", in_tmp("big.adf"), counts[i]);
+        conf("ADFReader", logged);
+        configure(&rd);
+        void *r = new_instance(&rd);
+        drained d = drain(r, 4u << 20);
+        end_instance(&rd, r);
+        ck_assert_uint_eq(data_before_eof(d.bytes, d.size, 40000), n);
+        ck_assert_mem_eq(d.bytes, want, n);
+        if (i == 0)
+            first = d;
+        else {
+            ck_assert_uint_eq(d.blocks, first.blocks);
+            free(d.bytes);
+        }
+    }
+    free(first.bytes);
+    free(want);
+    const char *bad[] = { "0", "65", "many" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        unsigned e = 0;
+        int saved;
+        snprintf(logged, sizeof logged, "File %s\nThreads %s\n", in_tmp("big.adf"), bad[i]);
+        conf("ADFReader", logged);
+        capture_begin(&saved);
+        rd.config(conf_dir, &e);
+        capture_end(saved);
+        ck_assert_uint_eq(e, NARVAL_E_CONFIG);
+        ck_assert_ptr_nonnull(strstr(logged, "ADFReader.conf:2: key 'Threads'"));
+    }
+}
+END_TEST
+
 static Suite *io_suite(void)
 {
     Suite *s = suite_create("io");
@@ -957,6 +1001,7 @@ static Suite *io_suite(void)
     tcase_add_test(tc, split_a_stream_per_crystal);
     tcase_add_test(tc, split_refuses_what_is_no_crystals);
     tcase_add_test(tc, reader_takes_one_crystal);
+    tcase_add_test(tc, reader_threads);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("replay");
