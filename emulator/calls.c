@@ -295,21 +295,25 @@ static void count_members(emu_actor_stats *st, const uint8_t *payload, size_t si
     }
 }
 
-/* Top-level frames of a buffer, and every frame by key id in actor k's
- * stats; a malformed one is reported once per actor (the next actor will
- * refuse it) and counting stops there. */
-static unsigned long long count_frames(emu_calls *s, size_t k, const uint8_t *data, unsigned size)
+/* Top-level frames of a buffer (all, crystal-events, events: the live
+ * view's, counted here so that a block is walked once), and every frame by
+ * key id in actor k's stats; a malformed one is reported once per actor (the
+ * next actor will refuse it) and counting stops there. */
+static void count_frames(emu_calls *s, size_t k, const uint8_t *data, unsigned size, emu_live_out *out)
 {
     emu_actor_stats *st = &s->res->actors[k];
     adf_iter it;
     adf_frame f;
-    unsigned long long n = 0;
     int rc;
+    *out = (emu_live_out){ 0 };
     adf_iter_init(&it, data, size);
     while ((rc = adf_iter_next(&it, &f)) > 0) {
-        n++;
-        count_kind(st, f.key.id, 0);
-        if (adf_id_is_composite(f.key.id))
+        uint32_t id = f.key.id;
+        out->frames++;
+        out->crystals += id == ADF_ID_NW_CRYSTAL || id == ADF_ID_DATA_PSA;
+        out->events += (adf_id_is_composite(id) && id != ADF_ID_EVENT_DATA_CRYSTAL) || id == ADF_ID_NW_TRACKED;
+        count_kind(st, id, 0);
+        if (adf_id_is_composite(id))
             count_members(st, f.payload, f.payload_size);
     }
     if (rc < 0 && !s->warned[k] && s->o->log) {
@@ -319,7 +323,6 @@ static unsigned long long count_frames(emu_calls *s, size_t k, const uint8_t *da
                 why);
         s->warned[k] = 1;
     }
-    return n;
 }
 
 /* Makes out as large as actor k's size (emu_buffer_fit: what it held is not kept). */
@@ -435,10 +438,12 @@ static int call_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, uns
             return emu_calls_fail(s, "actor '%s' (%s): process_block reported %u bytes used in its %u-byte output "
                                      "buffer",
                                   spec_of(s, k)->name, spec_of(s, k)->library, *used, s->size[k]);
-        *out_frames = count_frames(s, k, out->data, *used);
+        emu_live_out counted;
+        count_frames(s, k, out->data, *used, &counted);
+        *out_frames = counted.frames;
         account(s, k, in_size, in_frames, *used, *out_frames);
         emu_live_call_ends(s->o->live, k, s->instance[k], (unsigned long long)(spent * 1e9), in_size, in_frames,
-                           out->data, *used, *out_frames);
+                           *used, &counted);
         if (role_of(s, k) == EMU_PRODUCER && *used > 0)
             count_producer_block(s);
         return EMU_OK;
@@ -473,8 +478,8 @@ int emu_calls_consume(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, uns
     if (code)
         return actor_error(s, k, "process_block", code);
     account(s, k, in_size, in_frames, 0, 0);
-    emu_live_call_ends(s->o->live, k, s->instance[k], (unsigned long long)(spent * 1e9), in_size, in_frames, NULL, 0,
-                       0);
+    emu_live_call_ends(s->o->live, k, s->instance[k], (unsigned long long)(spent * 1e9), in_size, in_frames, 0,
+                       &(emu_live_out){ 0 });
     return EMU_OK;
 }
 

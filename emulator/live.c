@@ -1,6 +1,5 @@
 /* live.c: a run as other threads see it while it goes (counters, state, producers' progress, rings, spectra), for the progress line and the monitoring page. */
 #include "live.h"
-#include "adf.h"
 #include "calls.h"
 #include "emu.h"
 #include "ring.h"
@@ -208,22 +207,6 @@ void emu_live_call_begins(emu_live *l, size_t k)
         atomic_store_explicit(&l->actor[k].since_ns, now_ns(), memory_order_relaxed);
 }
 
-/* Frames of the output that count as crystal-events and as events. */
-static void count_kinds(emu_live_actor *a, const uint8_t *out, unsigned used)
-{
-    adf_iter it;
-    adf_frame f;
-    unsigned long long crystals = 0, events = 0;
-    adf_iter_init(&it, out, used);
-    while (adf_iter_next(&it, &f) > 0) {
-        crystals += f.key.id == ADF_ID_NW_CRYSTAL || f.key.id == ADF_ID_DATA_PSA;
-        events += (adf_id_is_composite(f.key.id) && f.key.id != ADF_ID_EVENT_DATA_CRYSTAL) ||
-                  f.key.id == ADF_ID_NW_TRACKED;
-    }
-    add(&a->crystals, crystals);
-    add(&a->events, events);
-}
-
 static void progress(emu_live *l, size_t k, void *instance)
 {
     const emu_library *lib = &l->c->libraries[l->c->library_of[k]];
@@ -326,7 +309,7 @@ static int spectra_due(const emu_live *l, size_t k, double t)
 }
 
 void emu_live_call_ends(emu_live *l, size_t k, void *instance, unsigned long long ns, unsigned in_size,
-                        unsigned long long in_frames, const uint8_t *out, unsigned used, unsigned long long out_frames)
+                        unsigned long long in_frames, unsigned used, const emu_live_out *out)
 {
     if (!l)
         return;
@@ -336,10 +319,10 @@ void emu_live_call_ends(emu_live *l, size_t k, void *instance, unsigned long lon
     add(&a->blocks, 1);
     add(&a->frames_in, in_frames);
     add(&a->bytes_in, in_size);
-    add(&a->frames_out, out_frames);
+    add(&a->frames_out, out->frames);
     add(&a->bytes_out, used);
-    if (used)
-        count_kinds(a, out, used);
+    add(&a->crystals, out->crystals);
+    add(&a->events, out->events);
     progress(l, k, instance);
     double t = emu_now();
     if (spectra_due(l, k, t))

@@ -131,11 +131,18 @@ void emu_live_stop_ticker(emu_live *l);
 /* The hooks of the run loops (calls.c, pipeline.c, run.c), each a no-op
  * for a NULL l. */
 void emu_live_call_begins(emu_live *l, size_t k);
+/* An output block's top-level frames as the host counted them (calls.c,
+ * in the one walk that also counts them by kind for the report): all, those
+ * that count as crystal-events (narwhal:crystal, data:psa) and as events
+ * (composites but event:data:crystal, narwhal:tracked). */
+typedef struct emu_live_out {
+    unsigned long long frames, crystals, events;
+} emu_live_out;
 /* Actor k's process_block returned after ns: its counts, its output's
- * frames by kind, then (on its thread) process_progress and, when due,
+ * (used bytes), then (on its thread) process_progress and, when due,
  * process_spectra. */
 void emu_live_call_ends(emu_live *l, size_t k, void *instance, unsigned long long ns, unsigned in_size,
-                        unsigned long long in_frames, const uint8_t *out, unsigned used, unsigned long long out_frames);
+                        unsigned long long in_frames, unsigned used, const emu_live_out *out);
 /* The pipeline's rings while blocks run (ring_of[k] + i: input i of actor
  * k); NULL before it destroys them. */
 void emu_live_set_rings(emu_live *l, void *rings, const size_t *ring_of, size_t n_rings);
