@@ -468,6 +468,26 @@ START_TEST(writer_publishes_only_at_stop)
 }
 END_TEST
 
+/* A first block of which Keys writes nothing, and no OtherFile: nothing to
+ * stage, which is not a failure (it was reported as out of memory). */
+START_TEST(writer_first_block_all_left_out)
+{
+    uint8_t data[40000];
+    size_t n = make_frames(data, sizeof data, 20, 3, true), eof = n - (ADF_KEY_SIZE + ADF_EOF_PAYLOAD);
+    const char *path = in_tmp("out.adf");
+    unsigned e = 99;
+    tk_write_textf(tk_path(conf_dir, "ADFWriter.conf"), "File %s\nKeys meta:eof\n", path);
+    wr.config(conf_dir, &e);
+    ck_assert_uint_eq(e, 0);
+    void *w = started(&wr);
+    consume(&wr, w, data, eof, 0);
+    consume(&wr, w, data + eof, n - eof, 0);
+    call(wr.stop, w, 0);
+    assert_file(path, data + eof, n - eof);
+    call(wr.unload, w, 0);
+}
+END_TEST
+
 START_TEST(writer_stop_without_eof_says_so)
 {
     uint8_t data[20000];
@@ -826,6 +846,7 @@ static Suite *publish_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, writer_publishes_only_at_stop);
     tcase_add_test(tc, writer_stop_without_eof_says_so);
+    tcase_add_test(tc, writer_first_block_all_left_out);
     tcase_add_test(tc, writer_abort_publishes_nothing);
     tcase_add_test(tc, writer_reset_in_a_run_discards_it_and_runs_again);
     tcase_add_test(tc, writer_runs_replace_the_file_or_are_numbered);

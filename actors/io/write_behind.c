@@ -66,8 +66,8 @@ fail:
 uint8_t *wb_stage(write_behind *w, size_t bytes, char *msg, size_t len)
 {
     int s = w->fill;
-    if (bytes > w->cap[s]) {
-        uint8_t *grown = malloc(bytes); /* the old bytes are not needed: no realloc's copy */
+    if (bytes > w->cap[s] || !w->stage[s]) { /* a block with nothing to write still needs a stage */
+        uint8_t *grown = malloc(bytes ? bytes : 1); /* the old bytes are not needed: no realloc's copy */
         if (!grown) {
             snprintf(msg, len, "no memory for a block of %zu bytes to write", bytes);
             return NULL;
