@@ -121,7 +121,7 @@ adf_reader_SRCS := actors/io/adf_reader.c
 adf_writer_SRCS := actors/io/adf_writer.c actors/io/write_behind.c
 # the histogrammer's algorithm, a library; its glue is histo_actor.c with histo_filter.c or histo_sink.c
 HISTO_LIB_SRCS := actors/histo/histo_engine.c actors/histo/histo_cpu.c actors/histo/histo_spec.c \
-	actors/histo/histo_frames.c actors/histo/histo_output.c actors/histo/histo_plot.c \
+	actors/histo/histo_frames.c actors/histo/histo_block.c actors/histo/histo_output.c actors/histo/histo_plot.c \
 	actors/histo/histo_write.c actors/histo/histo_backend_cpu.c \
 	$(call gpu_backend,actors/histo/histo_backend_cuda.c)
 histo_SRCS := actors/histo/histo_filter.c actors/histo/histo_actor.c actors/histo/histo_live.c

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <omp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -530,6 +531,78 @@ START_TEST(frames_beyond_the_configuration_are_bad_frames)
 }
 END_TEST
 
+/* A block of many frames is decoded by several threads (histo_block.c):
+ * the same counts, the same frames passed on, and its bad frames rejected
+ * and logged in their order, wherever they fall among the threads' runs. */
+START_TEST(many_frames_on_threads_count_as_one)
+{
+    enum { FRAMES = 1200, CRYSTALS = 4 };
+    const unsigned bad[] = { 5, 400, 700, 1199 };
+    uint64_t want_c[CRYSTALS] = { 0 }, want_h[8] = { 0 };
+    uint8_t *expect = malloc(BLOCK), *out = malloc(BLOCK);
+    size_t expect_used = 0, offset[4];
+    ck_assert_ptr_nonnull(expect);
+    ck_assert_ptr_nonnull(out);
+    omp_set_num_threads(4);
+    ck_assert_uint_eq(configure(&histo, "Crystals 4\nHistogram c psa.core crystal 8 0 8\n"
+                                        "Histogram h psa.e sum 8 0 8\nPlot none\n"), 0);
+    void *inst = begin(&histo);
+    static adf_psa p;
+    for (unsigned i = 0, b = 0; i < FRAMES; i++) {
+        bool rejected = b < 4 && bad[b] == i;
+        size_t at = w.used;
+        memset(&p, 0, sizeof p);
+        p.crystal_id = (uint16_t)(rejected ? CRYSTALS : i % CRYSTALS);
+        p.e0 = (float)(i % 8) + 0.5f;
+        p.n_hits = (uint16_t)(i % 3);
+        for (unsigned h = 0; h < p.n_hits; h++)
+            p.hit[h] = (adf_psa_hit){ .segment = (int16_t)h, .e = (float)((i + h) % 8) + 0.5f };
+        ck_assert_int_eq(adf_psa_write(&w, 1000 + i, 10u * i, &p), ADF_OK);
+        if (rejected) {
+            offset[b++] = at;
+            continue;
+        }
+        memcpy(expect + expect_used, block + at, w.used - at);
+        expect_used += w.used - at;
+        want_c[p.crystal_id]++;
+        for (unsigned h = 0; h < p.n_hits; h++)
+            want_h[(i + h) % 8]++;
+    }
+    unsigned used = 0, code;
+    char log[8192];
+    const char *path = tk_path(tmp, "stderr.txt");
+    int saved = tk_capture_begin(path);
+    histo.filter(inst, block, (unsigned)w.used, out, BLOCK, &used, &code);
+    tk_capture_end(saved, path, log, sizeof log);
+    omp_set_num_threads(omp_get_num_procs());
+    ck_assert_uint_eq(code, 0);
+    ck_assert_uint_eq(used, expect_used);
+    ck_assert_int_eq(memcmp(out, expect, used), 0);
+    const char *last = log;
+    for (unsigned b = 0; b < 4; b++) {
+        char line[160];
+        snprintf(line, sizeof line, "event %u (data:psa of crystal 4) at byte %zu of the input block", 1000 + bad[b],
+                 offset[b]);
+        const char *at = strstr(log, line);
+        ck_assert_msg(at && at >= last, "%s not logged after the previous bad frame:\n%s", line, log);
+        last = at;
+    }
+    end(&histo, inst);
+    csv c;
+    for (unsigned k = 0; k < CRYSTALS; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "c/c_c%03u.csv", k);
+        read_csv(tk_path(out_dir, name), &c);
+        ck_assert_uint_eq(csv_total(&c), want_c[k]);
+    }
+    read_csv(tk_path(out_dir, "h.csv"), &c);
+    for (unsigned bin = 0; bin < 8; bin++)
+        ck_assert_uint_eq(c.bins[bin], want_h[bin]);
+    free(expect);
+    free(out);
+}
+END_TEST
+
 START_TEST(sink_counts_like_the_filter)
 {
     ck_assert_uint_eq(configure(&sink, "Histogram e tracked.e sum 8 0 8\nPlot none\n"), 0);
@@ -1020,6 +1093,7 @@ static Suite *histo_suite(void)
     tcase_add_test(tc, output_too_small_changes_nothing);
     tcase_add_test(tc, malformed_block_counts_nothing);
     tcase_add_test(tc, frames_beyond_the_configuration_are_bad_frames);
+    tcase_add_test(tc, many_frames_on_threads_count_as_one);
     tcase_add_test(tc, sink_counts_like_the_filter);
     tcase_add_test(tc, configuration_errors_name_file_and_line);
     tcase_add_test(tc, gpu_forced_without_gpu_fails_at_initialise);

@@ -5,8 +5,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <omp.h>
+
 #include "gpu_device.h"
 #include "histo_actor.h"
+#include "histo_block.h"
 #include "histo_engine.h"
 #include "histo_frames.h"
 #include "histo_output.h"
@@ -74,7 +77,8 @@ typedef struct histo_actor {
     unsigned run;     /* runs started */
     double last_write;
     uint64_t seen[HISTO_SEEN_KINDS], entries;
-    histo_decoder dec;
+    histo_block decoded; /* the block in hand, decoded on the OpenMP team */
+    size_t frame, fault; /* on_frame's place among its frames and their faults */
 } histo_actor;
 
 /* The library's codes (histo_status.h) as NARVAL's. */
@@ -214,6 +218,7 @@ static unsigned histo_initialise(void *algo_data)
         return code;
     histo_engine_destroy(a->engine);
     a->engine = NULL;
+    histo_block_free(&a->decoded);
     histo_group *groups = malloc((spec.n_decl + 1) * sizeof *groups);
     if (!groups)
         return kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory");
@@ -226,7 +231,8 @@ static unsigned histo_initialise(void *algo_data)
     gpu_device_text(histo_engine_on_gpu(a->engine), gpu, a->k.device, sizeof a->k.device);
     kit_log(a->k.name, KIT_INFO, "counting on the %s", msg);
     log_plans(a);
-    a->dec = (histo_decoder){ .spec = &spec, .engine = a->engine };
+    if (histo_block_init(&a->decoded, &spec, omp_get_max_threads()) != HISTO_OK)
+        return kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory for the decoders");
     return 0;
 }
 
@@ -365,15 +371,17 @@ static unsigned write_all(histo_actor *a, bool final)
     return 0;
 }
 
+/* The frames come in the order histo_block_decode listed them: each is
+ * answered as its decoding went. */
 static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
 {
     histo_actor *a = ctx;
-    histo_status rc = histo_decode(&a->dec, f);
+    const histo_fault *refused = histo_block_fault(&a->decoded, a->frame++, &a->fault);
     a->block_ends = f->key.id == ADF_ID_META_EOF;
-    if (rc == HISTO_E_INPUT || rc == HISTO_E_DATA) /* a bad frame: not counted, not passed on */
-        return kit_bad_frame(a, f, "%s", a->dec.msg);
-    if (rc != HISTO_OK)
-        return kit_fail(a->k.name, narval_code(rc), "%s", a->dec.msg);
+    if (refused && (refused->code == HISTO_E_INPUT || refused->code == HISTO_E_DATA)) /* not counted, not passed on */
+        return kit_bad_frame(a, f, "%s", refused->msg);
+    if (refused)
+        return kit_fail(a->k.name, narval_code(refused->code), "%s", refused->msg);
     return a->pass ? KIT_PASS : 0;
 }
 
@@ -386,11 +394,16 @@ unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, vo
     char msg[512];
     if (code)
         return code;
-    memset(a->dec.seen, 0, sizeof a->dec.seen);
+    if (histo_block_decode(&a->decoded, in, in_size) != HISTO_OK)
+        return kit_leave(algo_data, KIT_BLOCK, kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory decoding a block"));
     a->pass = pass;
     a->block_ends = a->ended;
+    a->frame = a->fault = 0;
     code = kit_filter_block(a, &ops, a, in, in_size, pass ? out : NULL,
                             pass ? out_size : 0, used);
+    uint64_t seen[HISTO_SEEN_KINDS] = { 0 };
+    if (!code && histo_block_take(&a->decoded, a->engine, seen) != HISTO_OK)
+        code = kit_fail(a->k.name, NARVAL_E_NOMEM, "no memory to stage histogram entries");
     if (code) {
         histo_engine_discard(a->engine);
         return kit_leave(algo_data, KIT_BLOCK, code);
@@ -398,7 +411,7 @@ unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, vo
     a->entries += histo_engine_staged(a->engine);
     a->ended = a->block_ends;
     for (int k = 0; k < HISTO_SEEN_KINDS; k++)
-        a->seen[k] += a->dec.seen[k];
+        a->seen[k] += seen[k];
     if ((code = narval_code(histo_engine_commit(a->engine, msg, sizeof msg))) != 0)
         code = kit_fail(a->k.name, code, "%s", msg);
     else if (conf.write_every > 0 && now() - a->last_write >= conf.write_every)
@@ -456,6 +469,7 @@ static void histo_release(void *algo_data)
     histo_actor *a = algo_data;
     discard_run(a, "unloaded without process_stop");
     histo_engine_destroy(a->engine);
+    histo_block_free(&a->decoded);
     kit_claim_release(&a->claim);
     free(a->dir);
 }

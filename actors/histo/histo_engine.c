@@ -24,9 +24,12 @@ static histo_status of_gpu(int rc)
     return rc == GPU_OK ? HISTO_OK : rc == GPU_NOMEM ? HISTO_E_NOMEM : HISTO_E_DEVICE;
 }
 
-histo_status histo_stage_grow(histo_stage *s)
+/* Room for at least `need` entries. */
+static histo_status stage_reserve(histo_stage *s, size_t need)
 {
     size_t cap = s->cap ? 2 * s->cap : 4096;
+    while (cap < need)
+        cap *= 2;
     uint32_t *inst = realloc(s->inst, cap * sizeof *inst);
     if (inst)
         s->inst = inst;
@@ -40,6 +43,16 @@ histo_status histo_stage_grow(histo_stage *s)
         return HISTO_E_NOMEM;
     s->cap = cap;
     return HISTO_OK;
+}
+
+histo_status histo_stage_grow(histo_stage *s) { return stage_reserve(s, s->cap + 1); }
+
+void histo_stage_free(histo_stage *s)
+{
+    free(s->inst);
+    free(s->x);
+    free(s->y);
+    *s = (histo_stage){ 0 };
 }
 
 /* The counts on GPU `device` (desc: its description); msg tells the choice. */
@@ -116,11 +129,8 @@ void histo_engine_destroy(histo_engine *e)
         return;
     if (e->be)
         e->be->close(e->state);
-    for (size_t i = 0; e->stage && i < e->n_groups; i++) {
-        free(e->stage[i].inst);
-        free(e->stage[i].x);
-        free(e->stage[i].y);
-    }
+    for (size_t i = 0; e->stage && i < e->n_groups; i++)
+        histo_stage_free(&e->stage[i]);
     free(e->stage);
     free(e->entries);
     free(e->groups);
@@ -135,7 +145,22 @@ void histo_engine_plan(const histo_engine *e, size_t g, char *out, size_t len)
     e->be->plan(e->state, &e->groups[g], out, len);
 }
 
-histo_stage *histo_engine_stage(histo_engine *e, size_t g) { return &e->stage[g]; }
+histo_status histo_engine_take(histo_engine *e, const histo_stage *from)
+{
+    for (size_t i = 0; i < e->n_groups; i++) {
+        histo_stage *s = &e->stage[i];
+        const histo_stage *f = &from[i];
+        if (f->n == 0)
+            continue;
+        if (s->n + f->n > s->cap && stage_reserve(s, s->n + f->n))
+            return HISTO_E_NOMEM;
+        memcpy(s->inst + s->n, f->inst, f->n * sizeof *s->inst);
+        memcpy(s->x + s->n, f->x, f->n * sizeof *s->x);
+        memcpy(s->y + s->n, f->y, f->n * sizeof *s->y);
+        s->n += f->n;
+    }
+    return HISTO_OK;
+}
 
 size_t histo_engine_staged(const histo_engine *e)
 {
@@ -149,18 +174,6 @@ void histo_engine_discard(histo_engine *e)
 {
     for (size_t i = 0; i < e->n_groups; i++)
         e->stage[i].n = 0;
-}
-
-void histo_engine_mark(histo_engine *e)
-{
-    for (size_t i = 0; i < e->n_groups; i++)
-        e->stage[i].mark = e->stage[i].n;
-}
-
-void histo_engine_rollback(histo_engine *e)
-{
-    for (size_t i = 0; i < e->n_groups; i++)
-        e->stage[i].n = e->stage[i].mark;
 }
 
 /* The stages as entries: no instance array for a single histogram, no y for 1D. */

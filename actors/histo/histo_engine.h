@@ -23,7 +23,7 @@ typedef struct histo_stage {
     uint32_t *inst;
     float *x, *y;
     size_t n, cap;
-    size_t mark; /* n at histo_engine_mark */
+    size_t mark; /* n before the frame being decoded (histo_decode drops what a bad one staged) */
 } histo_stage;
 
 typedef struct histo_engine histo_engine;
@@ -41,9 +41,8 @@ bool histo_engine_on_gpu(const histo_engine *e);
 /* How group g is counted, for the log. */
 void histo_engine_plan(const histo_engine *e, size_t g, char *out, size_t len);
 
-/* The staging area of group g (histo_engine_put appends to it). */
-histo_stage *histo_engine_stage(histo_engine *e, size_t g);
 histo_status histo_stage_grow(histo_stage *s);
+void histo_stage_free(histo_stage *s);
 
 static inline histo_status histo_engine_put(histo_stage *s, uint32_t inst, float x, float y)
 {
@@ -56,12 +55,11 @@ static inline histo_status histo_engine_put(histo_stage *s, uint32_t inst, float
     return HISTO_OK;
 }
 
+/* Appends the entries of from[g] to group g's stage, for every group (the
+ * stages a decoding thread filled, histo_block.h); from is left as it was. */
+histo_status histo_engine_take(histo_engine *e, const histo_stage *from);
 size_t histo_engine_staged(const histo_engine *e);
 void histo_engine_discard(histo_engine *e);
-/* Notes how many entries every group holds; histo_engine_rollback drops
- * those staged since (a frame refused half way stages nothing). */
-void histo_engine_mark(histo_engine *e);
-void histo_engine_rollback(histo_engine *e);
 histo_status histo_engine_commit(histo_engine *e, char *msg, size_t len);
 histo_status histo_engine_clear(histo_engine *e, char *msg, size_t len);
 /* Every slot's count (histogram_bin.h layout, groups at their offsets). */

@@ -46,7 +46,7 @@ static histo_status put(histo_decoder *dec, size_t k, const adf_frame *f, unsign
 {
     uint32_t inst = 0;
     histo_status code = instance(dec, &dec->spec->decl[k], f, crystal, segment, &inst);
-    if (!code && (code = histo_engine_put(histo_engine_stage(dec->engine, k), inst, x, y)) != 0)
+    if (!code && (code = histo_engine_put(&dec->stage[k], inst, x, y)) != 0)
         fail(dec, code, "no memory to stage histogram entries");
     return code;
 }
@@ -183,10 +183,12 @@ histo_status histo_decode(histo_decoder *d, const adf_frame *f)
 {
     uint64_t seen[HISTO_SEEN_KINDS];
     memcpy(seen, d->seen, sizeof seen);
-    histo_engine_mark(d->engine);
+    for (size_t k = 0; k < d->spec->n_decl; k++)
+        d->stage[k].mark = d->stage[k].n;
     histo_status code = decode(d, f);
     if (code) {
-        histo_engine_rollback(d->engine);
+        for (size_t k = 0; k < d->spec->n_decl; k++)
+            d->stage[k].n = d->stage[k].mark;
         memcpy(d->seen, seen, sizeof seen);
     }
     return code;

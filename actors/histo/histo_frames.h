@@ -13,7 +13,7 @@ enum { HISTO_SEEN_CRYSTAL, HISTO_SEEN_PSA, HISTO_SEEN_TRACKED, HISTO_SEEN_OTHER,
 
 typedef struct histo_decoder {
     const histo_spec *spec;
-    histo_engine *engine;
+    histo_stage *stage;           /* one per declaration of spec: where its entries are staged */
     char msg[512];                /* why histo_decode failed */
     uint64_t seen[HISTO_SEEN_KINDS]; /* frames of each kind staged since the last reset */
     adf_crystal crystal;          /* decoding scratch: adf_crystal holds 40 KiB of traces */
