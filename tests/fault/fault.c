@@ -17,8 +17,9 @@
  * an object that is not a system library (the executable, the actors' .so files, anything
  * outside /usr, /lib, /bin, /sbin, /opt and /etc), never in the C library, libxml2, libgomp or
  * the dynamic loader, whose internal allocations (fopen's buffer, OpenMP's pool) are theirs to
- * handle; and not while a library loads (dlopen): the static CUDA runtime linked into a GPU
- * actor allocates in its constructors, inside our .so but not our code, and does not check.  Writes count only on files: not on descriptors 0-2 (the log), pipes,
+ * handle; and not while a library loads (dlopen) nor before main: the static CUDA runtime linked
+ * into a GPU actor, and into narwhal (its pinned buffers), allocates in its constructors, inside
+ * our objects but not our code, and does not check.  Writes count only on files: not on descriptors 0-2 (the log), pipes,
  * sockets or terminals.  A run counts the same calls in the same order when it is sequential
  * (narwhal run without --pipeline) and OpenMP has one thread (OMP_NUM_THREADS=1); the fault
  * tests run it so.  Child processes (gnuplot) do not inherit the library: it removes itself
@@ -195,6 +196,24 @@ EXPORT void *dlopen(const char *file, int mode)
     void *handle = real_dlopen(file, mode);
     busy = was;
     return handle;
+}
+
+/* The program's constructors are not our code either (see above): nothing counts until main. */
+static int (*program_main)(int, char **, char **);
+
+static int counted_main(int argc, char **argv, char **envp)
+{
+    busy = 0;
+    return program_main(argc, argv, envp);
+}
+
+EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv, void (*init)(void),
+                             void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+    __typeof__(__libc_start_main) *real = (__typeof__(__libc_start_main) *)dlsym(RTLD_NEXT, "__libc_start_main");
+    program_main = main;
+    busy = 1;
+    return real(counted_main, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
 /* ---- allocations ---------------------------------------------------------- */
