@@ -7,6 +7,8 @@
 
 /* Fewer frames than this per thread: the team's start costs more than it saves. */
 #define FRAMES_PER_THREAD 128
+/* Frames handed out at a time: threads that another process delays take fewer. */
+#define FRAMES_PER_CHUNK 32
 
 static void free_decoder(histo_decoder *d, size_t n_decl)
 {
@@ -46,6 +48,12 @@ void histo_block_free(histo_block *b)
     *b = (histo_block){ 0 };
 }
 
+static int by_frame(const void *pa, const void *pb)
+{
+    const histo_fault *a = pa, *b = pb;
+    return a->frame < b->frame ? -1 : a->frame > b->frame;
+}
+
 static histo_status add_fault(histo_faults *l, const histo_fault *f)
 {
     if (l->n == l->cap) {
@@ -81,9 +89,9 @@ static histo_status list_frames(histo_block *b, const void *buf, size_t size)
     return HISTO_OK;
 }
 
-/* Thread t's run of frames, [lo, hi), into its decoder; a refused frame
- * becomes a fault (its sentence copied).  Returns HISTO_E_NOMEM when a
- * fault could not be kept: the block cannot be told right. */
+/* Frames [lo, hi) into thread t's decoder; a refused frame becomes a fault
+ * (its sentence copied).  Returns HISTO_E_NOMEM when a fault could not be
+ * kept: the block cannot be told right. */
 static histo_status decode_run(histo_block *b, int t, size_t lo, size_t hi)
 {
     histo_decoder *d = &b->dec[t];
@@ -111,24 +119,25 @@ histo_status histo_block_decode(histo_block *b, const void *buf, size_t size)
     b->faults.n = 0;
     if (list_frames(b, buf, size) != HISTO_OK)
         return HISTO_E_NOMEM;
-    size_t want = b->n_frames / FRAMES_PER_THREAD;
+    size_t want = b->n_frames / FRAMES_PER_THREAD, chunks = (b->n_frames + FRAMES_PER_CHUNK - 1) / FRAMES_PER_CHUNK;
     int threads = want < (size_t)b->threads ? (want ? (int)want : 1) : b->threads, lost = 0;
     if (threads == 1)
         lost = decode_run(b, 0, 0, b->n_frames) != HISTO_OK;
     else {
-#pragma omp parallel num_threads(threads) reduction(| : lost)
-        {
-            int t = omp_get_thread_num(), n = omp_get_num_threads();
-            lost = decode_run(b, t, b->n_frames * (size_t)t / (size_t)n, b->n_frames * (size_t)(t + 1) / (size_t)n) !=
-                   HISTO_OK;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(| : lost)
+        for (size_t c = 0; c < chunks; c++) {
+            size_t lo = c * FRAMES_PER_CHUNK, hi = lo + FRAMES_PER_CHUNK < b->n_frames ? lo + FRAMES_PER_CHUNK : b->n_frames;
+            lost |= decode_run(b, omp_get_thread_num(), lo, hi) != HISTO_OK;
         }
     }
     if (lost)
         return HISTO_E_NOMEM;
-    for (int t = 0; t < b->threads; t++) /* runs are in thread order: so are their faults */
+    for (int t = 0; t < b->threads; t++)
         for (size_t i = 0; i < b->refused[t].n; i++)
             if (add_fault(&b->faults, &b->refused[t].v[i]) != HISTO_OK)
                 return HISTO_E_NOMEM;
+    if (b->faults.n > 1) /* the threads took chunks as they came: back in frame order */
+        qsort(b->faults.v, b->faults.n, sizeof *b->faults.v, by_frame);
     return HISTO_OK;
 }
 

@@ -11,9 +11,10 @@
 /*
  * One thread decoding a block was the histogrammer's whole host time (about
  * 0.7 s for 2 M data:psa frames in a sequential chain whose other actors left
- * the cores idle).  histo_block_decode cuts the block's top-level frames into
- * contiguous runs, one per thread, each decoded by histo_decode into the
- * thread's own decoder; histo_block_take then hands the stages to the engine
+ * the cores idle).  histo_block_decode hands the block's top-level frames out
+ * to the threads in runs of a few dozen, as each asks (a thread another
+ * process delays takes fewer), each decoded by histo_decode into the thread's
+ * own decoder; histo_block_take then hands the stages to the engine
  * (integer counts: the order of the entries does not change a count).  A
  * frame histo_decode refused staged nothing and is kept with its code and
  * sentence, so that the caller, walking the frames in order, treats it

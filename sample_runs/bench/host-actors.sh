@@ -1,9 +1,11 @@
 #!/bin/sh
-# host-actors.sh: the host-side actors' cost in sequential mode, without the PSA's: the PSA's output of a replay input made once, then read back through reader -> builder -> tracker -> histo -> writer, RUNS times, each actor's seconds in process_block (the least of the runs: the machine's noise is one-sided) and the outputs' checksums; with BEFORE=DIR the same with another tree's actors, alternating, on the same input.
+# host-actors.sh: the host-side actors' cost in sequential mode, without the PSA's: the PSA's output of a replay input made once, then read back through reader -> builder -> tracker -> histo -> writer, RUNS times, each actor's seconds in process_block (the least of the runs: the machine's noise is one-sided) and the outputs' checksums; then the replay input's traces (the replay chain's reader's work) read by a reader alone; with BEFORE=DIR the same with another tree's actors, alternating, on the same input.
 #   sh sample_runs/bench/host-actors.sh [EVENTS] [REPEAT]     (EVENTS: generator events, 20000; REPEAT: passes over the PSA's output, 10)
 #   RUNS=N (3), BUILD (build), BEFORE=DIR (a tree built in DIR/build), WORK (/dev/shm/narwhal-host-actors when /dev/shm exists)
+#   TRACE_REPEAT=N passes over the traces (REPEAT); THREADS="8 16": rows of this tree's reader with ADFReader's Threads N
 # The PSA runs once, on its default device; the tracker and histo on theirs.  The report prints
-# "| actor | s (this tree) | s (before) |" and whether every output file is byte-identical between the two.
+# "| actor | s (this tree) | s (before) |" (the emulator's own: its blocks' time less the actors'), and whether
+# every output file is byte-identical between the runs and trees.
 set -eu
 events=${1:-20000}
 repeat=${2:-10}
@@ -33,18 +35,49 @@ printf 'File %s\nKeys data:psa event:data:psa\nOtherFile beside\n' "$work/out.ad
 sed "s|build/replay_chain/histo|$work/histo|" topologies/conf/replay_chain/Histo.conf > "$work/chain/Histo.conf"
 cp topologies/conf/replay_chain/Tracker.conf "$work/chain/"
 
-# run TAG ACTORS: one run; its per-actor seconds appended to $work/TAG.times, its outputs' checksum to $work/TAG.sums
+# the traces: the replay chain's reader (16 MB blocks) to a writer that keeps only the meta:eof
+mkdir -p "$work/traces"
+sed 's/1000000/16000000/' topologies/replay.xml > "$work/traces.xml"
+printf 'File %s\nRepeat %s\n' "$work/input.adf" "${TRACE_REPEAT:-$repeat}" > "$work/traces/ADFReader.conf"
+printf 'File %s\nKeys meta:eof\n' "$work/traces.adf" > "$work/traces/ADFWriter.conf"
+for t in ${THREADS:-}; do
+    mkdir -p "$work/traces-t$t"
+    cp "$work/traces/ADFWriter.conf" "$work/traces-t$t/"
+    { cat "$work/traces/ADFReader.conf"; echo "Threads $t"; } > "$work/traces-t$t/ADFReader.conf"
+done
+
+# traces TAG NARWHAL ACTORS CONF NAME: one reader run on the traces, its reader's and the emulator's seconds
+# as NAME rows (the writer is this tree's: before 40615e2 a first block with nothing for File failed)
+traces() {
+    rm -rf "$work/actors-$1"
+    mkdir -p "$work/actors-$1"
+    ln -s "$(realpath "$3/adf_reader.so")" "$work/actors-$1/"
+    ln -s "$(realpath "$BUILD/actors/adf_writer.so")" "$work/actors-$1/"
+    "$2" run "$work/traces.xml" --actors "$work/actors-$1" --conf "$4:topologies/conf" --report "$work/$1-traces.tsv" \
+        > "$work/$1-traces.log" 2>&1
+    awk -F'\t' -v name="$5" '$1 == "run" { blocks = $5 } $1 == "actor" { actors += $10; if ($2 == "reader") r = $10 }
+                             END { print "reader(" name ")", r; print "emulator(" name ")", blocks - actors }' \
+        "$work/$1-traces.tsv" >> "$work/$1.times"
+}
+
+# run TAG NARWHAL ACTORS: one run of a tree's narwhal and actors, the chain then the traces; the per-actor
+# seconds (and the emulator's own: the blocks' time less the actors') appended to $work/TAG.times, the
+# outputs' checksum to $work/TAG.sums
 run() {
-    "$narwhal" run "$work/host.xml" --actors "$2" --conf "$work/chain:topologies/conf" --report "$work/$1.tsv" \
+    "$2" run "$work/host.xml" --actors "$3" --conf "$work/chain:topologies/conf" --report "$work/$1.tsv" \
         > "$work/$1.log" 2>&1
-    awk -F'\t' '$1 == "actor" { print $2, $10 }' "$work/$1.tsv" >> "$work/$1.times"
-    cat "$work/out.adf" "$work/out.narwhal.adf" "$work"/histo/*.csv | md5sum | cut -c1-32 >> "$work/$1.sums"
+    awk -F'\t' '$1 == "run" { blocks = $5 } $1 == "actor" { print $2, $10; actors += $10 }
+                 END { print "emulator", blocks - actors }' "$work/$1.tsv" >> "$work/$1.times"
+    traces "$1" "$2" "$3" "$work/traces" traces
+    cat "$work/out.adf" "$work/out.narwhal.adf" "$work"/histo/*.csv "$work/traces.adf" | md5sum | cut -c1-32 \
+        >> "$work/$1.sums"
 }
 rm -f "$work"/*.times "$work"/*.sums
 i=0
 while [ "$i" -lt "$runs" ]; do
-    run now "$BUILD/actors"
-    [ -z "${BEFORE:-}" ] || run before "$BEFORE/build/actors"
+    run now "$narwhal" "$BUILD/actors"
+    for t in ${THREADS:-}; do traces now "$narwhal" "$BUILD/actors" "$work/traces-t$t" "traces,Threads=$t"; done
+    [ -z "${BEFORE:-}" ] || run before "$BEFORE/build/bin/narwhal" "$BEFORE/build/actors"
     i=$((i + 1))
 done
 
@@ -59,7 +92,7 @@ grep -h 'ADFWriter\] run' "$work/now.log" | sed 's/^/# /'
             "$work/before.times" > "$work/before.best"
         echo "| actor | s in process_block, this tree | before ($BEFORE) |"
         echo "|---|---:|---:|"
-        awk 'NR == FNR { b[$1] = $2; next } { printf "| %s | %.3f | %.3f |\n", $1, $2, b[$1] }' "$work/before.best" "$work/now.best"
+        awk 'NR == FNR { b[$1] = $2; next } { printf "| %s | %.3f | %s |\n", $1, $2, $1 in b ? sprintf("%.3f", b[$1]) : "-" }' "$work/before.best" "$work/now.best"
     else
         echo "| actor | s in process_block |"
         echo "|---|---:|"
