@@ -19,3 +19,18 @@ gpu_build() {
     grep -E 'warning|error' "$gpu_build_out/build.log" | head -n 20
     echo "build: $(($(date +%s) - gpu_build_start)) s"
 }
+
+# gpu_build_beside OUT START: this tree's `all build-tests` (gpu_build, NO_MPI=1) and, when BEFORE names another
+# tree's sources, its `all` in BEFORE/build at the same time (its log in BEFORE/build.log); then the default basis.
+gpu_build_beside() {
+    if [ -n "${BEFORE:-}" ]; then
+        (cd "$BEFORE" && make -j8 NO_MPI=1 all > build.log 2>&1) &
+        gpu_build_before=$!
+    fi
+    gpu_build "$1" "$2" NO_MPI=1 all build-tests
+    if [ -n "${BEFORE:-}" ]; then
+        wait "$gpu_build_before" || { tail -n 20 "$BEFORE/build.log"; exit 1; }
+    fi
+    mkdir -p build/cache
+    [ -e build/cache/default.basis ] || build/bin/basisgen --quiet -o build/cache/default.basis >> "$1/build.log" 2>&1
+}

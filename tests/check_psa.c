@@ -1079,6 +1079,16 @@ START_TEST(gpu_block_equals_cpu_on_simulated_events)
 }
 END_TEST
 
+/* Touching hits (put_touching_events) and others: singles, far pairs. */
+static void put_mixed_events(void)
+{
+    put_touching_events();
+    for (uint32_t k = 0; k < 30; k++) {
+        hit h[2] = { { point_of(k % 36, (int)(k % 3)), 800 }, { point_of((k + 11) % 36, 1), 300 } };
+        put_event(100 + k, 2, h, 1 + (int)(k % 2));
+    }
+}
+
 /* A block the host gave in pinned memory (narwhal's buffers with a usable
  * GPU) is uploaded from where it lies, not copied first: the same bytes as
  * from plain memory; then an empty call and a plain block, which are
@@ -1088,11 +1098,7 @@ START_TEST(gpu_block_from_pinned_input)
 #ifdef NARWHAL_HAVE_CUDA
     static uint8_t pinned_out[CAP];
     unsigned e, used_plain, used;
-    put_touching_events();
-    for (uint32_t k = 0; k < 30; k++) {
-        hit h[2] = { { point_of(k % 36, (int)(k % 3)), 800 }, { point_of((k + 11) % 36, 1), 300 } };
-        put_event(100 + k, 2, h, 1 + (int)(k % 2));
-    }
+    put_mixed_events();
     size_t size = w.used;
     void *a = open_gpu("Device gpu\nGPUWork block", &e);
     if (!a) {
@@ -1141,11 +1147,7 @@ START_TEST(gpu_block_neighbours_equal_cpu)
 {
     static uint8_t cpu_out[CAP];
     unsigned e, used_cpu, used_gpu;
-    put_touching_events();
-    for (uint32_t k = 0; k < 30; k++) { /* and others: singles, far pairs */
-        hit h[2] = { { point_of(k % 36, (int)(k % 3)), 800 }, { point_of((k + 11) % 36, 1), 300 } };
-        put_event(100 + k, 2, h, 1 + (int)(k % 2));
-    }
+    put_mixed_events();
     size_t size = w.used;
     void *a = open_gpu("Device gpu\nGPUWork block\nNeighbours iterate\nNeighbourRadius 10", &e);
     if (!a) {

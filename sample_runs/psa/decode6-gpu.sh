@@ -12,16 +12,7 @@ mkdir -p "$out/logs"
 stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
 . "$(dirname "$0")/../gpu-common.sh"
 gpu_describe "$out/logs"
-if [ -n "${BEFORE:-}" ]; then
-    (cd "$BEFORE" && make -j8 NO_MPI=1 all > build.log 2>&1) &
-    before_pid=$!
-fi
-gpu_build "$out/logs" "$start" NO_MPI=1 all build-tests
-if [ -n "${BEFORE:-}" ]; then
-    wait "$before_pid" || { tail -n 20 "$BEFORE/build.log"; exit 1; }
-fi
-mkdir -p build/cache
-[ -e build/cache/default.basis ] || build/bin/basisgen --quiet -o build/cache/default.basis >> "$out/logs/build.log" 2>&1
+gpu_build_beside "$out/logs" "$start"
 stamp "built, basis made"
 
 if [ -n "${COPY_RATE:-}" ]; then
