@@ -18,12 +18,13 @@ namespace {
 constexpr int kThreads = 128;
 
 /* A segment on the device: pb_segment with its columns' points at
- * points[point_off] and its sparse coarse points' indices at
- * points[sparse_off]. */
+ * points[point_off], its sparse coarse points' indices at
+ * points[sparse_off], and its local lists (local_first's n_points + 1
+ * entries at points[local_first_off], counting from points[local_off]). */
 struct dseg {
     uint32_t n_points, n_mask, centre, point_off;
     uint8_t mask[PSA_MAX_MASK];
-    uint32_t n_coarse, sparse_off, n_sparse;
+    uint32_t n_coarse, sparse_off, n_sparse, local_first_off, local_off;
 };
 
 /* The segments and the joint pair search's |d|^p, one upload (kp's seg
@@ -261,15 +262,17 @@ __device__ unsigned long long pairs_min(const kp &a, const pp_pair &p, const flo
 
 /*
  * The joint search of pair blockIdx.x (psa_pair.c's psa_pair_search, the
- * same steps and bits): its values into m (37 x W per pair), the seed from
+ * same steps and bits): its values into m (dynamic shared memory, 37 x W:
+ * every FoM reads them), the seed from
  * the sparse points, each side against the seed's other point (their keys
  * into keys, 2 x max_coarse per pair), the PP_KEEP best of each side (by
  * rank: the keys differ) paired; the hits take the best pair's points and
  * the traces follow.
  */
-__global__ void __launch_bounds__(kThreads) pair_search(const kp a, const pb_pair *pairs, float *values,
-                                                        unsigned long long *keys, uint32_t max_coarse)
+__global__ void __launch_bounds__(kThreads) pair_search(const kp a, const pb_pair *pairs, unsigned long long *keys,
+                                                        uint32_t max_coarse)
 {
+    extern __shared__ float m[];
     __shared__ float c[GS_POW_DEGREE + 1], scale[GS_EXP_TABLE];
     __shared__ uint8_t ch[PP_MAX_CHANNELS];
     __shared__ uint32_t n_ch, ka[PP_KEEP], kb[PP_KEEP];
@@ -287,7 +290,7 @@ __global__ void __launch_bounds__(kThreads) pair_search(const kp a, const pb_pai
     const uint32_t W = a.b.w.length, ns = a.b.n_samples, na = ga.n_coarse, nb = gb.n_coarse;
     const uint32_t was_r = ev.point[pr.r], was_q = ev.point[pr.q];
     const float er = ev.e[pr.r], eq = ev.e[pr.q];
-    float *m = values + (size_t)blockIdx.x * DET_CHANNELS * W, *resid = resid_of(a, pr.event);
+    float *resid = resid_of(a, pr.event);
     pp_values(resid, signal_of(a, was_r), signal_of(a, was_q), ch, n_ch, W, ns, er, eq, m);
     __syncthreads();
     const pp_pair p = { m, ch, n_ch, W, ns, pp_fraction(er, eq), pp_fraction(eq, er) };
@@ -395,6 +398,128 @@ __global__ void __launch_bounds__(kThreads) answer_moved(const kp a, const gs_qu
     }
 }
 
+/* Whether hit r of event ev (segment g) touches another: another net-charge segment in g's mask (psa_event_touches). */
+__device__ bool touches(const pb_event &ev, const dseg &g, int r)
+{
+    for (uint32_t c = 0; c < g.n_mask; c++)
+        for (uint32_t k = 0; k < ev.n_net; k++)
+            if ((int)k != r && ev.net[k] == g.mask[c])
+                return true;
+    return false;
+}
+
+/* The better (gs_better: lower FoM, then lower column) of the block's threads' answers, in every thread. */
+__device__ void block_best(float &fom, uint32_t &col)
+{
+    __shared__ float part_fom[kThreads / 32];
+    __shared__ uint32_t part_col[kThreads / 32];
+    for (int off = 16; off; off >>= 1) {
+        const float f = __shfl_xor_sync(0xffffffffu, fom, off);
+        const uint32_t c = __shfl_xor_sync(0xffffffffu, col, off);
+        if (gs_better(f, c, fom, col)) {
+            fom = f;
+            col = c;
+        }
+    }
+    if ((threadIdx.x & 31) == 0) {
+        part_fom[threadIdx.x >> 5] = fom;
+        part_col[threadIdx.x >> 5] = col;
+    }
+    __syncthreads();
+    fom = part_fom[0];
+    col = part_col[0];
+    for (unsigned w = 1; w < blockDim.x / 32; w++)
+        if (gs_better(part_fom[w], part_col[w], fom, col)) {
+            fom = part_fom[w];
+            col = part_col[w];
+        }
+    __syncthreads();
+}
+
+/*
+ * Rounds [r0, r1) of a neighbour pass that searches them locally, a block
+ * per going event, round after round (its rounds depend on each other
+ * through its traces, events do not): each of its hits r that touches
+ * another filled with its own signal put back (fill_back's), searched over
+ * the local list of its point's column as gridsearch.cu's search_near
+ * sums it (per mask channel from 0 in sample order, the channels added in
+ * mask order, every channel used: every other hit is subtracted; the lower
+ * FoM, then the lower column), a thread per column, and answered
+ * (answer_moved's).  The searches join stats[1].  Dynamic shared memory:
+ * PSA_MAX_MASK x window measured values.
+ */
+__global__ void __launch_bounds__(kThreads) local_rounds(const kp a, int r0, int r1, const uint8_t *going,
+                                                         uint8_t *moved, unsigned *err, unsigned long long *stats)
+{
+    extern __shared__ float meas[];
+    __shared__ float scale[GS_EXP_TABLE];
+    const uint32_t j = blockIdx.x;
+    if (!going[j])
+        return;
+    const gs_pow &pw = reinterpret_cast<const dtab *>(a.seg)->pow;
+    float c[GS_POW_DEGREE + 1];
+    for (int i = 0; i <= GS_POW_DEGREE; i++)
+        c[i] = pw.c[i];
+    for (uint32_t t = threadIdx.x; t < GS_EXP_TABLE; t += blockDim.x)
+        scale[t] = pw.scale[t];
+    pb_event &ev = a.ev[j];
+    float *resid = resid_of(a, j);
+    const uint32_t W = a.b.w.length, ns = a.b.n_samples;
+    unsigned long long searched = 0;
+    for (int r = r0; r < r1 && r < (int)ev.n_net; r++) {
+        const dseg &g = a.seg[ev.net[r]];
+        if (!touches(ev, g, r))
+            continue;
+        const uint32_t was = ev.point[r], use = (1u << g.n_mask) - 1u, *cols = a.points + g.point_off;
+        const float e = ev.e[r];
+        __syncthreads(); /* the last round's traces (and the table) written */
+        pr_fill_back(resid, signal_of(a, was), ns, g.mask, g.n_mask, W, e, meas);
+        __syncthreads();
+        const uint32_t *first = a.points + g.local_first_off + a.column[was];
+        const uint32_t *list = a.points + g.local_off + first[0], n = first[1] - first[0];
+        float best = __int_as_float(0x7f800000);
+        uint32_t best_col = ~0u;
+        for (uint32_t t = threadIdx.x; t < n; t += blockDim.x) {
+            const uint32_t col = list[t];
+            const float *s = signal_of(a, cols[col]);
+            float total = 0.0f;
+            for (uint32_t ch = 0; ch < g.n_mask; ch++) {
+                const float *sc = s + (size_t)g.mask[ch] * ns, *m = meas + ch * W;
+                float part = 0.0f;
+                for (uint32_t i = 0; i < W; i++)
+                    part = gs_acc_pow(part, GS_SUB(m[i], sc[i]), c, scale);
+                if (use >> ch & 1u)
+                    total = GS_ADD(total, part);
+            }
+            if (gs_better(total, col, best, best_col)) {
+                best = total;
+                best_col = col;
+            }
+        }
+        block_best(best, best_col);
+        if (best_col >= g.n_points) {
+            if (threadIdx.x == 0)
+                atomicOr(err, 1u);
+            return;
+        }
+        uint16_t status;
+        uint32_t now;
+        pr_answer(use, best_col, g.centre, cols, &status, &now);
+        if (now != was)
+            pr_replace(resid, signal_of(a, was), signal_of(a, now), ns, W, e);
+        if (threadIdx.x == 0) {
+            ev.hit_status[r] = status;
+            ev.point[r] = now;
+            ev.fom[r] = best;
+            if (now != was)
+                moved[j] = 1;
+        }
+        searched++;
+    }
+    if (threadIdx.x == 0 && searched)
+        atomicAdd(stats + 1, searched);
+}
+
 /* After a pass: the events it moved go on, the marks cleared. */
 __global__ void neighbours_next(uint32_t n, uint8_t *going, uint8_t *moved)
 {
@@ -434,7 +559,7 @@ struct pb_gpu {
     uint32_t *d_points;
     float *d_signal, *d_point_edge;
     dbuf block, ev, resid, todo, in[2], meas, answers, err, rq, rowner, stats;
-    dbuf nb, nb_values, nb_keys, nb_marks; /* the neighbour passes' lists, the pair searches' scratch, the marks */
+    dbuf nb, nb_keys, nb_marks; /* the neighbour passes' lists, the pair searches' keys, the marks */
     hbuf h_ev, h_in[2], h_err, h_nb;
     int flip, adaptive;
     /* the block's round 0 (sorted by segment), whose plan the refinement's searches reuse */
@@ -482,7 +607,7 @@ cudaError_t grow(hbuf *b, size_t bytes)
 void free_bufs(pb_gpu *p)
 {
     dbuf *d[] = { &p->block, &p->ev, &p->resid, &p->todo, &p->in[0], &p->in[1], &p->meas, &p->answers,
-                  &p->err, &p->rq, &p->rowner, &p->stats, &p->nb, &p->nb_values, &p->nb_keys, &p->nb_marks };
+                  &p->err, &p->rq, &p->rowner, &p->stats, &p->nb, &p->nb_keys, &p->nb_marks };
     for (dbuf *b : d)
         cudaFree(b->p);
     hbuf *h[] = { &p->h_ev, &p->h_in[0], &p->h_in[1], &p->h_err, &p->h_nb };
@@ -524,9 +649,11 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
     tab->pow = *s->pow;
     for (int g = 0; g < DET_SEGMENTS; g++) {
         const pb_segment &x = s->seg[g];
-        seg[g] = dseg{ x.n_points, x.n_mask, x.centre, off, {}, x.n_coarse, off + x.n_points, x.n_sparse };
+        const uint32_t n_local = x.local_first ? x.n_points + 1 + x.local_first[x.n_points] : 0;
+        seg[g] = dseg{ x.n_points, x.n_mask, x.centre, off, {}, x.n_coarse, off + x.n_points, x.n_sparse,
+                       off + x.n_points + x.n_sparse, off + x.n_points + x.n_sparse + x.n_points + 1 };
         memcpy(seg[g].mask, x.mask, sizeof seg[g].mask);
-        off += x.n_points + x.n_sparse;
+        off += x.n_points + x.n_sparse + n_local;
     }
     const uint32_t column_off = off;
     off += s->n_points;
@@ -537,8 +664,13 @@ int create(pb_gpu *p, const pb_setup *s, char *msg, size_t len)
         return GPU_NOMEM;
     }
     for (int g = 0; g < DET_SEGMENTS; g++) {
-        memcpy(points + seg[g].point_off, s->seg[g].point, s->seg[g].n_points * sizeof *points);
-        memcpy(points + seg[g].sparse_off, s->seg[g].sparse, s->seg[g].n_sparse * sizeof *points);
+        const pb_segment &x = s->seg[g];
+        memcpy(points + seg[g].point_off, x.point, x.n_points * sizeof *points);
+        memcpy(points + seg[g].sparse_off, x.sparse, x.n_sparse * sizeof *points);
+        if (x.local_first) {
+            memcpy(points + seg[g].local_first_off, x.local_first, (x.n_points + 1) * sizeof *points);
+            memcpy(points + seg[g].local_off, x.local, x.local_first[x.n_points] * sizeof *points);
+        }
     }
     memcpy(points + column_off, s->column, s->n_points * sizeof *points);
     rc = gpu_upload((void **)&p->d_points, points, off * sizeof *points, "uploading the segments' points", msg, len);
@@ -910,7 +1042,6 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
     GPU_CHECK(cudaEventSynchronize(p->h_nb.sent), "the copy of the last block's neighbour lists");
     GPU_CHECK(grow(&p->h_nb, bytes), "cudaMallocHost of the neighbour lists");
     GPU_CHECK(grow(&p->nb, bytes), "cudaMalloc of the neighbour lists");
-    GPU_CHECK(grow(&p->nb_values, n_pairs * DET_CHANNELS * W * sizeof(float)), "cudaMalloc of the pairs' values");
     GPU_CHECK(grow(&p->nb_keys, n_pairs * 2 * max_coarse * sizeof(unsigned long long)), "cudaMalloc of the pairs' keys");
     GPU_CHECK(grow(&p->nb_marks, 2 * n_ev), "cudaMalloc of the neighbour passes' marks");
     GPU_CHECK(grow(&p->meas, values * sizeof(float)), "cudaMalloc of the measured values");
@@ -922,8 +1053,8 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
     GPU_CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying the neighbour lists");
     GPU_CHECK(cudaEventRecord(p->h_nb.sent, p->st), "cudaEventRecord");
     GPU_CHECK(mark(p, PB_LISTS), "cudaEventRecord");
-    pair_search<<<(unsigned)n_pairs, kThreads, 0, p->st>>>(p->a, (const pb_pair *)dp, (float *)p->nb_values.p,
-                                                           (unsigned long long *)p->nb_keys.p, max_coarse);
+    pair_search<<<(unsigned)n_pairs, kThreads, DET_CHANNELS * W * sizeof(float), p->st>>>(
+        p->a, (const pb_pair *)dp, (unsigned long long *)p->nb_keys.p, max_coarse);
     GPU_CHECK(cudaGetLastError(), "launching the pair searches");
     GPU_CHECK(mark(p, PB_PAIRS), "cudaEventRecord");
     uint8_t *going = (uint8_t *)p->nb_marks.p, *moved = going + n_ev;
@@ -934,9 +1065,20 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
             joint_start<<<(unsigned)n_ev, kThreads, 0, p->st>>>(p->a, pass, going, moved);
         GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's start times");
         GPU_CHECK(mark(p, PB_JOINT), "cudaEventRecord");
-        for (int r = 0; r < rounds; r++)
+        for (int r = 0, to; r < rounds; r = to) {
+            for (to = r; to < rounds && mode[pass - 1][to] == GS_LOCAL; to++)
+                ;
+            if (to > r) {
+                local_rounds<<<(unsigned)n_ev, kThreads, PSA_MAX_MASK * W * sizeof(float), p->st>>>(
+                    p->a, r, to, going, moved, (unsigned *)p->err.p, (unsigned long long *)p->stats.p);
+                GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's local rounds");
+                GPU_CHECK(mark(p, PB_NB_LOCAL), "cudaEventRecord");
+                continue;
+            }
+            to = r + 1;
             if (at[r].n && (rc = neighbour_round(p, dp, at[r], r, mode[pass - 1][r], going, moved, msg, len)))
                 return rc;
+        }
         neighbours_next<<<blocks_for(n_ev, kThreads), kThreads, 0, p->st>>>((uint32_t)n_ev, going, moved);
         GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's end");
     }
@@ -988,7 +1130,7 @@ extern "C" void pb_gpu_steps(const pb_gpu *p, double seconds[PB_STEPS])
 extern "C" const char *pb_step_name(int step)
 {
     static const char *names[PB_STEPS] = { "upload and align", "fill", "search", "answer", "refine", "subtract",
-                                           "neighbour lists", "pair searches", "joint starts", "pass fills",
-                                           "pass searches", "pass answers", "results" };
+                                           "neighbour lists", "pair searches", "joint starts", "local rounds",
+                                           "pass fills", "pass searches", "pass answers", "results" };
     return step >= 0 && step < PB_STEPS ? names[step] : "?";
 }

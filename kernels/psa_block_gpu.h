@@ -40,8 +40,10 @@ GPU_LAYOUT(sizeof(pb_event) == 584 && offsetof(pb_event, t0) == 8 && offsetof(pb
            offsetof(pb_event, hit_status) == 512);
 
 /* A segment's mask and its columns' basis points (psa_layout's: coarse
- * points first), and its sparse coarse points (the joint pair search's
- * seed: their coarse indices, psa_pair_sparse's). */
+ * points first), its sparse coarse points (the joint pair search's seed:
+ * their coarse indices, psa_pair_sparse's), and its local lists
+ * (psa_layout's local_first and local: the neighbour passes' local
+ * searches; NULL without them). */
 typedef struct pb_segment {
     uint32_t n_points, n_mask, centre;
     uint8_t mask[PSA_MAX_MASK];
@@ -50,11 +52,13 @@ typedef struct pb_segment {
     const uint32_t *sparse;
     uint32_t n_sparse;
     uint32_t pad;
+    const uint32_t *local_first, *local;
 } pb_segment;
-GPU_LAYOUT(sizeof(pb_segment) == 56 && offsetof(pb_segment, n_mask) == 4 &&
+GPU_LAYOUT(sizeof(pb_segment) == 72 && offsetof(pb_segment, n_mask) == 4 &&
            offsetof(pb_segment, centre) == 8 && offsetof(pb_segment, mask) == 12 &&
            offsetof(pb_segment, n_coarse) == 28 && offsetof(pb_segment, point) == 32 &&
-           offsetof(pb_segment, sparse) == 40 && offsetof(pb_segment, n_sparse) == 48);
+           offsetof(pb_segment, sparse) == 40 && offsetof(pb_segment, n_sparse) == 48 &&
+           offsetof(pb_segment, local_first) == 56 && offsetof(pb_segment, local) == 64);
 
 /* What pb_gpu_create uploads besides the search's resident layout. */
 typedef struct pb_setup {
@@ -68,12 +72,12 @@ typedef struct pb_setup {
     const gs_pow *pow;             /* |d|^p of the joint pair search */
     const uint32_t *column;        /* per point: its column in its segment (psa_layout's), where a local search starts */
 } pb_setup;
-GPU_LAYOUT(sizeof(pb_setup) == 2112 && offsetof(pb_setup, n_samples) == 4 &&
+GPU_LAYOUT(sizeof(pb_setup) == 2688 && offsetof(pb_setup, n_samples) == 4 &&
            offsetof(pb_setup, signal) == 8 && offsetof(pb_setup, point_edge) == 16 &&
            offsetof(pb_setup, window) == 24 && offsetof(pb_setup, basis_edge) == 48 &&
            offsetof(pb_setup, shift_step) == 56 && offsetof(pb_setup, half_step) == 64 &&
-           offsetof(pb_setup, steps) == 72 && offsetof(pb_setup, seg) == 80 && offsetof(pb_setup, pow) == 2096 &&
-           offsetof(pb_setup, column) == 2104);
+           offsetof(pb_setup, steps) == 72 && offsetof(pb_setup, seg) == 80 && offsetof(pb_setup, pow) == 2672 &&
+           offsetof(pb_setup, column) == 2680);
 
 typedef struct pb_gpu pb_gpu;
 
@@ -133,8 +137,11 @@ int pb_gpu_subtract(pb_gpu *p, int r, char *msg, size_t len);
  * every event with neighbours whose hit r touches another; the passes pick
  * those of the events still going and search them as mode[pass - 1][r]
  * says (gridsearch_gpu.h's GS_*; GS_LOCAL: around each hit's current
- * point), the lists planned for `whole` (GS_FULL or GS_ADAPTIVE).
- * max_coarse: the most coarse points of a segment.
+ * point), the lists planned for `whole` (GS_FULL or GS_ADAPTIVE).  The
+ * local rounds need no list: a pass's consecutive local rounds run as one
+ * launch, a CUDA block per event going round after round (a round that
+ * every pass searches locally may come with n = 0).  max_coarse: the most
+ * coarse points of a segment.
  */
 enum { PB_MAX_PASSES = 16 }; /* NeighbourPasses' most */
 typedef struct pb_pair {
@@ -163,10 +170,11 @@ int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, uint
  * block's upload to its answers; a step's time includes the device's wait
  * for the host before it).  The neighbour passes' steps: the lists' copy
  * (with the wait for the host's lists), the pair searches, the passes'
- * joint starts, fills (picks included), searches and answers. */
+ * joint starts, local rounds, and their whole rounds' fills (picks
+ * included), searches and answers. */
 enum {
-    PB_LOAD, PB_FILL, PB_SEARCH, PB_ANSWER, PB_REFINE, PB_SUBTRACT, PB_LISTS, PB_PAIRS, PB_JOINT, PB_NB_FILL,
-    PB_NB_SEARCH, PB_NB_ANSWER, PB_RESULTS, PB_STEPS
+    PB_LOAD, PB_FILL, PB_SEARCH, PB_ANSWER, PB_REFINE, PB_SUBTRACT, PB_LISTS, PB_PAIRS, PB_JOINT, PB_NB_LOCAL,
+    PB_NB_FILL, PB_NB_SEARCH, PB_NB_ANSWER, PB_RESULTS, PB_STEPS
 };
 void pb_gpu_steps(const pb_gpu *p, double seconds[PB_STEPS]);
 const char *pb_step_name(int step);

@@ -220,19 +220,34 @@ GPUd() static inline double pr_channel_squares(const pr_basis *b, const pr_event
  * The neighbour passes' start time (actors/psa/psa_block.h): the event's
  * traces against the sum of all its hits, every channel.  Start k's sum of
  * squares of channel ch: the trace read at t less each hit's signal times
- * its energy, hits in order (the values the subtraction leaves).
+ * its energy, hits in order (the values the subtraction leaves).  The
+ * samples go PR_CHUNK at a time, each step over the chunk's samples before
+ * the next (a GPU thread then has the chunk's reads in flight at once);
+ * every value and the sum take the same operations in the same order.
  */
+enum { PR_CHUNK = 8 };
 GPUd() static inline double pr_joint_squares(const pr_basis *b, const pr_event *ev, double t, uint32_t ch)
 {
     const size_t point_values = (size_t)DET_CHANNELS * b->n_samples, at = (size_t)ch * b->n_samples + b->w.start;
+    const uint32_t W = b->w.length;
     double acc = 0;
-    for (uint32_t i = 0; i < b->w.length; i++) {
-        const pt_tap tp = pt_tap_at(&b->w, ev->n_samples, t, i);
-        float v = pt_lerp(pt_raw(ev->trace, ev->n_samples, ev->per_kev, ch, tp.lo),
-                          pt_raw(ev->trace, ev->n_samples, ev->per_kev, ch, tp.hi), tp.f);
-        for (uint32_t k = 0; k < ev->n_net; k++)
-            v = pt_subtract(v, ev->e[k], b->signal[(size_t)ev->points[k] * point_values + at + i]);
-        acc = PT_DADD(acc, PT_DMUL((double)v, (double)v));
+    for (uint32_t i0 = 0; i0 < W; i0 += PR_CHUNK) {
+        float v[PR_CHUNK];
+        for (uint32_t u = 0; u < PR_CHUNK; u++)
+            if (i0 + u < W) {
+                const pt_tap tp = pt_tap_at(&b->w, ev->n_samples, t, i0 + u);
+                v[u] = pt_lerp(pt_raw(ev->trace, ev->n_samples, ev->per_kev, ch, tp.lo),
+                               pt_raw(ev->trace, ev->n_samples, ev->per_kev, ch, tp.hi), tp.f);
+            }
+        for (uint32_t k = 0; k < ev->n_net; k++) {
+            const float *s = b->signal + (size_t)ev->points[k] * point_values + at + i0;
+            for (uint32_t u = 0; u < PR_CHUNK; u++)
+                if (i0 + u < W)
+                    v[u] = pt_subtract(v[u], ev->e[k], s[u]);
+        }
+        for (uint32_t u = 0; u < PR_CHUNK; u++)
+            if (i0 + u < W)
+                acc = PT_DADD(acc, PT_DMUL((double)v[u], (double)v[u]));
     }
     return acc;
 }

@@ -39,7 +39,8 @@ static bool open_block(const psa_setup *s, char *msg, size_t len)
     for (int g = 0; g < DET_SEGMENTS; g++) {
         const psa_segment *x = &l->seg[g];
         p.seg[g] = (pb_segment){ .n_points = x->n_points, .n_mask = x->n_mask, .centre = x->centre,
-                                 .n_coarse = x->n_coarse, .point = x->point };
+                                 .n_coarse = x->n_coarse, .point = x->point, .local_first = x->local_first,
+                                 .local = x->local };
         memcpy(p.seg[g].mask, x->mask, sizeof p.seg[g].mask);
         coarse += x->n_coarse;
     }
@@ -216,15 +217,18 @@ static int device_neighbours(psa_block *w, const psa_setup *s, pb_gpu *gpu, int 
         if (w->gev[j].neighbours && psa_pair_of(&w->ev[w->gidx[j]], l, &r, &t))
             pairs[n_pairs++] = (pb_pair){ (uint32_t)j, (uint8_t)r, (uint8_t)t, { 0 } };
     }
-    for (int r = 0; r < rounds; r++) {
-        gs_query *qr = q + (size_t)r * n;
-        uint32_t *ow = owner + (size_t)r * n;
-        round[r] = (pb_list){ qr, ow, neighbour_round(w, s, r, qr, ow, at) };
-    }
     const int whole = s->engine->p.mode == PSA_ADAPTIVE ? GS_ADAPTIVE : GS_FULL;
     for (int pass = 1; pass <= s->neighbour_passes && pass <= PB_MAX_PASSES; pass++)
         for (int r = 0; r < rounds && r < DET_SEGMENTS; r++)
             mode[pass - 1][r] = (uint8_t)(psa_block_local(s, r, pass) ? GS_LOCAL : whole);
+    for (int r = 0; r < rounds && r < DET_SEGMENTS; r++) {
+        gs_query *qr = q + (size_t)r * n;
+        uint32_t *ow = owner + (size_t)r * n;
+        int listed = 0; /* the device picks the searches of its local rounds itself */
+        for (int pass = 1; pass <= s->neighbour_passes && pass <= PB_MAX_PASSES; pass++)
+            listed |= mode[pass - 1][r] != GS_LOCAL;
+        round[r] = (pb_list){ qr, ow, listed ? neighbour_round(w, s, r, qr, ow, at) : 0 };
+    }
     rc = pb_gpu_neighbours(gpu, pairs, n_pairs, round, rounds, s->neighbour_passes, s->timing->shift_range > 0,
                            whole, mode, max_coarse, msg, len);
 done:

@@ -1,0 +1,58 @@
+#!/bin/sh
+# neighbours6-gpu.sh: on the GPU machine, Neighbours iterate's cost in the GPU block (issue 20, session 6): the build (this tree, and BEFORE's beside it), the GPU suites, the replay chain through throughput.sh (iterate and off, BEFORE's iterate), the PSA's device steps from its logs, and with nsys on the machine a kernel summary of the iterate run.
+#   device command:  . ./.gpudeps/env.sh; cd SNAPSHOT && [BEFORE=DIR] [CHECKS="check_psa ..."] sh sample_runs/psa/neighbours6-gpu.sh [EVENTS]
+#   EVENTS: the replay chain's generator events (200000: about 430,000 crystal-events; its input in /dev/shm)
+#   BEFORE: another tree's sources (built here in DIR/build) for before/after rows in the same run
+# Prints the key lines; logs under $OUT (else build/neighbours6-gpu), packed into $OUT/logs.tar.gz.
+set -u
+events=${1:-200000}
+out=${OUT:-build/neighbours6-gpu}
+start=$(date +%s)
+status=0
+mkdir -p "$out/logs"
+stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
+. "$(dirname "$0")/../gpu-common.sh"
+gpu_describe "$out/logs"
+echo "profilers: $(command -v nsys ncu | tr '\n' ' ')"
+if [ -n "${BEFORE:-}" ]; then
+    (cd "$BEFORE" && make -j8 NO_MPI=1 all > build.log 2>&1) &
+    before_pid=$!
+fi
+gpu_build "$out/logs" "$start" NO_MPI=1 all build-tests
+if [ -n "${BEFORE:-}" ]; then
+    wait "$before_pid" || { tail -n 20 "$BEFORE/build.log"; exit 1; }
+fi
+mkdir -p build/cache
+[ -e build/cache/default.basis ] || build/bin/basisgen --quiet -o build/cache/default.basis >> "$out/logs/build.log" 2>&1
+stamp "built, basis made"
+
+for suite in ${CHECKS:-}; do
+    BUILD=build timeout 150 tests/run-checks.sh "build/tests/$suite" > "$out/logs/$suite.txt" 2>&1 || status=1
+    grep -E 'Checks|:[EF]:|passed' "$out/logs/$suite.txt" | head -n 8
+done
+stamp "checks done"
+
+mkdir -p /dev/shm/rc
+ln -sfn /dev/shm/rc build/replay_chain
+CONF_ROWS="PSA.conf:Neighbours:off" sh sample_runs/full_chain/throughput.sh neighbours6 "$events" > /dev/null 2>&1 || status=1
+keep=sample_runs/full_chain/neighbours6
+cp "$keep"/* "$out/logs/"
+grep -E '^\|' "$keep/throughput.txt"
+for f in "$keep"/throughput-[0-9]*.log; do
+    echo "== $(basename "$f")"
+    grep -E '^\[PSA\] ([0-9]+ data:crystal|time in process_block)' "$f"
+done
+stamp "chain done"
+
+if command -v nsys > /dev/null 2>&1; then
+    nsys profile --trace=cuda --sample=none --cpuctxsw=none -o "$out/logs/iterate" -f true \
+        build/bin/narwhal run topologies/replay_chain.xml --actors build/actors \
+        --conf topologies/conf/replay_chain:topologies/conf > "$out/logs/nsys-run.log" 2>&1 || status=1
+    nsys stats --report cuda_gpu_kern_sum --format table "$out/logs/iterate.nsys-rep" > "$out/logs/nsys-kernels.txt" 2>&1
+    rm -f "$out/logs/iterate.nsys-rep" "$out/logs/iterate.sqlite"
+    head -n 40 "$out/logs/nsys-kernels.txt" | cut -c1-220
+    stamp "nsys done"
+fi
+tar -czf "$out/logs.tar.gz" -C "$out" logs
+rm -rf "$out/logs"
+exit $status
