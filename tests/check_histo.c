@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <omp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -531,7 +530,7 @@ START_TEST(frames_beyond_the_configuration_are_bad_frames)
 }
 END_TEST
 
-/* A block of many frames is decoded by several threads (histo_block.c):
+/* A block of many frames is decoded by several threads (histo_block.c, Threads 4):
  * the same counts, the same frames passed on, and its bad frames rejected
  * and logged in their order, wherever they fall among the threads' runs. */
 START_TEST(many_frames_on_threads_count_as_one)
@@ -543,9 +542,8 @@ START_TEST(many_frames_on_threads_count_as_one)
     size_t expect_used = 0, offset[4];
     ck_assert_ptr_nonnull(expect);
     ck_assert_ptr_nonnull(out);
-    omp_set_num_threads(4);
     ck_assert_uint_eq(configure(&histo, "Crystals 4\nHistogram c psa.core crystal 8 0 8\n"
-                                        "Histogram h psa.e sum 8 0 8\nPlot none\n"), 0);
+                                        "Histogram h psa.e sum 8 0 8\nPlot none\nThreads 4\n"), 0);
     void *inst = begin(&histo);
     static adf_psa p;
     for (unsigned i = 0, b = 0; i < FRAMES; i++) {
@@ -574,7 +572,6 @@ START_TEST(many_frames_on_threads_count_as_one)
     int saved = tk_capture_begin(path);
     histo.filter(inst, block, (unsigned)w.used, out, BLOCK, &used, &code);
     tk_capture_end(saved, path, log, sizeof log);
-    omp_set_num_threads(omp_get_num_procs());
     ck_assert_uint_eq(code, 0);
     ck_assert_uint_eq(used, expect_used);
     ck_assert_int_eq(memcmp(out, expect, used), 0);
@@ -933,6 +930,8 @@ START_TEST(configuration_errors_name_file_and_line)
     expect_error("Histogram a tracked.e sum 16 0 16\nFormats spe gif\n", "3", "format 'gif'");
     expect_error("Histogram a tracked.e sum 16 0 16\nDevice tpu\n", "3", "'tpu'");
     expect_error("Crystals 0\n", "2", "below the minimum 1");
+    expect_error("Histogram a tracked.e sum 16 0 16\nThreads 0\n", "3", "key 'Threads'");
+    expect_error("Histogram a tracked.e sum 16 0 16\nThreads many\n", "3", "key 'Threads'");
     /* ranges whose bins are not floats apart: every entry landed in bin 0, the edges were inf */
     expect_error("Histogram a tracked.e sum 10 0 1e39\n", "2", "range [0, 1e39) is empty or not finite");
     expect_error("Histogram a tracked.e sum 1000000 10000000 10000001\n", "2",
