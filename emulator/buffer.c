@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-static int plain;
+static int plain = 1;
 
 void emu_buffer_plain(int yes)
 {

@@ -18,17 +18,18 @@ typedef struct emu_buffer {
 
 /* Makes b hold at least size bytes; what it held is not kept (a buffer's
  * bytes are the next writer's), so a larger one is allocated anew, not
- * reallocated.  With CUDA built and a device usable it is page-locked
- * (portable: every device's): a GPU actor given it as its input uploads it
- * where it lies instead of copying it into pinned memory of its own first
- * (the PSA's GPU block; a NARVAL host's buffers are plain memory, and the
- * actors work the same on either: emu_buffer_plain).  0, or -1 without
+ * reallocated.  With CUDA built, a device usable and emu_buffer_plain(0)
+ * it is page-locked (portable: every device's): a GPU actor given it as its
+ * input uploads it where it lies instead of copying it into pinned memory
+ * of its own first (the PSA's GPU block; a NARVAL host's buffers are plain
+ * memory, and the actors work the same on either).  0, or -1 without
  * memory (b empty). */
 int emu_buffer_fit(emu_buffer *b, size_t size);
 
 /* Whether the buffers allocated from now on are plain memory even where a
- * device is usable (--strict: a NARVAL host's are); set before a run's
- * threads start. */
+ * device is usable (run.c: no actor on a GPU, or --strict: a NARVAL host's
+ * are); set before a run's blocks, and its threads, start.  Plain until
+ * then. */
 void emu_buffer_plain(int yes);
 
 /* Frees b's memory as it was allocated; b becomes empty. */

@@ -659,7 +659,7 @@ static const command_help commands[] = {
      "      it needs, at least twice the old size, at most 1 GiB) and the same call again.\n"
      "      --strict gives NARVAL's behaviour exactly: the topology's sizes, no flush call, and\n"
      "      NARVAL_E_OUTPUT_SIZE aborts the run, naming the <size> to raise (end of data\n"
-     "      travels in-band, as a meta:eof frame).  Without it, where a CUDA device is usable,\n"
+     "      travels in-band, as a meta:eof frame).  Without it, where an actor runs on a GPU,\n"
      "      the blocks lie in pinned memory, which GPU actors upload without copying it first.\n"
      "      --report FILE also writes the table, and the frames each actor emitted by key id,\n"
      "      to FILE (tab-separated records, emulator/report.h) for `narwhal summary`.\n"},

@@ -176,6 +176,20 @@ static int failed(emu_calls *s)
     return f;
 }
 
+/* Whether the blocks are worth pinning (buffer.h): an actor of this process
+ * computes on a GPU (process_device), whose uploads then read them where
+ * they lie; not under --strict (a NARVAL host's buffers are plain memory),
+ * and a chain on the CPU never starts CUDA. */
+static int pinned_helps(const emu_calls *s)
+{
+    if (s->o->strict)
+        return 0;
+    for (size_t k = 0; k < s->n; k++)
+        if (strncmp(s->res->actors[k].device, "GPU", 3) == 0)
+            return 1;
+    return 0;
+}
+
 /* One run: (after the first, reset and initialise), start, the blocks,
  * stop.  What it moved is kept in res->cycle, however it ended. */
 static int one_run(emu_calls *s, unsigned run)
@@ -194,6 +208,7 @@ static int one_run(emu_calls *s, unsigned run)
         rc = emu_mpi_agree(s->o->mpi, EMU_MPI_STARTED);
     if (rc == EMU_OK) {
         double t0 = emu_now();
+        emu_buffer_plain(!pinned_helps(s));
         emu_live_set_state(s->o->live, EMU_STATE_RUNNING);
         emu_live_blocks_begin(s->o->live);
         rc = s->o->ring_depth ? emu_pipeline_run(s, s->o->ring_depth) : run_sequential(s);
@@ -242,7 +257,6 @@ int emu_run(const emu_chain *c, const emu_run_options *o, emu_run_result *res, c
     res->end = EMU_END_DATA;
     res->ring_depth = o->ring_depth;
     res->strict = o->strict;
-    emu_buffer_plain(o->strict); /* NARVAL's buffers are plain memory */
     res->cycles = o->cycles ? o->cycles : 1;
     int rc = emu_calls_init(&s, c, o, res, err, errlen);
     if (rc == EMU_OK && o->ring_depth > EMU_MAX_RING)
