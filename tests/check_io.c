@@ -201,6 +201,19 @@ static void capture_end(int saved)
     fputs(logged, stderr);
 }
 
+/* ADFReader.conf = text is refused by process_config with `why` in the log. */
+static void conf_refused(const char *text, const char *why)
+{
+    unsigned e = 0;
+    int saved;
+    conf("ADFReader", text);
+    capture_begin(&saved);
+    rd.config(conf_dir, &e);
+    capture_end(saved);
+    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
+    ck_assert_msg(strstr(logged, why) != NULL, "no '%s' in: %s", why, logged);
+}
+
 /* ---- reader ------------------------------------------------------------------ */
 
 START_TEST(reader_whole_file_any_buffer)
@@ -927,12 +940,7 @@ START_TEST(reader_takes_one_crystal)
     rd.unload(r, &e);
     free(d.bytes);
     free(five);
-    conf("ADFReader", "File x.adf\nCrystals 9-1\n");
-    capture_begin(&saved);
-    rd.config(conf_dir, &e);
-    capture_end(saved);
-    ck_assert_uint_eq(e, NARVAL_E_CONFIG);
-    ck_assert_ptr_nonnull(strstr(logged, "ADFReader.conf:2: key 'Crystals': the range '9-1' is empty"));
+    conf_refused("File x.adf\nCrystals 9-1\n", "ADFReader.conf:2: key 'Crystals': the range '9-1' is empty");
 }
 END_TEST
 
@@ -967,15 +975,8 @@ START_TEST(reader_threads)
     free(want);
     const char *bad[] = { "0", "65", "many" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        unsigned e = 0;
-        int saved;
         snprintf(logged, sizeof logged, "File %s\nThreads %s\n", in_tmp("big.adf"), bad[i]);
-        conf("ADFReader", logged);
-        capture_begin(&saved);
-        rd.config(conf_dir, &e);
-        capture_end(saved);
-        ck_assert_uint_eq(e, NARVAL_E_CONFIG);
-        ck_assert_ptr_nonnull(strstr(logged, "ADFReader.conf:2: key 'Threads'"));
+        conf_refused(logged, "ADFReader.conf:2: key 'Threads'");
     }
 }
 END_TEST

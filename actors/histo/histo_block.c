@@ -54,16 +54,26 @@ static int by_frame(const void *pa, const void *pb)
     return a->frame < b->frame ? -1 : a->frame > b->frame;
 }
 
+/* v, an array of *cap elements of `size` bytes, with room for element n:
+ * v itself, or v moved into twice the room (*cap updated); NULL without
+ * memory (v untouched). */
+static void *room(void *v, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap)
+        return v;
+    size_t more = *cap ? 2 * *cap : 16;
+    void *moved = realloc(v, more * size);
+    if (moved)
+        *cap = more;
+    return moved;
+}
+
 static histo_status add_fault(histo_faults *l, const histo_fault *f)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        histo_fault *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return HISTO_E_NOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    histo_fault *v = room(l->v, l->n, &l->cap, sizeof *v);
+    if (!v)
+        return HISTO_E_NOMEM;
+    l->v = v;
     l->v[l->n++] = *f;
     return HISTO_OK;
 }
@@ -76,14 +86,10 @@ static histo_status list_frames(histo_block *b, const void *buf, size_t size)
     b->n_frames = 0;
     adf_iter_init(&it, buf, size);
     while (adf_iter_next(&it, &f) > 0) {
-        if (b->n_frames == b->cap_frames) {
-            size_t cap = b->cap_frames ? 2 * b->cap_frames : 1024;
-            adf_frame *v = realloc(b->frame, cap * sizeof *v);
-            if (!v)
-                return HISTO_E_NOMEM;
-            b->frame = v;
-            b->cap_frames = cap;
-        }
+        adf_frame *v = room(b->frame, b->n_frames, &b->cap_frames, sizeof *v);
+        if (!v)
+            return HISTO_E_NOMEM;
+        b->frame = v;
         b->frame[b->n_frames++] = f;
     }
     return HISTO_OK;
