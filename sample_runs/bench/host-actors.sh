@@ -3,6 +3,8 @@
 #   sh sample_runs/bench/host-actors.sh [EVENTS] [REPEAT]     (EVENTS: generator events, 20000; REPEAT: passes over the PSA's output, 10)
 #   RUNS=N (3), BUILD (build), BEFORE=DIR (a tree built in DIR/build), WORK (/dev/shm/narwhal-host-actors when /dev/shm exists)
 #   TRACE_REPEAT=N passes over the traces (REPEAT); THREADS="8 16": rows of this tree's reader with ADFReader's Threads N
+#   BLOCK=BYTES the chain's reader blocks (452000: what the PSA emits for a 16 MB block of traces in the
+#   replay chain, 426 MB in 942 blocks on the H200, so that the actors see the replay chain's blocks)
 # The PSA runs once, on its default device; the tracker and histo on theirs.  The report prints
 # "| actor | s (this tree) | s (before) |" (the emulator's own: its blocks' time less the actors'), and whether
 # every output file is byte-identical between the runs and trees.
@@ -29,7 +31,8 @@ awk '/<intermediary/ { held = $0 "\n"; holding = 1; next }
      holding { held = held $0 "\n"; if ($0 ~ /<\/intermediary>/) { holding = 0; if (held !~ /<name>psa<\/name>/) printf "%s", held }; next }
      { print }' topologies/replay_chain.xml \
     > "$work/host.xml"
-sed -i 's|<data_source source_buffer="hits">psa</data_source>|<data_source source_buffer="crystals">reader</data_source>|' "$work/host.xml"
+sed -i -e 's|<data_source source_buffer="hits">psa</data_source>|<data_source source_buffer="crystals">reader</data_source>|' \
+    -e "s|<size output_buffer=\"crystals\">16000000<|<size output_buffer=\"crystals\">${BLOCK:-452000}<|" "$work/host.xml"
 printf 'File %s\nRepeat %s\n' "$work/psa.adf" "$repeat" > "$work/chain/ADFReader.conf"
 printf 'File %s\nKeys data:psa event:data:psa\nOtherFile beside\n' "$work/out.adf" > "$work/chain/ADFWriter.conf"
 sed "s|build/replay_chain/histo|$work/histo|" topologies/conf/replay_chain/Histo.conf > "$work/chain/Histo.conf"
