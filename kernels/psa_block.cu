@@ -448,6 +448,7 @@ __device__ void block_best(float &fom, uint32_t &col)
  * (answer_moved's).  The searches join stats[1].  Dynamic shared memory:
  * PSA_MAX_MASK x window measured values.
  */
+constexpr int kLoads = 8;
 __global__ void __launch_bounds__(kThreads) local_rounds(const kp a, int r0, int r1, const uint8_t *going,
                                                          uint8_t *moved, unsigned *err, unsigned long long *stats)
 {
@@ -486,8 +487,16 @@ __global__ void __launch_bounds__(kThreads) local_rounds(const kp a, int r0, int
             for (uint32_t ch = 0; ch < g.n_mask; ch++) {
                 const float *sc = s + (size_t)g.mask[ch] * ns, *m = meas + ch * W;
                 float part = 0.0f;
-                for (uint32_t i = 0; i < W; i++)
-                    part = gs_acc_pow(part, GS_SUB(m[i], sc[i]), c, scale);
+                for (uint32_t i0 = 0; i0 < W; i0 += kLoads) { /* the chunk's reads in flight at once */
+                    float v[kLoads];
+#pragma unroll
+                    for (int u = 0; u < kLoads; u++)
+                        v[u] = i0 + u < W ? sc[i0 + u] : 0.0f;
+#pragma unroll
+                    for (int u = 0; u < kLoads; u++)
+                        if (i0 + u < W)
+                            part = gs_acc_pow(part, GS_SUB(m[i0 + u], v[u]), c, scale);
+                }
                 if (use >> ch & 1u)
                     total = GS_ADD(total, part);
             }

@@ -1142,32 +1142,41 @@ static long neighbour_searches(const char *log)
  * neighbour passes on the device, and through the CPU: the same bytes and
  * as many searches in the passes; the passes' local searches over 2 grid
  * steps (33 points or fewer, of a segment's about 85: where each starts
- * matters) (skipped without a GPU). */
+ * matters), and with NeighbourRadius 0 every pass search over whole
+ * segments (skipped without a GPU). */
 START_TEST(gpu_block_neighbours_equal_cpu)
 {
     static uint8_t cpu_out[CAP];
     unsigned e, used_cpu, used_gpu;
     put_mixed_events();
     size_t size = w.used;
-    void *a = open_gpu("Device gpu\nGPUWork block\nNeighbours iterate\nNeighbourRadius 10", &e);
-    if (!a) {
-        TK_SKIP("no usable GPU");
+    const char *radius[] = { "NeighbourRadius 10", "NeighbourRadius 0" };
+    for (int k = 0; k < 2; k++) {
+        char conf[128];
+        snprintf(conf, sizeof conf, "Device gpu\nGPUWork block\nNeighbours iterate\n%s", radius[k]);
+        void *a = open_gpu(conf, &e);
+        if (!a) {
+            TK_SKIP("no usable GPU");
+        }
+        ck_assert_uint_eq(run_block(a, size, CAP, &used_gpu), 0);
+        stop_target = a;
+        const char *log = stderr_of(stop_it, NULL);
+        ck_assert_msg(strstr(log, "the GPU block on the device") && !strstr(log, "failed") &&
+                      !strstr(log, ", 0 in neighbour passes"), "%s", log);
+        const long passes_gpu = neighbour_searches(log);
+        ck_assert_int_gt(passes_gpu, 0);
+        memcpy(cpu_out, out, used_gpu);
+        snprintf(conf, sizeof conf, "Device cpu\nNeighbours iterate\n%s", radius[k]);
+        a = open_actor(conf, 0);
+        ck_assert_uint_eq(run_block(a, size, CAP, &used_cpu), 0);
+        stop_target = a;
+        log = stderr_of(stop_it, NULL);
+        ck_assert_msg(neighbour_searches(log) == passes_gpu, "%s: GPU %ld searches in neighbour passes: %s", radius[k],
+                      passes_gpu, log);
+        ck_assert_uint_eq(used_gpu, used_cpu);
+        ck_assert_msg(memcmp(out, cpu_out, used_cpu) == 0, "GPU block and CPU outputs differ with Neighbours iterate, %s",
+                      radius[k]);
     }
-    ck_assert_uint_eq(run_block(a, size, CAP, &used_gpu), 0);
-    stop_target = a;
-    const char *log = stderr_of(stop_it, NULL);
-    ck_assert_msg(strstr(log, "the GPU block on the device") && !strstr(log, "failed") &&
-                  !strstr(log, ", 0 in neighbour passes"), "%s", log);
-    const long passes_gpu = neighbour_searches(log);
-    ck_assert_int_gt(passes_gpu, 0);
-    memcpy(cpu_out, out, used_gpu);
-    a = open_actor("Device cpu\nNeighbours iterate\nNeighbourRadius 10", 0);
-    ck_assert_uint_eq(run_block(a, size, CAP, &used_cpu), 0);
-    stop_target = a;
-    log = stderr_of(stop_it, NULL);
-    ck_assert_msg(neighbour_searches(log) == passes_gpu, "GPU %ld searches in neighbour passes: %s", passes_gpu, log);
-    ck_assert_uint_eq(used_gpu, used_cpu);
-    ck_assert_msg(memcmp(out, cpu_out, used_cpu) == 0, "GPU block and CPU outputs differ with Neighbours iterate");
 }
 END_TEST
 
