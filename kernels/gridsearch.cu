@@ -41,6 +41,8 @@ constexpr size_t kStageBytes = 10240;
 constexpr int kPrunedBlocks = 5; /* resident blocks of search_tiles_pruned the registers allow (96 each) */
 constexpr size_t kChunkMin = 4096; /* searches per chunk, at least */
 constexpr int kChunks = 8;
+/* A tile of at most kFew searches takes few_tile's mapping (a thread per column). */
+constexpr uint32_t kFew = 8;
 
 /* Every kernel's dynamic shared memory: the |d|^p exponent table first, except
  * in search_tiles_pruned, where its bound table comes first (its reads then
@@ -256,6 +258,98 @@ __device__ __forceinline__ void fom_step(const step_in<T> &s, uint32_t col0, flo
     }
 }
 
+/*
+ * A tile of few searches (kFew at most): a thread per column of the tile's
+ * range, kThreads columns at a time, each thread summing its column's FoM
+ * for the tile's N searches (count rounded up to a power of two; the slots
+ * past count repeat the first search) as gs_fom_point sums it (fom_step's
+ * bits), the basis read k-major from global memory (consecutive threads,
+ * consecutive columns).  The tile kernels' mapping gives a warp four
+ * searches: a tile of one search there keeps one warp of four busy, each of
+ * its threads summing 16 (search, column) pairs, so a small round (a few
+ * searches a segment: the PSA block's later rounds) waits for that one
+ * warp's long step.  meas: shared memory for N x n_mask x window values.
+ */
+constexpr int kFewRun = 10; /* few_tile's basis values per thread per round trip to memory */
+
+template <int N, typename T>
+__device__ void few_tile(const args &a, const tile &t, const gs_segment &g, const float *coef, const float *scale,
+                         T *meas)
+{
+    typedef typename lanes<T>::type V;
+    const uint32_t W = a.window, k_count = g.n_mask * W;
+    const T *src = static_cast<const T *>(a.meas);
+    for (uint32_t v = threadIdx.x; v < N * k_count; v += kThreads) { /* value k of slot j at k x N + j */
+        const uint32_t j = v % N;
+        meas[v] = src[a.q[t.first + (j < t.count ? j : 0)].meas + v / N];
+    }
+    uint32_t use[N];
+    float best[N];
+    uint32_t best_col[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        use[j] = a.q[t.first + (j < (int)t.count ? j : 0)].use;
+        best[j] = __int_as_float(0x7f800000);
+        best_col[j] = ~0u;
+    }
+    __syncthreads();
+    const T *block = static_cast<const T *>(a.values) + g.offset;
+    for (uint32_t c0 = t.col_begin; c0 < t.col_end; c0 += kThreads) {
+        const uint32_t col = c0 + threadIdx.x;
+        const T *b = block + (col < t.col_end ? col : t.col_begin);
+        float total[N] = {};
+        for (uint32_t ch = 0, k = 0; ch < g.n_mask; ch++) {
+            float part[N] = {};
+            for (uint32_t i0 = 0; i0 < W; i0 += kFewRun, k += kFewRun) {
+                V bv[kFewRun]; /* loaded before use: kFewRun loads in flight, not one */
+#pragma unroll
+                for (int u = 0; u < kFewRun; u++)
+                    bv[u] = i0 + u < W ? __ldg(b + (size_t)(k + u) * g.pad) : T(0);
+#pragma unroll
+                for (int u = 0; u < kFewRun; u++)
+                    if (i0 + u < W)
+#pragma unroll
+                        for (int j = 0; j < N; j++)
+                            part[j] = acc(part[j], (V)meas[(k + u) * N + j], bv[u], coef, scale);
+            }
+            k -= (W + kFewRun - 1) / kFewRun * kFewRun - W; /* the last piece's unused rows */
+#pragma unroll
+            for (int j = 0; j < N; j++)
+                if (use[j] >> ch & 1u)
+                    total[j] = sum(total[j], part[j]);
+        }
+        if (col < t.col_end)
+#pragma unroll
+            for (int j = 0; j < N; j++)
+                keep(total[j], col, best[j], best_col[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        warp_best(best[j], best_col[j]);
+        if (threadIdx.x % 32 == 0 && j < (int)t.count)
+            atomicMin(a.answer + t.first + j, pack(best[j], best_col[j]));
+    }
+}
+
+/* few_tile for a tile of at most kFew searches (true), else false. */
+template <typename T>
+__device__ __forceinline__ bool few(const args &a, const tile &t, const gs_segment &g, const float *coef,
+                                    const float *scale, T *meas)
+{
+    static_assert(kFew <= 8, "few_tile's instances go up to 8 searches");
+    if (t.count > kFew)
+        return false;
+    if (t.count <= 1)
+        few_tile<1>(a, t, g, coef, scale, meas);
+    else if (t.count <= 2)
+        few_tile<2>(a, t, g, coef, scale, meas);
+    else if (t.count <= 4)
+        few_tile<4>(a, t, g, coef, scale, meas);
+    else /* 5 to 8 searches: kFew above 4 only */
+        few_tile<(kFew > 4 ? 8 : 4)>(a, t, g, coef, scale, meas);
+    return true;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
 {
@@ -266,6 +360,8 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
         return;
     const uint32_t W = a.window, k_count = g.n_mask * W;
     T *meas = reinterpret_cast<T *>(smem + GS_EXP_TABLE * sizeof(float));
+    if (few(a, t, g, coef, scale, meas))
+        return;
     T *cols = meas + ((k_count * kTileQ * sizeof(T) + 15) / 16 * 16) / sizeof(T);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     stage_meas(meas, a, t, k_count);
@@ -303,18 +399,19 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
 
 /*
  * The pruned tile search (gs_gpu_set_prune; actors/psa/psa_cpu.c's
- * search_pruned takes the same steps on the CPU).  The tile's first step as
- * search_tiles computes it gives each search a best FoM; every later step
+ * search_pruned takes the same steps on the CPU).  A step while a search of
+ * the tile has no FoM yet (neither the block's nor one another tile of its
+ * columns has posted in answer[]: the tile's first step, unless such a tile
+ * has finished) is computed as search_tiles computes it.  Every other step
  * first sums, for each (search, column), the lower bound of
  * gridsearch_fom.h (a table read and an add per value: 5 issue slots, not
- * 12) and compares it with U, the search's best FoM when the step began (the
- * block's, or one another tile has already posted).  The channels stop once
- * no bound of the block is at most its U (a block-wide vote: whole steps are
- * skipped, never single lanes); the (search, column) pairs whose complete
- * bound is at most U are listed in shared memory and get their FoM by
- * gs_fom_point from the point-major copy, a thread each, merged by a shared
- * 64-bit atomic minimum.  A pair left out has a FoM above U: the answers
- * and their bits are search_tiles'.
+ * 12) and compares it with U, the search's best FoM when the step began.
+ * The channels stop once no bound of the block is at most its U (a
+ * block-wide vote: whole steps are skipped, never single lanes); the
+ * (search, column) pairs whose complete bound is at most U are listed in
+ * shared memory and get their FoM by gs_fom_point from the point-major
+ * copy, a thread each, merged by a shared 64-bit atomic minimum.  A pair
+ * left out has a FoM above U: the answers and their bits are search_tiles'.
  */
 __device__ __forceinline__ float fom_point(const float *m, const float *b, uint32_t n_mask, uint32_t W,
                                            uint32_t use, const float *coef, const float *scale)
@@ -415,6 +512,30 @@ constexpr size_t prune_extra(int mode)
     return bound_bytes(mode) + kTileQ * sizeof(unsigned long long) + 16 + kTileQ * kTileC * sizeof(uint16_t);
 }
 
+/* The step from col0 by the definition (fom_step), its minima merged into
+ * block_best: a pruned tile's step before any of its searches has a FoM. */
+template <typename T>
+__device__ __forceinline__ void exact_step(const step_in<T> &s, uint32_t col0, uint32_t col_end, uint32_t live,
+                                           unsigned long long *block_best)
+{
+    float total[kQ][kR] = {};
+    fom_step(s, col0, total);
+    if (!s.busy)
+        return;
+    for (int q = 0; q < kQ; q++) {
+        float best = __int_as_float(0x7f800000);
+        uint32_t best_col = ~0u;
+        for (int r = 0; r < kR; r++) {
+            uint32_t col = col0 + s.lane * kR + r;
+            if (col < col_end)
+                keep(total[q][r], col, best, best_col);
+        }
+        warp_best(best, best_col);
+        if (s.lane == 0 && (live >> q & 1u))
+            atomicMin(block_best + s.warp * kQ + q, pack(best, best_col));
+    }
+}
+
 template <typename T, int kBound>
 __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(const args a)
 {
@@ -429,6 +550,8 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
     uint32_t *n_list = reinterpret_cast<uint32_t *>(block_best + kTileQ);
     uint16_t *list = reinterpret_cast<uint16_t *>(n_list + 4); /* search j << 8 | column - col0 */
     T *meas = reinterpret_cast<T *>(list + kTileQ * kTileC);
+    if (few(a, t, g, coef, scale, meas))
+        return;
     T *cols = meas + ((k_count * kTileQ * sizeof(T) + 15) / 16 * 16) / sizeof(T);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const uint32_t *table = reinterpret_cast<const uint32_t *>(
@@ -448,33 +571,21 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
         s.use[q] = a.q[t.first + (j < t.count ? j : 0)].use;
         live |= (uint32_t)(j < t.count) << q;
     }
-    {
-        float total[kQ][kR] = {}, best[kQ];
-        uint32_t best_col[kQ];
-        fom_step(s, t.col_begin, total);
-        if (s.busy)
-            for (int q = 0; q < kQ; q++) {
-                best[q] = __int_as_float(0x7f800000);
-                best_col[q] = ~0u;
-                for (int r = 0; r < kR; r++) {
-                    uint32_t col = t.col_begin + lane * kR + r;
-                    if (col < t.col_end)
-                        keep(total[q][r], col, best[q], best_col[q]);
-                }
-                warp_best(best[q], best_col[q]);
-                if (lane == 0 && (live >> q & 1u))
-                    atomicMin(block_best + warp * kQ + q, pack(best[q], best_col[q]));
-            }
-    }
     const T *pm = static_cast<const T *>(a.pm) + g.pm_offset;
-    for (uint32_t col0 = t.col_begin + kTileC; col0 < t.col_end; col0 += kTileC) {
-        __syncthreads(); /* the last step's minima and list are complete */
+    for (uint32_t col0 = t.col_begin; col0 < t.col_end; col0 += kTileC) {
+        __syncthreads(); /* the staging, or the last step's minima and list, complete */
         typedef typename bound<kBound>::acc A;
         A lim[kQ], total[kQ][kR] = {};
+        bool unknown = false; /* a search of the thread's with no FoM yet: the step is computed exactly */
         for (int q = 0; q < kQ; q++) {
             uint32_t j = warp * kQ + q;
-            limit((live >> q & 1u) ? best_so_far(block_best + j, a.answer + t.first + j) : 0.0f, a.lb_fixed,
-                  lim[q]);
+            const float U = (live >> q & 1u) ? best_so_far(block_best + j, a.answer + t.first + j) : 0.0f;
+            unknown |= U == __int_as_float(0x7f800000);
+            limit(U, a.lb_fixed, lim[q]);
+        }
+        if (__syncthreads_or(unknown)) {
+            exact_step(s, col0, t.col_end, live, block_best);
+            continue;
         }
         if (!bound_step<T, kBound>(s, col0, t.col_end, lim, live, total))
             continue;

@@ -34,7 +34,7 @@
 
 typedef struct options {
     const char *basis, *accuracy, *csv;
-    size_t searches, cpu, naive, ladder;
+    size_t searches, cpu, naive, ladder, rounds;
     unsigned prune_step;
     double p, coarse_mm, radius_mm;
     int gpu;
@@ -531,7 +531,8 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: bench-psa [--basis FILE] [--searches N] [--cpu N] [--naive N] [--exponent P] "
-            "[--ladder N] [--prune-step N] [--gpu DEV] [--no-gpu-prune] [--coarse MM] [--radius MM] [--check]\n"
+            "[--ladder N] [--prune-step N] [--gpu DEV] [--no-gpu-prune] [--coarse MM] [--radius MM] [--check] "
+            "[--rounds N]\n"
             "       bench-psa --accuracy PSA-OUTPUT.adf [--csv FILE]\n"
             "defaults: --basis " DEFAULT_BASIS " (built when missing) --searches 65536 (GPU) --cpu 8192 "
             "--naive 400 --ladder 2048 --prune-step 128 --exponent 0.3 --gpu 0 --coarse 6 --radius 8 "
@@ -541,7 +542,9 @@ static int usage(void)
             "the GPU's pruned full search (gs_gpu_set_prune, the actor's default GPUPrune fine) is measured "
             "and checked bit for bit beside the exhaustive one; --no-gpu-prune leaves it out (--gpu-prune: "
             "the default, accepted)\n"
-            "--check: exit 1 unless the CPU agrees with the naive reference and the GPU with the CPU\n");
+            "--check: exit 1 unless the CPU agrees with the naive reference and the GPU with the CPU\n"
+            "--rounds N: only the GPU, on N blocks of the replay chain's batch sizes (pruned and exhaustive, "
+            "timed per batch, checked bit for bit against one large batch)\n");
     return 2;
 }
 
@@ -575,6 +578,7 @@ static int parse(int argc, char **argv, options *o)
         else if (!strcmp(a, "--coarse")) o->coarse_mm = strtod(v, NULL);
         else if (!strcmp(a, "--radius")) o->radius_mm = strtod(v, NULL);
         else if (!strcmp(a, "--gpu")) o->gpu = atoi(v);
+        else if (!strcmp(a, "--rounds")) o->rounds = strtoul(v, NULL, 10);
         else return -1;
     }
     if (o->searches < 1 || o->cpu > o->searches || o->naive > o->searches || o->ladder > o->searches ||
@@ -716,6 +720,115 @@ static void run_gpu_pruned(bench *B, psa_engine *gpu, psa_data data)
 #endif
 }
 
+/*
+ * --rounds N: the searches in the batches the replay chain's 16 MB blocks
+ * send the GPU, N blocks' worth, one batch at a time: each batch's kernels
+ * timed (gs_gpu_kernel_ms: their span), pruned (GPUPrune fine, the actor's
+ * default) and exhaustive, each batch's answers against the same searches
+ * answered in one large exhaustive batch, bit for bit.  The sizes: a block
+ * of sample_runs/full_chain/h200-issue20/9-final (Neighbours off: 1,957,087
+ * crystal-events, 5,167,092 searches, 945 blocks): round 0 (2,059), the
+ * start-time refinement's three passes (2,131 in all, split as assumed
+ * here), the later hits' rounds (1,277 in all, likewise).  The actor runs
+ * them through gs_resident_launch (the same kernels and tile plans; the
+ * refinement's passes on round 0's plan), this through gs_gpu_search.
+ */
+#ifdef NARWHAL_HAVE_CUDA
+static const size_t round_sizes[] = { 2059, 1130, 680, 320, 850, 280, 100, 35, 12 };
+enum { N_ROUND_SIZES = sizeof round_sizes / sizeof round_sizes[0] };
+
+/* Runs the batches of `blocks` blocks from the first search on; adds each size's kernel
+ * seconds to kernel_s and host-to-host seconds to host_s; the answers in q.  False on failure. */
+static bool replay_rounds(bench *B, psa_engine *e, size_t blocks, psa_query *q, double kernel_s[],
+                          double host_s[])
+{
+    char msg[512];
+    bool fell_back = false;
+    size_t at = 0;
+    for (size_t k = 0; k < blocks; k++)
+        for (int r = 0; r < N_ROUND_SIZES; r++) {
+            psa_batch b = B->ev.batch;
+            b.q = q + at;
+            b.n = round_sizes[r];
+            double t = tool_seconds();
+            if (psa_engine_run(e, &b, &fell_back, msg, sizeof msg) || fell_back) {
+                printf("bench-psa: rounds: %s\n", fell_back ? msg : "out of memory");
+                return false;
+            }
+            host_s[r] += tool_seconds() - t;
+            kernel_s[r] += gs_gpu_kernel_ms(e->gpu) * 1e-3;
+            at += b.n;
+        }
+    return true;
+}
+#endif
+
+static void run_rounds(bench *B)
+{
+#ifdef NARWHAL_HAVE_CUDA
+    static const int prunes[] = { GS_PRUNE_FINE, GS_PRUNE_OFF };
+    size_t per_block = 0;
+    for (int r = 0; r < N_ROUND_SIZES; r++)
+        per_block += round_sizes[r];
+    const size_t blocks = B->o.rounds, n = blocks * per_block;
+    char msg[512];
+    psa_engine gpu;
+    psa_engine_params p = { .device = PSA_DEVICE_GPU, .gpu = B->o.gpu, .mode = PSA_FULL, .data = PSA_F32,
+                            .simd = PSA_SIMD_AUTO };
+    if (n > B->ev.batch.n) {
+        printf("bench-psa: --rounds %zu needs %zu searches (--searches)\n", blocks, n);
+        B->failures++;
+        return;
+    }
+    if (psa_engine_create(&gpu, &B->basis, &B->layout, &B->pw, &p, msg, sizeof msg)) {
+        printf("bench-psa: no GPU for --rounds: %s\n", msg);
+        B->failures++;
+        return;
+    }
+    printf("bench-psa: %s\n", msg);
+    run_engine(B, &gpu, "GPU", PSA_F32, PSA_FULL, n, 1);
+    const result *whole = find(B, "GPU", "float", "full");
+    psa_query *q = malloc(n * sizeof *q);
+    for (int i = 0; q && i < 2; i++) {
+        const int prune = prunes[i];
+        double kernel_s[N_ROUND_SIZES] = { 0 }, host_s[N_ROUND_SIZES] = { 0 }, warm[N_ROUND_SIZES] = { 0 };
+        double all_k = 0, all_h = 0;
+        memcpy(q, B->ev.batch.q, n * sizeof *q);
+        if (gs_gpu_set_prune(gpu.gpu, prune) != GPU_OK || !replay_rounds(B, &gpu, 1, q, warm, warm) ||
+            !replay_rounds(B, &gpu, blocks, q, kernel_s, host_s)) {
+            B->failures++;
+            break;
+        }
+        const char *how = prune ? "pruned (fine)" : "exhaustive";
+        printf("bench-psa: rounds, %s: %zu blocks of the replay chain's batches, float full search\n"
+               "| batch | searches | kernels, ms per batch | searches/s in the kernels | host to host |\n"
+               "|---:|---:|---:|---:|---:|\n", how, blocks);
+        for (int r = 0; r < N_ROUND_SIZES; r++) {
+            printf("| %zu | %zu | %.3f | %.0f | %.0f |\n", round_sizes[r], round_sizes[r] * blocks,
+                   1e3 * kernel_s[r] / blocks, round_sizes[r] * blocks / kernel_s[r],
+                   round_sizes[r] * blocks / host_s[r]);
+            all_k += kernel_s[r];
+            all_h += host_s[r];
+        }
+        printf("| a block | %zu | %.3f | **%.0f** | %.0f |\n", n, 1e3 * all_k / blocks, n / all_k, n / all_h);
+        result *r = add_result(B, prune ? "GPU rounds pruned" : "GPU rounds exhaustive", PSA_F32, PSA_FULL, n);
+        r->rate = n / all_h;
+        r->kernel_rate = n / all_k;
+        r->q = malloc(n * sizeof *q);
+        if (r->q)
+            memcpy(r->q, q, n * sizeof *q);
+        char what[64];
+        snprintf(what, sizeof what, "rounds %s = one batch (bits)", how);
+        agree(B, what, whole, r->q ? r : NULL, false, true);
+    }
+    free(q);
+    psa_engine_destroy(&gpu);
+#else
+    printf("bench-psa: --rounds: built without CUDA\n");
+    B->failures++;
+#endif
+}
+
 static void run_all(bench *B)
 {
     static const psa_data datas[] = { PSA_F32, PSA_I16 };
@@ -788,9 +901,13 @@ int main(int argc, char **argv)
         return 1;
     bl_measure(&B.machine, B.o.gpu);
     bl_print_machine("bench-psa", &B.machine);
-    run_all(&B);
-    print_table(&B);
-    print_ratios(&B);
+    if (B.o.rounds)
+        run_rounds(&B);
+    else {
+        run_all(&B);
+        print_table(&B);
+        print_ratios(&B);
+    }
     if (B.failures)
         printf("bench-psa: %d check%s FAILED\n", B.failures, B.failures > 1 ? "s" : "");
     return B.o.check && B.failures ? 1 : 0;
