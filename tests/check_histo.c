@@ -932,6 +932,7 @@ START_TEST(configuration_errors_name_file_and_line)
     expect_error("Crystals 0\n", "2", "below the minimum 1");
     expect_error("Histogram a tracked.e sum 16 0 16\nThreads 0\n", "3", "key 'Threads'");
     expect_error("Histogram a tracked.e sum 16 0 16\nThreads many\n", "3", "key 'Threads'");
+    expect_error("Histogram a tracked.e sum 16 0 16\nThreads 65\n", "3", "key 'Threads'");
     /* ranges whose bins are not floats apart: every entry landed in bin 0, the edges were inf */
     expect_error("Histogram a tracked.e sum 10 0 1e39\n", "2", "range [0, 1e39) is empty or not finite");
     expect_error("Histogram a tracked.e sum 1000000 10000000 10000001\n", "2",

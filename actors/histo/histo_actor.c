@@ -49,7 +49,7 @@ static const kit_key histo_keys[] = {
     { "Segments", KIT_INT, offsetof(histo_conf, segments), "36", KIT_RANGE(1, 1024),
       .help = "segments per crystal (scope segment)" },
     KIT_MAX_BAD_FRAMES(histo_conf, max_bad),
-    { "Threads", KIT_INT, offsetof(histo_conf, threads), "auto", KIT_RANGE(1, 1024), .word = "auto",
+    { "Threads", KIT_INT, offsetof(histo_conf, threads), "auto", KIT_RANGE(1, 64), .word = "auto",
       .word_value = 0,
       .help = "threads that decode a block's frames (a block of fewer than 128 frames a thread takes fewer); "
               "auto: half the CPUs, at most 8" },
