@@ -814,23 +814,6 @@ extern "C" void pb_gpu_destroy(pb_gpu *p)
     free(p);
 }
 
-extern "C" void *pb_host_alloc(size_t bytes)
-{
-    void *p = nullptr;
-    /* portable: pinned for every device, whichever the calling thread has current */
-    if (cudaHostAlloc(&p, bytes ? bytes : 16, cudaHostAllocPortable) != cudaSuccess) {
-        cudaGetLastError();
-        return nullptr;
-    }
-    return p;
-}
-
-extern "C" void pb_host_free(void *p)
-{
-    if (p)
-        cudaFreeHost(p);
-}
-
 extern "C" int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, char *msg, size_t len)
 {
     const size_t values = (size_t)DET_CHANNELS * p->a.b.w.length;

@@ -90,16 +90,12 @@ int pb_gpu_create(pb_gpu **out, gs_gpu *search, const pb_setup *s, char *msg, si
 int pb_gpu_fork(pb_gpu **out, const pb_gpu *from, char *msg, size_t len);
 void pb_gpu_destroy(pb_gpu *p);
 
-/* Pinned host memory (the input blocks' copies: their uploads then run
- * asynchronously), or NULL; pb_host_free takes NULL. */
-void *pb_host_alloc(size_t bytes);
-void pb_host_free(void *p);
-
 /* A block goes to the device in parts, so that the host decodes the next
  * part while the device copies and aligns the last.  pb_gpu_begin makes room
  * for a block of `bytes` bytes and at most n events; pb_gpu_part sends bytes
  * [at, at + bytes) of the block (host: the block's start, best in
- * pb_host_alloc's memory, unchanged until pb_gpu_results returned) and
+ * pinned memory, gpu_host_alloc's or the host's, unchanged until
+ * pb_gpu_results returned) and
  * events [first, first + n) of ev, whose traces lie in those bytes, and
  * queues the alignment of their traces at t0 + shift, without waiting; the
  * parts come in order.  pb_gpu_loaded closes the block's loading. */

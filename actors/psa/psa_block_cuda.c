@@ -312,7 +312,7 @@ static void close_block(psa_engine *e)
 }
 
 const psa_block_backend psa_block_cuda = {
-    .open = open_block, .close = close_block, .times = block_times, .host_alloc = pb_host_alloc,
-    .host_free = pb_host_free, .pinned = gpu_host_pinned, .fork = fork_block, .free_fork = free_fork,
+    .open = open_block, .close = close_block, .times = block_times, .host_alloc = gpu_host_alloc,
+    .host_free = gpu_host_free, .pinned = gpu_host_pinned, .fork = fork_block, .free_fork = free_fork,
     .begin = begin, .part = part, .run = run,
 };
