@@ -789,6 +789,10 @@ static void run_rounds(bench *B)
     run_engine(B, &gpu, "GPU", PSA_F32, PSA_FULL, n, 1);
     const result *whole = find(B, "GPU", "float", "full");
     psa_query *q = malloc(n * sizeof *q);
+    if (!q) {
+        printf("bench-psa: rounds: out of memory\n");
+        B->failures++;
+    }
     for (int i = 0; q && i < 2; i++) {
         const int prune = prunes[i];
         double kernel_s[N_ROUND_SIZES] = { 0 }, host_s[N_ROUND_SIZES] = { 0 }, warm[N_ROUND_SIZES] = { 0 };
