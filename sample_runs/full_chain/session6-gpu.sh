@@ -1,0 +1,44 @@
+#!/bin/sh
+# session6-gpu.sh: on the GPU machine, issue 20's figures at the end of session 6: the build (this tree, and BEFORE's beside it), the GPU suites, bench-psa's large batches, then the replay chain (throughput.sh: this tree's default and Neighbours off, sequential and pipelined, 3 PSA instances with 2 trackers, BEFORE's default rows on the same input).
+#   device command:  . ./.gpudeps/env.sh; cd SNAPSHOT && BEFORE=DIR [CHECKS="check_psa ..."] sh sample_runs/full_chain/session6-gpu.sh [EVENTS]
+#   EVENTS: generator events of the replay input (910000: the 1,957,087 crystal-events of PERF.md's session-5 rows)
+# Logs under $OUT (else build/session6-gpu), packed into $OUT/session6.tar.gz.
+set -u
+events=${1:-910000}
+out=${OUT:-build/session6-gpu}
+start=$(date +%s)
+status=0
+mkdir -p "$out/logs"
+stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
+. "$(dirname "$0")/../gpu-common.sh"
+gpu_describe "$out/logs"
+gpu_build_beside "$out/logs" "$start"
+stamp "built, basis made"
+
+for suite in ${CHECKS:-}; do
+    BUILD=build timeout 200 tests/run-checks.sh "build/tests/$suite" > "$out/logs/$suite.txt" 2>&1 || status=1
+    grep -E 'Checks|:[EF]:|passed' "$out/logs/$suite.txt" | head -n 8
+done
+stamp "checks done"
+
+if [ "${BENCH:-1}" = 1 ]; then
+    timeout 120 build/bin/bench-psa --searches 262144 --cpu 4096 --naive 64 --ladder 256 --check \
+        > "$out/logs/bench-psa.txt" 2>&1 || status=1
+    grep -E 'GPU|ratio' "$out/logs/bench-psa.txt" | head -n 16
+    stamp "bench-psa done"
+fi
+
+mkdir -p /dev/shm/rc
+ln -sfn /dev/shm/rc build/replay_chain
+CONF_ROWS="PSA.conf:Neighbours:off" PSAS=${PSAS-3} TRACKERS=${TRACKERS-2} \
+    sh sample_runs/full_chain/throughput.sh session6 "$events" > /dev/null 2>&1 || status=1
+keep=sample_runs/full_chain/session6
+cp "$keep"/* "$out/logs/"
+grep -E '^(\||ratio)' "$keep/throughput.txt"
+for f in "$keep"/throughput-[0-9]*.log; do
+    echo "== $(basename "$f")"
+    grep -E '^\[PSA[#0-9]*\] time in process_block' "$f" | cut -c1-600
+done
+stamp "chain done"
+tar -czf "$out/session6.tar.gz" -C "$out" logs
+exit $status
