@@ -203,22 +203,39 @@ __device__ unsigned long long block_min(unsigned long long v)
     return v;
 }
 
-/* pairs_min's tiles: kSide points of each side, their values kChunk at a time. */
-constexpr int kSide = 32, kChunk = 32, kPerThread = kSide * kSide / kThreads;
+/* pairs_min's tiles: kSide points of each side, their values kChunk at a
+ * time (a row of kSide + 1 floats: a warp that writes one value of 32
+ * points, or of 32 values of one point, hits 32 banks). */
+constexpr int kSide = 32, kChunk = 32, kPerThread = kSide * kSide / kThreads, kRow = kSide + 1;
+/* side_keys' points: kThreads at a time, their values kSideChunk at a time
+ * (a row of kThreads + 2 floats: a warp writes kSideChunk values of two
+ * points, 32 banks), in the same shared floats as pairs_min's tiles. */
+constexpr int kSideChunk = 16, kSideRow = kThreads + 2, kStage = 2 * kChunk * kRow;
+static_assert(kSideChunk * kSideRow <= kStage, "side_keys' values in pairs_min's shared floats");
+
+/* Value k of a point's signals s on the pair's channels: pp_value's, its
+ * place off[k] = ch[k / W] * n_samples + k % W taken from the table. */
+__device__ __forceinline__ float value_at(const float *s, const uint32_t *off, uint32_t k)
+{
+    return s[off[k]];
+}
 
 /* The lowest pp_key of the pairs (ia[i], ib[j]) of coarse indices, i < na,
  * j < nb, in every thread (a block of kThreads).  Tile by tile of kSide x
  * kSide pairs, a thread's kPerThread pairs summed value after value as
  * pp_fom sums them (the same operations and bits), the values staged in
- * shared memory kChunk at a time: a's less its part (pp_less), b's as they
- * are, each value k of the tile's points read once from the basis
- * (coalesced) instead of once per pair. */
-__device__ unsigned long long pairs_min(const kp &a, const pp_pair &p, const float *c, const float *scale,
-                                        const dseg &ga, const dseg &gb, const uint32_t *ia, uint32_t na,
-                                        const uint32_t *ib, uint32_t nb)
+ * shared memory (stage, kStage floats) kChunk at a time: a's less its part
+ * (pp_less), b's as they are, each value k of the tile's points read once
+ * from the basis (a warp reads kChunk consecutive values of one point)
+ * instead of once per pair; off: value_at's places. */
+__device__ unsigned long long pairs_min(const kp &a, const pp_pair &p, const uint32_t *off, float *stage,
+                                        const float *c, const float *scale, const dseg &ga, const dseg &gb,
+                                        const uint32_t *ia, uint32_t na, const uint32_t *ib, uint32_t nb)
 {
-    __shared__ float xa[kChunk][kSide], xb[kChunk][kSide];
+    __shared__ uint32_t tp[2 * kSide]; /* the tile's points: a's, then b's */
+    float(*xa)[kRow] = reinterpret_cast<float(*)[kRow]>(stage), (*xb)[kRow] = xa + kChunk;
     const uint32_t *pa = a.points + ga.point_off, *pb = a.points + gb.point_off, K = p.n_ch * p.W;
+    const uint32_t lane = threadIdx.x % kChunk;
     unsigned long long best = ~0ull;
     for (uint32_t i0 = 0; i0 < na; i0 += kSide)
         for (uint32_t j0 = 0; j0 < nb; j0 += kSide) {
@@ -228,16 +245,17 @@ __device__ unsigned long long pairs_min(const kp &a, const pp_pair &p, const flo
 #pragma unroll
             for (int u = 0; u < kPerThread; u++)
                 acc[u] = 0;
+            for (uint32_t t = threadIdx.x; t < ni + nj; t += kThreads) /* read once the first chunk's values are */
+                tp[t] = t < ni ? pa[ia[i0 + t]] : pb[ib[j0 + t - ni]];
             for (uint32_t k0 = 0; k0 < K; k0 += kChunk) {
-                const uint32_t nk = K - k0 < (uint32_t)kChunk ? K - k0 : kChunk;
+                const uint32_t nk = K - k0 < (uint32_t)kChunk ? K - k0 : kChunk, k = k0 + lane;
                 __syncthreads(); /* the last chunk's values read */
-                for (uint32_t t = threadIdx.x; t < (ni + nj) * nk; t += kThreads) {
-                    const uint32_t row = t / nk, kk = t % nk, k = k0 + kk;
-                    if (row < ni)
-                        xa[kk][row] = pp_less_a(&p, signal_of(a, pa[ia[i0 + row]]), k);
-                    else
-                        xb[kk][row - ni] = pp_value(&p, signal_of(a, pb[ib[j0 + row - ni]]), k);
-                }
+                if (lane < nk)
+                    for (uint32_t row = threadIdx.x / kChunk; row < ni + nj; row += kThreads / kChunk)
+                        if (row < ni)
+                            xa[lane][row] = pp_less(p.m[k], p.fa, value_at(signal_of(a, tp[row]), off, k));
+                        else
+                            xb[lane][row - ni] = value_at(signal_of(a, tp[row]), off, k);
                 __syncthreads();
 #pragma unroll
                 for (int u = 0; u < kPerThread; u++) {
@@ -260,10 +278,58 @@ __device__ unsigned long long pairs_min(const kp &a, const pp_pair &p, const flo
     return block_min(best);
 }
 
+/* Each side against the seed's other point (psa_pair.c's over_a and
+ * over_b): key_a[t] = pp_key(pp_fom(a's point t, b0), t) for t < na and
+ * key_b[t] = pp_key(pp_fom(a0, b's point t), t) for t < nb, a thread per
+ * point, kThreads points at a time, each summed value after value as
+ * pp_fom sums it (the same bits).  The points' values are staged in stage
+ * kSideChunk at a time (a's less its part), half a warp reading consecutive
+ * values of one point, instead of each thread walking its own point (a
+ * warp's read: 32 scattered points, every value). */
+__device__ void side_keys(const kp &a, const pp_pair &p, const uint32_t *off, float *stage, const float *c,
+                          const float *scale, const uint32_t *pa, uint32_t na, const uint32_t *pb, uint32_t nb,
+                          const float *a0, const float *b0, unsigned long long *key_a, unsigned long long *key_b)
+{
+    __shared__ float x0[kSideChunk], s0[kSideChunk]; /* a0's values less its part, b0's values */
+    __shared__ uint32_t pt[kThreads];                /* the points of this round */
+    float(*v)[kSideRow] = reinterpret_cast<float(*)[kSideRow]>(stage);
+    const uint32_t K = p.n_ch * p.W, n = na + nb, lane = threadIdx.x % kSideChunk;
+    for (uint32_t r0 = 0; r0 < n; r0 += kThreads) {
+        const uint32_t nr = n - r0 < (uint32_t)kThreads ? n - r0 : kThreads, t = r0 + threadIdx.x;
+        const bool side_a = t < na;
+        if (threadIdx.x < nr) /* read once the first chunk's values are */
+            pt[threadIdx.x] = side_a ? pa[t] : pb[t - na];
+        float acc = 0;
+        for (uint32_t k0 = 0; k0 < K; k0 += kSideChunk) {
+            const uint32_t nk = K - k0 < (uint32_t)kSideChunk ? K - k0 : kSideChunk, k = k0 + lane;
+            __syncthreads(); /* the last chunk's values read */
+            if (lane < nk) {
+                for (uint32_t row = threadIdx.x / kSideChunk; row < nr; row += kThreads / kSideChunk) {
+                    const float x = value_at(signal_of(a, pt[row]), off, k);
+                    v[lane][row] = r0 + row < na ? pp_less(p.m[k], p.fa, x) : x;
+                }
+                if (threadIdx.x < kSideChunk) {
+                    x0[lane] = pp_less(p.m[k], p.fa, value_at(a0, off, k));
+                    s0[lane] = value_at(b0, off, k);
+                }
+            }
+            __syncthreads();
+            if (threadIdx.x < nr)
+                for (uint32_t kk = 0; kk < nk; kk++)
+                    acc = pp_acc(acc, side_a ? v[kk][threadIdx.x] : x0[kk], p.fb, side_a ? s0[kk] : v[kk][threadIdx.x],
+                                 c, scale);
+        }
+        if (side_a)
+            key_a[t] = pp_key(acc, t);
+        else if (threadIdx.x < nr)
+            key_b[t - na] = pp_key(acc, t - na);
+    }
+}
+
 /*
  * The joint search of pair blockIdx.x (psa_pair.c's psa_pair_search, the
  * same steps and bits): its values into m (dynamic shared memory, 37 x W:
- * every FoM reads them), the seed from
+ * every FoM reads them, then value_at's places, 37 x W), the seed from
  * the sparse points, each side against the seed's other point (their keys
  * into keys, 2 x max_coarse per pair), the PP_KEEP best of each side (by
  * rank: the keys differ) paired; the hits take the best pair's points and
@@ -273,7 +339,7 @@ __global__ void __launch_bounds__(kThreads) pair_search(const kp a, const pb_pai
                                                         uint32_t max_coarse)
 {
     extern __shared__ float m[];
-    __shared__ float c[GS_POW_DEGREE + 1], scale[GS_EXP_TABLE];
+    __shared__ float c[GS_POW_DEGREE + 1], scale[GS_EXP_TABLE], stage[kStage];
     __shared__ uint8_t ch[PP_MAX_CHANNELS];
     __shared__ uint32_t n_ch, ka[PP_KEEP], kb[PP_KEEP];
     const pb_pair pr = pairs[blockIdx.x];
@@ -291,19 +357,18 @@ __global__ void __launch_bounds__(kThreads) pair_search(const kp a, const pb_pai
     const uint32_t was_r = ev.point[pr.r], was_q = ev.point[pr.q];
     const float er = ev.e[pr.r], eq = ev.e[pr.q];
     float *resid = resid_of(a, pr.event);
+    uint32_t *off = reinterpret_cast<uint32_t *>(m + DET_CHANNELS * W);
     pp_values(resid, signal_of(a, was_r), signal_of(a, was_q), ch, n_ch, W, ns, er, eq, m);
+    for (uint32_t k = threadIdx.x; k < n_ch * W; k += blockDim.x)
+        off[k] = ch[k / W] * ns + k % W;
     __syncthreads();
     const pp_pair p = { m, ch, n_ch, W, ns, pp_fraction(er, eq), pp_fraction(eq, er) };
     const uint32_t *pa = a.points + ga.point_off, *pb = a.points + gb.point_off;
-    const unsigned long long seed = pairs_min(a, p, c, scale, ga, gb, a.points + ga.sparse_off, ga.n_sparse,
-                                              a.points + gb.sparse_off, gb.n_sparse);
+    const unsigned long long seed = pairs_min(a, p, off, stage, c, scale, ga, gb, a.points + ga.sparse_off,
+                                              ga.n_sparse, a.points + gb.sparse_off, gb.n_sparse);
     const float *a0 = signal_of(a, pa[(uint32_t)seed / nb]), *b0 = signal_of(a, pb[(uint32_t)seed % nb]);
     unsigned long long *key_a = keys + (size_t)blockIdx.x * 2 * max_coarse, *key_b = key_a + max_coarse;
-    for (uint32_t t = threadIdx.x; t < na + nb; t += blockDim.x)
-        if (t < na)
-            key_a[t] = pp_key(pp_fom(&p, signal_of(a, pa[t]), b0, c, scale), t);
-        else
-            key_b[t - na] = pp_key(pp_fom(&p, a0, signal_of(a, pb[t - na]), c, scale), t - na);
+    side_keys(a, p, off, stage, c, scale, pa, na, pb, nb, a0, b0, key_a, key_b);
     __syncthreads();
     for (uint32_t t = threadIdx.x; t < na + nb; t += blockDim.x) {
         const bool side_a = t < na;
@@ -316,7 +381,7 @@ __global__ void __launch_bounds__(kThreads) pair_search(const kp a, const pb_pai
             (side_a ? ka : kb)[rank] = j;
     }
     __syncthreads();
-    const unsigned long long last = pairs_min(a, p, c, scale, ga, gb, ka, pp_kept(na), kb, pp_kept(nb));
+    const unsigned long long last = pairs_min(a, p, off, stage, c, scale, ga, gb, ka, pp_kept(na), kb, pp_kept(nb));
     const uint32_t best = (uint32_t)(last < seed ? last : seed), now_r = pa[best / nb], now_q = pb[best % nb];
     pr_replace(resid, signal_of(a, was_r), signal_of(a, now_r), ns, W, er);
     __syncthreads();
@@ -1045,7 +1110,7 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
     GPU_CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying the neighbour lists");
     GPU_CHECK(cudaEventRecord(p->h_nb.sent, p->st), "cudaEventRecord");
     GPU_CHECK(mark(p, PB_LISTS), "cudaEventRecord");
-    pair_search<<<(unsigned)n_pairs, kThreads, DET_CHANNELS * W * sizeof(float), p->st>>>(
+    pair_search<<<(unsigned)n_pairs, kThreads, DET_CHANNELS * W * (sizeof(float) + sizeof(uint32_t)), p->st>>>(
         p->a, (const pb_pair *)dp, (unsigned long long *)p->nb_keys.p, max_coarse);
     GPU_CHECK(cudaGetLastError(), "launching the pair searches");
     GPU_CHECK(mark(p, PB_PAIRS), "cudaEventRecord");
