@@ -269,6 +269,12 @@ __device__ __forceinline__ void fom_step(const step_in<T> &s, uint32_t col0, flo
  * its threads summing 16 (search, column) pairs, so a small round (a few
  * searches a segment: the PSA block's later rounds) waits for that one
  * warp's long step.  meas: shared memory for N x n_mask x window values.
+ * A warp stops its columns' channels once each of its columns has, for
+ * every search, a partial sum above U, the FoM the search's answer held when
+ * the tile began (a seed, gs_resident_launch_seeded's, or another tile's
+ * posted minimum: a real column's): the parts are sums of terms >= 0 added
+ * in order, so the column's FoM is above U too and cannot be the answer,
+ * not even tie with it; such columns are not kept.
  */
 constexpr int kFewRun = 10; /* few_tile's basis values per thread per round trip to memory */
 
@@ -284,11 +290,14 @@ __device__ void few_tile(const args &a, const tile &t, const gs_segment &g, cons
         meas[v] = src[a.q[t.first + (j < t.count ? j : 0)].meas + v / N];
     }
     uint32_t use[N];
-    float best[N];
+    float best[N], U[N];
     uint32_t best_col[N];
 #pragma unroll
     for (int j = 0; j < N; j++) {
-        use[j] = a.q[t.first + (j < (int)t.count ? j : 0)].use;
+        const uint32_t i = t.first + (j < (int)t.count ? j : 0);
+        const unsigned long long posted = __ldcg(a.answer + i);
+        use[j] = a.q[i].use;
+        U[j] = posted == ~0ull ? __int_as_float(0x7f800000) : __uint_as_float((uint32_t)(posted >> 32));
         best[j] = __int_as_float(0x7f800000);
         best_col[j] = ~0u;
     }
@@ -298,7 +307,8 @@ __device__ void few_tile(const args &a, const tile &t, const gs_segment &g, cons
         const uint32_t col = c0 + threadIdx.x;
         const T *b = block + (col < t.col_end ? col : t.col_begin);
         float total[N] = {};
-        for (uint32_t ch = 0, k = 0; ch < g.n_mask; ch++) {
+        bool beaten = false; /* every column of the warp above U for every search */
+        for (uint32_t ch = 0, k = 0; ch < g.n_mask && !beaten; ch++) {
             float part[N] = {};
             for (uint32_t i0 = 0; i0 < W; i0 += kFewRun, k += kFewRun) {
                 V bv[kFewRun]; /* loaded before use: kFewRun loads in flight, not one */
@@ -313,12 +323,16 @@ __device__ void few_tile(const args &a, const tile &t, const gs_segment &g, cons
                             part[j] = acc(part[j], (V)meas[(k + u) * N + j], bv[u], coef, scale);
             }
             k -= (W + kFewRun - 1) / kFewRun * kFewRun - W; /* the last piece's unused rows */
+            bool above = true;
 #pragma unroll
-            for (int j = 0; j < N; j++)
+            for (int j = 0; j < N; j++) {
                 if (use[j] >> ch & 1u)
                     total[j] = sum(total[j], part[j]);
+                above &= total[j] > U[j];
+            }
+            beaten = __all_sync(0xffffffffu, above || col >= t.col_end);
         }
-        if (col < t.col_end)
+        if (col < t.col_end && !beaten)
 #pragma unroll
             for (int j = 0; j < N; j++)
                 keep(total[j], col, best[j], best_col[j]);
@@ -612,6 +626,53 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
     __syncthreads();
     if (threadIdx.x < t.count)
         atomicMin(a.answer + t.first + threadIdx.x, block_best[threadIdx.x]);
+}
+
+/*
+ * The answers' first values for gs_resident_launch_seeded: search i's is its
+ * column q[i].column with that column's FoM (none, as the memset's, for a
+ * column past its segment's or a search past the remap's count).  A warp a
+ * search, a lane a mask channel: each lane sums its channel's part from 0 in
+ * sample order, and the used channels' parts are added in mask order, as
+ * gs_fom_point sums them (the same bits as the tile kernels' FoM of that
+ * column).  The seed is one of the columns, so the least of it and the
+ * search's own minima is the search's answer; being known from the start, it
+ * is the pruned kernel's U from its first step.
+ */
+__global__ void __launch_bounds__(kThreads) seed_answers(const args a)
+{
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const uint32_t i = blockIdx.x * kWarps + warp;
+    if (i >= a.n_queries)
+        return;
+    const gs_query q = a.q[i];
+    const gs_segment g = a.seg[q.segment];
+    if (i >= (a.remap ? a.remap->n : a.n_queries) || q.column >= g.n_points) {
+        if (lane == 0)
+            a.answer[i] = ~0ull;
+        return;
+    }
+    float coef[GS_POW_DEGREE + 1];
+    for (int c = 0; c <= GS_POW_DEGREE; c++)
+        coef[c] = a.coef[c];
+    const uint32_t W = a.window, k_count = g.n_mask * W;
+    const float *m = static_cast<const float *>(a.meas) + q.meas;
+    const float *b = static_cast<const float *>(a.pm) + g.pm_offset + (size_t)q.column * k_count;
+    float total = 0.0f;
+    for (uint32_t base = 0; base < g.n_mask; base += 32) {
+        const uint32_t ch = base + lane;
+        float part = 0.0f;
+        if (ch < g.n_mask)
+            for (uint32_t s = 0; s < W; s++)
+                part = acc(part, m[ch * W + s], __ldg(b + ch * W + s), coef, a.scale);
+        for (uint32_t c = 0; c < 32 && base + c < g.n_mask; c++) {
+            const float p = __shfl_sync(0xffffffffu, part, c);
+            if (q.use >> (base + c) & 1u)
+                total = GS_ADD(total, p);
+        }
+    }
+    if (lane == 0)
+        a.answer[i] = pack(total, q.column);
 }
 
 /* The fine stage: one warp per search, its lanes over the columns near its
@@ -1218,16 +1279,35 @@ size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int m
     return count;
 }
 
+/* gs_resident_launch's and gs_resident_launch_seeded's: the answers cleared, or seeded (seed_answers), then the search. */
+static cudaError_t launch_resident(const gs_gpu *g, cudaStream_t st, const void *d_plan, size_t n_tiles,
+                                   const gs_query *d_q, size_t n, const float *d_meas, unsigned long long *d_answer,
+                                   int mode, const gs_remap *d_remap, bool seeded)
+{
+    if (n == 0)
+        return cudaSuccess;
+    const args a = make_args(g, d_q, d_meas, d_answer, static_cast<const tile *>(d_plan), n, d_remap);
+    if (seeded) {
+        seed_answers<<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, 0, st>>>(a);
+    } else {
+        cudaError_t err = cudaMemsetAsync(d_answer, 0xff, n * sizeof *d_answer, st);
+        if (err != cudaSuccess)
+            return err;
+    }
+    launch_searches<float>(g, a, n_tiles, n, mode, st);
+    return cudaGetLastError();
+}
+
 cudaError_t gs_resident_launch(const gs_gpu *g, cudaStream_t st, const void *d_plan, size_t n_tiles,
                                const gs_query *d_q, size_t n, const float *d_meas,
                                unsigned long long *d_answer, int mode, const gs_remap *d_remap)
 {
-    if (n == 0)
-        return cudaSuccess;
-    cudaError_t err = cudaMemsetAsync(d_answer, 0xff, n * sizeof *d_answer, st);
-    if (err != cudaSuccess)
-        return err;
-    launch_searches<float>(g, make_args(g, d_q, d_meas, d_answer, static_cast<const tile *>(d_plan), n, d_remap),
-                           n_tiles, n, mode, st);
-    return cudaGetLastError();
+    return launch_resident(g, st, d_plan, n_tiles, d_q, n, d_meas, d_answer, mode, d_remap, false);
+}
+
+cudaError_t gs_resident_launch_seeded(const gs_gpu *g, cudaStream_t st, const void *d_plan, size_t n_tiles,
+                                      const gs_query *d_q, size_t n, const float *d_meas,
+                                      unsigned long long *d_answer, const gs_remap *d_remap)
+{
+    return launch_resident(g, st, d_plan, n_tiles, d_q, n, d_meas, d_answer, GS_FULL, d_remap, true);
 }

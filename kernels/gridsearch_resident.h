@@ -45,4 +45,15 @@ cudaError_t gs_resident_launch(const gs_gpu *g, cudaStream_t st, const void *d_p
                                const gs_query *d_q, size_t n, const float *d_meas,
                                unsigned long long *d_answer, int mode, const gs_remap *d_remap);
 
+/* gs_resident_launch of a full search (GS_FULL) whose searches each name a
+ * column on input (d_q[i].column; one past the segment's: none): every
+ * answer starts as that column's FoM, not as none, so the pruned search has
+ * a bound from its first step (the PSA's refinement: a search again at a
+ * moved start, seeded with the column it answered before).  The seed is one
+ * of the columns, computed as the search computes it: the same answers and
+ * bits as gs_resident_launch. */
+cudaError_t gs_resident_launch_seeded(const gs_gpu *g, cudaStream_t st, const void *d_plan, size_t n_tiles,
+                                      const gs_query *d_q, size_t n, const float *d_meas,
+                                      unsigned long long *d_answer, const gs_remap *d_remap);
+
 #endif

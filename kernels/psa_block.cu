@@ -121,13 +121,16 @@ __global__ void __launch_bounds__(kThreads) refine(const kp a, int pass, uint8_t
  * The searches of a refinement pass: round 0's (q0, sorted by segment) of
  * the events it marked, picked out in order into q and owner by one block
  * (a scan of the per-thread counts), with the segments' new places for the
- * round-0 tile plan (gs_remap).  The count joins stats[0].
+ * round-0 tile plan (gs_remap).  The count joins stats[0].  With ev, each
+ * picked search names its event's hit-0 point's column (column[]: the
+ * column it answered last) for gs_resident_launch_seeded.
  */
 constexpr int kPick = 1024;
 
 __global__ void __launch_bounds__(kPick) pick(const gs_query *q0, const uint32_t *owner0, uint32_t n0,
                                               const uint8_t *todo, gs_remap *remap, gs_query *q,
-                                              uint32_t *owner, unsigned long long *stats)
+                                              uint32_t *owner, unsigned long long *stats,
+                                              const pb_event *ev = nullptr, const uint32_t *column = nullptr)
 {
     __shared__ uint32_t sum[kPick], start[kPick];
     const uint32_t per = (n0 + kPick - 1) / kPick, from = threadIdx.x * per;
@@ -149,6 +152,8 @@ __global__ void __launch_bounds__(kPick) pick(const gs_query *q0, const uint32_t
     for (uint32_t i = from; i < to; i++)
         if (todo[owner0[i]]) {
             q[at] = q0[i];
+            if (ev)
+                q[at].column = column[ev[owner0[i]].point[0]];
             owner[at++] = owner0[i];
         }
     if (threadIdx.x <= GS_MAX_SEGMENTS) {
@@ -780,15 +785,20 @@ cudaError_t mark(pb_gpu *p, int step)
 }
 
 /* Fills, searches and answers searches dq (events down) as hit r; with
- * picked, those the pick put there (n: a bound). */
+ * picked, those the pick put there (n: a bound); seeded: a full search
+ * whose records name the column each answered last
+ * (gs_resident_launch_seeded). */
 int search(pb_gpu *p, int r, const void *plan, size_t tiles, const gs_query *dq, const uint32_t *down, size_t n,
-           const gs_remap *picked, char *msg, size_t len)
+           const gs_remap *picked, bool seeded, char *msg, size_t len)
 {
     fill<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, dq, down, r, (float *)p->meas.p, picked);
     GPU_CHECK(cudaGetLastError(), "launching the fill");
     GPU_CHECK(mark(p, PB_FILL), "cudaEventRecord");
-    GPU_CHECK(gs_resident_launch(p->search, p->st, plan, tiles, dq, n, (const float *)p->meas.p,
-                             (unsigned long long *)p->answers.p, p->adaptive, picked), "launching the grid search");
+    const float *meas = (const float *)p->meas.p;
+    unsigned long long *ans = (unsigned long long *)p->answers.p;
+    GPU_CHECK(seeded ? gs_resident_launch_seeded(p->search, p->st, plan, tiles, dq, n, meas, ans, picked)
+                     : gs_resident_launch(p->search, p->st, plan, tiles, dq, n, meas, ans, p->adaptive, picked),
+              "launching the grid search");
     GPU_CHECK(mark(p, PB_SEARCH), "cudaEventRecord");
     answer<<<blocks_for(n, kThreads), kThreads, 0, p->st>>>(p->a, dq, down, (uint32_t)n, r,
                                                             (const unsigned long long *)p->answers.p,
@@ -974,7 +984,7 @@ extern "C" int pb_gpu_search(pb_gpu *p, int r, const gs_query *q, const uint32_t
         p->n0 = n;
     }
     p->adaptive = adaptive;
-    return search(p, r, dp, tiles, dq, down, n, nullptr, msg, len);
+    return search(p, r, dp, tiles, dq, down, n, nullptr, false, msg, len);
 }
 
 extern "C" int pb_gpu_refine(pb_gpu *p, int pass, char *msg, size_t len)
@@ -987,12 +997,15 @@ extern "C" int pb_gpu_refine(pb_gpu *p, int pass, char *msg, size_t len)
     GPU_CHECK(cudaGetLastError(), "launching the refinement");
     GPU_CHECK(grow(&p->rq, p->n0 * sizeof(gs_query)), "cudaMalloc of a pass's searches");
     GPU_CHECK(grow(&p->rowner, p->n0 * sizeof(uint32_t)), "cudaMalloc of a pass's searches");
+    /* a full search again from the column it answered: pruned from its first step */
+    const bool seeded = p->adaptive == GS_FULL;
     pick<<<1, kPick, 0, p->st>>>(p->q0, p->owner0, (uint32_t)p->n0, d_todo, p->remap0, (gs_query *)p->rq.p,
-                                 (uint32_t *)p->rowner.p, (unsigned long long *)p->stats.p);
+                                 (uint32_t *)p->rowner.p, (unsigned long long *)p->stats.p,
+                                 seeded ? p->a.ev : nullptr, p->a.column);
     GPU_CHECK(cudaGetLastError(), "launching the pick");
     GPU_CHECK(mark(p, PB_REFINE), "cudaEventRecord");
     return search(p, 0, p->plan0, p->tiles0, (const gs_query *)p->rq.p, (const uint32_t *)p->rowner.p, p->n0,
-                  p->remap0, msg, len);
+                  p->remap0, seeded, msg, len);
 }
 
 namespace {
