@@ -228,7 +228,7 @@ __device__ __forceinline__ float value_at(const float *s, const uint32_t *off, u
 /* The lowest pp_key of the pairs (ia[i], ib[j]) of coarse indices, i < na,
  * j < nb, in every thread (a block of kThreads).  Tile by tile of kSide x
  * kSide pairs, a thread's kPerThread pairs summed value after value as
- * pp_fom sums them (the same operations and bits), the values staged in
+ * psa_pair_fom.h sums them (the same operations and bits), the values staged in
  * shared memory (stage, kStage floats) kChunk at a time: a's less its part
  * (pp_less), b's as they are, each value k of the tile's points read once
  * from the basis (a warp reads kChunk consecutive values of one point)
@@ -284,10 +284,10 @@ __device__ unsigned long long pairs_min(const kp &a, const pp_pair &p, const uin
 }
 
 /* Each side against the seed's other point (psa_pair.c's over_a and
- * over_b): key_a[t] = pp_key(pp_fom(a's point t, b0), t) for t < na and
- * key_b[t] = pp_key(pp_fom(a0, b's point t), t) for t < nb, a thread per
+ * over_b): key_a[t] = pp_key(FoM(a's point t, b0), t) for t < na and
+ * key_b[t] = pp_key(FoM(a0, b's point t), t) for t < nb, a thread per
  * point, kThreads points at a time, each summed value after value as
- * pp_fom sums it (the same bits).  The points' values are staged in stage
+ * psa_pair_fom.h sums a pair's (the same bits).  The points' values are staged in stage
  * kSideChunk at a time (a's less its part), half a warp reading consecutive
  * values of one point, instead of each thread walking its own point (a
  * warp's read: 32 scattered points, every value). */

@@ -24,7 +24,7 @@
  * m: the aligned traces over E = e_r + e_q, fa = e_r / E, fb = e_q / E;
  * |d|^p and the order of the sum as the grid search's (gridsearch_fom.h):
  * each pair's sum taken value after value (pp_less, then pp_acc), k =
- * c * W + i in order; pp_fom is one pair's.
+ * c * W + i in order.
  *
  * Not every pair (about 89 x 89 of them: 3 ms a crystal on one core).
  * First the pairs of the two segments' sparse coarse points (one per
@@ -111,21 +111,6 @@ GPUd() static inline float pp_less_a(const pp_pair *p, const float *sa, uint32_t
 GPUd() static inline float pp_acc(float acc, float x, float fb, float sb, const float *c, const float *scale)
 {
     return gs_acc_pow(acc, PT_FSUB(x, PT_FMUL(fb, sb)), c, scale);
-}
-
-/* The FoM of the pair of signals sa, sb (from the window's first basis
- * sample): value k = c * W + i after value, as pp_less_a and pp_value read
- * them, without a division per value. */
-GPUd() static inline float pp_fom(const pp_pair *p, const float *sa, const float *sb, const float *c,
-                                  const float *scale)
-{
-    float acc = 0;
-    for (uint32_t n = 0, k = 0; n < p->n_ch; n++) {
-        const size_t at = (size_t)p->ch[n] * p->n_samples;
-        for (uint32_t i = 0; i < p->W; i++, k++)
-            acc = pp_acc(acc, pp_less(p->m[k], p->fa, sa[at + i]), p->fb, sb[at + i], c, scale);
-    }
-    return acc;
 }
 
 /* The pair's order, and each side's: FoM bits (never negative, so ordered as the values) then index. */
