@@ -913,14 +913,18 @@ extern "C" int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, char *msg, size_t
     return GPU_OK;
 }
 
-extern "C" int pb_gpu_part(pb_gpu *p, const void *host, size_t at, size_t bytes, const pb_event *ev,
-                           size_t first, size_t n, char *msg, size_t len)
+extern "C" pb_event *pb_gpu_events(pb_gpu *p)
 {
-    pb_event *h_ev = (pb_event *)p->h_ev.p + first;
-    memcpy(h_ev, ev + first, n * sizeof *ev);
+    return (pb_event *)p->h_ev.p;
+}
+
+extern "C" int pb_gpu_part(pb_gpu *p, const void *host, size_t at, size_t bytes, size_t first, size_t n, char *msg,
+                           size_t len)
+{
+    const pb_event *h_ev = (const pb_event *)p->h_ev.p + first;
     GPU_CHECK(cudaMemcpyAsync((uint8_t *)p->block.p + at, (const uint8_t *)host + at, bytes, cudaMemcpyHostToDevice,
                           p->st), "copying the block");
-    GPU_CHECK(cudaMemcpyAsync((pb_event *)p->ev.p + first, h_ev, n * sizeof *ev, cudaMemcpyHostToDevice, p->st),
+    GPU_CHECK(cudaMemcpyAsync((pb_event *)p->ev.p + first, h_ev, n * sizeof *h_ev, cudaMemcpyHostToDevice, p->st),
           "copying the events");
     if (n)
         align_events<<<(unsigned)n, kThreads, 0, p->st>>>(p->a, (uint32_t)first);
@@ -1188,7 +1192,8 @@ extern "C" int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *resea
         snprintf(msg, len, "a search answered a column outside its segment");
         return GPU_FAIL;
     }
-    memcpy(ev, p->h_ev.p, n * sizeof *ev);
+    if (ev != p->h_ev.p) /* pb_gpu_events' own room: the answers are there already */
+        memcpy(ev, p->h_ev.p, n * sizeof *ev);
     return GPU_OK;
 }
 

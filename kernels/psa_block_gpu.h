@@ -92,16 +92,20 @@ void pb_gpu_destroy(pb_gpu *p);
 
 /* A block goes to the device in parts, so that the host decodes the next
  * part while the device copies and aligns the last.  pb_gpu_begin makes room
- * for a block of `bytes` bytes and at most n events; pb_gpu_part sends bytes
- * [at, at + bytes) of the block (host: the block's start, best in
- * pinned memory, gpu_host_alloc's or the host's, unchanged until
- * pb_gpu_results returned) and
- * events [first, first + n) of ev, whose traces lie in those bytes, and
- * queues the alignment of their traces at t0 + shift, without waiting; the
- * parts come in order.  pb_gpu_loaded closes the block's loading. */
+ * for a block of `bytes` bytes and at most n events; the host writes the
+ * events into pb_gpu_events' pinned room (valid until the next
+ * pb_gpu_begin: they are uploaded from there, with no copy on the host);
+ * pb_gpu_part sends bytes [at, at + bytes) of the block (host: the block's
+ * start, best in pinned memory, gpu_host_alloc's or the host's, unchanged
+ * until pb_gpu_results returned) and events [first, first + n) of that
+ * room, whose traces lie in those bytes, and queues the alignment of their
+ * traces at t0 + shift, without waiting; the parts come in order, and the
+ * host leaves a part's events as they are once sent.  pb_gpu_loaded closes
+ * the block's loading. */
 int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, char *msg, size_t len);
-int pb_gpu_part(pb_gpu *p, const void *host, size_t at, size_t bytes, const pb_event *ev, size_t first,
-                size_t n, char *msg, size_t len);
+pb_event *pb_gpu_events(pb_gpu *p);
+int pb_gpu_part(pb_gpu *p, const void *host, size_t at, size_t bytes, size_t first, size_t n, char *msg,
+                size_t len);
 int pb_gpu_loaded(pb_gpu *p, char *msg, size_t len);
 
 /* Round r: the n searches q (sorted by segment; q[i].meas: where its values
@@ -157,8 +161,9 @@ int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs, const pb_
                       uint32_t max_coarse, char *msg, size_t len);
 
 /* Waits for the block and copies its n events back (shift, points, FoMs,
- * statuses), the number of searches the refinement made and the number the
- * neighbour passes made; GPU_FAIL when a search answered out of range. */
+ * statuses) into pb_gpu_events' room and, when ev is elsewhere, into ev;
+ * the number of searches the refinement made and the number the neighbour
+ * passes made; GPU_FAIL when a search answered out of range. */
 int pb_gpu_results(pb_gpu *p, pb_event *ev, size_t n, uint64_t *researched, uint64_t *neighboured, char *msg,
                    size_t len);
 

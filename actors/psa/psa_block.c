@@ -611,7 +611,6 @@ void psa_block_free(psa_block *w)
         gpu->free_fork(w->gpu);
     release_copy(w);
     free(w->out_at);
-    free(w->gev);
     free(w->gidx);
     free(w->gq);
     free(w->gowner);

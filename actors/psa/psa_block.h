@@ -59,10 +59,11 @@ typedef struct psa_block {
     uint64_t in_place;           /* blocks not copied: pinned by the host (psa_block_begin); until psa_block_free */
     double list_s, send_s;       /* of the decode phase: listing the frames (and the copy's room), sending to the GPU */
     /* GPUWork block: the events with net-charge segments as the GPU holds
-     * them and their events' indices, a round's searches and their events */
+     * them (the device workspace's pinned room, not the block's to free)
+     * and their events' indices, a round's searches and their events */
     struct pb_event *gev;
     uint32_t *gidx;
-    size_t cap_gev, cap_gidx;
+    size_t cap_gidx;
     gs_query *gq;
     uint32_t *gowner;
     size_t cap_gq, cap_gowner;

@@ -1,4 +1,5 @@
 /* psa_block_cuda.c: whole blocks on the GPU (GPUWork block): the PSA block's CUDA backend, the same steps as psa_block.c's on the device (kernels/psa_block.cu); compiled only with CUDA. */
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,49 +117,55 @@ static size_t device_round(psa_block *w, const psa_setup *s, size_t n_gev, int r
     return n;
 }
 
+/* Event ev as the device takes it. */
+static void pack(pb_event *g, const psa_event *ev, const uint8_t *base, const psa_setup *s)
+{
+    memset(g, 0, sizeof *g);
+    g->trace = (uint64_t)(ev->trace - base);
+    g->t0 = ev->t0;
+    g->shift = ev->shift;
+    g->per_kev = ev->per_kev;
+    g->n_samples = ev->n_samples;
+    g->n_net = (uint32_t)ev->n_net;
+    g->neighbours = (uint8_t)(s->neighbour_passes && psa_block_neighbours(ev, s->layout));
+    memcpy(g->net, ev->net, sizeof g->net);
+    memcpy(g->e, ev->e, sizeof g->e);
+}
+
 /* Events [from, to) with net-charge segments, appended to those the GPU
- * takes; the block's bytes they lie in go to the device with them. */
+ * takes, packed on the decode's threads straight into the workspace's
+ * pinned room (pb_gpu_events: uploaded from there); the block's bytes they
+ * lie in go to the device with them. */
 static int part(psa_block *w, const psa_setup *s, size_t from, size_t to)
 {
     size_t first = w->n_gev, n = w->n_gev;
     const uint8_t *base = w->copy ? w->copy : w->in;
-    for (size_t k = from; k < to; k++) {
-        const psa_event *ev = &w->ev[k];
-        if (ev->reject || ev->n_net == 0)
-            continue;
-        pb_event *g = &w->gev[n];
-        memset(g, 0, sizeof *g);
-        g->trace = (uint64_t)(ev->trace - base);
-        g->t0 = ev->t0;
-        g->shift = ev->shift;
-        g->per_kev = ev->per_kev;
-        g->n_samples = ev->n_samples;
-        g->n_net = (uint32_t)ev->n_net;
-        g->neighbours = (uint8_t)(s->neighbour_passes && psa_block_neighbours(ev, s->layout));
-        memcpy(g->net, ev->net, sizeof g->net);
-        memcpy(g->e, ev->e, sizeof g->e);
-        w->gidx[n++] = (uint32_t)k;
-    }
+    for (size_t k = from; k < to; k++)
+        if (!w->ev[k].reject && w->ev[k].n_net > 0)
+            w->gidx[n++] = (uint32_t)k;
     w->n_gev = n;
+#pragma omp parallel for schedule(static) num_threads(s->threads > 0 ? s->threads : omp_get_max_threads())
+    for (long j = (long)first; j < (long)n; j++)
+        pack(&w->gev[j], &w->ev[w->gidx[j]], base, s);
     size_t lo = from ? psa_block_frame_end(w, from - 1) : 0;
     size_t hi = to < w->n_ev ? psa_block_frame_end(w, to - 1) : w->size;
-    return pb_gpu_part(dev(w, s), base, lo, hi - lo, w->gev, first, n - first, w->gpu_msg,
-                       sizeof w->gpu_msg);
+    return pb_gpu_part(dev(w, s), base, lo, hi - lo, first, n - first, w->gpu_msg, sizeof w->gpu_msg);
 }
 
 /* The block goes to the GPU as it is decoded (psa_block_begin, then each
- * part): room for it there.  0, or -1 without host memory. */
+ * part): room for it there, its events in the workspace's pinned room.  0,
+ * or -1 without host memory. */
 static int begin(psa_block *w, const psa_setup *s)
 {
     w->n_gev = 0;
     w->gpu_rc = 0;
     /* the GPU takes only events that pass their checks: at most the frames of a fitting size, not every key */
-    if (psa_block_reserve((void **)&w->gev, &w->cap_gev, w->n_sized + 1, sizeof *w->gev) ||
-        psa_block_reserve((void **)&w->gidx, &w->cap_gidx, w->n_sized + 1, sizeof *w->gidx) ||
+    if (psa_block_reserve((void **)&w->gidx, &w->cap_gidx, w->n_sized + 1, sizeof *w->gidx) ||
         psa_block_reserve((void **)&w->gq, &w->cap_gq, w->n_sized + 1, sizeof *w->gq) ||
         psa_block_reserve((void **)&w->gowner, &w->cap_gowner, w->n_sized + 1, sizeof *w->gowner))
         return -1;
     w->gpu_rc = pb_gpu_begin(dev(w, s), w->size, w->n_sized, w->gpu_msg, sizeof w->gpu_msg);
+    w->gev = w->gpu_rc ? NULL : pb_gpu_events(dev(w, s));
     return 0;
 }
 
