@@ -408,14 +408,138 @@ __global__ void neighbours_start(const kp a, uint8_t *going, uint8_t *moved)
     moved[j] = 0;
 }
 
-/* A neighbour pass's start time (pr_joint_pass, as psa_block.c's joint_starts), a block per event. */
-__global__ void __launch_bounds__(kThreads) joint_start(const kp a, int pass, const uint8_t *going, uint8_t *moved)
+/*
+ * A neighbour pass's start time (pr_joint_pass, as psa_block.c's
+ * joint_starts), a block per event, its reads from shared memory (each
+ * start read the traces and the hits' signals from global memory again, a
+ * warp's threads, different channels, each its own line).  So the
+ * event's trace values (pt_raw's, rows of rs), its first nh hits' window
+ * signals (rows of W | 1) and each start's taps are staged once; a thread
+ * per start and channel then sums pr_joint_squares' values (joint_value) in
+ * sample order, the starts in groups of kJoint / 37, the channels added and
+ * the starts scanned in order as pr_scan_best does, and where the start
+ * moved the traces less every hit are written as pr_align and pr_subtract
+ * leave them (the same value per sample).  An event whose trace is longer
+ * than rs takes pr_joint_pass itself.
+ */
+constexpr int kJoint = 192, kJointHits = 3, kBatch = 8;
+constexpr size_t kShared = 48 * 1024; /* dynamic shared memory a kernel has without asking */
+struct jtap {
+    double f;
+    uint32_t lo, hi;
+};
+
+/* n values loaded (load(t)) kBatch at a time per thread, all in flight, then stored (store(t, v)). */
+template <class L, class S> __device__ __forceinline__ void batched(uint32_t n, L load, S store)
 {
+    for (uint32_t t0 = threadIdx.x; t0 < n; t0 += kBatch * blockDim.x) {
+        float v[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; u++)
+            if (t0 + u * blockDim.x < n)
+                v[u] = load(t0 + u * blockDim.x);
+#pragma unroll
+        for (int u = 0; u < kBatch; u++)
+            if (t0 + u * blockDim.x < n)
+                store(t0 + u * blockDim.x, v[u]);
+    }
+}
+
+/* Channel ch's sample i of the joint sum at taps lo, hi, f: the trace
+ * between them less each hit's signal times its energy, hits in order
+ * (pr_joint_squares' value); hits from nh on read the basis. */
+__device__ __forceinline__ float joint_value(const kp &a, const pb_event &ev, const float *raw, uint32_t rs,
+                                             const float *hit, uint32_t nh, const float *e, uint32_t ch, uint32_t i,
+                                             uint32_t lo, uint32_t hi, double f)
+{
+    const uint32_t ws = a.b.w.length | 1u;
+    float v = pt_lerp(raw[ch * rs + lo], raw[ch * rs + hi], f);
+    uint32_t k = 0;
+    for (; k < nh; k++)
+        v = pt_subtract(v, e[k], hit[(k * DET_CHANNELS + ch) * ws + i]);
+    for (; k < ev.n_net; k++)
+        v = pt_subtract(v, e[k], signal_of(a, ev.point[k])[(size_t)ch * a.b.n_samples + i]);
+    return v;
+}
+
+__global__ void __launch_bounds__(kJoint) joint_start(const kp a, int pass, const uint8_t *going, uint8_t *moved,
+                                                      uint32_t rs, uint32_t nh)
+{
+    extern __shared__ double js[];
+    __shared__ float e[DET_SEGMENTS];
     const uint32_t j = blockIdx.x;
     if (!going[j])
         return;
-    const pr_event v = view(a, j);
-    pr_joint_pass(&a.b, &v, pass, &a.ev[j].shift, &moved[j], resid_of(a, j));
+    pb_event &ev = a.ev[j];
+    if (ev.n_samples > rs) {
+        const pr_event v = view(a, j);
+        pr_joint_pass(&a.b, &v, pass, &ev.shift, &moved[j], resid_of(a, j));
+        return;
+    }
+    const uint32_t W = a.b.w.length, ws = W | 1u, ns = ev.n_samples, group = blockDim.x / DET_CHANNELS;
+    const uint32_t held = nh < ev.n_net ? nh : ev.n_net;
+    const float per_kev = ev.per_kev;
+    const uint8_t *trace = a.block + ev.trace;
+    jtap *tap = reinterpret_cast<jtap *>(js);
+    double *part = js + 2 * group * W;
+    float *raw = reinterpret_cast<float *>(part + group * DET_CHANNELS), *hit = raw + DET_CHANNELS * rs;
+    for (uint32_t t = threadIdx.x; t < ev.n_net; t += blockDim.x)
+        e[t] = ev.e[t];
+    batched(
+        DET_CHANNELS * ns, [&](uint32_t t) { return pt_raw(trace, ns, per_kev, 0, t); },
+        [&](uint32_t t, float v) { raw[t / ns * rs + t % ns] = v; });
+    batched(
+        held * DET_CHANNELS * W,
+        [&](uint32_t t) {
+            const uint32_t row = t / W;
+            return signal_of(a, ev.point[row / DET_CHANNELS])[(size_t)(row % DET_CHANNELS) * a.b.n_samples + t % W];
+        },
+        [&](uint32_t t, float v) { hit[t / W * ws + t % W] = v; });
+    __syncthreads();
+    const double was = ev.shift;
+    pr_scan s;
+    pr_scan_init(&s, ev.t0, pass == 1 ? pr_own(&a.b, ev.point[0]) : was, a.b.steps, a.b.shift_step);
+    while (pr_scan_next(&s))
+        for (int k0 = 0; k0 < s.n; k0 += (int)group) {
+            const uint32_t m = (uint32_t)(s.n - k0) < group ? (uint32_t)(s.n - k0) : group;
+            for (uint32_t t = threadIdx.x; t < m * W; t += blockDim.x) {
+                const pt_tap tp = pt_tap_at(&a.b.w, ns, pr_scan_start(&s, k0 + (int)(t / W)), t % W);
+                tap[t] = jtap{ tp.f, tp.lo, tp.hi };
+            }
+            __syncthreads();
+            for (uint32_t t = threadIdx.x; t < m * DET_CHANNELS; t += blockDim.x) {
+                const jtap *tk = tap + t / DET_CHANNELS * W;
+                const uint32_t ch = t % DET_CHANNELS;
+                double acc = 0;
+#pragma unroll 4
+                for (uint32_t i = 0; i < W; i++) {
+                    const jtap tp = tk[i];
+                    const float v = joint_value(a, ev, raw, rs, hit, held, e, ch, i, tp.lo, tp.hi, tp.f);
+                    acc = PT_DADD(acc, PT_DMUL((double)v, (double)v));
+                }
+                part[t] = acc;
+            }
+            __syncthreads();
+            for (uint32_t k = 0; k < m; k++) {
+                double sum = 0;
+                for (int c = 0; c < DET_CHANNELS; c++)
+                    sum = PT_DADD(sum, part[k * DET_CHANNELS + c]);
+                pr_scan_take(&s, k0 + (int)k, sum);
+            }
+            __syncthreads();
+        }
+    if (s.best == was)
+        return;
+    if (threadIdx.x == 0) {
+        ev.shift = s.best;
+        moved[j] = 1;
+    }
+    const double t = PT_DADD(ev.t0, s.best);
+    float *out = resid_of(a, j);
+    for (uint32_t v = threadIdx.x; v < DET_CHANNELS * W; v += blockDim.x) {
+        const pt_tap tp = pt_tap_at(&a.b.w, ns, t, v % W);
+        out[v] = joint_value(a, ev, raw, rs, hit, held, e, v / W, v % W, tp.lo, tp.hi, tp.f);
+    }
 }
 
 /* A neighbour pass's search i of hit r (picked): its values with the hit's
@@ -1069,6 +1193,32 @@ int fill_lists(const pb_gpu *p, unsigned char *hp, const pb_pair *pairs, size_t 
     return GPU_OK;
 }
 
+/* joint_start's staging for this block (its dynamic shared memory returned):
+ * rs, the longest trace of its events with touching hits (events with longer
+ * ones take pr_joint_pass), and nh, the hits held, within kShared; rs 0
+ * where not even the trace fits. */
+size_t joint_shared(const pb_gpu *p, uint32_t *rs, uint32_t *nh)
+{
+    const pb_event *ev = (const pb_event *)p->h_ev.p;
+    const size_t W = p->a.b.w.length, group = kJoint / DET_CHANNELS, hit = DET_CHANNELS * (W | 1) * sizeof(float);
+    uint32_t ns = 0, most = 0;
+    for (size_t j = 0; j < p->a.n_ev; j++)
+        if (ev[j].neighbours) {
+            ns = std::max(ns, ev[j].n_samples);
+            most = std::max(most, ev[j].n_net);
+        }
+    *rs = ns | 1u;
+    *nh = std::min(most, (uint32_t)kJointHits);
+    const size_t bytes = group * W * sizeof(jtap) + group * DET_CHANNELS * sizeof(double) + DET_CHANNELS * *rs * sizeof(float);
+    if (bytes > kShared) {
+        *rs = *nh = 0;
+        return 0;
+    }
+    while (*nh && bytes + *nh * hit > kShared)
+        --*nh;
+    return bytes + *nh * hit;
+}
+
 /* Round r of neighbour pass `pass` (lists at dp): the going events' searches picked, filled, searched as mode
  * says, answered. */
 int neighbour_round(pb_gpu *p, unsigned char *dp, const nb_round &at, int r, int mode, uint8_t *going,
@@ -1131,12 +1281,14 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
         p->a, (const pb_pair *)dp, (unsigned long long *)p->nb_keys.p, max_coarse);
     GPU_CHECK(cudaGetLastError(), "launching the pair searches");
     GPU_CHECK(mark(p, PB_PAIRS), "cudaEventRecord");
+    uint32_t rs, nh;
+    const size_t joint_bytes = joint_shared(p, &rs, &nh);
     uint8_t *going = (uint8_t *)p->nb_marks.p, *moved = going + n_ev;
     neighbours_start<<<blocks_for(n_ev, kThreads), kThreads, 0, p->st>>>(p->a, going, moved);
     GPU_CHECK(cudaGetLastError(), "launching the neighbour passes");
     for (int pass = 1; pass <= passes; pass++) {
         if (joint)
-            joint_start<<<(unsigned)n_ev, kThreads, 0, p->st>>>(p->a, pass, going, moved);
+            joint_start<<<(unsigned)n_ev, kJoint, joint_bytes, p->st>>>(p->a, pass, going, moved, rs, nh);
         GPU_CHECK(cudaGetLastError(), "launching a neighbour pass's start times");
         GPU_CHECK(mark(p, PB_JOINT), "cudaEventRecord");
         for (int r = 0, to; r < rounds; r = to) {
