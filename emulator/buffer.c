@@ -2,9 +2,11 @@
 #include "buffer.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
-static int plain = 1;
+/* set by the main thread before each run's blocks, read by MPI's communication thread too */
+static atomic_int plain = 1;
 
 void emu_buffer_plain(int yes)
 {

@@ -204,11 +204,12 @@ static int one_run(emu_calls *s, unsigned run)
     emu_calls_end(s, EMU_END_DATA);
     /* Across ranks another rank's abort may have come during the initialisations. */
     int rc = failed(s) ? EMU_E_RUN : emu_calls_every(s, EMU_CALL_START);
+    /* before the agreement: once it is reached another rank may send, and this rank's receive buffers follow it */
+    emu_buffer_plain(!pinned_helps(s));
     if (rc == EMU_OK && s->o->mpi) /* every rank's actors started before blocks run (mpi.h) */
         rc = emu_mpi_agree(s->o->mpi, EMU_MPI_STARTED);
     if (rc == EMU_OK) {
         double t0 = emu_now();
-        emu_buffer_plain(!pinned_helps(s));
         emu_live_set_state(s->o->live, EMU_STATE_RUNNING);
         emu_live_blocks_begin(s->o->live);
         rc = s->o->ring_depth ? emu_pipeline_run(s, s->o->ring_depth) : run_sequential(s);

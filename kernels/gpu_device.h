@@ -73,7 +73,7 @@ void gpu_host_free(void *p);
 /* Whether bytes [p, p + bytes) are page-locked host memory: their first and
  * last byte are (an upload from them then goes straight to the device; a
  * range that is not one allocation is still copied right, only staged).
- * false without a usable device or a build without CUDA. */
+ * false without a usable device (CUDA builds only: callers sit under NARWHAL_HAVE_CUDA). */
 bool gpu_host_pinned(const void *p, size_t bytes);
 
 /* The CUDA devices this process sees (CUDA_VISIBLE_DEVICES applies): what

@@ -645,9 +645,11 @@ __global__ void __launch_bounds__(kThreads) seed_answers(const args a)
     const uint32_t i = blockIdx.x * kWarps + warp;
     if (i >= a.n_queries)
         return;
-    const gs_query q = a.q[i];
-    const gs_segment g = a.seg[q.segment];
-    if (i >= (a.remap ? a.remap->n : a.n_queries) || q.column >= g.n_points) {
+    /* rows past the remap's count were not written this launch: their segment is not read */
+    const bool picked = i < (a.remap ? a.remap->n : a.n_queries);
+    const gs_query q = picked ? a.q[i] : gs_query{};
+    const gs_segment g = picked ? a.seg[q.segment] : gs_segment{};
+    if (!picked || q.column >= g.n_points) {
         if (lane == 0)
             a.answer[i] = ~0ull;
         return;

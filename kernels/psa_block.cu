@@ -1193,12 +1193,33 @@ int fill_lists(const pb_gpu *p, unsigned char *hp, const pb_pair *pairs, size_t 
     return GPU_OK;
 }
 
+/* Lets kernel f take `bytes` of dynamic shared memory where that and its
+ * static shared memory pass the kShared a launch has without asking (a long
+ * WindowLength: the pair search stages 37 x W values; Hopper allows up to
+ * 227 KiB in all, and a device that cannot fails here, the block then done
+ * round by round). */
+template <class F> cudaError_t allow_shared(F *f, size_t bytes)
+{
+    cudaFuncAttributes fa;
+    cudaError_t e = cudaFuncGetAttributes(&fa, f);
+    if (e != cudaSuccess || fa.sharedSizeBytes + bytes <= kShared)
+        return e;
+    return cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+}
+
 /* joint_start's staging for this block (its dynamic shared memory returned):
  * rs, the longest trace of its events with touching hits (events with longer
  * ones take pr_joint_pass), and nh, the hits held, within kShared; rs 0
  * where not even the trace fits. */
 size_t joint_shared(const pb_gpu *p, uint32_t *rs, uint32_t *nh)
 {
+    /* a launch's dynamic and static shared memory share kShared: joint_start's own (its fallback's) comes off */
+    static const size_t room = [] {
+        cudaFuncAttributes fa;
+        return cudaFuncGetAttributes(&fa, joint_start) == cudaSuccess && fa.sharedSizeBytes < kShared
+                   ? kShared - fa.sharedSizeBytes
+                   : 0;
+    }();
     const pb_event *ev = (const pb_event *)p->h_ev.p;
     const size_t W = p->a.b.w.length, group = kJoint / DET_CHANNELS, hit = DET_CHANNELS * (W | 1) * sizeof(float);
     uint32_t ns = 0, most = 0;
@@ -1210,11 +1231,11 @@ size_t joint_shared(const pb_gpu *p, uint32_t *rs, uint32_t *nh)
     *rs = ns | 1u;
     *nh = std::min(most, (uint32_t)kJointHits);
     const size_t bytes = group * W * sizeof(jtap) + group * DET_CHANNELS * sizeof(double) + DET_CHANNELS * *rs * sizeof(float);
-    if (bytes > kShared) {
+    if (bytes > room) {
         *rs = *nh = 0;
         return 0;
     }
-    while (*nh && bytes + *nh * hit > kShared)
+    while (*nh && bytes + *nh * hit > room)
         --*nh;
     return bytes + *nh * hit;
 }
@@ -1251,6 +1272,7 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
                                  uint32_t max_coarse, char *msg, size_t len)
 {
     const size_t n_ev = p->a.n_ev, W = p->a.b.w.length;
+    const size_t pair_bytes = DET_CHANNELS * W * (sizeof(float) + sizeof(uint32_t));
     nb_round at[DET_SEGMENTS];
     size_t values = 0, most = 0;
     if (n_pairs == 0 || n_ev == 0)
@@ -1277,7 +1299,8 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
     GPU_CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying the neighbour lists");
     GPU_CHECK(cudaEventRecord(p->h_nb.sent, p->st), "cudaEventRecord");
     GPU_CHECK(mark(p, PB_LISTS), "cudaEventRecord");
-    pair_search<<<(unsigned)n_pairs, kThreads, DET_CHANNELS * W * (sizeof(float) + sizeof(uint32_t)), p->st>>>(
+    GPU_CHECK(allow_shared(pair_search, pair_bytes), "letting the pair search have its shared memory");
+    pair_search<<<(unsigned)n_pairs, kThreads, pair_bytes, p->st>>>(
         p->a, (const pb_pair *)dp, (unsigned long long *)p->nb_keys.p, max_coarse);
     GPU_CHECK(cudaGetLastError(), "launching the pair searches");
     GPU_CHECK(mark(p, PB_PAIRS), "cudaEventRecord");

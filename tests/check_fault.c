@@ -63,7 +63,7 @@ static void write_confs(const char *device)
     snprintf(text, sizeof text, "Device %s\nKeepInput true\n", device);
     tk_write_text(at("conf/Tracker.conf"), text);
     snprintf(text, sizeof text,
-             "OutputDir %s\nDevice %s\nFormats spe csv\nPlot none\nHistogram gamma tracked.e sum 512 0 2048\n"
+             "OutputDir %s\nDevice %s\nThreads 1\nFormats spe csv\nPlot none\nHistogram gamma tracked.e sum 512 0 2048\n"
              "Histogram hit psa.e sum 512 0 2048\nHistogram core crystal.core sum 512 0 2048\n",
              at("out/histo"), device);
     tk_write_text(at("conf/Histo.conf"), text);

@@ -34,7 +34,7 @@ printf '%s\n' "Basis $tmp/coarse.basis" "Seed 5" "Events $EVENTS" "Threads 1" "S
     >"$tmp/chain/Generator.conf"
 printf '%s\n' "Basis $tmp/coarse.basis" "Device cpu" "Threads 1" >"$tmp/chain/PSA.conf"
 printf '%s\n' "Device cpu" "KeepInput true" >"$tmp/chain/Tracker.conf"
-printf '%s\n' "OutputDir $tmp/histo" "Device cpu" "Formats spe csv" "Plot none" \
+printf '%s\n' "OutputDir $tmp/histo" "Device cpu" "Threads 1" "Formats spe csv" "Plot none" \
     "Histogram gamma tracked.e sum 1024 0 2048" "Histogram hit psa.e sum 1024 0 2048" \
     "Histogram core crystal.core crystal 256 0 2048" >"$tmp/chain/Histo.conf"
 printf 'File "%s"\n' "$tmp/chain.adf" >"$tmp/chain/ADFWriter.conf"
