@@ -1,4 +1,13 @@
-# gpu-common.sh: shell functions that the GPU machine's scripts (full_chain/gpu-run.sh, psa/chain-gpu.sh) source: the machine's description and the build.
+# gpu-common.sh: shell functions that the GPU machine's scripts source: the script's clock and status, the machine's description, the build (beside another tree's), the basis and the Check suites.
+
+# gpu_begin DIR: a script's clock (start), its exit status (status, 0 until a step fails) and DIR made; stamp TEXT
+# then prints TEXT after the seconds since the start.
+gpu_begin() {
+    start=$(date +%s)
+    status=0
+    mkdir -p "$1"
+}
+stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
 
 # gpu_describe OUT: the GPU and the CPU, shown and kept in OUT/gpu.txt.
 gpu_describe() {
@@ -31,6 +40,24 @@ gpu_build_beside() {
     if [ -n "${BEFORE:-}" ]; then
         wait "$gpu_build_before" || { tail -n 20 "$BEFORE/build.log"; exit 1; }
     fi
+    gpu_basis "$1"
+}
+
+# gpu_basis OUT: the default basis in build/cache (once), basisgen's output in OUT/build.log.
+gpu_basis() {
     mkdir -p build/cache
     [ -e build/cache/default.basis ] || build/bin/basisgen --quiet -o build/cache/default.basis >> "$1/build.log" 2>&1
+}
+
+# gpu_checks OUT SECONDS SUITE...: each Check suite of build/tests in turn (at most SECONDS each), its log in
+# OUT/SUITE.txt and its key lines shown; status=1 when one fails.
+gpu_checks() {
+    gpu_checks_out=$1
+    gpu_checks_s=$2
+    shift 2
+    for suite in "$@"; do
+        BUILD=build timeout "$gpu_checks_s" tests/run-checks.sh "build/tests/$suite" > "$gpu_checks_out/$suite.txt" 2>&1 ||
+            status=1
+        grep -E 'Checks|:[EF]:|passed' "$gpu_checks_out/$suite.txt" | head -n 8
+    done
 }

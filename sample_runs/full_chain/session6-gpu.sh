@@ -6,19 +6,13 @@
 set -u
 events=${1:-910000}
 out=${OUT:-build/session6-gpu}
-start=$(date +%s)
-status=0
-mkdir -p "$out/logs"
-stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
 . "$(dirname "$0")/../gpu-common.sh"
+gpu_begin "$out/logs"
 gpu_describe "$out/logs"
 gpu_build_beside "$out/logs" "$start"
 stamp "built, basis made"
 
-for suite in ${CHECKS:-}; do
-    BUILD=build timeout 200 tests/run-checks.sh "build/tests/$suite" > "$out/logs/$suite.txt" 2>&1 || status=1
-    grep -E 'Checks|:[EF]:|passed' "$out/logs/$suite.txt" | head -n 8
-done
+gpu_checks "$out/logs" 200 ${CHECKS:-}
 stamp "checks done"
 
 if [ "${BENCH:-1}" = 1 ]; then

@@ -6,11 +6,8 @@
 set -u
 events=${1:-200000}
 out=${OUT:-build/decode6-gpu}
-start=$(date +%s)
-status=0
-mkdir -p "$out/logs"
-stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
 . "$(dirname "$0")/../gpu-common.sh"
+gpu_begin "$out/logs"
 gpu_describe "$out/logs"
 gpu_build_beside "$out/logs" "$start"
 stamp "built, basis made"

@@ -12,13 +12,11 @@ has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 out=${OUT:-build/neighbours-gpu}
 work=build/neighbours-gpu-work
 mkdir -p "$out" "$work"
-start=$(date +%s)
-status=0
 . "$(dirname "$0")/../gpu-common.sh"
+gpu_begin "$out"
 gpu_describe "$out"
 gpu_build "$out" "$start" build-all build-tests
-mkdir -p build/cache
-[ -e build/cache/default.basis ] || build/bin/basisgen --quiet -o build/cache/default.basis >> "$out/build.log" 2>&1
+gpu_basis "$out"
 echo "build and basis: $(($(date +%s) - start)) s"
 
 if has check; then

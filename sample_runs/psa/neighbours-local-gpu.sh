@@ -6,21 +6,14 @@
 set -u
 events=${1:-300000}
 out=${OUT:-build/neighbours-local-gpu}
-start=$(date +%s)
-status=0
-mkdir -p "$out"
-stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
 . "$(dirname "$0")/../gpu-common.sh"
+gpu_begin "$out"
 gpu_describe "$out"
 gpu_build "$out" "$start" NO_MPI=1 all build-tests
-mkdir -p build/cache
-[ -e build/cache/default.basis ] || build/bin/basisgen --quiet -o build/cache/default.basis >> "$out/build.log" 2>&1
+gpu_basis "$out"
 stamp "built, basis made"
 
-for suite in check_psa check_psa_local; do
-    BUILD=build timeout 150 tests/run-checks.sh "build/tests/$suite" > "$out/$suite.txt" 2>&1 || status=1
-    grep -E 'Checks|:[EF]:|passed' "$out/$suite.txt" | head -n 8
-done
+gpu_checks "$out" 150 check_psa check_psa_local
 stamp "checks done"
 
 # the replay chain's PSA: its input in /dev/shm, one sequential run per setting

@@ -7,29 +7,14 @@
 set -u
 events=${1:-200000}
 out=${OUT:-build/neighbours6-gpu}
-start=$(date +%s)
-status=0
-mkdir -p "$out/logs"
-stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
 . "$(dirname "$0")/../gpu-common.sh"
+gpu_begin "$out/logs"
 gpu_describe "$out/logs"
 echo "profilers: $(command -v nsys ncu | tr '\n' ' ')"
-if [ -n "${BEFORE:-}" ]; then
-    (cd "$BEFORE" && make -j8 NO_MPI=1 all > build.log 2>&1) &
-    before_pid=$!
-fi
-gpu_build "$out/logs" "$start" NO_MPI=1 all build-tests
-if [ -n "${BEFORE:-}" ]; then
-    wait "$before_pid" || { tail -n 20 "$BEFORE/build.log"; exit 1; }
-fi
-mkdir -p build/cache
-[ -e build/cache/default.basis ] || build/bin/basisgen --quiet -o build/cache/default.basis >> "$out/logs/build.log" 2>&1
+gpu_build_beside "$out/logs" "$start"
 stamp "built, basis made"
 
-for suite in ${CHECKS:-}; do
-    BUILD=build timeout 150 tests/run-checks.sh "build/tests/$suite" > "$out/logs/$suite.txt" 2>&1 || status=1
-    grep -E 'Checks|:[EF]:|passed' "$out/logs/$suite.txt" | head -n 8
-done
+gpu_checks "$out/logs" 150 ${CHECKS:-}
 stamp "checks done"
 
 mkdir -p /dev/shm/rc

@@ -8,13 +8,11 @@ set -u
 events=${1:-200000}
 budget=${2:-185}
 out=${OUT:-build/sendpack6-gpu}
-start=$(date +%s)
-status=0
 logs=$out/logs
-mkdir -p "$logs"
-stamp() { echo "[$(($(date +%s) - start)) s] $*" | tee -a "$logs/stamps.txt"; }
-pack() { tar -czf "$out/logs.tar.gz" -C "$out" logs; }
 . "$(dirname "$0")/../gpu-common.sh"
+gpu_begin "$logs"
+stamp() { echo "[$(($(date +%s) - start)) s] $*" | tee -a "$logs/stamps.txt"; } # kept in the logs too
+pack() { tar -czf "$out/logs.tar.gz" -C "$out" logs; }
 gpu_describe "$logs"
 gpu_build_beside "$logs" "$start"
 stamp "built, basis made"
