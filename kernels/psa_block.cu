@@ -1193,18 +1193,22 @@ int fill_lists(const pb_gpu *p, unsigned char *hp, const pb_pair *pairs, size_t 
     return GPU_OK;
 }
 
-/* Lets kernel f take `bytes` of dynamic shared memory where that and its
- * static shared memory pass the kShared a launch has without asking (a long
- * WindowLength: the pair search stages 37 x W values; Hopper allows up to
- * 227 KiB in all, and a device that cannot fails here, the block then done
- * round by round). */
-template <class F> cudaError_t allow_shared(F *f, size_t bytes)
+/* Kernel f's static shared memory, asked once per kernel: a launch's static
+ * and dynamic shared memory share the kShared it has without asking. */
+template <class F> size_t static_shared(F *f)
 {
     cudaFuncAttributes fa;
-    cudaError_t e = cudaFuncGetAttributes(&fa, f);
-    if (e != cudaSuccess || fa.sharedSizeBytes + bytes <= kShared)
-        return e;
-    return cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    return cudaFuncGetAttributes(&fa, f) == cudaSuccess ? fa.sharedSizeBytes : 0;
+}
+
+/* Lets kernel f (static shared memory fixed) take `bytes` of dynamic shared
+ * memory beyond kShared (a long WindowLength: the pair search stages 37 x W
+ * values; Hopper allows up to 227 KiB in all, and a device that cannot
+ * fails here, the block then done round by round). */
+template <class F> cudaError_t allow_shared(F *f, size_t fixed, size_t bytes)
+{
+    return fixed + bytes <= kShared ? cudaSuccess
+                                    : cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
 }
 
 /* joint_start's staging for this block (its dynamic shared memory returned):
@@ -1213,13 +1217,8 @@ template <class F> cudaError_t allow_shared(F *f, size_t bytes)
  * where not even the trace fits. */
 size_t joint_shared(const pb_gpu *p, uint32_t *rs, uint32_t *nh)
 {
-    /* a launch's dynamic and static shared memory share kShared: joint_start's own (its fallback's) comes off */
-    static const size_t room = [] {
-        cudaFuncAttributes fa;
-        return cudaFuncGetAttributes(&fa, joint_start) == cudaSuccess && fa.sharedSizeBytes < kShared
-                   ? kShared - fa.sharedSizeBytes
-                   : 0;
-    }();
+    static const size_t fixed = static_shared(joint_start); /* its fallback's */
+    const size_t room = fixed < kShared ? kShared - fixed : 0;
     const pb_event *ev = (const pb_event *)p->h_ev.p;
     const size_t W = p->a.b.w.length, group = kJoint / DET_CHANNELS, hit = DET_CHANNELS * (W | 1) * sizeof(float);
     uint32_t ns = 0, most = 0;
@@ -1299,7 +1298,8 @@ extern "C" int pb_gpu_neighbours(pb_gpu *p, const pb_pair *pairs, size_t n_pairs
     GPU_CHECK(cudaMemcpyAsync(dp, hp, bytes, cudaMemcpyHostToDevice, p->st), "copying the neighbour lists");
     GPU_CHECK(cudaEventRecord(p->h_nb.sent, p->st), "cudaEventRecord");
     GPU_CHECK(mark(p, PB_LISTS), "cudaEventRecord");
-    GPU_CHECK(allow_shared(pair_search, pair_bytes), "letting the pair search have its shared memory");
+    static const size_t pair_fixed = static_shared(pair_search);
+    GPU_CHECK(allow_shared(pair_search, pair_fixed, pair_bytes), "letting the pair search have its shared memory");
     pair_search<<<(unsigned)n_pairs, kThreads, pair_bytes, p->st>>>(
         p->a, (const pb_pair *)dp, (unsigned long long *)p->nb_keys.p, max_coarse);
     GPU_CHECK(cudaGetLastError(), "launching the pair searches");
