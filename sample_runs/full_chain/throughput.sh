@@ -10,6 +10,8 @@
 #   PSAS="2 3" adds a pipelined row per count of PSA instances sharing the reader's blocks (round robin,
 #   one configuration, one GPU), the builder merging their streams; TRACKERS="2" adds, for each, a row with
 #   the tracker split likewise (histo merging).
+#   READER_BUFFER=BYTES: the reader's output buffer in every row of this tree (the topology's 16000000 otherwise).
+#   KEEP_INPUT=1 reuses build/replay_chain/input.adf when it was written for the same EVENTS (a second call).
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
 #   DIR/build), on the same input in the same run: its narwhal, actors, topology and configuration.
 #   After the table, a ratio line per row: the row against the machine's limits (bench-machine --shell,
@@ -30,10 +32,22 @@ mkdir -p "$keep" "$work/input-conf"
 narwhal="$BUILD/bin/narwhal"
 rows=0
 
-sed -e "s|^Events .*|Events     $events|" topologies/conf/full_chain/Generator.conf > "$work/input-conf/Generator.conf"
-printf 'File %s\n' "$work/input.adf" > "$work/input-conf/ADFWriter.conf"
-"$narwhal" run topologies/simulate.xml --actors "$BUILD/actors" --conf "$work/input-conf:topologies/conf" \
-    > "$keep/throughput-input.log" 2>&1
+if [ "${KEEP_INPUT:-0}" = 1 ] && [ -e "$work/input.adf" ] && [ "$(cat "$work/input-events.txt" 2>/dev/null)" = "$events" ]; then
+    echo "input kept: $work/input.adf ($events events)" > "$keep/throughput-input.log"
+else
+    rm -f "$work/input-events.txt"
+    sed -e "s|^Events .*|Events     $events|" topologies/conf/full_chain/Generator.conf > "$work/input-conf/Generator.conf"
+    printf 'File %s\n' "$work/input.adf" > "$work/input-conf/ADFWriter.conf"
+    "$narwhal" run topologies/simulate.xml --actors "$BUILD/actors" --conf "$work/input-conf:topologies/conf" \
+        > "$keep/throughput-input.log" 2>&1
+    echo "$events" > "$work/input-events.txt"
+fi
+topology=topologies/replay_chain.xml
+if [ -n "${READER_BUFFER:-}" ]; then
+    topology=$work/replay_chain_reader$READER_BUFFER.xml
+    sed "s|<size output_buffer=\"crystals\">16000000<|<size output_buffer=\"crystals\">$READER_BUFFER<|" topologies/replay_chain.xml > "$topology"
+    grep -q "\"crystals\">$READER_BUFFER<" "$topology" || { echo "throughput.sh: no reader buffer of 16000000 to replace" >&2; exit 1; }
+fi
 
 # replay NAME TOPOLOGY CONF [narwhal run options]: one run, its log and report; prints its table row
 # (the version run: $run_narwhal with the actors of $run_actors)
@@ -150,16 +164,16 @@ variants() {
     sed 's/16000000/64000000/' topologies/replay_chain.xml > "$work/replay_chain_64MB.xml"
     replay "sequential, 64 MB blocks" "$work/replay_chain_64MB.xml" "$conf"
     replay "pipelined, 64 MB blocks" "$work/replay_chain_64MB.xml" "$conf" --pipeline
-    replay "pipelined, ring of 8" topologies/replay_chain.xml "$conf" --pipeline --ring 8
-    OMP_WAIT_POLICY=passive replay "pipelined, OMP_WAIT_POLICY=passive" topologies/replay_chain.xml "$conf" --pipeline
+    replay "pipelined, ring of 8" "$topology" "$conf" --pipeline --ring 8
+    OMP_WAIT_POLICY=passive replay "pipelined, OMP_WAIT_POLICY=passive" "$topology" "$conf" --pipeline
     override adaptive PSA.conf Search adaptive
-    replay "pipelined, Search adaptive" topologies/replay_chain.xml "$work/conf-adaptive:$conf" --pipeline
+    replay "pipelined, Search adaptive" "$topology" "$work/conf-adaptive:$conf" --pipeline
     override cpu PSA.conf Device cpu
     override cpu Tracker.conf Device cpu
     override cpu Histo.conf Device cpu
     override cpu ADFReader.conf MaxFrames 200000
-    replay "sequential, all on the CPU, first 200,000 frames" topologies/replay_chain.xml "$work/conf-cpu:$conf"
-    replay "pipelined, all on the CPU, first 200,000 frames" topologies/replay_chain.xml "$work/conf-cpu:$conf" --pipeline
+    replay "sequential, all on the CPU, first 200,000 frames" "$topology" "$work/conf-cpu:$conf"
+    replay "pipelined, all on the CPU, first 200,000 frames" "$topology" "$work/conf-cpu:$conf" --pipeline
 }
 
 {
@@ -170,27 +184,27 @@ variants() {
     fi
     echo "| mode | crystal-events | seconds | crystal-events/s | psa s | builder s | tracker s | histo s | busiest of the four |"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
-    replay sequential topologies/replay_chain.xml "$conf"
-    replay pipelined topologies/replay_chain.xml "$conf" --pipeline
+    replay sequential "$topology" "$conf"
+    replay pipelined "$topology" "$conf" --pipeline
     for n in ${PARTS:-}; do
         override "parts$n" PSA.conf BlockParts "$n"
-        replay "pipelined, BlockParts $n" topologies/replay_chain.xml "$work/conf-parts$n:$conf" --pipeline
+        replay "pipelined, BlockParts $n" "$topology" "$work/conf-parts$n:$conf" --pipeline
     done
     for n in ${PSA_PARTS:-}; do
         override "psaparts$n" PSA.conf Parts "$n"
-        replay "sequential, Parts $n" topologies/replay_chain.xml "$work/conf-psaparts$n:$conf"
-        replay "pipelined, Parts $n" topologies/replay_chain.xml "$work/conf-psaparts$n:$conf" --pipeline
+        replay "sequential, Parts $n" "$topology" "$work/conf-psaparts$n:$conf"
+        replay "pipelined, Parts $n" "$topology" "$work/conf-psaparts$n:$conf" --pipeline
     done
     for spec in ${CONF_ROWS:-}; do
         file=${spec%%:*} rest=${spec#*:}
         key=${rest%%:*} value=${rest#*:}
         tag=$(printf '%s%s' "$key" "$value" | tr -cd 'A-Za-z0-9')
         override "$tag" "$file" "$key" "$value"
-        replay "sequential, $key $value" topologies/replay_chain.xml "$work/conf-$tag:$conf"
-        replay "pipelined, $key $value" topologies/replay_chain.xml "$work/conf-$tag:$conf" --pipeline
+        replay "sequential, $key $value" "$topology" "$work/conf-$tag:$conf"
+        replay "pipelined, $key $value" "$topology" "$work/conf-$tag:$conf" --pipeline
     done
     for n in ${PSAS:-}; do
-        split_actor psa "$n" topologies/replay_chain.xml "$work/replay_chain_psa$n.xml"
+        split_actor psa "$n" "$topology" "$work/replay_chain_psa$n.xml"
         replay "pipelined, $n PSA instances" "$work/replay_chain_psa$n.xml" "$conf" --pipeline
         for t in ${TRACKERS:-}; do
             split_actor tracker "$t" "$work/replay_chain_psa$n.xml" "$work/replay_chain_psa${n}_tracker$t.xml"

@@ -1,0 +1,42 @@
+#!/bin/sh
+# session7-gpu.sh: on the GPU machine, the replay chain's rows that session 6 did not measure: Neighbours off with several PSA and tracker instances, and each row again with larger reader blocks.
+#   device command:  . ./.gpudeps/env.sh; cd SNAPSHOT && [CHECKS="check_psa ..."] [BLOCKS="16000000 64000000"] [PSAS=3] [TRACKERS=2] [MODES="off iterate"] sh sample_runs/full_chain/session7-gpu.sh [EVENTS]
+#   EVENTS: generator events of the replay input (910000: the 1,957,087 crystal-events of PERF.md's session-5 and -6 rows)
+#   For each reader buffer of BLOCKS and each Neighbours mode of MODES: throughput.sh's sequential and pipelined rows, then PSAS
+#   PSA instances with TRACKERS tracker instances (pipelined), the input made once in /dev/shm.
+# Logs under $OUT (else build/session7-gpu), packed into $OUT/session7.tar.gz.
+set -u
+events=${1:-910000}
+out=${OUT:-build/session7-gpu}
+. "$(dirname "$0")/../gpu-common.sh"
+gpu_begin "$out/logs"
+gpu_describe "$out/logs"
+gpu_build_beside "$out/logs" "$start"
+stamp "built, basis made"
+
+gpu_checks "$out/logs" 200 ${CHECKS:-}
+stamp "checks done"
+
+mkdir -p /dev/shm/rc
+ln -sfn /dev/shm/rc build/replay_chain
+for mode in ${MODES:-off}; do
+    mkdir -p "build/conf-$mode"
+    sed "s|^Neighbours .*|Neighbours  $mode|" topologies/conf/PSA.conf > "build/conf-$mode/PSA.conf"
+    for size in ${BLOCKS:-16000000 64000000}; do
+        label=session7-$mode-$size
+        EXTRA_CONF=build/conf-$mode READER_BUFFER=$size KEEP_INPUT=1 PSAS=${PSAS-3} TRACKERS=${TRACKERS-2} \
+            sh sample_runs/full_chain/throughput.sh "$label" "$events" > /dev/null 2>&1 || status=1
+        keep=sample_runs/full_chain/$label
+        mkdir -p "$out/logs/$label"
+        cp "$keep"/* "$out/logs/$label/"
+        echo "== Neighbours $mode, reader buffer $size"
+        grep -E '^(\||ratio)' "$keep/throughput.txt"
+        for f in "$keep"/throughput-[0-9]*.log; do
+            echo "-- $(basename "$f")"
+            grep -E '^\[PSA[#0-9]*\] time in process_block' "$f" | cut -c1-400
+        done
+        stamp "Neighbours $mode, $size done"
+    done
+done
+tar -czf "$out/session7.tar.gz" -C "$out" logs
+exit $status
