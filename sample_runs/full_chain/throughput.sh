@@ -72,11 +72,12 @@ replay() {
         }' "$work/report-$rows.tsv"
 }
 
-# a configuration directory before $conf whose FILE is the shared one with KEY set to VALUE
+# a configuration directory before $conf whose FILE is the one the rows read (EXTRA_CONF's, the replay chain's or the shared one) with KEY set to VALUE
 override() {
     dir=$work/conf-$1 file=$2 key=$3 value=$4
     mkdir -p "$dir"
-    src=topologies/conf/replay_chain/$file
+    src=${EXTRA_CONF:-/nonexistent}/$file
+    [ -e "$src" ] || src=topologies/conf/replay_chain/$file
     [ -e "$src" ] || src=topologies/conf/$file
     if grep -q "^$key " "$src"; then sed "s|^$key .*|$key $value|" "$src"; else cat "$src"; echo "$key $value"; fi \
         > "$dir/$file"
