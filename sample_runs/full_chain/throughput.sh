@@ -53,11 +53,11 @@ fi
 # (the version run: $run_narwhal with the actors of $run_actors)
 run_narwhal=$narwhal run_actors=$BUILD/actors
 replay() {
-    name=$1 topology=$2 dirs=$3
+    name=$1 row_topology=$2 dirs=$3
     shift 3
     rows=$((rows + 1))
     printf '%s\n' "$name" > "$work/name-$rows.txt"
-    "$run_narwhal" run "$topology" --actors "$run_actors" --conf "$dirs" --report "$work/report-$rows.tsv" "$@" \
+    "$run_narwhal" run "$row_topology" --actors "$run_actors" --conf "$dirs" --report "$work/report-$rows.tsv" "$@" \
         > "$keep/throughput-$rows.log" 2>&1
     awk -F'\t' -v mode="$name" '
         $1 == "run" { block = $5 }
