@@ -4,6 +4,8 @@
 #   EVENTS: generator events of the replay input (910000: the 1,957,087 crystal-events of PERF.md's session-5 and -6 rows)
 #   For each reader buffer of BLOCKS and each Neighbours mode of MODES: throughput.sh's sequential and pipelined rows, then PSAS
 #   PSA instances with TRACKERS tracker instances (pipelined), the input made once in /dev/shm.
+#   SET="FILE:KEY:VALUE ..." changes those keys in every row (the mode's directory before the chain's), TAG names
+#   such a call's logs (session7-TAG-MODE-SIZE); the script may run again in one device call (the build is kept).
 # Logs under $OUT (else build/session7-gpu), packed into $OUT/session7.tar.gz.
 set -u
 events=${1:-910000}
@@ -20,20 +22,29 @@ stamp "checks done"
 mkdir -p /dev/shm/rc
 ln -sfn /dev/shm/rc build/replay_chain
 for mode in ${MODES:-off}; do
-    mkdir -p "build/conf-$mode"
+    rm -rf "build/conf-$mode" && mkdir -p "build/conf-$mode"
     sed "s|^Neighbours .*|Neighbours  $mode|" topologies/conf/PSA.conf > "build/conf-$mode/PSA.conf"
+    for spec in ${SET:-}; do
+        file=${spec%%:*} rest=${spec#*:}
+        key=${rest%%:*} value=${rest#*:}
+        src=build/conf-$mode/$file
+        [ -e "$src" ] || src=topologies/conf/replay_chain/$file
+        [ -e "$src" ] || src=topologies/conf/$file
+        { grep -v "^$key " "$src"; echo "$key $value"; } > "build/conf-$mode/$file.new"
+        mv "build/conf-$mode/$file.new" "build/conf-$mode/$file"
+    done
     for size in ${BLOCKS:-16000000 64000000}; do
-        label=session7-$mode-$size
+        label=session7-${TAG:+$TAG-}$mode-$size
         EXTRA_CONF=build/conf-$mode READER_BUFFER=$size KEEP_INPUT=1 PSAS=${PSAS-3} TRACKERS=${TRACKERS-2} \
             sh sample_runs/full_chain/throughput.sh "$label" "$events" > /dev/null 2>&1 || status=1
         keep=sample_runs/full_chain/$label
         mkdir -p "$out/logs/$label"
         cp "$keep"/* "$out/logs/$label/"
-        echo "== Neighbours $mode, reader buffer $size"
+        echo "== ${TAG:+$TAG: }Neighbours $mode, reader buffer $size${SET:+, $SET}${OMP_WAIT_POLICY:+, OMP_WAIT_POLICY=$OMP_WAIT_POLICY}"
         grep -E '^(\||ratio)' "$keep/throughput.txt"
         for f in "$keep"/throughput-[0-9]*.log; do
-            echo "-- $(basename "$f")"
-            grep -E '^\[PSA[#0-9]*\] time in process_block' "$f" | cut -c1-400
+            echo "-- $(basename "$f"): $(grep -E '^busiest actor' "$f")"
+            grep -E '^(reader|psa[0-9]*|tracker[0-9]*|histo) ' "$f" | awk '{ printf "%s %s/%s/%s  ", $1, $8, $10, $11 } END { print "" }'
         done
         stamp "Neighbours $mode, $size done"
     done
