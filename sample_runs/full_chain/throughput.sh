@@ -10,6 +10,8 @@
 #   PSAS="2 3" adds a pipelined row per count of PSA instances sharing the reader's blocks (round robin,
 #   one configuration, one GPU), the builder merging their streams; TRACKERS="2" adds, for each, a row with
 #   the tracker split likewise (histo merging).
+#   WIDE=N adds N pipelined rows of topologies/replay_chain_wide.xml (64 MB blocks, 4 PSA and 2 tracker instances,
+#   its own configuration after EXTRA_CONF's), one after the other: their spread is the run-to-run one.
 #   READER_BUFFER=BYTES: the reader's output buffer in every row of this tree (the topology's 16000000 otherwise).
 #   KEEP_INPUT=1 reuses build/replay_chain/input.adf when it was written for the same EVENTS (a second call).
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
@@ -211,6 +213,12 @@ variants() {
             split_actor tracker "$t" "$work/replay_chain_psa$n.xml" "$work/replay_chain_psa${n}_tracker$t.xml"
             replay "pipelined, $n PSA and $t tracker instances" "$work/replay_chain_psa${n}_tracker$t.xml" "$conf" --pipeline
         done
+    done
+    k=1
+    while [ "$k" -le "${WIDE:-0}" ]; do
+        replay "pipelined, replay_chain_wide.xml ($k)" topologies/replay_chain_wide.xml \
+            "${EXTRA_CONF:+$EXTRA_CONF:}topologies/conf/replay_chain_wide:topologies/conf" --pipeline
+        k=$((k + 1))
     done
     if [ "${VARIANTS:-0}" = 1 ]; then variants; fi
     if [ -n "${BEFORE:-}" ]; then
