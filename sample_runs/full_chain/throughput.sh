@@ -12,7 +12,7 @@
 #   the tracker split likewise (histo merging).
 #   WIDE=N adds N pipelined rows of topologies/replay_chain_wide.xml (64 MB blocks, 4 PSA and 2 tracker instances,
 #   its own configuration after EXTRA_CONF's), one after the other: their spread is the run-to-run one.
-#   READER_BUFFER=BYTES: the reader's output buffer in every row of this tree (the topology's 16000000 otherwise).
+#   READER_BUFFER=BYTES: the reader's output buffer in every row of this tree (the topologies' own otherwise).
 #   KEEP_INPUT=1 reuses build/replay_chain/input.adf when it was written for the same EVENTS (a second call).
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
 #   DIR/build), on the same input in the same run: its narwhal, actors, topology and configuration.
@@ -44,12 +44,17 @@ else
         > "$keep/throughput-input.log" 2>&1
     echo "$events" > "$work/input-events.txt"
 fi
-topology=topologies/replay_chain.xml
-if [ -n "${READER_BUFFER:-}" ]; then
-    topology=$work/replay_chain_reader$READER_BUFFER.xml
-    sed "s|<size output_buffer=\"crystals\">16000000<|<size output_buffer=\"crystals\">$READER_BUFFER<|" topologies/replay_chain.xml > "$topology"
-    grep -q "\"crystals\">$READER_BUFFER<" "$topology" || { echo "throughput.sh: no reader buffer of 16000000 to replace" >&2; exit 1; }
-fi
+# with_reader_buffer TOPOLOGY: the topology's path, or with READER_BUFFER a copy of it in $work with that
+# reader buffer size
+with_reader_buffer() {
+    [ -n "${READER_BUFFER:-}" ] || { echo "$1"; return; }
+    copy=$work/$(basename "$1" .xml)_reader$READER_BUFFER.xml
+    sed "s|<size output_buffer=\"crystals\">[0-9]*<|<size output_buffer=\"crystals\">$READER_BUFFER<|" "$1" > "$copy"
+    grep -q "\"crystals\">$READER_BUFFER<" "$copy" || { echo "throughput.sh: no reader buffer in $1" >&2; exit 1; }
+    echo "$copy"
+}
+topology=$(with_reader_buffer topologies/replay_chain.xml)
+wide=$(with_reader_buffer topologies/replay_chain_wide.xml)
 
 # replay NAME TOPOLOGY CONF [narwhal run options]: one run, its log and report; prints its table row
 # (the version run: $run_narwhal with the actors of $run_actors)
@@ -216,7 +221,7 @@ variants() {
     done
     k=1
     while [ "$k" -le "${WIDE:-0}" ]; do
-        replay "pipelined, replay_chain_wide.xml ($k)" topologies/replay_chain_wide.xml \
+        replay "pipelined, replay_chain_wide.xml ($k)" "$wide" \
             "${EXTRA_CONF:+$EXTRA_CONF:}topologies/conf/replay_chain_wide:topologies/conf" --pipeline
         k=$((k + 1))
     done
