@@ -526,7 +526,7 @@ START_TEST(other_frames_pass_through)
     t.n_gammas = 1;
     t.n_interactions = 1;
     t.gamma[0] = (adf_truth_gamma){ 1332, 1332, { 0, 0, 1 }, 1, 1 };
-    t.hit[0] = (adf_truth_hit){ 4, 14, ADF_TRUTH_PHOTO, 1, 1332, { 1, 2, 3 }, { 4, 5, 6 }, 100 };
+    t.hit[0] = (adf_truth_hit){ 4, 14, ADF_TRUTH_PHOTO, 1, 1332, { 1, 2, 3 }, { 4, 5, 6 }, 100, 14 };
     ck_assert_int_eq(adf_truth_write(&w, 1, 1001, &t), ADF_OK);
     size_t truth_size = w.used;
     hit h = { point_of(14, 1), 1332 };
