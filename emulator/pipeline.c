@@ -91,8 +91,6 @@ static int put(pipeline *p, size_t w, size_t r, size_t i, const emu_key *key, en
                const uint8_t *data, unsigned used, unsigned long long frames, emu_buffer *own)
 {
     emu_ring *ring = input_ring(p, r, i);
-    if (mark == EMU_MARK_SKIP && emu_ring_fold_skip(ring, key))
-        return EMU_OK;
     emu_slot *slot = emu_ring_acquire(ring, &stats(p, w)->wait_output);
     if (!slot)
         return EMU_E_RUN;

@@ -64,17 +64,6 @@ void emu_ring_publish(emu_ring *r)
     pthread_mutex_unlock(&r->lock);
 }
 
-int emu_ring_fold_skip(emu_ring *r, const emu_key *key)
-{
-    pthread_mutex_lock(&r->lock);
-    emu_slot *last = r->count >= 2 && !r->aborted ? &r->slot[(r->head + r->count - 1) % r->depth] : NULL;
-    int folded = last && last->mark == EMU_MARK_SKIP;
-    if (folded)
-        last->key = *key;
-    pthread_mutex_unlock(&r->lock);
-    return folded;
-}
-
 emu_slot *emu_ring_peek(emu_ring *r, double *waited)
 {
     pthread_mutex_lock(&r->lock);

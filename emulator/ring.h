@@ -65,17 +65,6 @@ void emu_ring_destroy(emu_ring *r);
 emu_slot *emu_ring_acquire(emu_ring *r, double *waited);
 void emu_ring_publish(emu_ring *r);
 
-/* A skip at `key` (later than every key in the ring) folded into the last
- * message waiting when that one is a skip the reader has not reached yet
- * (it is not the head: the reader reads only the head's slot): that slot
- * then says "nothing here up to key" for both.  Returns 1 when folded
- * (nothing to publish), 0 when the skip needs a slot of its own.  Without
- * it a shared stream's N instances fill each other's rings with the skips
- * of each other's blocks: a ring of depth D lets the writer run at most D
- * blocks ahead of the slowest instance, so no more than D instances work
- * at once. */
-int emu_ring_fold_skip(emu_ring *r, const emu_key *key);
-
 /* The oldest published slot, once there is one; waiting is added to
  * *waited.  NULL once the ring is aborted. */
 emu_slot *emu_ring_peek(emu_ring *r, double *waited);

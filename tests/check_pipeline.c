@@ -755,65 +755,6 @@ START_TEST(a_ring_keeps_order_between_two_threads)
 }
 END_TEST
 
-/* Publishes a message with mark and round into r (a skip folded when the ring allows); whether it was folded. */
-static int put_mark(emu_ring *r, enum emu_mark mark, unsigned long long round)
-{
-    double waited = 0;
-    emu_key key = {.round = round};
-    if (mark == EMU_MARK_SKIP && emu_ring_fold_skip(r, &key))
-        return 1;
-    emu_slot *s = emu_ring_acquire(r, &waited);
-    ck_assert_ptr_nonnull(s);
-    s->mark = mark;
-    s->key = key;
-    emu_ring_publish(r);
-    return 0;
-}
-
-/* The reader's next message: its mark and round, then released. */
-static void take_mark(emu_ring *r, enum emu_mark mark, unsigned long long round)
-{
-    double waited = 0;
-    emu_slot *s = emu_ring_peek(r, &waited);
-    ck_assert_ptr_nonnull(s);
-    ck_assert_int_eq(s->mark, mark);
-    ck_assert_uint_eq(s->key.round, round);
-    emu_ring_release(r);
-}
-
-/* The skips of a shared stream's other instances fold into one slot that
- * says "nothing here up to the last of them": never into the head (the
- * reader may be reading it) nor into a block or another mark, so blocks
- * and their order are untouched and a ring of depth 3 takes any number of
- * skips between two blocks. */
-START_TEST(skips_fold_into_the_last_waiting_skip)
-{
-    emu_ring r;
-    ck_assert_int_eq(emu_ring_init(&r, 3), EMU_OK);
-    ck_assert_int_eq(put_mark(&r, EMU_MARK_SKIP, 1), 0); /* the head: never folded into */
-    ck_assert_int_eq(put_mark(&r, EMU_MARK_SKIP, 2), 0);
-    for (unsigned long long round = 3; round < 100; round++)
-        ck_assert_int_eq(put_mark(&r, EMU_MARK_SKIP, round), 1);
-    ck_assert_uint_eq(emu_ring_count(&r), 2);
-    ck_assert_int_eq(put_mark(&r, EMU_MARK_NONE, 100), 0); /* the ring is full */
-    take_mark(&r, EMU_MARK_SKIP, 1);
-    ck_assert_int_eq(put_mark(&r, EMU_MARK_SKIP, 101), 0); /* after a block: a slot of its own */
-    take_mark(&r, EMU_MARK_SKIP, 99);                      /* rounds 2-99: nothing here up to 99 */
-    ck_assert_int_eq(put_mark(&r, EMU_MARK_SKIP, 102), 1);
-    take_mark(&r, EMU_MARK_NONE, 100);
-    ck_assert_int_eq(put_mark(&r, EMU_MARK_SKIP, 103), 0); /* 102 is the head now */
-    ck_assert_int_eq(put_mark(&r, EMU_MARK_SKIP, 104), 1);
-    take_mark(&r, EMU_MARK_SKIP, 102);
-    ck_assert_int_eq(put_mark(&r, EMU_MARK_PAUSE, 105), 0);
-    ck_assert_int_eq(put_mark(&r, EMU_MARK_SKIP, 106), 0); /* not into a pause */
-    take_mark(&r, EMU_MARK_SKIP, 104);
-    take_mark(&r, EMU_MARK_PAUSE, 105);
-    take_mark(&r, EMU_MARK_SKIP, 106);
-    ck_assert_uint_eq(emu_ring_count(&r), 0);
-    emu_ring_destroy(&r);
-}
-END_TEST
-
 /* A thread that peeks (reader) or acquires (writer) once, and what it got. */
 typedef struct ring_waiter {
     emu_ring *r;
@@ -898,7 +839,6 @@ static Suite *pipeline_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, emu_run_pipelined_counts_what_sequential_counts);
     tcase_add_test(tc, a_ring_keeps_order_between_two_threads);
-    tcase_add_test(tc, skips_fold_into_the_last_waiting_skip);
     tcase_add_test(tc, aborting_a_ring_wakes_its_waiting_threads);
     suite_add_tcase(s, tc);
     return s;
