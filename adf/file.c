@@ -8,7 +8,7 @@
 
 #define ADF_FILE_IOBUF (1u << 20) /* one syscall per MiB for the small keys and frames */
 #define ADF_FILE_BULK (4u << 20)  /* requests this large are read straight into the caller's buffer */
-#define ADF_FILE_BULK_PART (1u << 20) /* at most; less when threads would be left without a part */
+#define ADF_FILE_BULK_PART (2u << 20) /* at most; less when threads would be left without a part */
 #define ADF_FILE_BULK_GRAIN (64u << 10)
 #define ADF_FILE_BULK_PARTS 128 /* at most, per request */
 
@@ -179,10 +179,7 @@ static size_t part_size(size_t want, unsigned threads)
 
 /* Fills buf[0, want) from the file at `at` with pread in parts, read by
  * `threads` threads: one thread copies out of the page cache at about
- * 4-5 GB/s, less than the replay chain asks of its reader.  The parts go
- * to whichever thread is free (several a thread): on a host busy with
- * other actors' threads one that is descheduled does not hold the whole
- * block back with a fixed share of its own.  Returns the
+ * 4-5 GB/s, less than the replay chain asks of its reader.  Returns the
  * bytes read from `at` on without a gap (fewer at the end of the file), or
  * -1 when pread cannot be used on this file (a pipe) or failed: the caller
  * then reads through stdio, which reports the error. */
@@ -192,7 +189,7 @@ static long long read_parts(int fd, uint8_t *buf, size_t want, uint64_t at, unsi
     if (parts > ADF_FILE_BULK_PARTS)
         parts = ADF_FILE_BULK_PARTS;
     int failed = 0;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(| : failed)
+#pragma omp parallel for num_threads(threads) schedule(static, 1) reduction(| : failed)
     for (size_t i = 0; i < parts; i++) {
         size_t from = i * part, len = from + part > want ? want - from : part;
         size_t have = 0;
