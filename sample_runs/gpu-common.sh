@@ -61,3 +61,20 @@ gpu_checks() {
         grep -E 'Checks|:[EF]:|passed' "$gpu_checks_out/$suite.txt" | head -n 8
     done
 }
+
+# gpu_prepare OUT SECONDS: a session script's opening: gpu_begin, the machine described, this tree built (and BEFORE's
+# beside it) with the basis, then the Check suites CHECKS names (at most SECONDS each), each step stamped.
+gpu_prepare() {
+    gpu_begin "$1"
+    gpu_describe "$1"
+    gpu_build_beside "$1" "$start"
+    stamp "built, basis made"
+    gpu_checks "$1" "$2" ${CHECKS:-}
+    stamp "checks done"
+}
+
+# gpu_replay_in_memory: the replay chain's files (build/replay_chain) in /dev/shm, so that its input is read from memory.
+gpu_replay_in_memory() {
+    mkdir -p /dev/shm/rc
+    ln -sfn /dev/shm/rc build/replay_chain
+}

@@ -7,13 +7,7 @@ set -u
 events=${1:-910000}
 out=${OUT:-build/session6-gpu}
 . "$(dirname "$0")/../gpu-common.sh"
-gpu_begin "$out/logs"
-gpu_describe "$out/logs"
-gpu_build_beside "$out/logs" "$start"
-stamp "built, basis made"
-
-gpu_checks "$out/logs" 200 ${CHECKS:-}
-stamp "checks done"
+gpu_prepare "$out/logs" 200
 
 if [ "${BENCH:-1}" = 1 ]; then
     timeout 120 build/bin/bench-psa --searches 262144 --cpu 4096 --naive 64 --ladder 256 --check \
@@ -22,8 +16,7 @@ if [ "${BENCH:-1}" = 1 ]; then
     stamp "bench-psa done"
 fi
 
-mkdir -p /dev/shm/rc
-ln -sfn /dev/shm/rc build/replay_chain
+gpu_replay_in_memory
 CONF_ROWS="PSA.conf:Neighbours:off" PSAS=${PSAS-3} TRACKERS=${TRACKERS-2} \
     sh sample_runs/full_chain/throughput.sh session6 "$events" > /dev/null 2>&1 || status=1
 keep=sample_runs/full_chain/session6

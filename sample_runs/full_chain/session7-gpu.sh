@@ -11,16 +11,9 @@ set -u
 events=${1:-910000}
 out=${OUT:-build/session7-gpu}
 . "$(dirname "$0")/../gpu-common.sh"
-gpu_begin "$out/logs"
-gpu_describe "$out/logs"
-gpu_build_beside "$out/logs" "$start"
-stamp "built, basis made"
+gpu_prepare "$out/logs" 200
 
-gpu_checks "$out/logs" 200 ${CHECKS:-}
-stamp "checks done"
-
-mkdir -p /dev/shm/rc
-ln -sfn /dev/shm/rc build/replay_chain
+gpu_replay_in_memory
 for mode in ${MODES:-off}; do
     rm -rf "build/conf-$mode" && mkdir -p "build/conf-$mode"
     sed "s|^Neighbours .*|Neighbours  $mode|" topologies/conf/PSA.conf > "build/conf-$mode/PSA.conf"

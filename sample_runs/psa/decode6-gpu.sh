@@ -18,8 +18,7 @@ if [ -n "${COPY_RATE:-}" ]; then
     stamp "copy_rate done"
 fi
 
-mkdir -p /dev/shm/rc
-ln -sfn /dev/shm/rc build/replay_chain
+gpu_replay_in_memory
 CONF_ROWS="PSA.conf:Neighbours:off" sh sample_runs/full_chain/throughput.sh decode6 "$events" > /dev/null 2>&1 || status=1
 keep=sample_runs/full_chain/decode6
 conf=topologies/conf/replay_chain:topologies/conf

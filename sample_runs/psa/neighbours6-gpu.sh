@@ -17,8 +17,7 @@ stamp "built, basis made"
 gpu_checks "$out/logs" 150 ${CHECKS:-}
 stamp "checks done"
 
-mkdir -p /dev/shm/rc
-ln -sfn /dev/shm/rc build/replay_chain
+gpu_replay_in_memory
 CONF_ROWS="PSA.conf:Neighbours:off" sh sample_runs/full_chain/throughput.sh neighbours6 "$events" > /dev/null 2>&1 || status=1
 keep=sample_runs/full_chain/neighbours6
 cp "$keep"/* "$out/logs/"
