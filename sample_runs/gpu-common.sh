@@ -62,15 +62,31 @@ gpu_checks() {
     done
 }
 
-# gpu_prepare OUT SECONDS: a session script's opening: gpu_begin, the machine described, this tree built (and BEFORE's
-# beside it) with the basis, then the Check suites CHECKS names (at most SECONDS each), each step stamped.
-gpu_prepare() {
+# gpu_open OUT: a session script's opening: gpu_begin, the machine described, this tree built (and BEFORE's beside
+# it) with the basis, stamped.
+gpu_open() {
     gpu_begin "$1"
     gpu_describe "$1"
     gpu_build_beside "$1" "$start"
     stamp "built, basis made"
+}
+
+# gpu_prepare OUT SECONDS: gpu_open, then the Check suites CHECKS names (at most SECONDS each), stamped.
+gpu_prepare() {
+    gpu_open "$1"
     gpu_checks "$1" "$2" ${CHECKS:-}
     stamp "checks done"
+}
+
+# gpu_show_chain KEEP OUT LINES: throughput.sh's results in KEEP copied into OUT, its table and ratio lines shown,
+# then each run's log's lines that match the extended regex LINES (at most 900 characters each).
+gpu_show_chain() {
+    cp "$1"/* "$2/"
+    grep -E '^(\||ratio)' "$1/throughput.txt"
+    for f in "$1"/throughput-[0-9]*.log; do
+        echo "== $(basename "$f")"
+        grep -E "$3" "$f" | cut -c1-900
+    done
 }
 
 # gpu_replay_in_memory: the replay chain's files (build/replay_chain) in /dev/shm, so that its input is read from memory.

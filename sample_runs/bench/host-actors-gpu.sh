@@ -7,10 +7,7 @@ set -u
 events=${1:-910000}
 out=${OUT:-build/host-actors-gpu}
 . "$(dirname "$0")/../gpu-common.sh"
-gpu_begin "$out/logs"
-gpu_describe "$out/logs"
-gpu_build_beside "$out/logs" "$start"
-stamp "built, basis made"
+gpu_open "$out/logs"
 
 work=/dev/shm/narwhal-host-actors
 WORK=$work RUNS=3 THREADS="4 8 16" TRACE_REPEAT=1 sh sample_runs/bench/host-actors.sh "$events" 1 \
@@ -26,13 +23,7 @@ sed 's/^Neighbours .*/Neighbours off/' topologies/conf/PSA.conf > build/host-nof
 # BEFORE's rows there would run its own configuration (Neighbours iterate): host-actors.sh compared the trees
 BEFORE= EXTRA_CONF=build/host-noff CONF_ROWS="ADFReader.conf:Threads:4 Histo.conf:Threads:1" \
     sh sample_runs/full_chain/throughput.sh host6 "$events" > /dev/null 2>&1 || status=1
-keep=sample_runs/full_chain/host6
-cp "$keep"/* "$out/logs/"
-grep -E '^\|' "$keep/throughput.txt"
-for f in "$keep"/throughput-[0-9]*.log; do
-    echo "== $(basename "$f")"
-    grep -E '^(reader|psa|builder|tracker|histo|writer) |^blocks ran' "$f"
-done
+gpu_show_chain sample_runs/full_chain/host6 "$out/logs" '^(reader|psa|builder|tracker|histo|writer) |^blocks ran'
 rm -rf /dev/shm/rc
 stamp "chain done"
 

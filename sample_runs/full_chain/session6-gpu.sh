@@ -19,13 +19,7 @@ fi
 gpu_replay_in_memory
 CONF_ROWS="PSA.conf:Neighbours:off" PSAS=${PSAS-3} TRACKERS=${TRACKERS-2} \
     sh sample_runs/full_chain/throughput.sh session6 "$events" > /dev/null 2>&1 || status=1
-keep=sample_runs/full_chain/session6
-cp "$keep"/* "$out/logs/"
-grep -E '^(\||ratio)' "$keep/throughput.txt"
-for f in "$keep"/throughput-[0-9]*.log; do
-    echo "== $(basename "$f")"
-    grep -E '^\[PSA[#0-9]*\] time in process_block' "$f" | cut -c1-600
-done
+gpu_show_chain sample_runs/full_chain/session6 "$out/logs" '^\[PSA[#0-9]*\] time in process_block'
 stamp "chain done"
 tar -czf "$out/session6.tar.gz" -C "$out" logs
 exit $status

@@ -7,10 +7,7 @@ set -u
 events=${1:-200000}
 out=${OUT:-build/decode6-gpu}
 . "$(dirname "$0")/../gpu-common.sh"
-gpu_begin "$out/logs"
-gpu_describe "$out/logs"
-gpu_build_beside "$out/logs" "$start"
-stamp "built, basis made"
+gpu_open "$out/logs"
 
 if [ -n "${COPY_RATE:-}" ]; then
     "$COPY_RATE" 32 > "$out/logs/copy_rate.txt" 2>&1 || status=1
@@ -27,11 +24,11 @@ build/bin/narwhal run topologies/replay_chain.xml --actors build/actors --conf "
     > "$keep/strict-sequential.log" 2>&1 || status=1
 build/bin/narwhal run topologies/replay_chain.xml --actors build/actors --conf "$conf" --strict --pipeline \
     > "$keep/strict-pipelined.log" 2>&1 || status=1
-cp "$keep"/* "$out/logs/"
-grep -E '^\|' "$keep/throughput.txt"
-for f in "$keep"/throughput-[0-9]*.log "$keep"/strict-*.log; do
+lines='^\[PSA\] time in process_block|^blocks ran|^busiest actor'
+gpu_show_chain "$keep" "$out/logs" "$lines"
+for f in "$keep"/strict-*.log; do
     echo "== $(basename "$f")"
-    grep -E '^\[PSA\] time in process_block|^blocks ran|^busiest actor' "$f" | cut -c1-900
+    grep -E "$lines" "$f" | cut -c1-900
 done
 tar -czf "$out/chain.tar.gz" -C "$out" logs
 stamp "chain done"

@@ -7,18 +7,11 @@ set -u
 events=${1:-300000}
 out=${OUT:-build/neighbours-local-gpu}
 . "$(dirname "$0")/../gpu-common.sh"
-gpu_begin "$out"
-gpu_describe "$out"
-gpu_build "$out" "$start" NO_MPI=1 all build-tests
-gpu_basis "$out"
-stamp "built, basis made"
-
-gpu_checks "$out" 150 check_psa check_psa_local
-stamp "checks done"
+CHECKS=${CHECKS:-check_psa check_psa_local}
+gpu_prepare "$out" 150
 
 # the replay chain's PSA: its input in /dev/shm, one sequential run per setting
-mkdir -p /dev/shm/rc
-ln -sfn /dev/shm/rc build/replay_chain
+gpu_replay_in_memory
 mkdir -p build/replay_chain/input-conf
 sed -e "s|^Events .*|Events     $events|" topologies/conf/full_chain/Generator.conf > build/replay_chain/input-conf/Generator.conf
 printf 'File %s\n' build/replay_chain/input.adf > build/replay_chain/input-conf/ADFWriter.conf

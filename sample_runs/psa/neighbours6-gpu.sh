@@ -8,24 +8,12 @@ set -u
 events=${1:-200000}
 out=${OUT:-build/neighbours6-gpu}
 . "$(dirname "$0")/../gpu-common.sh"
-gpu_begin "$out/logs"
-gpu_describe "$out/logs"
+gpu_prepare "$out/logs" 150
 echo "profilers: $(command -v nsys ncu | tr '\n' ' ')"
-gpu_build_beside "$out/logs" "$start"
-stamp "built, basis made"
-
-gpu_checks "$out/logs" 150 ${CHECKS:-}
-stamp "checks done"
 
 gpu_replay_in_memory
 CONF_ROWS="PSA.conf:Neighbours:off" sh sample_runs/full_chain/throughput.sh neighbours6 "$events" > /dev/null 2>&1 || status=1
-keep=sample_runs/full_chain/neighbours6
-cp "$keep"/* "$out/logs/"
-grep -E '^\|' "$keep/throughput.txt"
-for f in "$keep"/throughput-[0-9]*.log; do
-    echo "== $(basename "$f")"
-    grep -E '^\[PSA\] ([0-9]+ data:crystal|time in process_block)' "$f"
-done
+gpu_show_chain sample_runs/full_chain/neighbours6 "$out/logs" '^\[PSA\] ([0-9]+ data:crystal|time in process_block)'
 stamp "chain done"
 
 # the PSA's events (output.adf) of this tree and BEFORE's, sequentially: the same bytes
