@@ -4,7 +4,7 @@
 #   EVENTS: generator events of the replay input (910000: the 1,957,087 crystal-events of PERF.md's session-5 and -6 rows)
 #   For each reader buffer of BLOCKS and each Neighbours mode of MODES: throughput.sh's sequential and pipelined rows, then PSAS
 #   PSA instances with TRACKERS tracker instances (pipelined), the input made once in /dev/shm.
-#   SET="FILE:KEY:VALUE ..." changes those keys in every row (the mode's directory before the chain's), TAG names
+#   SET="FILE:KEY:VALUE ..." changes those keys in every row (throughput.sh's SET, after the mode's Neighbours), TAG names
 #   such a call's logs (session7-TAG-MODE-SIZE); the script may run again in one device call (the build is kept).
 # Logs under $OUT (else build/session7-gpu), packed into $OUT/session7.tar.gz.
 set -u
@@ -15,21 +15,10 @@ gpu_prepare "$out/logs" 200
 
 gpu_replay_in_memory
 for mode in ${MODES:-off}; do
-    rm -rf "build/conf-$mode" && mkdir -p "build/conf-$mode"
-    sed "s|^Neighbours .*|Neighbours  $mode|" topologies/conf/PSA.conf > "build/conf-$mode/PSA.conf"
-    for spec in ${SET:-}; do
-        file=${spec%%:*} rest=${spec#*:}
-        key=${rest%%:*} value=${rest#*:}
-        src=build/conf-$mode/$file
-        [ -e "$src" ] || src=topologies/conf/replay_chain/$file
-        [ -e "$src" ] || src=topologies/conf/$file
-        { grep -v "^$key " "$src"; echo "$key $value"; } > "build/conf-$mode/$file.new"
-        mv "build/conf-$mode/$file.new" "build/conf-$mode/$file"
-    done
     for size in ${BLOCKS:-16000000 64000000}; do
         label=session7-${TAG:+$TAG-}$mode-$size
-        EXTRA_CONF=build/conf-$mode READER_BUFFER=$size KEEP_INPUT=1 PSAS=${PSAS-3} TRACKERS=${TRACKERS-2} \
-            sh sample_runs/full_chain/throughput.sh "$label" "$events" > /dev/null 2>&1 || status=1
+        SET="PSA.conf:Neighbours:$mode${SET:+ $SET}" READER_BUFFER=$size KEEP_INPUT=1 PSAS=${PSAS-3} \
+            TRACKERS=${TRACKERS-2} sh sample_runs/full_chain/throughput.sh "$label" "$events" > /dev/null 2>&1 || status=1
         keep=sample_runs/full_chain/$label
         mkdir -p "$out/logs/$label"
         cp "$keep"/* "$out/logs/$label/"

@@ -7,11 +7,13 @@
 #   worked on at once within the call).
 #   CONF_ROWS="FILE:KEY:VALUE ..." adds a sequential and a pipelined row per setting (e.g. PSA.conf:Neighbours:off).
 #   EXTRA_CONF=DIR puts a configuration directory before the replay chain's in every row.
+#   SET="FILE:KEY:VALUE ..." changes those keys in every row of this tree (a directory before EXTRA_CONF's, its
+#   files taken from EXTRA_CONF, the replay chain's or the shared directory).
 #   PSAS="2 3" adds a pipelined row per count of PSA instances sharing the reader's blocks (round robin,
 #   one configuration, one GPU), the builder merging their streams; TRACKERS="2" adds, for each, a row with
 #   the tracker split likewise (histo merging).
 #   WIDE=N adds N pipelined rows of topologies/replay_chain_wide.xml (64 MB blocks, 4 PSA and 2 tracker instances,
-#   its own configuration after EXTRA_CONF's), one after the other: their spread is the run-to-run one.
+#   its own configuration after SET's and EXTRA_CONF's), one after the other: their spread is the run-to-run one.
 #   READER_BUFFER=BYTES: the reader's output buffer in every row of this tree (the topologies' own otherwise).
 #   KEEP_INPUT=1 reuses build/replay_chain/input.adf when it was written for the same EVENTS (a second call).
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
@@ -29,8 +31,8 @@ events=${2:-100000}
 BUILD=${BUILD:-build}
 keep=sample_runs/full_chain/$label
 work=build/replay_chain
-conf=${EXTRA_CONF:+$EXTRA_CONF:}topologies/conf/replay_chain:topologies/conf
 mkdir -p "$keep" "$work/input-conf"
+rm -rf "$work"/conf-* # override() builds on a directory's file: none left by an earlier run
 narwhal="$BUILD/bin/narwhal"
 rows=0
 
@@ -79,16 +81,34 @@ replay() {
         }' "$work/report-$rows.tsv"
 }
 
-# a configuration directory before $conf whose FILE is the one the rows read (EXTRA_CONF's, the replay chain's or the shared one) with KEY set to VALUE
+# override TAG FILE KEY VALUE: $work/conf-TAG (a directory before $conf) whose FILE is the one the rows read
+# (that directory's own when a key was set there already, SET's, EXTRA_CONF's, the replay chain's or the
+# shared one) with KEY set to VALUE
 override() {
     dir=$work/conf-$1 file=$2 key=$3 value=$4
     mkdir -p "$dir"
-    src=${EXTRA_CONF:-/nonexistent}/$file
-    [ -e "$src" ] || src=topologies/conf/replay_chain/$file
-    [ -e "$src" ] || src=topologies/conf/$file
+    for src in "$dir/$file" "$work/conf-set/$file" "${EXTRA_CONF:-/nonexistent}/$file" \
+        "topologies/conf/replay_chain/$file" "topologies/conf/$file"; do
+        [ -e "$src" ] && break
+    done
     if grep -q "^$key " "$src"; then sed "s|^$key .*|$key $value|" "$src"; else cat "$src"; echo "$key $value"; fi \
-        > "$dir/$file"
+        > "$dir/$file.new"
+    mv "$dir/$file.new" "$dir/$file"
 }
+
+# parse_spec FILE:KEY:VALUE: file, key and value
+parse_spec() {
+    file=${1%%:*} rest=${1#*:}
+    key=${rest%%:*} value=${rest#*:}
+}
+
+for spec in ${SET:-}; do
+    parse_spec "$spec"
+    override set "$file" "$key" "$value"
+done
+# the directories before each topology's own: SET's, then EXTRA_CONF
+first_dirs=${SET:+$work/conf-set:}${EXTRA_CONF:+$EXTRA_CONF:}
+conf=${first_dirs}topologies/conf/replay_chain:topologies/conf
 
 # split_actor NAME N IN OUT: the topology IN with filter NAME split into N instances (NAME1..NAMEN, sharing
 # its input round robin, each with its own output buffer) and the actor reading NAME's output reading
@@ -204,8 +224,7 @@ variants() {
         replay "pipelined, Parts $n" "$topology" "$work/conf-psaparts$n:$conf" --pipeline
     done
     for spec in ${CONF_ROWS:-}; do
-        file=${spec%%:*} rest=${spec#*:}
-        key=${rest%%:*} value=${rest#*:}
+        parse_spec "$spec"
         tag=$(printf '%s%s' "$key" "$value" | tr -cd 'A-Za-z0-9')
         override "$tag" "$file" "$key" "$value"
         replay "sequential, $key $value" "$topology" "$work/conf-$tag:$conf"
@@ -222,7 +241,7 @@ variants() {
     k=1
     while [ "$k" -le "${WIDE:-0}" ]; do
         replay "pipelined, replay_chain_wide.xml ($k)" "$wide" \
-            "${EXTRA_CONF:+$EXTRA_CONF:}topologies/conf/replay_chain_wide:topologies/conf" --pipeline
+            "${first_dirs}topologies/conf/replay_chain_wide:topologies/conf" --pipeline
         k=$((k + 1))
     done
     if [ "${VARIANTS:-0}" = 1 ]; then variants; fi
