@@ -62,6 +62,7 @@ struct args {
     const float *scale, *lb; /* lb: the exponent bound (GS_PRUNE_EXPONENT) */
     const uint16_t *lbi;     /* the fine bound in fixed point (gs_lb_fixed's), lb_fixed its threshold's factor */
     float lb_fixed;
+    gs_log_bound log;        /* GS_PRUNE_LOG's constants (gs_log_bound_make) */
     float coef[GS_POW_DEGREE + 1];
     uint32_t window, rows; /* rows: window samples staged at a time (gs_gpu's) */
     const gs_query *q;
@@ -181,6 +182,7 @@ template <typename T> struct step_in {
     bool busy;               /* the thread's warp holds searches of the tile */
     const float *coef, *scale;
     int warp, lane;
+    uint32_t log_mul, log_add; /* GS_PRUNE_LOG's (gs_log_bound) */
 };
 
 /* Channel ch's sums over its staged samples i0 .. i0 + rows for the
@@ -461,20 +463,32 @@ template <> struct bound<GS_PRUNE_FINE> {
     typedef uint32_t acc;
 };
 
-template <int kBound> __device__ __forceinline__ typename bound<kBound>::acc acc_lb(typename bound<kBound>::acc a,
-                                                                                 float d)
+template <int kBound, typename T>
+__device__ __forceinline__ typename bound<kBound>::acc acc_lb(typename bound<kBound>::acc a, float d,
+                                                              const step_in<T> &s)
 {
-    const typename bound<kBound>::entry *t = reinterpret_cast<const typename bound<kBound>::entry *>(smem);
-    return sum(a, static_cast<typename bound<kBound>::acc>(t[kBound == GS_PRUNE_FINE ? gs_lb_index(d)
-                                                                                      : gs_lb_exponent(d)]));
+    if constexpr (kBound == GS_PRUNE_LOG) { /* no table: gs_log_term's four instructions */
+        return sum(a, gs_log_term(d, s.log_mul, s.log_add));
+    } else {
+        const typename bound<kBound>::entry *t = reinterpret_cast<const typename bound<kBound>::entry *>(smem);
+        return sum(a, static_cast<typename bound<kBound>::acc>(t[kBound == GS_PRUNE_FINE ? gs_lb_index(d)
+                                                                                          : gs_lb_exponent(d)]));
+    }
 }
 
-/* What a pair's bound is compared with: U itself, or for the fixed-point
- * sums floor(U x gs_lb_fixed's factor) (U infinite: no limit). */
-__device__ __forceinline__ void limit(float U, float k, float &lim) { lim = U; (void)k; }
-__device__ __forceinline__ void limit(float U, float k, uint32_t &lim)
+/* What a pair's bound is compared with: U itself (the exponent table's float
+ * sums), floor(U x gs_lb_fixed's factor) for the fixed-point sums, or
+ * gs_log_limit's threshold for GS_PRUNE_LOG's (U infinite: no limit). */
+template <int kBound>
+__device__ __forceinline__ void limit(float U, const args &a, uint32_t k_count, float &lim)
 {
-    float x = U * k;
+    lim = kBound == GS_PRUNE_LOG ? gs_log_limit(&a.log, U, k_count) : U;
+}
+template <int kBound>
+__device__ __forceinline__ void limit(float U, const args &a, uint32_t k_count, uint32_t &lim)
+{
+    (void)k_count;
+    float x = U * a.lb_fixed;
     lim = x >= 4294967040.0f ? ~0u : (uint32_t)x;
 }
 
@@ -491,7 +505,7 @@ __device__ __forceinline__ bool bound_step(const step_in<T> &s, uint32_t col0, u
         if (!__syncthreads_or(alive))
             return false;
         A part[kQ][kR] = {};
-        staged_sums(s, ch, col0, true, alive, [&](A a, V m, V b) { return acc_lb<kBound>(a, diff(m, b)); }, part);
+        staged_sums(s, ch, col0, true, alive, [&](A a, V m, V b) { return acc_lb<kBound>(a, diff(m, b), s); }, part);
         if (!alive)
             continue;
         add_used(s.use, ch, part, total);
@@ -515,11 +529,12 @@ __device__ __forceinline__ float best_so_far(const unsigned long long *block_bes
 
 /* Shared memory of search_tiles_pruned beyond search_tiles': its bound table,
  * the searches' bests, the list's count and the list (16-bit entries): 5 KB
- * (exponent) or 8 KB (fine). */
+ * (exponent), 8 KB (fine) or 4 KB (log). */
 __host__ __device__ constexpr size_t bound_bytes(int mode)
 {
     return mode == GS_PRUNE_EXPONENT ? GS_EXP_TABLE * sizeof(float)
-                                     : GS_LB_TABLE * sizeof(uint16_t);
+           : mode == GS_PRUNE_FINE   ? GS_LB_TABLE * sizeof(uint16_t)
+                                     : 0; /* GS_PRUNE_LOG: none */
 }
 constexpr size_t prune_extra(int mode)
 {
@@ -570,15 +585,27 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const uint32_t *table = reinterpret_cast<const uint32_t *>(
         kBound == GS_PRUNE_FINE ? (const void *)a.lbi : (const void *)a.lb);
-    for (uint32_t i = threadIdx.x; i < bound_bytes(kBound) / 4; i += kThreads)
-        reinterpret_cast<uint32_t *>(lb)[i] = table[i];
+    if constexpr (bound_bytes(kBound) > 0)
+        for (uint32_t i = threadIdx.x; i < bound_bytes(kBound) / 4; i += kThreads)
+            reinterpret_cast<uint32_t *>(lb)[i] = table[i];
     if (threadIdx.x < kTileQ)
         block_best[threadIdx.x] = ~0ull;
     if (threadIdx.x == 0)
         *n_list = 0;
     stage_meas(meas, a, t, k_count);
+    /* GS_PRUNE_LOG bounds |d|^p by its true value, which gs_acc_pow's reads
+     * past GS_EXP_TOP would exceed: a tile whose measured values are not all
+     * below GS_LOG_VALUE_MAX (gs_log_bound_make checked the basis's) is
+     * searched exactly, every step */
+    bool absurd = false;
+    if (kBound == GS_PRUNE_LOG && std::is_same<T, float>::value) {
+        __syncthreads();
+        for (uint32_t v = threadIdx.x; v < k_count * kTileQ; v += kThreads)
+            absurd |= !(fabsf((float)meas[v]) < GS_LOG_VALUE_MAX);
+        absurd = __syncthreads_or(absurd);
+    }
     step_in<T> s = { cols, meas, static_cast<const T *>(a.values) + g.offset, g.n_mask, g.pad, W, a.rows, {},
-                     warp * kQ < (int)t.count, coef, scale, warp, lane };
+                     warp * kQ < (int)t.count, coef, scale, warp, lane, a.log.mul, a.log.add };
     uint32_t live = 0; /* bit q: the thread's search q is one of the tile's */
     for (int q = 0; q < kQ; q++) {
         uint32_t j = warp * kQ + q;
@@ -590,12 +617,12 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
         __syncthreads(); /* the staging, or the last step's minima and list, complete */
         typedef typename bound<kBound>::acc A;
         A lim[kQ], total[kQ][kR] = {};
-        bool unknown = false; /* a search of the thread's with no FoM yet: the step is computed exactly */
+        bool unknown = absurd; /* a search of the thread's with no FoM yet: the step is computed exactly */
         for (int q = 0; q < kQ; q++) {
             uint32_t j = warp * kQ + q;
             const float U = (live >> q & 1u) ? best_so_far(block_best + j, a.answer + t.first + j) : 0.0f;
             unknown |= U == __int_as_float(0x7f800000);
-            limit(U, a.lb_fixed, lim[q]);
+            limit<kBound>(U, a, k_count, lim[q]);
         }
         if (__syncthreads_or(unknown)) {
             exact_step(s, col0, t.col_end, live, block_best);
@@ -776,6 +803,9 @@ struct gs_gpu {
     float *scale, *lb, coef[GS_POW_DEGREE + 1];
     uint16_t *lbi;
     float lb_fixed;
+    gs_log_bound log;              /* GS_PRUNE_LOG's constants (made by its first gs_gpu_set_prune) */
+    int log_state;                 /* 0: not made yet, 1: made, -1: the bound does not hold (gs_log_bound_make) */
+    float p, basis_max;            /* the FoM's p; the largest |value| of the basis */
     uint32_t window, rows, max_k; /* rows: window samples the tile kernels stage at a time */
     size_t smem_tiles, smem_near, smem_prune[GS_PRUNE_MODES]; /* search_tiles_pruned's, per mode */
     int prune;                     /* gs_gpu_set_prune's */
@@ -803,6 +833,8 @@ template <typename T> int set_shared(gs_gpu *g, char *msg, size_t len)
         GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<T, GS_PRUNE_EXPONENT>, max,
                                        (int)g->smem_prune[GS_PRUNE_EXPONENT]), what);
         GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<T, GS_PRUNE_FINE>, max, (int)g->smem_prune[GS_PRUNE_FINE]),
+                  what);
+        GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<T, GS_PRUNE_LOG>, max, (int)g->smem_prune[GS_PRUNE_LOG]),
                   what);
     }
     GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<T>, kThreads, g->smem_tiles),
@@ -979,6 +1011,7 @@ args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned lo
     a.lb = g->lb;
     a.lbi = g->lbi;
     a.lb_fixed = g->lb_fixed;
+    a.log = g->log;
     memcpy(a.coef, g->coef, sizeof a.coef);
     a.window = g->window;
     a.rows = g->rows;
@@ -1002,6 +1035,8 @@ void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, i
         search_tiles_pruned<T, GS_PRUNE_FINE><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
     else if (g->prune == GS_PRUNE_EXPONENT && mode == GS_FULL)
         search_tiles_pruned<T, GS_PRUNE_EXPONENT><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
+    else if (g->prune == GS_PRUNE_LOG && mode == GS_FULL)
+        search_tiles_pruned<T, GS_PRUNE_LOG><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
     else if (mode != GS_LOCAL)
         search_tiles<T><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
     if (mode != GS_FULL)
@@ -1135,6 +1170,19 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
     free(g);
 }
 
+/* The largest |value| of a float basis (GS_PRUNE_LOG's condition, gs_log_bound_make). */
+static float largest(const gs_basis *b)
+{
+    const float *v = static_cast<const float *>(b->values);
+    float most = 0.0f;
+    for (uint64_t i = 0; i < b->n_values; i++) {
+        const float x = fabsf(v[i]);
+        if (!(x <= most))
+            most = x == x ? x : INFINITY; /* NaN: no bound holds */
+    }
+    return most;
+}
+
 /* The bound tables: lb[] coarsened per exponent (GS_PRUNE_EXPONENT), lb[] in fixed point (GS_PRUNE_FINE). */
 static int upload_bounds(gs_gpu *g, const gs_pow *pw, char *msg, size_t len)
 {
@@ -1192,6 +1240,8 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
     g->rows = (uint32_t)(kStageBytes / (kTileC * g->elem));
     g->rows = b->window < g->rows ? b->window : g->rows;
     g->max_k = b->max_k;
+    g->p = pw->p;
+    g->basis_max = b->i16 ? 8.0f : largest(b);
     int rc = create(g, b, pw, msg, len);
     if (rc) {
         gs_gpu_destroy(g);
@@ -1207,7 +1257,11 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
 extern "C" int gs_gpu_set_prune(gs_gpu *g, int mode)
 {
     if (mode < GS_PRUNE_OFF || mode >= GS_PRUNE_MODES || (mode != GS_PRUNE_OFF && !g->can_prune) ||
-        (mode == GS_PRUNE_FINE && g->window + g->max_k / g->window >= 4096))
+        (mode >= GS_PRUNE_FINE && g->window + g->max_k / g->window >= 4096))
+        return GPU_FAIL;
+    if (mode == GS_PRUNE_LOG && g->log_state == 0)
+        g->log_state = gs_log_bound_make(&g->log, g->coef, g->p, g->basis_max) ? -1 : 1;
+    if (mode == GS_PRUNE_LOG && g->log_state < 0)
         return GPU_FAIL;
     g->prune = mode;
     return GPU_OK;

@@ -107,9 +107,13 @@ int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier 
  * bound per value from gridsearch_fom.h's table of its exponent (256 floats,
  * summed as the FoM sums) or of its exponent and top mantissa bits (2,048
  * entries in fixed point, gs_lb_fixed, summed exactly in integers: tighter,
- * fewer FoMs; for a window of under 4,000 samples).  GPU_FAIL for another
- * mode, or when the device lacks the kernel's shared memory (nothing changes). */
-enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_MODES };
+ * fewer FoMs; for a window of under 4,000 samples), or with no table
+ * (GS_PRUNE_LOG: gs_log_term, Mitchell's logarithm, four instructions a
+ * value and no shared-memory read; for p < 2 and a basis of values under
+ * GS_LOG_VALUE_MAX, its first setting checks the polynomial, about 0.1 s).
+ * GPU_FAIL for another mode, where the bound does not hold, or when the
+ * device lacks the kernel's shared memory (nothing changes). */
+enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_MODES };
 int gs_gpu_set_prune(gs_gpu *g, int mode);
 
 /* The milliseconds of the last gs_gpu_search's kernels: from its first

@@ -1,9 +1,10 @@
-/* check_gridsearch.c: Check suite for the grid search's lower bounds (kernels/gridsearch_fom.h): the fixed-point table the GPU prunes with, and that its sums never exceed a point's own FoM's threshold. */
+/* check_gridsearch.c: Check suite for the grid search's lower bounds (kernels/gridsearch_fom.h): the fixed-point table and Mitchell's logarithm the GPU prunes with, and that their sums never exceed a point's own FoM's threshold. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gridsearch_fom.h"
 #include "psa/psa_pow.h"
@@ -116,6 +117,116 @@ START_TEST(test_fixed_bound_is_tight)
 }
 END_TEST
 
+/* GS_PRUNE_LOG's sum of a pair as search_tiles_pruned makes it: per used
+ * channel from 0 in sample order, the parts added in mask order, in float. */
+static float log_bound(const float *meas, const float *basis, uint32_t use, const gs_log_bound *l)
+{
+    float total = 0.0f;
+    for (int ch = 0; ch < N_MASK; ch++) {
+        float part = 0.0f;
+        for (int i = 0; i < WINDOW; i++)
+            part += gs_log_term(meas[ch * WINDOW + i] - basis[ch * WINDOW + i], l->mul, l->add);
+        if (use >> ch & 1u)
+            total += part;
+    }
+    return total;
+}
+
+/* One value's bound, c x gs_log_term(d), is at most the FoM's own term for
+ * that d (gs_acc_pow, within the rule's margins: 2^-12 relative, `zero`
+ * absolute) over the float line: zero, subnormals, 2,048 values of each
+ * binade up to |d| = 128 (two values under GS_LOG_VALUE_MAX), both signs. */
+START_TEST(test_log_term_is_below_the_term)
+{
+    static const double exponents[] = { 0.05, 0.3, 1.0, 1.9 };
+    static gs_pow pw;
+    for (size_t e = 0; e < sizeof exponents / sizeof *exponents; e++) {
+        gs_log_bound l;
+        ck_assert_int_eq(psa_pow_fit(exponents[e], &pw, NULL), 0);
+        ck_assert_int_eq(gs_log_bound_make(&l, pw.c, pw.p, 1.5f), 0);
+        const double c = 0.942084; /* the least of 2^f / (1 + f) */
+        ck_assert(1.0 / l.inv_c <= c);
+        for (uint32_t bits = 0; bits < 0x43000000u; bits += 1u << 12) { /* |d| < 128: two values under 64 */
+            for (int sign = 0; sign < 2; sign++) {
+                const float d = gs_float(bits | (uint32_t)sign << 31);
+                const double bound = gs_log_term(d, l.mul, l.add) / (double)l.inv_c;
+                const double term = gs_acc_pow(0.0f, d, pw.c, pw.scale);
+                if (!(bound <= term * (1 + 1.0 / 4096) + l.zero))
+                    ck_abort_msg("p %g, d %a: bound %.9g above the term %.9g", exponents[e], d, bound, term);
+            }
+        }
+    }
+}
+END_TEST
+
+/* The pruning rule, against a point's own FoM: never dropped, for
+ * noise-sized, large (values up to 20), tiny and exactly zero differences. */
+START_TEST(test_log_bound_keeps_its_own_fom)
+{
+    static const struct { double p, spread, noise; } cases[] = {
+        { 0.3, 0.0, 0.004 }, { 0.3, 0.2, 0.004 }, { 0.3, 40.0, 0.0 }, { 0.3, 1e-9, 0.0 }, { 0.3, 0.0, 0.0 },
+        { 1.9, 0.05, 0.004 }, { 1.9, 40.0, 0.0 }, { 1.0, 0.1, 0.01 }, { 0.05, 0.0, 0.004 },
+    };
+    static float meas[K], basis[K];
+    static gs_pow pw;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        gs_log_bound l;
+        ck_assert_int_eq(psa_pow_fit(cases[c].p, &pw, NULL), 0);
+        ck_assert_int_eq(gs_log_bound_make(&l, pw.c, pw.p, 1.0f), 0);
+        for (int n = 0; n < 400; n++) {
+            make_pair(meas, basis, cases[c].spread, cases[c].noise);
+            uint32_t use = (uint32_t)(uniform() * 255) + 1;
+            float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, use, pw.c, pw.scale);
+            float limit = gs_log_limit(&l, fom, K);
+            float bound = log_bound(meas, basis, use, &l);
+            ck_assert_msg(bound <= limit, "p %g, case %zu, pair %d: bound %.9g > %.9g", cases[c].p, c, n, bound,
+                          limit);
+        }
+    }
+}
+END_TEST
+
+/* At p = 0.3 and noise-sized differences the bound is within about 7 % of the
+ * FoM (bench-psa's events: 0.975 of it on average); its constants are p's. */
+START_TEST(test_log_bound_is_tight)
+{
+    static float meas[K], basis[K];
+    static gs_pow pw;
+    gs_log_bound l;
+    ck_assert_int_eq(psa_pow_fit(0.3, &pw, NULL), 0);
+    ck_assert_int_eq(gs_log_bound_make(&l, pw.c, pw.p, 1.0f), 0);
+    ck_assert_uint_eq(l.mul, (uint32_t)floor(pw.p / 2.0 * 4294967296.0));
+    ck_assert_uint_eq(l.add, (uint32_t)floor(127 * 8388608.0 * (1 - pw.p / 2.0)));
+    double worst = 1;
+    for (int n = 0; n < 200; n++) {
+        make_pair(meas, basis, 0.0, 0.004);
+        float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, 0xffu, pw.c, pw.scale);
+        double ratio = log_bound(meas, basis, 0xffu, &l) / (gs_log_limit(&l, fom, K) );
+        worst = ratio < worst ? ratio : worst;
+    }
+    ck_assert_msg(worst > 0.93, "the bound fell to %.4f of the FoM's threshold", worst);
+    ck_assert_float_eq(gs_log_limit(&l, INFINITY, K), INFINITY);
+}
+END_TEST
+
+/* Where the bound does not hold it is refused: p of 2 or more, a basis value of 64 or more. */
+START_TEST(test_log_bound_refused)
+{
+    static gs_pow pw;
+    gs_log_bound l;
+    ck_assert_int_eq(psa_pow_fit(2.0, &pw, NULL), 0);
+    ck_assert_int_eq(gs_log_bound_make(&l, pw.c, pw.p, 1.0f), -1);
+    ck_assert_int_eq(psa_pow_fit(0.3, &pw, NULL), 0);
+    ck_assert_int_eq(gs_log_bound_make(&l, pw.c, pw.p, GS_LOG_VALUE_MAX), -1);
+    ck_assert_int_eq(gs_log_bound_make(&l, pw.c, pw.p, NAN), -1);
+    ck_assert_int_eq(gs_log_bound_make(&l, pw.c, pw.p, 63.0f), 0);
+    float c[GS_POW_DEGREE + 1];
+    memcpy(c, pw.c, sizeof c);
+    c[0] *= 0.999f; /* a polynomial 0.1 % under m^p: the margins do not cover it */
+    ck_assert_int_eq(gs_log_bound_make(&l, c, pw.p, 1.0f), -1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gridsearch");
@@ -123,6 +234,10 @@ int main(void)
     tcase_add_test(tc, test_fixed_table);
     tcase_add_test(tc, test_fixed_bound_keeps_its_own_fom);
     tcase_add_test(tc, test_fixed_bound_is_tight);
+    tcase_add_test(tc, test_log_term_is_below_the_term);
+    tcase_add_test(tc, test_log_bound_keeps_its_own_fom);
+    tcase_add_test(tc, test_log_bound_is_tight);
+    tcase_add_test(tc, test_log_bound_refused);
     suite_add_tcase(s, tc);
     return tk_run_suite(s);
 }

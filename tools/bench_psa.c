@@ -61,7 +61,7 @@ typedef struct bench {
     psa_layout layout;
     gs_pow pw;
     events ev;
-    result r[48]; /* naive, 4 CPU, 4 GPU, 12 CPU kernels, the ladder's 16 */
+    result r[48]; /* naive, 4 CPU, 4 GPU, 6 GPU pruned, 12 CPU kernels, the ladder's 16 */
     int n;
     int failures;
     bl_machine machine;
@@ -707,12 +707,14 @@ static void run_gpu_pruned(bench *B, psa_engine *gpu, psa_data data)
     static const struct { int mode; const char *path; } modes[] = {
         { GS_PRUNE_EXPONENT, "GPU pruned, exponent bound" },
         { GS_PRUNE_FINE, "GPU pruned, 3-bit bound" },
+        { GS_PRUNE_LOG, "GPU pruned, log bound" },
     };
-    for (int i = 0; B->o.gpu_prune && i < 2; i++) {
+    for (int i = 0; B->o.gpu_prune && i < 3; i++) {
         if (gs_gpu_set_prune(gpu->gpu, modes[i].mode) != GPU_OK) {
-            printf("bench-psa: no pruned GPU row: the device lacks the pruned kernel's shared memory\n");
+            printf("bench-psa: no row '%s': the device lacks the pruned kernel's shared memory, or the bound "
+                   "does not hold for this basis and p\n", modes[i].path);
             B->failures++;
-            return;
+            continue;
         }
         run_engine(B, gpu, modes[i].path, data, PSA_FULL, B->o.searches, 5);
     }
@@ -766,7 +768,9 @@ static bool replay_rounds(bench *B, psa_engine *e, size_t blocks, psa_query *q, 
 static void run_rounds(bench *B)
 {
 #ifdef NARWHAL_HAVE_CUDA
-    static const int prunes[] = { GS_PRUNE_FINE, GS_PRUNE_OFF };
+    static const int prunes[] = { GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_OFF };
+    static const char *const hows[] = { "pruned (fine)", "pruned (log)", "exhaustive" };
+    static const char *const rows[] = { "GPU rounds pruned", "GPU rounds pruned, log", "GPU rounds exhaustive" };
     size_t per_block = 0;
     for (int r = 0; r < N_ROUND_SIZES; r++)
         per_block += round_sizes[r];
@@ -793,7 +797,7 @@ static void run_rounds(bench *B)
         printf("bench-psa: rounds: out of memory\n");
         B->failures++;
     }
-    for (int i = 0; q && i < 2; i++) {
+    for (int i = 0; q && i < 3; i++) {
         const int prune = prunes[i];
         double kernel_s[N_ROUND_SIZES] = { 0 }, host_s[N_ROUND_SIZES] = { 0 }, warm[N_ROUND_SIZES] = { 0 };
         double all_k = 0, all_h = 0;
@@ -803,7 +807,7 @@ static void run_rounds(bench *B)
             B->failures++;
             break;
         }
-        const char *how = prune ? "pruned (fine)" : "exhaustive";
+        const char *how = hows[i];
         printf("bench-psa: rounds, %s: %zu blocks of the replay chain's batches, float full search\n"
                "| batch | searches | kernels, ms per batch | searches/s in the kernels | host to host |\n"
                "|---:|---:|---:|---:|---:|\n", how, blocks);
@@ -815,7 +819,7 @@ static void run_rounds(bench *B)
             all_h += host_s[r];
         }
         printf("| a block | %zu | %.3f | **%.0f** | %.0f |\n", n, 1e3 * all_k / blocks, n / all_k, n / all_h);
-        result *r = add_result(B, prune ? "GPU rounds pruned" : "GPU rounds exhaustive", PSA_F32, PSA_FULL, n);
+        result *r = add_result(B, rows[i], PSA_F32, PSA_FULL, n);
         r->rate = n / all_h;
         r->kernel_rate = n / all_k;
         r->q = malloc(n * sizeof *q);
@@ -877,8 +881,9 @@ static void run_all(bench *B)
     for (int d = 0; have_gpu && d < 2; d++) {
         const char *dn = d ? "int16" : "float";
         char what[64];
-        for (int k = 0; k < 2; k++) {
-            const char *pruned = k ? "GPU pruned, 3-bit" : "GPU pruned, exponent";
+        for (int k = 0; k < 3; k++) {
+            static const char *const rows[] = { "GPU pruned, exponent", "GPU pruned, 3-bit", "GPU pruned, log" };
+            const char *pruned = rows[k];
             snprintf(what, sizeof what, "%s = GPU, %s full (bits)", pruned, dn);
             agree(B, what, find(B, "GPU", dn, "full"), find(B, pruned, dn, "full"), false, true);
             snprintf(what, sizeof what, "%s = CPU, %s full (bits)", pruned, dn);

@@ -14,14 +14,17 @@
 static void set_prune(psa_engine *e, char *msg, size_t len)
 {
     static const char *const how[] = { "unpruned (GPUPrune off)", "pruned by the exponent bound (GPUPrune exponent)",
-                                       "pruned by the 3-bit bound (GPUPrune fine)" };
+                                       "pruned by the 3-bit bound (GPUPrune fine)",
+                                       "pruned by Mitchell's logarithm (GPUPrune log)" };
+    static const char *const name[] = { "off", "exponent", "fine", "log" };
     int mode = e->p.gpu_prune, ok = gs_gpu_set_prune(e->gpu, mode) == GPU_OK;
     size_t at = strlen(msg);
     if (ok)
         snprintf(msg + at, len - at, "; full search %s", how[mode]);
     else
-        snprintf(msg + at, len - at, "; full search unpruned: GPUPrune %s needs shared memory this device lacks",
-                 mode == GS_PRUNE_FINE ? "fine" : "exponent");
+        snprintf(msg + at, len - at, "; full search unpruned: GPUPrune %s needs %s", name[mode],
+                 mode == GS_PRUNE_LOG ? "p < 2 and a basis of values under 64 (or the shared memory this device lacks)"
+                                      : "shared memory this device lacks");
 }
 
 /* Appends a segment's lists (n of them, list c at near[first[c] .. first[c + 1])) to the GPU's arrays. */
