@@ -1,0 +1,49 @@
+#!/bin/sh
+# run.sh: on the H200, one call (session 8): the GPU's pruning without a table (GPUPrune log, Mitchell's logarithm) beside the fine and exponent tables: bench-psa's large batch (bits against the unpruned kernel and the CPU), the chain's batch sizes (--rounds), the Check suites of the bounds and the PSA on the GPU, the pruned kernels' SASS and an ncu profile of each.
+#   device command (from a tree snapshot):  . ./.gpudeps/env.sh; cd SNAPSHOT && sh sample_runs/psa/h200-log8/run.sh [STEPS]
+#   STEPS: any of bench rounds sass ncu (default: all four); CHECKS: the suites run first (default: check_gridsearch check_psa)
+# Logs under $OUT (else build/log8), packed into $OUT/log8.tar.gz.
+set -u
+steps=${1:-bench rounds sass ncu}
+out=${OUT:-build/log8}
+. "$(dirname "$0")/../../gpu-common.sh"
+CHECKS=${CHECKS-check_gridsearch check_psa}
+gpu_prepare "$out/logs" 300
+has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
+basis=build/cache/default.basis
+if has bench; then
+    OMP_NUM_THREADS=$(nproc) build/bin/bench-psa --basis $basis --searches 262144 --cpu 32768 --naive 10 --ladder 16 \
+        --gpu-prune --check > "$out/logs/bench.txt" 2>&1 || status=1
+    grep -E "^\| (GPU|CPU, [0-9]+ threads \| float \| full)" "$out/logs/bench.txt"
+    echo "agreement lines: $(grep -c ' ok$' "$out/logs/bench.txt") ok; others:"
+    grep -E "same point|FAILED|no row" "$out/logs/bench.txt" | grep -v ' ok$'
+    stamp "bench done"
+fi
+if has rounds; then
+    build/bin/bench-psa --basis $basis --searches 262144 --rounds 40 > "$out/logs/rounds.txt" 2>&1 || status=1
+    grep -E "rounds,|^\| a block|same|FAILED" "$out/logs/rounds.txt"
+    stamp "rounds done"
+fi
+if has sass; then
+    cuobjdump --dump-sass build/obj/kernels/gridsearch.o > "$out/logs/sass-all.txt" 2>&1
+    # the float kernels of the fine table (template argument 2) and of the log bound (3)
+    for m in 2 3; do
+        awk -v want="search_tiles_prunedIfLi${m}E" '/Function :/ { on = index($0, want) > 0 } on' \
+            "$out/logs/sass-all.txt" > "$out/logs/sass-pruned-$m.txt"
+        echo "SASS of search_tiles_pruned<float, $m>: $(wc -l < "$out/logs/sass-pruned-$m.txt") lines"
+    done
+    rm -f "$out/logs/sass-all.txt"
+fi
+if has ncu; then
+    for m in 2 3; do
+        timeout 150 ncu --clock-control none -k "regex:search_tiles_prunedIfLi${m}E" --launch-skip 10 --launch-count 1 \
+            --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
+            --section InstructionStats --section Occupancy --section SchedulerStats build/bin/bench-psa \
+            --basis $basis --searches 262144 --cpu 16 --naive 1 --ladder 1 --gpu-prune > "$out/logs/ncu-$m.txt" 2>&1
+        grep -E "search_tiles_pruned<|Duration|Issue Slots Busy|Executed Ipc A|Achieved Occ|Issued Instructions  |No Eligible|Stall" \
+            "$out/logs/ncu-$m.txt" | head -n 16
+        stamp "ncu $m done"
+    done
+fi
+tar -czf "$out/log8.tar.gz" -C "$out" logs
+exit $status
