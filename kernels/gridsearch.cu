@@ -63,6 +63,8 @@ struct args {
     const uint16_t *lbi;     /* the fine bound in fixed point (gs_lb_fixed's), lb_fixed its threshold's factor */
     float lb_fixed;
     gs_log_bound log;        /* GS_PRUNE_LOG's constants (gs_log_bound_make) */
+    const uint8_t *lbb;      /* GS_PRUNE_BYTE's table (gs_lb_byte's), lb_byte its threshold's factor */
+    float lb_byte;
     float coef[GS_POW_DEGREE + 1];
     uint32_t window, rows; /* rows: window samples staged at a time (gs_gpu's) */
     const gs_query *q;
@@ -188,15 +190,16 @@ template <typename T> struct step_in {
 /* Channel ch's sums over its staged samples i0 .. i0 + rows for the
  * thread's kQ x kR (search, column) pairs, continuing part in sample order:
  * term(sum, measured, basis). */
-template <typename T, typename A, typename Term>
+template <typename T, typename A, typename Term, int kUnroll = std::is_integral<A>::value ? 2 : 1>
 __device__ __forceinline__ void channel_sums(const step_in<T> &s, uint32_t ch, uint32_t i0, uint32_t rows, Term term,
                                              A part[kQ][kR])
 {
     typedef typename lanes<T>::type V;
     const T *mrow = s.meas + (ch * s.W + i0) * kTileQ + s.warp * kQ;
     const T *brow = s.cols + s.lane * kR;
-    /* integer sums: two samples' terms in one three-input add */
-#pragma unroll(std::is_integral<A>::value ? 2 : 1)
+    /* integer sums: two samples' terms in one three-input add (kUnroll 2; GS_PRUNE_LOG's too: half the loop's
+     * overhead a term) */
+#pragma unroll(kUnroll)
     for (uint32_t i = 0; i < rows; i++, mrow += kTileQ, brow += kTileC) {
         V m[kQ], b[kR];
         load4(mrow, m);
@@ -213,7 +216,7 @@ __device__ __forceinline__ void channel_sums(const step_in<T> &s, uint32_t ch, u
  * samples at a time (fewer rows staged, less shared memory, more resident
  * blocks).  Every thread of the block calls it (synced: they have just met
  * at a barrier); those not active only stage. */
-template <typename T, typename A, typename Term>
+template <typename T, typename A, typename Term, int kUnroll = std::is_integral<A>::value ? 2 : 1>
 __device__ __forceinline__ void staged_sums(const step_in<T> &s, uint32_t ch, uint32_t col0, bool synced, bool active,
                                             Term term, A part[kQ][kR])
 {
@@ -224,7 +227,7 @@ __device__ __forceinline__ void staged_sums(const step_in<T> &s, uint32_t ch, ui
         stage_rows(s.cols, s.block, s.pad, ch * s.W + i0, rows, col0);
         __syncthreads();
         if (active)
-            channel_sums(s, ch, i0, rows, term, part);
+            channel_sums<T, A, Term, kUnroll>(s, ch, i0, rows, term, part);
     }
 }
 
@@ -463,12 +466,27 @@ template <> struct bound<GS_PRUNE_FINE> {
     typedef uint32_t acc;
 };
 
+template <> struct bound<GS_PRUNE_BYTE> {
+    typedef uint8_t entry;
+    typedef uint32_t acc;
+};
+
+/* GS_PRUNE_BYTE's table in static shared memory: its address is known to
+ * ptxas, so a read is one LDS.U8 at the index plus an immediate. */
+__device__ __forceinline__ uint8_t *byte_table()
+{
+    __shared__ uint8_t table[GS_BYTE_TABLE];
+    return table;
+}
+
 template <int kBound, typename T>
 __device__ __forceinline__ typename bound<kBound>::acc acc_lb(typename bound<kBound>::acc a, float d,
                                                               const step_in<T> &s)
 {
-    if constexpr (kBound == GS_PRUNE_LOG) { /* no table: gs_log_term's four instructions */
+    if constexpr (kBound == GS_PRUNE_LOG) { /* no table: gs_log_term's five instructions */
         return sum(a, gs_log_term(d, s.log_mul, s.log_add));
+    } else if constexpr (kBound == GS_PRUNE_BYTE) {
+        return a + byte_table()[gs_byte_index(d)];
     } else {
         const typename bound<kBound>::entry *t = reinterpret_cast<const typename bound<kBound>::entry *>(smem);
         return sum(a, static_cast<typename bound<kBound>::acc>(t[kBound == GS_PRUNE_FINE ? gs_lb_index(d)
@@ -488,7 +506,7 @@ template <int kBound>
 __device__ __forceinline__ void limit(float U, const args &a, uint32_t k_count, uint32_t &lim)
 {
     (void)k_count;
-    float x = U * a.lb_fixed;
+    float x = U * (kBound == GS_PRUNE_BYTE ? a.lb_byte : a.lb_fixed);
     lim = x >= 4294967040.0f ? ~0u : (uint32_t)x;
 }
 
@@ -505,7 +523,9 @@ __device__ __forceinline__ bool bound_step(const step_in<T> &s, uint32_t col0, u
         if (!__syncthreads_or(alive))
             return false;
         A part[kQ][kR] = {};
-        staged_sums(s, ch, col0, true, alive, [&](A a, V m, V b) { return acc_lb<kBound>(a, diff(m, b), s); }, part);
+        auto term = [&](A a, V m, V b) { return acc_lb<kBound>(a, diff(m, b), s); };
+        staged_sums<T, A, decltype(term), std::is_integral<A>::value || kBound == GS_PRUNE_LOG ? 2 : 1>(
+            s, ch, col0, true, alive, term, part);
         if (!alive)
             continue;
         add_used(s.use, ch, part, total);
@@ -534,7 +554,7 @@ __host__ __device__ constexpr size_t bound_bytes(int mode)
 {
     return mode == GS_PRUNE_EXPONENT ? GS_EXP_TABLE * sizeof(float)
            : mode == GS_PRUNE_FINE   ? GS_LB_TABLE * sizeof(uint16_t)
-                                     : 0; /* GS_PRUNE_LOG: none */
+                                     : 0; /* GS_PRUNE_LOG: none; GS_PRUNE_BYTE's is static (byte_table) */
 }
 constexpr size_t prune_extra(int mode)
 {
@@ -588,6 +608,9 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
     if constexpr (bound_bytes(kBound) > 0)
         for (uint32_t i = threadIdx.x; i < bound_bytes(kBound) / 4; i += kThreads)
             reinterpret_cast<uint32_t *>(lb)[i] = table[i];
+    if constexpr (kBound == GS_PRUNE_BYTE)
+        for (uint32_t i = threadIdx.x; i < GS_BYTE_TABLE / 4; i += kThreads)
+            reinterpret_cast<uint32_t *>(byte_table())[i] = reinterpret_cast<const uint32_t *>(a.lbb)[i];
     if (threadIdx.x < kTileQ)
         block_best[threadIdx.x] = ~0ull;
     if (threadIdx.x == 0)
@@ -803,6 +826,8 @@ struct gs_gpu {
     float *scale, *lb, coef[GS_POW_DEGREE + 1];
     uint16_t *lbi;
     float lb_fixed;
+    uint8_t *lbb;                  /* GS_PRUNE_BYTE's table, lb_byte its factor */
+    float lb_byte;
     gs_log_bound log;              /* GS_PRUNE_LOG's constants (made by its first gs_gpu_set_prune) */
     int log_state;                 /* 0: not made yet, 1: made, -1: the bound does not hold (gs_log_bound_make) */
     float p, basis_max;            /* the FoM's p; the largest |value| of the basis */
@@ -835,6 +860,8 @@ template <typename T> int set_shared(gs_gpu *g, char *msg, size_t len)
         GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<T, GS_PRUNE_FINE>, max, (int)g->smem_prune[GS_PRUNE_FINE]),
                   what);
         GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<T, GS_PRUNE_LOG>, max, (int)g->smem_prune[GS_PRUNE_LOG]),
+                  what);
+        GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<T, GS_PRUNE_BYTE>, max, (int)g->smem_prune[GS_PRUNE_BYTE]),
                   what);
     }
     GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<T>, kThreads, g->smem_tiles),
@@ -1012,6 +1039,8 @@ args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned lo
     a.lbi = g->lbi;
     a.lb_fixed = g->lb_fixed;
     a.log = g->log;
+    a.lbb = g->lbb;
+    a.lb_byte = g->lb_byte;
     memcpy(a.coef, g->coef, sizeof a.coef);
     a.window = g->window;
     a.rows = g->rows;
@@ -1037,6 +1066,8 @@ void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, i
         search_tiles_pruned<T, GS_PRUNE_EXPONENT><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
     else if (g->prune == GS_PRUNE_LOG && mode == GS_FULL)
         search_tiles_pruned<T, GS_PRUNE_LOG><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
+    else if (g->prune == GS_PRUNE_BYTE && mode == GS_FULL)
+        search_tiles_pruned<T, GS_PRUNE_BYTE><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
     else if (mode != GS_LOCAL)
         search_tiles<T><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
     if (mode != GS_FULL)
@@ -1167,6 +1198,7 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
     cudaFree(g->scale);
     cudaFree(g->lb);
     cudaFree(g->lbi);
+    cudaFree(g->lbb);
     free(g);
 }
 
@@ -1183,14 +1215,18 @@ static float largest(const gs_basis *b)
     return most;
 }
 
-/* The bound tables: lb[] coarsened per exponent (GS_PRUNE_EXPONENT), lb[] in fixed point (GS_PRUNE_FINE). */
+/* The bound tables: lb[] coarsened per exponent (GS_PRUNE_EXPONENT), lb[] in fixed point (GS_PRUNE_FINE), the
+ * byte table (GS_PRUNE_BYTE: gs_lb_byte tries every mantissa, about 30 ms). */
 static int upload_bounds(gs_gpu *g, const gs_pow *pw, char *msg, size_t len)
 {
     float exponent[GS_EXP_TABLE];
     uint16_t fixed[GS_LB_TABLE];
     gs_lb_coarsen(pw->lb, exponent);
     g->lb_fixed = gs_lb_fixed(pw->lb, fixed);
+    uint8_t bytes[GS_BYTE_TABLE];
+    g->lb_byte = gs_lb_byte(pw, bytes);
     int rc = gpu_upload((void **)&g->lb, exponent, sizeof exponent, "uploading the bound tables", msg, len);
+    rc = rc ? rc : gpu_upload((void **)&g->lbb, bytes, sizeof bytes, "uploading the bound tables", msg, len);
     return rc ? rc : gpu_upload((void **)&g->lbi, fixed, sizeof fixed, "uploading the bound tables", msg, len);
 }
 

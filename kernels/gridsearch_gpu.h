@@ -110,10 +110,11 @@ int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier 
  * fewer FoMs; for a window of under 4,000 samples), or with no table
  * (GS_PRUNE_LOG: gs_log_term, Mitchell's logarithm, four instructions a
  * value and no shared-memory read; for p < 2 and a basis of values under
- * GS_LOG_VALUE_MAX, its first setting checks the polynomial, about 0.1 s).
+ * GS_LOG_VALUE_MAX, its first setting checks the polynomial, about 0.1 s),
+ * or a 1-byte table read with no index arithmetic (GS_PRUNE_BYTE, gs_lb_byte).
  * GPU_FAIL for another mode, where the bound does not hold, or when the
  * device lacks the kernel's shared memory (nothing changes). */
-enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_MODES };
+enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE, GS_PRUNE_MODES };
 int gs_gpu_set_prune(gs_gpu *g, int mode);
 
 /* The milliseconds of the last gs_gpu_search's kernels: from its first

@@ -1,4 +1,4 @@
-/* check_gridsearch.c: Check suite for the grid search's lower bounds (kernels/gridsearch_fom.h): the fixed-point table and Mitchell's logarithm the GPU prunes with, and that their sums never exceed a point's own FoM's threshold. */
+/* check_gridsearch.c: Check suite for the grid search's lower bounds (kernels/gridsearch_fom.h): the fixed-point and byte tables and Mitchell's logarithm the GPU prunes with, and that their sums never exceed a point's own FoM's threshold. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <math.h>
@@ -195,7 +195,7 @@ START_TEST(test_log_bound_is_tight)
     gs_log_bound l;
     ck_assert_int_eq(psa_pow_fit(0.3, &pw, NULL), 0);
     ck_assert_int_eq(gs_log_bound_make(&l, pw.c, pw.p, 1.0f), 0);
-    ck_assert_uint_eq(l.mul, (uint32_t)floor(pw.p / 2.0 * 4294967296.0));
+    ck_assert_uint_eq(l.mul, (uint32_t)floor(pw.p / 2.0 * 65536.0));
     ck_assert_uint_eq(l.add, (uint32_t)floor(127 * 8388608.0 * (1 - pw.p / 2.0)));
     double worst = 1;
     for (int n = 0; n < 200; n++) {
@@ -227,6 +227,84 @@ START_TEST(test_log_bound_refused)
 }
 END_TEST
 
+/* GS_PRUNE_BYTE's sum of a pair (exact, in integers), over the used channels. */
+static uint64_t byte_bound(const float *meas, const float *basis, uint32_t use, const uint8_t *table)
+{
+    uint64_t sum = 0;
+    for (int ch = 0; ch < N_MASK; ch++)
+        for (int i = 0; use >> ch & 1u && i < WINDOW; i++)
+            sum += table[gs_byte_index(meas[ch * WINDOW + i] - basis[ch * WINDOW + i])];
+    return sum;
+}
+
+/* Every byte entry, over 2^-s, is at most every FoM term of its bucket
+ * (both signs, every binade, 64 values of each bucket), and |d| just under
+ * 1 is not saturated while 2 is. */
+START_TEST(test_byte_table_is_below_every_term)
+{
+    static const double exponents[] = { 0.3, 1.0, 2.0 };
+    static gs_pow pw;
+    static uint8_t table[GS_BYTE_TABLE];
+    for (size_t e = 0; e < sizeof exponents / sizeof *exponents; e++) {
+        ck_assert_int_eq(psa_pow_fit(exponents[e], &pw, NULL), 0);
+        const double unit = ldexp(1.0, -factor_exponent(gs_lb_byte(&pw, table)));
+        for (uint32_t bits = 0; bits < 0x7f800000u; bits += 1u << (GS_BYTE_SHIFT - 6))
+            for (int sign = 0; sign < 2; sign++) {
+                const float d = gs_float(bits | (uint32_t)sign << 31);
+                const double bound = table[gs_byte_index(d)] * unit, term = gs_acc_pow(0.0f, d, pw.c, pw.scale);
+                if (!(bound <= term))
+                    ck_abort_msg("p %g, d %a: entry %.9g above the term %.9g", exponents[e], d, bound, term);
+            }
+        ck_assert_uint_lt(table[gs_byte_index(0.999f)], GS_BYTE_MAX);
+        ck_assert_uint_eq(table[gs_byte_index(-2.0f)], GS_BYTE_MAX);
+        ck_assert_uint_eq(table[gs_byte_index(0.3f)], table[gs_byte_index(-0.3f)]);
+    }
+}
+END_TEST
+
+/* The pruning rule with the byte table, against a point's own FoM: never dropped. */
+START_TEST(test_byte_bound_keeps_its_own_fom)
+{
+    static const struct { double p, spread, noise; } cases[] = {
+        { 0.3, 0.0, 0.004 }, { 0.3, 0.2, 0.004 }, { 0.3, 600.0, 0.0 }, { 0.3, 1e-9, 0.0 },
+        { 2.0, 0.05, 0.004 }, { 2.0, 40.0, 0.0 }, { 1.0, 0.1, 0.01 },
+    };
+    static float meas[K], basis[K];
+    static uint8_t table[GS_BYTE_TABLE];
+    static gs_pow pw;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        ck_assert_int_eq(psa_pow_fit(cases[c].p, &pw, NULL), 0);
+        const float factor = gs_lb_byte(&pw, table);
+        for (int n = 0; n < 400; n++) {
+            make_pair(meas, basis, cases[c].spread, cases[c].noise);
+            uint32_t use = (uint32_t)(uniform() * 255) + 1;
+            float x = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, use, pw.c, pw.scale) * factor;
+            uint64_t limit = x >= 4294967040.0f ? UINT32_MAX : (uint32_t)x;
+            ck_assert_msg(byte_bound(meas, basis, use, table) <= limit, "p %g, case %zu, pair %d", cases[c].p, c, n);
+        }
+    }
+}
+END_TEST
+
+/* At p = 0.3 and noise-sized differences the byte bound is within about 5 % of the FoM. */
+START_TEST(test_byte_bound_is_tight)
+{
+    static float meas[K], basis[K];
+    static uint8_t table[GS_BYTE_TABLE];
+    static gs_pow pw;
+    ck_assert_int_eq(psa_pow_fit(0.3, &pw, NULL), 0);
+    const float factor = gs_lb_byte(&pw, table);
+    double worst = 1;
+    for (int n = 0; n < 200; n++) {
+        make_pair(meas, basis, 0.0, 0.004);
+        float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, 0xffu, pw.c, pw.scale);
+        double ratio = byte_bound(meas, basis, 0xffu, table) / (fom * (double)factor);
+        worst = ratio < worst ? ratio : worst;
+    }
+    ck_assert_msg(worst > 0.95, "the byte bound fell to %.4f of the FoM", worst);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gridsearch");
@@ -238,6 +316,9 @@ int main(void)
     tcase_add_test(tc, test_log_bound_keeps_its_own_fom);
     tcase_add_test(tc, test_log_bound_is_tight);
     tcase_add_test(tc, test_log_bound_refused);
+    tcase_add_test(tc, test_byte_table_is_below_every_term);
+    tcase_add_test(tc, test_byte_bound_keeps_its_own_fom);
+    tcase_add_test(tc, test_byte_bound_is_tight);
     suite_add_tcase(s, tc);
     return tk_run_suite(s);
 }

@@ -61,7 +61,7 @@ typedef struct bench {
     psa_layout layout;
     gs_pow pw;
     events ev;
-    result r[48]; /* naive, 4 CPU, 4 GPU, 6 GPU pruned, 12 CPU kernels, the ladder's 16 */
+    result r[48]; /* naive, 4 CPU, 4 GPU, 8 GPU pruned, 12 CPU kernels, the ladder's 16 */
     int n;
     int failures;
     bl_machine machine;
@@ -708,8 +708,13 @@ static void run_gpu_pruned(bench *B, psa_engine *gpu, psa_data data)
         { GS_PRUNE_EXPONENT, "GPU pruned, exponent bound" },
         { GS_PRUNE_FINE, "GPU pruned, 3-bit bound" },
         { GS_PRUNE_LOG, "GPU pruned, log bound" },
+        { GS_PRUNE_BYTE, "GPU pruned, byte bound" },
     };
-    for (int i = 0; B->o.gpu_prune && i < 3; i++) {
+    for (int i = 0; B->o.gpu_prune && i < 4; i++) {
+        if (modes[i].mode == GS_PRUNE_LOG && !(B->o.p < 2)) {
+            printf("bench-psa: no row '%s': Mitchell's bound holds for p < 2\n", modes[i].path);
+            continue;
+        }
         if (gs_gpu_set_prune(gpu->gpu, modes[i].mode) != GPU_OK) {
             printf("bench-psa: no row '%s': the device lacks the pruned kernel's shared memory, or the bound "
                    "does not hold for this basis and p\n", modes[i].path);
@@ -768,9 +773,10 @@ static bool replay_rounds(bench *B, psa_engine *e, size_t blocks, psa_query *q, 
 static void run_rounds(bench *B)
 {
 #ifdef NARWHAL_HAVE_CUDA
-    static const int prunes[] = { GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_OFF };
-    static const char *const hows[] = { "pruned (fine)", "pruned (log)", "exhaustive" };
-    static const char *const rows[] = { "GPU rounds pruned", "GPU rounds pruned, log", "GPU rounds exhaustive" };
+    static const int prunes[] = { GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE, GS_PRUNE_OFF };
+    static const char *const hows[] = { "pruned (fine)", "pruned (log)", "pruned (byte)", "exhaustive" };
+    static const char *const rows[] = { "GPU rounds pruned", "GPU rounds pruned, log", "GPU rounds pruned, byte",
+                                        "GPU rounds exhaustive" };
     size_t per_block = 0;
     for (int r = 0; r < N_ROUND_SIZES; r++)
         per_block += round_sizes[r];
@@ -797,7 +803,7 @@ static void run_rounds(bench *B)
         printf("bench-psa: rounds: out of memory\n");
         B->failures++;
     }
-    for (int i = 0; q && i < 3; i++) {
+    for (int i = 0; q && i < 4; i++) {
         const int prune = prunes[i];
         double kernel_s[N_ROUND_SIZES] = { 0 }, host_s[N_ROUND_SIZES] = { 0 }, warm[N_ROUND_SIZES] = { 0 };
         double all_k = 0, all_h = 0;
@@ -881,8 +887,9 @@ static void run_all(bench *B)
     for (int d = 0; have_gpu && d < 2; d++) {
         const char *dn = d ? "int16" : "float";
         char what[64];
-        for (int k = 0; k < 3; k++) {
-            static const char *const rows[] = { "GPU pruned, exponent", "GPU pruned, 3-bit", "GPU pruned, log" };
+        for (int k = 0; k < 4; k++) {
+            static const char *const rows[] = { "GPU pruned, exponent", "GPU pruned, 3-bit", "GPU pruned, log",
+                                                "GPU pruned, byte" };
             const char *pruned = rows[k];
             snprintf(what, sizeof what, "%s = GPU, %s full (bits)", pruned, dn);
             agree(B, what, find(B, "GPU", dn, "full"), find(B, pruned, dn, "full"), false, true);

@@ -15,8 +15,9 @@ static void set_prune(psa_engine *e, char *msg, size_t len)
 {
     static const char *const how[] = { "unpruned (GPUPrune off)", "pruned by the exponent bound (GPUPrune exponent)",
                                        "pruned by the 3-bit bound (GPUPrune fine)",
-                                       "pruned by Mitchell's logarithm (GPUPrune log)" };
-    static const char *const name[] = { "off", "exponent", "fine", "log" };
+                                       "pruned by Mitchell's logarithm (GPUPrune log)",
+                                       "pruned by the byte table (GPUPrune byte)" };
+    static const char *const name[] = { "off", "exponent", "fine", "log", "byte" };
     int mode = e->p.gpu_prune, ok = gs_gpu_set_prune(e->gpu, mode) == GPU_OK;
     size_t at = strlen(msg);
     if (ok)

@@ -19,11 +19,11 @@ static const kit_key keys[] = {
               "subtraction; the host decodes and writes) or searches (only the searches, round by "
               "round; the rest on the host's cores)" },
     { "GPUPrune", KIT_LIST, offsetof(psa_settings, gpu_prune), "fine",
-      .help = "fine, log, exponent or off: the GPU's full search skips the points whose lower bound (a table of "
-              "|d|^p by the exponent and 3 mantissa bits of d, fine, or by its exponent alone; log: no table, "
-              "Mitchell's logarithm of d x d, for p < 2) already exceeds the best FoM found: the same points "
-              "and FoM bits, fewer FoMs computed (on the H200, 3.55 to 4.98 M searches/s with fine); the "
-              "adaptive search is never pruned" },
+      .help = "fine, byte, log, exponent or off: the GPU's full search skips the points whose lower bound (a "
+              "table of |d|^p by the exponent and 3 mantissa bits of d, fine, or by its exponent alone; byte: "
+              "1-byte entries by its sign, exponent and 4 mantissa bits; log: no table, Mitchell's logarithm of "
+              "d x d, for p < 2) already exceeds the best FoM found: the same points and FoM bits, fewer FoMs "
+              "computed (on the H200, 3.55 to 4.98 M searches/s with fine); the adaptive search is never pruned" },
     { "BlockParts", KIT_INT, offsetof(psa_settings, block_parts), "0", KIT_RANGE(0, 64),
       .help = "pieces each part of a block (Parts) is decoded in: with the whole block on the GPU, "
               "each piece's traces go there and are aligned while the host decodes the next (0: two "
@@ -136,21 +136,21 @@ static int choices(where *w)
     static const char *const kernels[] = { "auto", "portable", "avx2", "avx512", "thesis" };
     static const char *const works[] = { "block", "searches" };
     static const char *const neighbours[] = { "off", "iterate" };
-    static const char *const prunes[] = { "off", "exponent", "fine", "log" };
+    static const char *const prunes[] = { "off", "exponent", "fine", "log", "byte" };
     int d = choice(w, "Device", &psa_set.device, devices, 4);
     int s = d < 0 ? -1 : choice(w, "Search", &psa_set.search, searches, 2);
     int t = s < 0 ? -1 : choice(w, "Data", &psa_set.data, datas, 2);
     int k = t < 0 ? -1 : choice(w, "CPUKernel", &psa_set.kernel, kernels, 5);
     int g = k < 0 ? -1 : choice(w, "GPUWork", &psa_set.gpu_work, works, 2);
     int nb = g < 0 ? -1 : choice(w, "Neighbours", &psa_set.neighbours, neighbours, 2);
-    int pr = nb < 0 ? -1 : choice(w, "GPUPrune", &psa_set.gpu_prune, prunes, 4);
+    int pr = nb < 0 ? -1 : choice(w, "GPUPrune", &psa_set.gpu_prune, prunes, 5);
     if (pr < 0)
         return -1;
     static const psa_device dev[] = { PSA_DEVICE_AUTO, PSA_DEVICE_CPU, PSA_DEVICE_GPU,
                                       PSA_DEVICE_REFERENCE };
     static const psa_simd simd[] = { PSA_SIMD_AUTO, PSA_SIMD_SCALAR, PSA_SIMD_AVX2, PSA_SIMD_AVX512,
                                      PSA_SIMD_THESIS };
-    static const int prune[] = { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG };
+    static const int prune[] = { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE };
     w->c.engine = (psa_engine_params){ dev[d], (int)psa_set.gpu, s ? PSA_ADAPTIVE : PSA_FULL,
                                            t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads, prune[pr] };
     w->c.gpu_block = g == 0;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh: on the H200, one call (session 8): the GPU's pruning without a table (GPUPrune log, Mitchell's logarithm) beside the fine and exponent tables: bench-psa's large batch (bits against the unpruned kernel and the CPU), the chain's batch sizes (--rounds), the Check suites of the bounds and the PSA on the GPU, the pruned kernels' SASS and an ncu profile of each.
+# run.sh: on the H200, one call (session 8): the GPU's pruning without a table (GPUPrune log, Mitchell's logarithm) and with a byte table (GPUPrune byte) beside the fine and exponent tables: bench-psa's large batch (bits against the unpruned kernel and the CPU), the chain's batch sizes (--rounds), the Check suites of the bounds and the PSA on the GPU, the pruned kernels' SASS and an ncu profile of each.
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; cd SNAPSHOT && sh sample_runs/psa/h200-log8/run.sh [STEPS]
 #   STEPS: any of bench rounds sass ncu (default: all four); CHECKS: the suites run first (default: check_gridsearch check_psa)
 # Logs under $OUT (else build/log8), packed into $OUT/log8.tar.gz.
@@ -26,8 +26,8 @@ if has rounds; then
 fi
 if has sass; then
     cuobjdump --dump-sass build/obj/kernels/gridsearch.o > "$out/logs/sass-all.txt" 2>&1
-    # the float kernels of the fine table (template argument 2) and of the log bound (3)
-    for m in 2 3; do
+    # the float kernels of the fine table (template argument 2), the log bound (3) and the byte table (4)
+    for m in ${MODES:-2 3 4}; do
         awk -v want="search_tiles_prunedIfLi${m}E" '/Function :/ { on = index($0, want) > 0 } on' \
             "$out/logs/sass-all.txt" > "$out/logs/sass-pruned-$m.txt"
         echo "SASS of search_tiles_pruned<float, $m>: $(wc -l < "$out/logs/sass-pruned-$m.txt") lines"
@@ -35,12 +35,13 @@ if has sass; then
     rm -f "$out/logs/sass-all.txt"
 fi
 if has ncu; then
-    for m in 2 3; do
-        timeout 150 ncu --clock-control none -k "regex:search_tiles_prunedIfLi${m}E" --launch-skip 10 --launch-count 1 \
+    for m in ${MODES:-2 3 4}; do
+        timeout 150 ncu --clock-control none --kernel-name-base mangled -k "regex:search_tiles_prunedIfLi${m}E" \
+            --launch-skip 10 --launch-count 1 \
             --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
             --section InstructionStats --section Occupancy --section SchedulerStats build/bin/bench-psa \
             --basis $basis --searches 262144 --cpu 16 --naive 1 --ladder 1 --gpu-prune > "$out/logs/ncu-$m.txt" 2>&1
-        grep -E "search_tiles_pruned<|Duration|Issue Slots Busy|Executed Ipc A|Achieved Occ|Issued Instructions  |No Eligible|Stall" \
+        grep -E "search_tiles_pruned|Duration|Issue Slots Busy|Executed Ipc A|Achieved Occ|Issued Instructions  |No Eligible|Issued Warp|Eligible Warps|Warp Cycles" \
             "$out/logs/ncu-$m.txt" | head -n 16
         stamp "ncu $m done"
     done
