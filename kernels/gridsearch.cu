@@ -962,21 +962,29 @@ size_t make_tiles(const gs_gpu *g, const gs_query *q, const order *o, size_t fro
         i = end;
     }
     size_t want = 4 * (size_t)g->resident * (size_t)g->sms;
-    for (size_t i = from; i < to;) {
-        uint32_t s = q[o->idx[i]].segment;
-        size_t end = o->first[s + 1] < to ? o->first[s + 1] : to;
-        const gs_segment &seg = g->host_seg[s];
-        uint32_t cols = coarse ? seg.n_coarse : seg.n_points;
-        uint32_t steps = (cols + kTileC - 1) / kTileC;
-        uint32_t split = base >= want ? 1 : (uint32_t)((want + base - 1) / base);
-        split = split > steps ? steps : split;
-        uint32_t per = (steps + split - 1) / split * kTileC;
-        for (size_t j = i; j < end; j += kTileQ)
-            for (uint32_t c0 = 0; c0 < cols; c0 += per)
-                out[n++] = tile{ s, (uint32_t)(j - from),
-                                 (uint32_t)(end - j < (size_t)kTileQ ? end - j : kTileQ), c0,
+    /* piece k of every segment's searches before piece k + 1 of any: the
+     * blocks start in about that order, so where the pieces outnumber the
+     * resident blocks a later piece finds its searches' answers posted by
+     * their first piece and the pruned kernel bounds it from its first step
+     * (pieces side by side both computed their first step exactly) */
+    bool more = true;
+    for (uint32_t k = 0; more; k++) {
+        more = false;
+        for (size_t i = from; i < to;) {
+            uint32_t s = q[o->idx[i]].segment;
+            size_t end = o->first[s + 1] < to ? o->first[s + 1] : to;
+            const gs_segment &seg = g->host_seg[s];
+            uint32_t cols = coarse ? seg.n_coarse : seg.n_points;
+            uint32_t steps = (cols + kTileC - 1) / kTileC;
+            uint32_t split = base >= want ? 1 : (uint32_t)((want + base - 1) / base);
+            split = split > steps ? steps : split;
+            uint32_t per = (steps + split - 1) / split * kTileC, c0 = k * per;
+            for (size_t j = i; c0 < cols && j < end; j += kTileQ)
+                out[n++] = tile{ s, (uint32_t)(j - from), (uint32_t)(end - j < (size_t)kTileQ ? end - j : kTileQ), c0,
                                  c0 + per < cols ? c0 + per : cols };
-        i = end;
+            more |= c0 + per < cols;
+            i = end;
+        }
     }
     return n;
 }
