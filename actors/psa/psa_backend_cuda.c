@@ -9,10 +9,19 @@
 #include "psa_block_gpu.h"
 
 /* GPUPrune on this instance's gs_gpu (the batches' searches and the whole
- * block's: gs_resident_launch launches through it), said after msg; a device
- * without the pruned kernel's shared memory searches unpruned (same answers). */
+ * block's: gs_resident_launch launches through it), said after msg; where
+ * Mitchell's bound does not hold (p >= 2, a basis value of 64 or more) the
+ * fine table prunes instead, and a device without the pruned kernel's shared
+ * memory searches unpruned (the same answers every way). */
 static void set_prune(psa_engine *e, char *msg, size_t len)
 {
+    if (e->p.gpu_prune == GS_PRUNE_LOG && gs_gpu_set_prune(e->gpu, GS_PRUNE_LOG) != GPU_OK &&
+        gs_gpu_set_prune(e->gpu, GS_PRUNE_FINE) == GPU_OK) {
+        size_t at = strlen(msg);
+        snprintf(msg + at, len - at, "; full search pruned by the 3-bit bound: GPUPrune log needs p < 2 and a basis "
+                 "of values under 64");
+        return;
+    }
     static const char *const how[] = { "unpruned (GPUPrune off)", "pruned by the exponent bound (GPUPrune exponent)",
                                        "pruned by the 3-bit bound (GPUPrune fine)",
                                        "pruned by Mitchell's logarithm (GPUPrune log)",
@@ -23,9 +32,8 @@ static void set_prune(psa_engine *e, char *msg, size_t len)
     if (ok)
         snprintf(msg + at, len - at, "; full search %s", how[mode]);
     else
-        snprintf(msg + at, len - at, "; full search unpruned: GPUPrune %s needs %s", name[mode],
-                 mode == GS_PRUNE_LOG ? "p < 2 and a basis of values under 64 (or the shared memory this device lacks)"
-                                      : "shared memory this device lacks");
+        snprintf(msg + at, len - at, "; full search unpruned: GPUPrune %s needs shared memory this device lacks",
+                 name[mode]);
 }
 
 /* Appends a segment's lists (n of them, list c at near[first[c] .. first[c + 1])) to the GPU's arrays. */
