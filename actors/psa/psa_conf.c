@@ -18,13 +18,13 @@ static const kit_key keys[] = {
       .help = "block (on the GPU, the whole block: alignment, searches, refinement and "
               "subtraction; the host decodes and writes) or searches (only the searches, round by "
               "round; the rest on the host's cores)" },
-    { "GPUPrune", KIT_LIST, offsetof(psa_settings, gpu_prune), "log",
-      .help = "log, byte, fine, exponent or off: the GPU's full search skips the points whose lower bound "
-              "already exceeds the best FoM found (log: no table, Mitchell's logarithm of d x d, for p < 2, else "
-              "fine; byte: a 1-byte table by the sign, exponent and 4 mantissa bits of d; fine: a 2-byte table by "
-              "its exponent and 3 mantissa bits; exponent: by its exponent alone): the same points and FoM bits, "
-              "fewer FoMs computed (on the H200, 262,144 searches: 4.33 M searches/s unpruned, 6.50 M fine, 6.92 M "
-              "byte, 7.32 M log); the adaptive search is never pruned" },
+    { "GPUPrune", KIT_LIST, offsetof(psa_settings, gpu_prune), "byte",
+      .help = "byte, log, fine, exponent or off: the GPU's full search skips the points whose lower bound "
+              "already exceeds the best FoM found (byte: a 1-byte table by the sign, exponent and 4 mantissa bits "
+              "of d; log: no table, Mitchell's logarithm of d x d, for p < 2, else fine; fine: a 2-byte table by its "
+              "exponent and 3 mantissa bits; exponent: by its exponent alone): the same points and FoM bits, fewer "
+              "FoMs computed (H200, 262,144 searches: 4.33 M searches/s unpruned, 6.50 M fine, 6.92 M byte, 7.32 M "
+              "log; in the replay chain's blocks byte was the fastest, log the slowest); adaptive is never pruned" },
     { "BlockParts", KIT_INT, offsetof(psa_settings, block_parts), "0", KIT_RANGE(0, 64),
       .help = "pieces each part of a block (Parts) is decoded in: with the whole block on the GPU, "
               "each piece's traces go there and are aligned while the host decodes the next (0: two "
