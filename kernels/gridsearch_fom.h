@@ -56,9 +56,11 @@ typedef struct gs_pow {
     float c[GS_POW_DEGREE + 1];  /* m^p ~ c0 + c1 t + ... + c5 t^5, t = m - 1.5 */
     float scale[GS_EXP_TABLE];   /* per biased exponent */
     float lb[GS_LB_TABLE];       /* per bucket of |d|: at most any term of the bucket (gs_acc_lb) */
+    float least[16];             /* the polynomial's least value over the mantissas of each 4-bit bucket */
 } gs_pow;
-GPU_LAYOUT(sizeof(gs_pow) == 1052 + 4 * GS_LB_TABLE && offsetof(gs_pow, c) == 4 &&
-           offsetof(gs_pow, scale) == 28 && offsetof(gs_pow, lb) == 1052);
+GPU_LAYOUT(sizeof(gs_pow) == 1052 + 4 * GS_LB_TABLE + 64 && offsetof(gs_pow, c) == 4 &&
+           offsetof(gs_pow, scale) == 28 && offsetof(gs_pow, lb) == 1052 &&
+           offsetof(gs_pow, least) == 1052 + 4 * GS_LB_TABLE);
 
 #ifdef __CUDA_ARCH__
 /* nvcc would fuse a * b + c where it likes; the intrinsics round each step as the CPU does. */
@@ -310,25 +312,21 @@ static inline int gs_log_bound_make(gs_log_bound *l, const float *c, float pf, f
  * the table's fixed address and half an IADD3 (3.5 issue slots, against
  * the fine table's 5.9: its index's mask and base add are gone).  Entry
  * floor(least x scale[e] x 2^s), saturated at 255, where least is the
- * polynomial's least value over the bucket's mantissas (every one tried),
+ * polynomial's least value over the bucket's mantissas (pw->least: every one
+ * tried by psa_pow_fit),
  * s the largest that keeps |d| < 1 unsaturated; summed exactly in integers
  * and compared as gs_lb_fixed's (the same threshold rule, factor 2^s (1 +
  * 2^-12)).  On bench-psa's events (unit 2^-8) it lets 0.078 % of the points
  * through against the best FoM (the fine table: 0.069 %).
  */
-enum { GS_BYTE_BITS = 4, GS_BYTE_SHIFT = 23 - GS_BYTE_BITS, GS_BYTE_TABLE = 2 << (8 + GS_BYTE_BITS), GS_BYTE_MAX = 255 };
+enum { GS_BYTE_BITS = 4 /* gs_pow's least[] */, GS_BYTE_SHIFT = 23 - GS_BYTE_BITS, GS_BYTE_TABLE = 2 << (8 + GS_BYTE_BITS), GS_BYTE_MAX = 255 };
 
 GPUd() static inline uint32_t gs_byte_index(float d) { return gs_bits(d) >> GS_BYTE_SHIFT; }
 
 /* Fills table (GS_BYTE_TABLE entries) for pw and returns the threshold's factor 2^s (1 + 2^-12). */
 static inline float gs_lb_byte(const gs_pow *pw, uint8_t *table)
 {
-    float least[1 << GS_BYTE_BITS];
-    for (uint32_t m = 0; m < (1u << 23); m++) {
-        const uint32_t j = m >> GS_BYTE_SHIFT;
-        const float y = gs_pow_mantissa(pw->c, 0x3f800000u | m);
-        least[j] = (m & ((1u << GS_BYTE_SHIFT) - 1)) == 0 || y < least[j] ? y : least[j];
-    }
+    const float *least = pw->least;
     const double ref = (double)least[(1 << GS_BYTE_BITS) - 1] * pw->scale[126]; /* the top bucket of [0.5, 1) */
     int s = 30;
     while (s > -60 && ldexp(ref, s) > GS_BYTE_MAX)

@@ -75,17 +75,19 @@ static double mantissa_error(const gs_pow *pw)
 }
 
 /* least[j]: the least polynomial value over the mantissas of bucket j (their
- * top GS_LB_BITS bits), as gs_pow_mantissa computes it: every one of the 2^23
- * is tried, so the bound holds for the rounded polynomial, not only for m^p.
- * The processor's fused multiply-add when it has one (the same roundings as
- * libm's fmaf, 20 times faster). */
+ * top 4 bits: gs_pow's least[], the byte table's buckets), as
+ * gs_pow_mantissa computes it: every one of the 2^23 is tried, so the bound
+ * holds for the rounded polynomial, not only for m^p.  The processor's fused
+ * multiply-add when it has one (the same roundings as libm's fmaf, 20 times
+ * faster). */
+enum { LEAST_BITS = 4 };
 #define LEAST_POLY(name, attr) \
-    attr static void name(const gs_pow *pw, float least[1 << GS_LB_BITS]) \
+    attr static void name(const gs_pow *pw, float least[1 << LEAST_BITS]) \
     { \
         for (uint32_t m = 0; m < (1u << 23); m++) { \
-            uint32_t j = m >> (23 - GS_LB_BITS); \
+            uint32_t j = m >> (23 - LEAST_BITS); \
             float y = gs_pow_mantissa(pw->c, 0x3f800000u | m); \
-            least[j] = (m & ((1u << (23 - GS_LB_BITS)) - 1)) == 0 || y < least[j] ? y : least[j]; \
+            least[j] = (m & ((1u << (23 - LEAST_BITS)) - 1)) == 0 || y < least[j] ? y : least[j]; \
         } \
     }
 LEAST_POLY(least_poly_fma, __attribute__((target("fma"))))
@@ -96,12 +98,19 @@ LEAST_POLY(least_poly, )
  * (gridsearch_fom.h).  -1 when the polynomial goes negative (no such fit for p > 0). */
 static int fill_bounds(gs_pow *pw)
 {
+    _Static_assert(sizeof pw->least / sizeof *pw->least == 1 << LEAST_BITS && (int)LEAST_BITS >= (int)GS_LB_BITS,
+                   "gs_pow's least[] holds the finer buckets");
     float least[1 << GS_LB_BITS];
     __builtin_cpu_init();
     if (__builtin_cpu_supports("fma"))
-        least_poly_fma(pw, least);
+        least_poly_fma(pw, pw->least);
     else
-        least_poly(pw, least);
+        least_poly(pw, pw->least);
+    for (int j = 0; j < (1 << GS_LB_BITS); j++) { /* a coarse bucket's least: the least of its fine ones */
+        least[j] = pw->least[j << (LEAST_BITS - GS_LB_BITS)];
+        for (int k = 1; k < 1 << (LEAST_BITS - GS_LB_BITS); k++)
+            least[j] = fminf(least[j], pw->least[j << (LEAST_BITS - GS_LB_BITS) | k]);
+    }
     for (int e = 0; e < GS_EXP_TABLE; e++)
         for (int j = 0; j < (1 << GS_LB_BITS); j++) {
             if (least[j] < 0)
