@@ -38,14 +38,75 @@ static void make_pair(float *meas, float *basis, double spread, double noise)
     }
 }
 
-/* The fixed-point bound of the point, summed over the used channels, as search_tiles_pruned sums it. */
-static uint64_t fixed_bound(const float *meas, const float *basis, uint32_t use, const uint16_t *lbi)
+/* The two integer tables of GS_PRUNE_FINE and GS_PRUNE_BYTE: how each is
+ * filled (returning its threshold's factor 2^s (1 + 2^-12)) and read. */
+typedef struct table_kind {
+    const char *name;
+    float (*fill)(const gs_pow *pw, void *table);
+    uint32_t (*entry)(const void *table, float d);
+} table_kind;
+
+static float fill_fixed(const gs_pow *pw, void *table) { return gs_lb_fixed(pw->lb, table); }
+static uint32_t fixed_entry(const void *table, float d) { return ((const uint16_t *)table)[gs_lb_index(d)]; }
+static float fill_byte(const gs_pow *pw, void *table) { return gs_lb_byte(pw, table); }
+static uint32_t byte_entry(const void *table, float d) { return ((const uint8_t *)table)[gs_byte_index(d)]; }
+static const table_kind fixed_kind = { "fixed-point", fill_fixed, fixed_entry };
+static const table_kind byte_kind = { "byte", fill_byte, byte_entry };
+static uint16_t table_room[(int)GS_BYTE_TABLE > (int)GS_LB_TABLE ? (int)GS_BYTE_TABLE : (int)GS_LB_TABLE]; /* either table */
+
+/* A table's bound of the point, summed exactly over the used channels, as search_tiles_pruned sums it. */
+static uint64_t table_bound(const float *meas, const float *basis, uint32_t use, const table_kind *k,
+                            const void *table)
 {
     uint64_t sum = 0;
     for (int ch = 0; ch < N_MASK; ch++)
         for (int i = 0; use >> ch & 1u && i < WINDOW; i++)
-            sum += lbi[gs_lb_index(meas[ch * WINDOW + i] - basis[ch * WINDOW + i])];
+            sum += k->entry(table, meas[ch * WINDOW + i] - basis[ch * WINDOW + i]);
     return sum;
+}
+
+/* The pruning rule: a point is dropped when its bound exceeds floor(U x factor).
+ * Against its own FoM (U = FoM) it must never be dropped, whatever the
+ * differences: noise-sized, large, beyond the table's saturation, tiny. */
+static void keeps_its_own_fom(const table_kind *k)
+{
+    static const struct { double p, spread, noise; } cases[] = {
+        { 0.3, 0.0, 0.004 }, { 0.3, 0.2, 0.004 }, { 0.3, 600.0, 0.0 }, { 0.3, 1e-9, 0.0 },
+        { 2.0, 0.05, 0.004 }, { 2.0, 40.0, 0.0 }, { 1.0, 0.1, 0.01 },
+    };
+    static float meas[K], basis[K];
+    static gs_pow pw;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        ck_assert_int_eq(psa_pow_fit(cases[c].p, &pw, NULL), 0);
+        const float factor = k->fill(&pw, table_room);
+        for (int n = 0; n < 400; n++) {
+            make_pair(meas, basis, cases[c].spread, cases[c].noise);
+            uint32_t use = (uint32_t)(uniform() * 255) + 1;
+            float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, use, pw.c, pw.scale);
+            float x = fom * factor;
+            uint64_t limit = x >= 4294967040.0f ? UINT32_MAX : (uint32_t)x;
+            uint64_t bound = table_bound(meas, basis, use, k, table_room);
+            ck_assert_msg(bound <= limit, "%s, p %g, case %zu, pair %d: bound %llu > %llu", k->name, cases[c].p, c, n,
+                          (unsigned long long)bound, (unsigned long long)limit);
+        }
+    }
+}
+
+/* At p = 0.3 and noise-sized differences the bound is within 5 % of the FoM. */
+static void is_tight(const table_kind *k)
+{
+    static float meas[K], basis[K];
+    static gs_pow pw;
+    ck_assert_int_eq(psa_pow_fit(0.3, &pw, NULL), 0);
+    const float factor = k->fill(&pw, table_room);
+    double worst = 1;
+    for (int n = 0; n < 200; n++) {
+        make_pair(meas, basis, 0.0, 0.004);
+        float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, 0xffu, pw.c, pw.scale);
+        double ratio = table_bound(meas, basis, 0xffu, k, table_room) / (fom * (double)factor);
+        worst = ratio < worst ? ratio : worst;
+    }
+    ck_assert_msg(worst > 0.95, "the %s bound fell to %.4f of the FoM", k->name, worst);
 }
 
 /* Every entry is floor(lb x 2^s), saturated, and s is the largest that keeps |d| < 4 unsaturated. */
@@ -68,53 +129,13 @@ START_TEST(test_fixed_table)
 }
 END_TEST
 
-/* The pruning rule: a point is dropped when its bound exceeds floor(U x factor).
- * Against its own FoM (U = FoM) it must never be dropped, whatever the
- * differences: noise-sized, large, beyond the table's saturation, tiny. */
-START_TEST(test_fixed_bound_keeps_its_own_fom)
-{
-    static const struct { double p, spread, noise; } cases[] = {
-        { 0.3, 0.0, 0.004 }, { 0.3, 0.2, 0.004 }, { 0.3, 600.0, 0.0 }, { 0.3, 1e-9, 0.0 },
-        { 2.0, 0.05, 0.004 }, { 2.0, 40.0, 0.0 }, { 1.0, 0.1, 0.01 },
-    };
-    static float meas[K], basis[K];
-    static uint16_t lbi[GS_LB_TABLE];
-    static gs_pow pw;
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        ck_assert_int_eq(psa_pow_fit(cases[c].p, &pw, NULL), 0);
-        const float factor = gs_lb_fixed(pw.lb, lbi);
-        for (int n = 0; n < 400; n++) {
-            make_pair(meas, basis, cases[c].spread, cases[c].noise);
-            uint32_t use = (uint32_t)(uniform() * 255) + 1;
-            float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, use, pw.c, pw.scale);
-            float x = fom * factor;
-            uint64_t limit = x >= 4294967040.0f ? UINT32_MAX : (uint32_t)x;
-            ck_assert_msg(fixed_bound(meas, basis, use, lbi) <= limit, "p %g, case %zu, pair %d: bound %llu > %llu",
-                          cases[c].p, c, n, (unsigned long long)fixed_bound(meas, basis, use, lbi),
-                          (unsigned long long)limit);
-        }
-    }
-}
+/* The fixed-point table's pruning rule never drops a point against its own FoM. */
+START_TEST(test_fixed_bound_keeps_its_own_fom) { keeps_its_own_fom(&fixed_kind); }
 END_TEST
 
 /* At p = 0.3 and noise-sized differences the bound is within a few per cent of
  * the FoM (what makes pruning pay: 0.087 % of a segment's points survive it). */
-START_TEST(test_fixed_bound_is_tight)
-{
-    static float meas[K], basis[K];
-    static uint16_t lbi[GS_LB_TABLE];
-    static gs_pow pw;
-    ck_assert_int_eq(psa_pow_fit(0.3, &pw, NULL), 0);
-    const float factor = gs_lb_fixed(pw.lb, lbi);
-    double worst = 1;
-    for (int n = 0; n < 200; n++) {
-        make_pair(meas, basis, 0.0, 0.004);
-        float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, 0xffu, pw.c, pw.scale);
-        double ratio = fixed_bound(meas, basis, 0xffu, lbi) / (fom * (double)factor);
-        worst = ratio < worst ? ratio : worst;
-    }
-    ck_assert_msg(worst > 0.95, "the bound fell to %.4f of the FoM", worst);
-}
+START_TEST(test_fixed_bound_is_tight) { is_tight(&fixed_kind); }
 END_TEST
 
 /* GS_PRUNE_LOG's sum of a pair as search_tiles_pruned makes it: per used
@@ -227,16 +248,6 @@ START_TEST(test_log_bound_refused)
 }
 END_TEST
 
-/* GS_PRUNE_BYTE's sum of a pair (exact, in integers), over the used channels. */
-static uint64_t byte_bound(const float *meas, const float *basis, uint32_t use, const uint8_t *table)
-{
-    uint64_t sum = 0;
-    for (int ch = 0; ch < N_MASK; ch++)
-        for (int i = 0; use >> ch & 1u && i < WINDOW; i++)
-            sum += table[gs_byte_index(meas[ch * WINDOW + i] - basis[ch * WINDOW + i])];
-    return sum;
-}
-
 /* Every byte entry, over 2^-s, is at most every FoM term of its bucket
  * (both signs, every binade, 64 values of each bucket), and |d| just under
  * 1 is not saturated while 2 is. */
@@ -263,46 +274,11 @@ START_TEST(test_byte_table_is_below_every_term)
 END_TEST
 
 /* The pruning rule with the byte table, against a point's own FoM: never dropped. */
-START_TEST(test_byte_bound_keeps_its_own_fom)
-{
-    static const struct { double p, spread, noise; } cases[] = {
-        { 0.3, 0.0, 0.004 }, { 0.3, 0.2, 0.004 }, { 0.3, 600.0, 0.0 }, { 0.3, 1e-9, 0.0 },
-        { 2.0, 0.05, 0.004 }, { 2.0, 40.0, 0.0 }, { 1.0, 0.1, 0.01 },
-    };
-    static float meas[K], basis[K];
-    static uint8_t table[GS_BYTE_TABLE];
-    static gs_pow pw;
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        ck_assert_int_eq(psa_pow_fit(cases[c].p, &pw, NULL), 0);
-        const float factor = gs_lb_byte(&pw, table);
-        for (int n = 0; n < 400; n++) {
-            make_pair(meas, basis, cases[c].spread, cases[c].noise);
-            uint32_t use = (uint32_t)(uniform() * 255) + 1;
-            float x = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, use, pw.c, pw.scale) * factor;
-            uint64_t limit = x >= 4294967040.0f ? UINT32_MAX : (uint32_t)x;
-            ck_assert_msg(byte_bound(meas, basis, use, table) <= limit, "p %g, case %zu, pair %d", cases[c].p, c, n);
-        }
-    }
-}
+START_TEST(test_byte_bound_keeps_its_own_fom) { keeps_its_own_fom(&byte_kind); }
 END_TEST
 
-/* At p = 0.3 and noise-sized differences the byte bound is within about 5 % of the FoM. */
-START_TEST(test_byte_bound_is_tight)
-{
-    static float meas[K], basis[K];
-    static uint8_t table[GS_BYTE_TABLE];
-    static gs_pow pw;
-    ck_assert_int_eq(psa_pow_fit(0.3, &pw, NULL), 0);
-    const float factor = gs_lb_byte(&pw, table);
-    double worst = 1;
-    for (int n = 0; n < 200; n++) {
-        make_pair(meas, basis, 0.0, 0.004);
-        float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, 0xffu, pw.c, pw.scale);
-        double ratio = byte_bound(meas, basis, 0xffu, table) / (fom * (double)factor);
-        worst = ratio < worst ? ratio : worst;
-    }
-    ck_assert_msg(worst > 0.95, "the byte bound fell to %.4f of the FoM", worst);
-}
+/* At p = 0.3 and noise-sized differences the byte bound is within 5 % of the FoM. */
+START_TEST(test_byte_bound_is_tight) { is_tight(&byte_kind); }
 END_TEST
 
 int main(void)
