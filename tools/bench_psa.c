@@ -700,28 +700,33 @@ static void run_ladder(bench *B)
 }
 
 /* With --gpu-prune, the GPU's pruned full search (search_tiles_pruned) on the
- * same searches, with each of its two bound tables. */
+ * same searches, with each of its bounds (gpu_prunes). */
+#ifdef NARWHAL_HAVE_CUDA
+/* The GPU's pruned rows: each mode, its row's path, and the prefix the agreement lines name it by. */
+static const struct { int mode; const char *path, *label; } gpu_prunes[] = {
+    { GS_PRUNE_EXPONENT, "GPU pruned, exponent bound", "GPU pruned, exponent" },
+    { GS_PRUNE_FINE, "GPU pruned, 3-bit bound", "GPU pruned, 3-bit" },
+    { GS_PRUNE_LOG, "GPU pruned, log bound", "GPU pruned, log" },
+    { GS_PRUNE_BYTE, "GPU pruned, byte bound", "GPU pruned, byte" },
+};
+enum { N_GPU_PRUNES = sizeof gpu_prunes / sizeof gpu_prunes[0] };
+#endif
+
 static void run_gpu_pruned(bench *B, psa_engine *gpu, psa_data data)
 {
 #ifdef NARWHAL_HAVE_CUDA
-    static const struct { int mode; const char *path; } modes[] = {
-        { GS_PRUNE_EXPONENT, "GPU pruned, exponent bound" },
-        { GS_PRUNE_FINE, "GPU pruned, 3-bit bound" },
-        { GS_PRUNE_LOG, "GPU pruned, log bound" },
-        { GS_PRUNE_BYTE, "GPU pruned, byte bound" },
-    };
-    for (int i = 0; B->o.gpu_prune && i < 4; i++) {
-        if (modes[i].mode == GS_PRUNE_LOG && !(B->o.p < 2)) {
-            printf("bench-psa: no row '%s': Mitchell's bound holds for p < 2\n", modes[i].path);
+    for (int i = 0; B->o.gpu_prune && i < N_GPU_PRUNES; i++) {
+        if (gpu_prunes[i].mode == GS_PRUNE_LOG && !(B->o.p < 2)) {
+            printf("bench-psa: no row '%s': Mitchell's bound holds for p < 2\n", gpu_prunes[i].path);
             continue;
         }
-        if (gs_gpu_set_prune(gpu->gpu, modes[i].mode) != GPU_OK) {
+        if (gs_gpu_set_prune(gpu->gpu, gpu_prunes[i].mode) != GPU_OK) {
             printf("bench-psa: no row '%s': the device lacks the pruned kernel's shared memory, or the bound "
-                   "does not hold for this basis and p\n", modes[i].path);
+                   "does not hold for this basis and p\n", gpu_prunes[i].path);
             B->failures++;
             continue;
         }
-        run_engine(B, gpu, modes[i].path, data, PSA_FULL, B->o.searches, 5);
+        run_engine(B, gpu, gpu_prunes[i].path, data, PSA_FULL, B->o.searches, 5);
     }
     gs_gpu_set_prune(gpu->gpu, GS_PRUNE_OFF);
 #endif
@@ -773,10 +778,12 @@ static bool replay_rounds(bench *B, psa_engine *e, size_t blocks, psa_query *q, 
 static void run_rounds(bench *B)
 {
 #ifdef NARWHAL_HAVE_CUDA
-    static const int prunes[] = { GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE, GS_PRUNE_OFF };
-    static const char *const hows[] = { "pruned (fine)", "pruned (log)", "pruned (byte)", "exhaustive" };
-    static const char *const rows[] = { "GPU rounds pruned", "GPU rounds pruned, log", "GPU rounds pruned, byte",
-                                        "GPU rounds exhaustive" };
+    static const struct { int mode; const char *how, *row; } runs[] = {
+        { GS_PRUNE_FINE, "pruned (fine)", "GPU rounds pruned" },
+        { GS_PRUNE_LOG, "pruned (log)", "GPU rounds pruned, log" },
+        { GS_PRUNE_BYTE, "pruned (byte)", "GPU rounds pruned, byte" },
+        { GS_PRUNE_OFF, "exhaustive", "GPU rounds exhaustive" },
+    };
     size_t per_block = 0;
     for (int r = 0; r < N_ROUND_SIZES; r++)
         per_block += round_sizes[r];
@@ -803,8 +810,8 @@ static void run_rounds(bench *B)
         printf("bench-psa: rounds: out of memory\n");
         B->failures++;
     }
-    for (int i = 0; q && i < 4; i++) {
-        const int prune = prunes[i];
+    for (size_t i = 0; q && i < sizeof runs / sizeof *runs; i++) {
+        const int prune = runs[i].mode;
         double kernel_s[N_ROUND_SIZES] = { 0 }, host_s[N_ROUND_SIZES] = { 0 }, warm[N_ROUND_SIZES] = { 0 };
         double all_k = 0, all_h = 0;
         memcpy(q, B->ev.batch.q, n * sizeof *q);
@@ -813,7 +820,7 @@ static void run_rounds(bench *B)
             B->failures++;
             break;
         }
-        const char *how = hows[i];
+        const char *how = runs[i].how;
         printf("bench-psa: rounds, %s: %zu blocks of the replay chain's batches, float full search\n"
                "| batch | searches | kernels, ms per batch | searches/s in the kernels | host to host |\n"
                "|---:|---:|---:|---:|---:|\n", how, blocks);
@@ -825,7 +832,7 @@ static void run_rounds(bench *B)
             all_h += host_s[r];
         }
         printf("| a block | %zu | %.3f | **%.0f** | %.0f |\n", n, 1e3 * all_k / blocks, n / all_k, n / all_h);
-        result *r = add_result(B, rows[i], PSA_F32, PSA_FULL, n);
+        result *r = add_result(B, runs[i].row, PSA_F32, PSA_FULL, n);
         r->rate = n / all_h;
         r->kernel_rate = n / all_k;
         r->q = malloc(n * sizeof *q);
@@ -884,19 +891,19 @@ static void run_all(bench *B)
             snprintf(what, sizeof what, "GPU vs CPU, %s %s", dn, mn);
             agree(B, what, find(B, "CPU,", dn, mn), find(B, "GPU", dn, mn), false, false);
         }
+#ifdef NARWHAL_HAVE_CUDA /* the pruned rows' modes */
     for (int d = 0; have_gpu && d < 2; d++) {
         const char *dn = d ? "int16" : "float";
         char what[64];
-        for (int k = 0; k < 4; k++) {
-            static const char *const rows[] = { "GPU pruned, exponent", "GPU pruned, 3-bit", "GPU pruned, log",
-                                                "GPU pruned, byte" };
-            const char *pruned = rows[k];
+        for (int k = 0; k < N_GPU_PRUNES; k++) {
+            const char *pruned = gpu_prunes[k].label;
             snprintf(what, sizeof what, "%s = GPU, %s full (bits)", pruned, dn);
             agree(B, what, find(B, "GPU", dn, "full"), find(B, pruned, dn, "full"), false, true);
             snprintf(what, sizeof what, "%s = CPU, %s full (bits)", pruned, dn);
             agree(B, what, find(B, "CPU,", dn, "full"), find(B, pruned, dn, "full"), false, true);
         }
     }
+#endif
     run_cpu_kernels(B);
     run_ladder(B);
     misses(B, find(B, "CPU,", "float", "full"), find(B, "CPU,", "float", "adaptive"));
