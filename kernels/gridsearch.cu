@@ -549,7 +549,7 @@ __device__ __forceinline__ float best_so_far(const unsigned long long *block_bes
 
 /* Shared memory of search_tiles_pruned beyond search_tiles': its bound table,
  * the searches' bests, the list's count and the list (16-bit entries): 5 KB
- * (exponent), 8 KB (fine) or 4 KB (log). */
+ * (exponent), 8 KB (fine) or 4 KB (log; byte: 4 KB and its static 8 KB table). */
 __host__ __device__ constexpr size_t bound_bytes(int mode)
 {
     return mode == GS_PRUNE_EXPONENT ? GS_EXP_TABLE * sizeof(float)

@@ -293,7 +293,7 @@ static inline int gs_log_bound_make(gs_log_bound *l, const float *c, float pf, f
     const double p = pf;
     if (!(p > 0 && p < 2) || !(basis_max < GS_LOG_VALUE_MAX))
         return -1;
-    for (uint32_t m = 0; m < (1u << 23); m += 1) {
+    for (uint32_t m = 0; m < (1u << 23); m++) {
         const uint32_t bits = 0x3f800000u | m;
         if (gs_pow_mantissa(c, bits) < pow((double)gs_float(bits), p) * (1.0 - 1.0 / 16384))
             return -1;
