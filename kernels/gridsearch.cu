@@ -679,52 +679,133 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
 }
 
 /*
- * The answers' first values for gs_resident_launch_seeded: search i's is its
- * column q[i].column with that column's FoM (none, as the memset's, for a
- * column past its segment's or a search past the remap's count).  A warp a
- * search, a lane a mask channel: each lane sums its channel's part from 0 in
- * sample order, and the used channels' parts are added in mask order, as
- * gs_fom_point sums them (the same bits as the tile kernels' FoM of that
- * column).  The seed is one of the columns, so the least of it and the
- * search's own minima is the search's answer; being known from the start, it
- * is the pruned kernel's U from its first step.
+ * Column col's FoM for search q, by a warp: each lane sums one mask
+ * channel's part from 0 in sample order, and the used channels' parts are
+ * added in mask order, as gs_fom_point sums them (the same bits as the tile
+ * kernels' FoM of that column).  Every lane returns it.
  */
-__global__ void __launch_bounds__(kThreads) seed_answers(const args a)
+template <typename T>
+__device__ float column_fom(const args &a, const gs_query &q, const gs_segment &g, uint32_t col,
+                            const float *coef)
 {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const uint32_t i = blockIdx.x * kWarps + warp;
-    if (i >= a.n_queries)
-        return;
-    /* rows past the remap's count were not written this launch: their segment is not read */
-    const bool picked = i < (a.remap ? a.remap->n : a.n_queries);
-    const gs_query q = picked ? a.q[i] : gs_query{};
-    const gs_segment g = picked ? a.seg[q.segment] : gs_segment{};
-    if (!picked || q.column >= g.n_points) {
-        if (lane == 0)
-            a.answer[i] = ~0ull;
-        return;
-    }
-    float coef[GS_POW_DEGREE + 1];
-    for (int c = 0; c <= GS_POW_DEGREE; c++)
-        coef[c] = a.coef[c];
+    typedef typename lanes<T>::type V;
+    const int lane = threadIdx.x % 32;
     const uint32_t W = a.window, k_count = g.n_mask * W;
-    const float *m = static_cast<const float *>(a.meas) + q.meas;
-    const float *b = static_cast<const float *>(a.pm) + g.pm_offset + (size_t)q.column * k_count;
+    const T *m = static_cast<const T *>(a.meas) + q.meas;
+    const T *b = static_cast<const T *>(a.pm) + g.pm_offset + (size_t)col * k_count;
     float total = 0.0f;
     for (uint32_t base = 0; base < g.n_mask; base += 32) {
         const uint32_t ch = base + lane;
         float part = 0.0f;
         if (ch < g.n_mask)
             for (uint32_t s = 0; s < W; s++)
-                part = acc(part, m[ch * W + s], __ldg(b + ch * W + s), coef, a.scale);
+                part = acc(part, (V)m[ch * W + s], (V)__ldg(b + ch * W + s), coef, a.scale);
         for (uint32_t c = 0; c < 32 && base + c < g.n_mask; c++) {
             const float p = __shfl_sync(0xffffffffu, part, c);
             if (q.use >> (base + c) & 1u)
                 total = GS_ADD(total, p);
         }
     }
+    return total;
+}
+
+/* Search i of a launch, for the kernels that take a warp per search: false
+ * (its answer set to none) for a row past the remap's count, which was not
+ * written this launch and whose segment is not read. */
+__device__ __forceinline__ bool warp_search(const args &a, uint32_t i, gs_query &q, gs_segment &g,
+                                            float coef[GS_POW_DEGREE + 1])
+{
+    if (i >= (a.remap ? a.remap->n : a.n_queries)) {
+        if (threadIdx.x % 32 == 0)
+            a.answer[i] = ~0ull;
+        return false;
+    }
+    q = a.q[i];
+    g = a.seg[q.segment];
+    for (int c = 0; c <= GS_POW_DEGREE; c++)
+        coef[c] = a.coef[c];
+    return true;
+}
+
+/*
+ * The answers' first values for gs_resident_launch_seeded: search i's is its
+ * column q[i].column with that column's FoM (none, as the memset's, for a
+ * column past its segment's or a search past the remap's count).  The seed
+ * is one of the columns, so the least of it and the search's own minima is
+ * the search's answer; being known from the start, it is the pruned
+ * kernel's U from its first step.
+ */
+__global__ void __launch_bounds__(kThreads) seed_answers(const args a)
+{
+    const uint32_t i = blockIdx.x * kWarps + threadIdx.x / 32;
+    gs_query q;
+    gs_segment g;
+    float coef[GS_POW_DEGREE + 1];
+    if (i >= a.n_queries || !warp_search(a, i, q, g, coef))
+        return;
+    if (q.column >= g.n_points) {
+        if (threadIdx.x % 32 == 0)
+            a.answer[i] = ~0ull;
+        return;
+    }
+    const float f = column_fom<float>(a, q, g, q.column, coef);
+    if (threadIdx.x % 32 == 0)
+        a.answer[i] = pack(f, q.column);
+}
+
+/*
+ * The answers' first values for a pruned full search with no seed
+ * (guess_answers, gs_gpu_set_guess): each search's segment's coarse columns
+ * (one per 6 mm cube, first in its block) are compared on every
+ * kGuessStride-th sample of the window, and the best of them gets its exact
+ * FoM (column_fom).  Any column's FoM bounds the search's least one from
+ * above, so search_tiles_pruned bounds every step from the first instead of
+ * computing the first step's kTileC columns exactly (12.6 issue slots a
+ * value against the bound's 5); the answers and their bits do not change.
+ * The comparison reads the k-major block, a lane a column (coalesced); a
+ * guess costs the segment's n_coarse x its used values / kGuessStride
+ * terms, under 2 % of a full search's.
+ */
+constexpr uint32_t kGuessStride = 4;
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) guess_answers(const args a)
+{
+    typedef typename lanes<T>::type V;
+    const int lane = threadIdx.x % 32;
+    const uint32_t i = blockIdx.x * kWarps + threadIdx.x / 32;
+    gs_query q;
+    gs_segment g;
+    float coef[GS_POW_DEGREE + 1];
+    if (i >= a.n_queries || !warp_search(a, i, q, g, coef))
+        return;
+    const uint32_t W = a.window;
+    const T *m = static_cast<const T *>(a.meas) + q.meas;
+    const T *block = static_cast<const T *>(a.values) + g.offset;
+    float best = __int_as_float(0x7f800000);
+    uint32_t best_col = ~0u;
+    for (uint32_t base = 0; base < g.n_coarse; base += 32) {
+        const uint32_t col = base + lane;
+        if (col >= g.n_coarse)
+            break;
+        float total = 0.0f;
+        for (uint32_t ch = 0; ch < g.n_mask; ch++)
+            if (q.use >> ch & 1u)
+                for (uint32_t s = 0; s < W; s += kGuessStride) {
+                    const uint32_t k = ch * W + s;
+                    total = acc(total, (V)m[k], (V)__ldg(block + (size_t)k * g.pad + col), coef, a.scale);
+                }
+        keep(total, col, best, best_col);
+    }
+    warp_best(best, best_col);
+    if (best_col >= g.n_points) { /* a segment with no coarse column: no guess */
+        if (lane == 0)
+            a.answer[i] = ~0ull;
+        return;
+    }
+    const float f = column_fom<T>(a, q, g, best_col, coef);
     if (lane == 0)
-        a.answer[i] = pack(total, q.column);
+        a.answer[i] = pack(f, best_col);
 }
 
 /* The fine stage: one warp per search, its lanes over the columns near its
@@ -834,6 +915,7 @@ struct gs_gpu {
     uint32_t window, rows, max_k; /* rows: window samples the tile kernels stage at a time */
     size_t smem_tiles, smem_near, smem_prune[GS_PRUNE_MODES]; /* search_tiles_pruned's, per mode */
     int prune;                     /* gs_gpu_set_prune's */
+    bool guess;                    /* gs_gpu_set_guess's */
     bool can_prune;                /* the device has search_tiles_pruned's shared memory */
     stage st[2];
     float kernel_ms; /* of the last gs_gpu_search: its first kernel's start to its last one's end */
@@ -1083,6 +1165,18 @@ void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, i
                                                                                              mode == GS_LOCAL);
 }
 
+/* The answers' first values before the tile kernels: a guess
+ * (guess_answers) where the pruned full search can use one, else none. */
+template <typename T>
+cudaError_t first_answers(const gs_gpu *g, const args &a, size_t n, int mode, cudaStream_t st)
+{
+    if (mode == GS_FULL && g->prune != GS_PRUNE_OFF && g->guess) {
+        guess_answers<T><<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, 0, st>>>(a);
+        return cudaGetLastError();
+    }
+    return cudaMemsetAsync(a.answer, 0xff, n * sizeof *a.answer, st);
+}
+
 /* The chunk's searches in s, each with its measured values copied (by the
  * caller's copier) after the searches, back to back: its meas then counts from there. */
 int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to, const void *meas,
@@ -1137,17 +1231,18 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     size_t n_tiles = mode == GS_LOCAL ? 0 : make_tiles(g, q, o, from, to, mode == GS_ADAPTIVE, reinterpret_cast<tile *>(s->h_in));
     GPU_CHECK(cudaMemcpyAsync(s->d_in, s->h_in, s->in_bytes, cudaMemcpyHostToDevice, s->stream),
               "copying searches and their measured values to the device");
-    GPU_CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
-          "clearing the answers");
     args a = make_args(g, reinterpret_cast<const gs_query *>(s->d_in + off_q), s->d_in + off_m, s->d_out,
                        reinterpret_cast<const tile *>(s->d_in), n, nullptr);
     GPU_CHECK(cudaEventRecord(s->k0, s->stream), "cudaEventRecord");
     if (from == 0)
         GPU_CHECK(cudaEventRecord(g->first_k0, s->stream), "cudaEventRecord");
-    if (g->elem == 2)
+    if (g->elem == 2) {
+        GPU_CHECK(first_answers<int16_t>(g, a, n, mode, s->stream), "clearing or guessing the answers");
         launch_searches<int16_t>(g, a, n_tiles, n, mode, s->stream);
-    else
+    } else {
+        GPU_CHECK(first_answers<float>(g, a, n, mode, s->stream), "clearing or guessing the answers");
         launch_searches<float>(g, a, n_tiles, n, mode, s->stream);
+    }
     GPU_CHECK(cudaGetLastError(), "launching the grid search");
     GPU_CHECK(cudaEventRecord(s->k1, s->stream), "cudaEventRecord");
     GPU_CHECK(cudaMemcpyAsync(s->h_out, s->d_out, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
@@ -1276,6 +1371,7 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
         return GPU_NOMEM;
     }
     g->device = device;
+    g->guess = true;
     g->elem = b->i16 ? 2 : 4;
     g->n_segments = b->n_segments;
     memcpy(g->host_seg, b->seg, b->n_segments * sizeof *b->seg);
@@ -1310,6 +1406,8 @@ extern "C" int gs_gpu_set_prune(gs_gpu *g, int mode)
     g->prune = mode;
     return GPU_OK;
 }
+
+extern "C" void gs_gpu_set_guess(gs_gpu *g, int on) { g->guess = on != 0; }
 
 extern "C" double gs_gpu_kernel_ms(const gs_gpu *g) { return g->kernel_ms; }
 
@@ -1390,7 +1488,7 @@ static cudaError_t launch_resident(const gs_gpu *g, cudaStream_t st, const void 
     if (seeded) {
         seed_answers<<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, 0, st>>>(a);
     } else {
-        cudaError_t err = cudaMemsetAsync(d_answer, 0xff, n * sizeof *d_answer, st);
+        cudaError_t err = first_answers<float>(g, a, n, mode, st);
         if (err != cudaSuccess)
             return err;
     }

@@ -117,6 +117,14 @@ int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier 
 enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE, GS_PRUNE_MODES };
 int gs_gpu_set_prune(gs_gpu *g, int mode);
 
+/* A pruned full search with no seed of its own starts from a guess (on
+ * after gs_gpu_create): each search's best coarse column compared on every
+ * fourth window sample, given its exact FoM before the tile kernels, so that
+ * they bound their first step too instead of computing it.  The same
+ * answers and bits either way; off: the first step of each tile whose
+ * searches have no answer posted yet is computed exactly. */
+void gs_gpu_set_guess(gs_gpu *g, int on);
+
 /* The milliseconds of the last gs_gpu_search's kernels: from its first
  * chunk's kernel start to its last chunk's kernel end (the chunks' kernels
  * overlap on the two streams, so their sum would count time twice). */

@@ -61,7 +61,7 @@ typedef struct bench {
     psa_layout layout;
     gs_pow pw;
     events ev;
-    result r[48]; /* naive, 4 CPU, 4 GPU, 8 GPU pruned, 12 CPU kernels, the ladder's 16 */
+    result r[52]; /* naive, 4 CPU, 4 GPU, 12 GPU pruned, 12 CPU kernels, the ladder's 16 */
     int n;
     int failures;
     bl_machine machine;
@@ -702,12 +702,16 @@ static void run_ladder(bench *B)
 /* With --gpu-prune, the GPU's pruned full search (search_tiles_pruned) on the
  * same searches, with each of its bounds (gpu_prunes). */
 #ifdef NARWHAL_HAVE_CUDA
-/* The GPU's pruned rows: each mode, its row's path, and the prefix the agreement lines name it by. */
-static const struct { int mode; const char *path, *label; } gpu_prunes[] = {
-    { GS_PRUNE_EXPONENT, "GPU pruned, exponent bound", "GPU pruned, exponent" },
-    { GS_PRUNE_FINE, "GPU pruned, 3-bit bound", "GPU pruned, 3-bit" },
-    { GS_PRUNE_LOG, "GPU pruned, log bound", "GPU pruned, log" },
-    { GS_PRUNE_BYTE, "GPU pruned, byte bound", "GPU pruned, byte" },
+/* The GPU's pruned rows: each mode, whether its searches start from a guess
+ * (gs_gpu_set_guess), its row's path, and the prefix the agreement lines
+ * name it by (a row's own path, or a prefix no row before it has). */
+static const struct { int mode, guess; const char *path, *label; } gpu_prunes[] = {
+    { GS_PRUNE_EXPONENT, 1, "GPU pruned, exponent bound", "GPU pruned, exponent" },
+    { GS_PRUNE_FINE, 1, "GPU pruned, 3-bit bound", "GPU pruned, 3-bit" },
+    { GS_PRUNE_LOG, 1, "GPU pruned, log bound", "GPU pruned, log" },
+    { GS_PRUNE_BYTE, 1, "GPU pruned, byte bound", "GPU pruned, byte" },
+    { GS_PRUNE_LOG, 0, "GPU pruned, log bound, no guess", "GPU pruned, log bound, no guess" },
+    { GS_PRUNE_BYTE, 0, "GPU pruned, byte bound, no guess", "GPU pruned, byte bound, no guess" },
 };
 enum { N_GPU_PRUNES = sizeof gpu_prunes / sizeof gpu_prunes[0] };
 #endif
@@ -726,9 +730,11 @@ static void run_gpu_pruned(bench *B, psa_engine *gpu, psa_data data)
             B->failures++;
             continue;
         }
+        gs_gpu_set_guess(gpu->gpu, gpu_prunes[i].guess);
         run_engine(B, gpu, gpu_prunes[i].path, data, PSA_FULL, B->o.searches, 5);
     }
     gs_gpu_set_prune(gpu->gpu, GS_PRUNE_OFF);
+    gs_gpu_set_guess(gpu->gpu, 1);
 #endif
 }
 
@@ -778,11 +784,12 @@ static bool replay_rounds(bench *B, psa_engine *e, size_t blocks, psa_query *q, 
 static void run_rounds(bench *B)
 {
 #ifdef NARWHAL_HAVE_CUDA
-    static const struct { int mode; const char *how, *row; } runs[] = {
-        { GS_PRUNE_FINE, "pruned (fine)", "GPU rounds pruned" },
-        { GS_PRUNE_LOG, "pruned (log)", "GPU rounds pruned, log" },
-        { GS_PRUNE_BYTE, "pruned (byte)", "GPU rounds pruned, byte" },
-        { GS_PRUNE_OFF, "exhaustive", "GPU rounds exhaustive" },
+    static const struct { int mode, guess; const char *how, *row; } runs[] = {
+        { GS_PRUNE_FINE, 1, "pruned (fine)", "GPU rounds pruned" },
+        { GS_PRUNE_LOG, 1, "pruned (log)", "GPU rounds pruned, log" },
+        { GS_PRUNE_BYTE, 1, "pruned (byte)", "GPU rounds pruned, byte" },
+        { GS_PRUNE_BYTE, 0, "pruned (byte, no guess)", "GPU rounds pruned, byte, no guess" },
+        { GS_PRUNE_OFF, 1, "exhaustive", "GPU rounds exhaustive" },
     };
     size_t per_block = 0;
     for (int r = 0; r < N_ROUND_SIZES; r++)
@@ -815,6 +822,7 @@ static void run_rounds(bench *B)
         double kernel_s[N_ROUND_SIZES] = { 0 }, host_s[N_ROUND_SIZES] = { 0 }, warm[N_ROUND_SIZES] = { 0 };
         double all_k = 0, all_h = 0;
         memcpy(q, B->ev.batch.q, n * sizeof *q);
+        gs_gpu_set_guess(gpu.gpu, runs[i].guess);
         if (gs_gpu_set_prune(gpu.gpu, prune) != GPU_OK || !replay_rounds(B, &gpu, 1, q, warm, warm) ||
             !replay_rounds(B, &gpu, blocks, q, kernel_s, host_s)) {
             B->failures++;

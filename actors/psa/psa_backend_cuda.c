@@ -36,6 +36,15 @@ static void set_prune(psa_engine *e, char *msg, size_t len)
                  name[mode]);
 }
 
+/* GPUGuess on this instance's gs_gpu; off is said after msg (on is the default, said by nothing). */
+static void set_guess(psa_engine *e, char *msg, size_t len)
+{
+    gs_gpu_set_guess(e->gpu, !e->p.gpu_no_guess);
+    size_t at = strlen(msg);
+    if (e->p.gpu_no_guess && e->p.gpu_prune != GS_PRUNE_OFF)
+        snprintf(msg + at, len - at, ", each tile's first step exact (GPUGuess off)");
+}
+
 /* Appends a segment's lists (n of them, list c at near[first[c] .. first[c + 1])) to the GPU's arrays. */
 static void append_lists(const uint32_t *first, const uint32_t *near, uint32_t n, uint32_t *to_first,
                          uint32_t *to_near, uint64_t *f, uint64_t *k)
@@ -80,8 +89,10 @@ static int open_layout(psa_engine *e, char *msg, size_t len)
                        i16 ? (const void *)l->i16 : l->f32, i16 ? (const void *)l->i16pm : l->f32pm,
                        l->values, l->pm_values, first, near, n_first, n_near };
         rc = gs_gpu_create((gs_gpu **)&e->gpu, e->p.gpu, &b, e->pw, msg, len);
-        if (rc == GPU_OK)
+        if (rc == GPU_OK) {
             set_prune(e, msg, len);
+            set_guess(e, msg, len);
+        }
     }
     free(first);
     free(near);

@@ -25,6 +25,11 @@ static const kit_key keys[] = {
               "exponent and 3 mantissa bits; exponent: by its exponent alone): the same points and FoM bits, fewer "
               "FoMs computed (H200, 262,144 searches: 4.33 M searches/s unpruned, 6.50 M fine, 6.92 M byte, 7.32 M "
               "log; in the replay chain's blocks byte was the fastest, log the slowest); adaptive is never pruned" },
+    { "GPUGuess", KIT_LIST, offsetof(psa_settings, gpu_guess), "on",
+      .help = "on or off: a pruned full search that has no earlier answer to start from (the first round of "
+              "a block) starts from its segment's best coarse point, compared on every fourth window sample, "
+              "so that the GPU bounds every step of it; off: the first 128 points of each tile are computed "
+              "exactly. The same points and FoM bits either way; only the speed changes" },
     { "BlockParts", KIT_INT, offsetof(psa_settings, block_parts), "0", KIT_RANGE(0, 64),
       .help = "pieces each part of a block (Parts) is decoded in: with the whole block on the GPU, "
               "each piece's traces go there and are aligned while the host decodes the next (0: two "
@@ -138,6 +143,7 @@ static int choices(where *w)
     static const char *const works[] = { "block", "searches" };
     static const char *const neighbours[] = { "off", "iterate" };
     static const char *const prunes[] = { "off", "exponent", "fine", "log", "byte" };
+    static const char *const ons[] = { "on", "off" };
     int d = choice(w, "Device", &psa_set.device, devices, 4);
     int s = d < 0 ? -1 : choice(w, "Search", &psa_set.search, searches, 2);
     int t = s < 0 ? -1 : choice(w, "Data", &psa_set.data, datas, 2);
@@ -145,7 +151,8 @@ static int choices(where *w)
     int g = k < 0 ? -1 : choice(w, "GPUWork", &psa_set.gpu_work, works, 2);
     int nb = g < 0 ? -1 : choice(w, "Neighbours", &psa_set.neighbours, neighbours, 2);
     int pr = nb < 0 ? -1 : choice(w, "GPUPrune", &psa_set.gpu_prune, prunes, 5);
-    if (pr < 0)
+    int gu = pr < 0 ? -1 : choice(w, "GPUGuess", &psa_set.gpu_guess, ons, 2);
+    if (gu < 0)
         return -1;
     static const psa_device dev[] = { PSA_DEVICE_AUTO, PSA_DEVICE_CPU, PSA_DEVICE_GPU,
                                       PSA_DEVICE_REFERENCE };
@@ -153,7 +160,7 @@ static int choices(where *w)
                                      PSA_SIMD_THESIS };
     static const int prune[] = { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE };
     w->c.engine = (psa_engine_params){ dev[d], (int)psa_set.gpu, s ? PSA_ADAPTIVE : PSA_FULL,
-                                           t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads, prune[pr] };
+                                           t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads, prune[pr], gu };
     w->c.gpu_block = g == 0;
     w->c.neighbour_passes = nb ? (int)psa_set.neighbour_passes : 0;
     return 0;

@@ -8,7 +8,7 @@
 
 typedef struct psa_settings {
     char *basis, *search_log;
-    kit_list device, search, data, kernel, masks, gpu_work, neighbours, gpu_prune;
+    kit_list device, search, data, kernel, masks, gpu_work, neighbours, gpu_prune, gpu_guess;
     int64_t gpu, window_start, window_length, threads, block_parts, parts, max_bad, neighbour_passes;
     double threshold, exponent, coarse_mm, radius_mm, fraction, shift_range, shift_step, max_energy, neighbour_mm;
 } psa_settings;
