@@ -73,6 +73,7 @@ struct args {
     const tile *tiles;
     uint32_t n_queries;
     const gs_remap *remap; /* gs_resident_launch's: the tiles' searches picked out on the device */
+    bool guess;            /* gs_gpu_set_guess's: search_tiles_pruned bounds a first step from its own guess */
 };
 
 __device__ __forceinline__ unsigned long long pack(float fom, uint32_t col)
@@ -585,6 +586,58 @@ __device__ __forceinline__ void exact_step(const step_in<T> &s, uint32_t col0, u
     }
 }
 
+/*
+ * A first step while a search of the tile has no FoM yet (GPUGuess on,
+ * gs_gpu_set_guess): the bounds of every pair are summed with no limit, each
+ * search's column of least bound (its guess) gets its FoM by gs_fom_point,
+ * and that FoM is the search's U, so the step's other pairs are listed by
+ * their bounds as in any later step.  The step then costs the bound's 5
+ * issue slots a value and kTileQ FoMs, not exact_step's 12.6 slots a value
+ * (its least FoM is found either way: a pair whose bound exceeds U has a FoM
+ * above it).  On return total holds the bounds and block_best the guesses'
+ * FoMs; the list is empty.
+ */
+template <typename T, int kBound>
+__device__ __forceinline__ void guess_step(const step_in<T> &s, const args &a, const tile &t, const gs_segment &g,
+                                           uint32_t col0, uint32_t live, typename bound<kBound>::acc total[kQ][kR],
+                                           unsigned long long *block_best, uint32_t *n_list, uint16_t *list)
+{
+    typedef typename bound<kBound>::acc A;
+    A open[kQ];
+    for (int q = 0; q < kQ; q++)
+        if constexpr (std::is_integral<A>::value)
+            open[q] = ~0u;
+        else
+            open[q] = __int_as_float(0x7f800000);
+    bound_step<T, kBound>(s, col0, t.col_end, open, live, total); /* no pair ends: never stops early */
+    if (s.busy)
+        for (int q = 0; q < kQ; q++) {
+            float least = __int_as_float(0x7f800000);
+            uint32_t at = ~0u;
+            for (int r = 0; r < kR; r++)
+                if (col0 + s.lane * kR + r < t.col_end)
+                    keep((float)total[q][r], s.lane * kR + r, least, at);
+            warp_best(least, at);
+            if (s.lane == 0 && (live >> q & 1u) && at != ~0u)
+                list[atomicAdd(n_list, 1u)] = (uint16_t)((s.warp * kQ + q) << 8 | at);
+        }
+    __syncthreads();
+    const uint32_t n = *n_list;
+    const T *pm = static_cast<const T *>(a.pm) + g.pm_offset;
+    const uint32_t k_count = g.n_mask * s.W;
+    for (uint32_t e = threadIdx.x; e < n; e += kThreads) {
+        const uint32_t j = list[e] >> 8, col = col0 + (list[e] & 0xffu);
+        const gs_query q = a.q[t.first + j];
+        float f = fom_point(static_cast<const T *>(a.meas) + q.meas, pm + (size_t)col * k_count, g.n_mask, s.W,
+                            q.use, s.coef, s.scale);
+        atomicMin(block_best + j, pack(f, col));
+    }
+    __syncthreads();
+    if (threadIdx.x == 0)
+        *n_list = 0;
+    __syncthreads();
+}
+
 template <typename T, int kBound>
 __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(const args a)
 {
@@ -648,10 +701,17 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
             limit<kBound>(U, a, k_count, lim[q]);
         }
         if (__syncthreads_or(unknown)) {
-            exact_step(s, col0, t.col_end, live, block_best);
-            continue;
-        }
-        if (!bound_step<T, kBound>(s, col0, t.col_end, lim, live, total))
+            if (absurd || !a.guess) {
+                exact_step(s, col0, t.col_end, live, block_best);
+                continue;
+            }
+            guess_step<T, kBound>(s, a, t, g, col0, live, total, block_best, n_list, list);
+            for (int q = 0; q < kQ; q++) {
+                const uint32_t j = warp * kQ + q;
+                const float U = (live >> q & 1u) ? best_so_far(block_best + j, a.answer + t.first + j) : 0.0f;
+                limit<kBound>(U, a, k_count, lim[q]);
+            }
+        } else if (!bound_step<T, kBound>(s, col0, t.col_end, lim, live, total))
             continue;
         if (s.busy)
             for (int q = 0; q < kQ; q++)
@@ -679,133 +739,52 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
 }
 
 /*
- * Column col's FoM for search q, by a warp: each lane sums one mask
- * channel's part from 0 in sample order, and the used channels' parts are
- * added in mask order, as gs_fom_point sums them (the same bits as the tile
- * kernels' FoM of that column).  Every lane returns it.
+ * The answers' first values for gs_resident_launch_seeded: search i's is its
+ * column q[i].column with that column's FoM (none, as the memset's, for a
+ * column past its segment's or a search past the remap's count).  A warp a
+ * search, a lane a mask channel: each lane sums its channel's part from 0 in
+ * sample order, and the used channels' parts are added in mask order, as
+ * gs_fom_point sums them (the same bits as the tile kernels' FoM of that
+ * column).  The seed is one of the columns, so the least of it and the
+ * search's own minima is the search's answer; being known from the start, it
+ * is the pruned kernel's U from its first step.
  */
-template <typename T>
-__device__ float column_fom(const args &a, const gs_query &q, const gs_segment &g, uint32_t col,
-                            const float *coef)
+__global__ void __launch_bounds__(kThreads) seed_answers(const args a)
 {
-    typedef typename lanes<T>::type V;
-    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const uint32_t i = blockIdx.x * kWarps + warp;
+    if (i >= a.n_queries)
+        return;
+    /* rows past the remap's count were not written this launch: their segment is not read */
+    const bool picked = i < (a.remap ? a.remap->n : a.n_queries);
+    const gs_query q = picked ? a.q[i] : gs_query{};
+    const gs_segment g = picked ? a.seg[q.segment] : gs_segment{};
+    if (!picked || q.column >= g.n_points) {
+        if (lane == 0)
+            a.answer[i] = ~0ull;
+        return;
+    }
+    float coef[GS_POW_DEGREE + 1];
+    for (int c = 0; c <= GS_POW_DEGREE; c++)
+        coef[c] = a.coef[c];
     const uint32_t W = a.window, k_count = g.n_mask * W;
-    const T *m = static_cast<const T *>(a.meas) + q.meas;
-    const T *b = static_cast<const T *>(a.pm) + g.pm_offset + (size_t)col * k_count;
+    const float *m = static_cast<const float *>(a.meas) + q.meas;
+    const float *b = static_cast<const float *>(a.pm) + g.pm_offset + (size_t)q.column * k_count;
     float total = 0.0f;
     for (uint32_t base = 0; base < g.n_mask; base += 32) {
         const uint32_t ch = base + lane;
         float part = 0.0f;
         if (ch < g.n_mask)
             for (uint32_t s = 0; s < W; s++)
-                part = acc(part, (V)m[ch * W + s], (V)__ldg(b + ch * W + s), coef, a.scale);
+                part = acc(part, m[ch * W + s], __ldg(b + ch * W + s), coef, a.scale);
         for (uint32_t c = 0; c < 32 && base + c < g.n_mask; c++) {
             const float p = __shfl_sync(0xffffffffu, part, c);
             if (q.use >> (base + c) & 1u)
                 total = GS_ADD(total, p);
         }
     }
-    return total;
-}
-
-/* Search i of a launch, for the kernels that take a warp per search: false
- * (its answer set to none) for a row past the remap's count, which was not
- * written this launch and whose segment is not read. */
-__device__ __forceinline__ bool warp_search(const args &a, uint32_t i, gs_query &q, gs_segment &g,
-                                            float coef[GS_POW_DEGREE + 1])
-{
-    if (i >= (a.remap ? a.remap->n : a.n_queries)) {
-        if (threadIdx.x % 32 == 0)
-            a.answer[i] = ~0ull;
-        return false;
-    }
-    q = a.q[i];
-    g = a.seg[q.segment];
-    for (int c = 0; c <= GS_POW_DEGREE; c++)
-        coef[c] = a.coef[c];
-    return true;
-}
-
-/*
- * The answers' first values for gs_resident_launch_seeded: search i's is its
- * column q[i].column with that column's FoM (none, as the memset's, for a
- * column past its segment's or a search past the remap's count).  The seed
- * is one of the columns, so the least of it and the search's own minima is
- * the search's answer; being known from the start, it is the pruned
- * kernel's U from its first step.
- */
-__global__ void __launch_bounds__(kThreads) seed_answers(const args a)
-{
-    const uint32_t i = blockIdx.x * kWarps + threadIdx.x / 32;
-    gs_query q;
-    gs_segment g;
-    float coef[GS_POW_DEGREE + 1];
-    if (i >= a.n_queries || !warp_search(a, i, q, g, coef))
-        return;
-    if (q.column >= g.n_points) {
-        if (threadIdx.x % 32 == 0)
-            a.answer[i] = ~0ull;
-        return;
-    }
-    const float f = column_fom<float>(a, q, g, q.column, coef);
-    if (threadIdx.x % 32 == 0)
-        a.answer[i] = pack(f, q.column);
-}
-
-/*
- * The answers' first values for a pruned full search with no seed
- * (guess_answers, gs_gpu_set_guess): each search's segment's coarse columns
- * (one per 6 mm cube, first in its block) are compared on every
- * kGuessStride-th sample of the window, and the best of them gets its exact
- * FoM (column_fom).  Any column's FoM bounds the search's least one from
- * above, so search_tiles_pruned bounds every step from the first instead of
- * computing the first step's kTileC columns exactly (12.6 issue slots a
- * value against the bound's 5); the answers and their bits do not change.
- * The comparison reads the k-major block, a lane a column (coalesced); a
- * guess costs the segment's n_coarse x its used values / kGuessStride
- * terms, under 2 % of a full search's.
- */
-constexpr uint32_t kGuessStride = 4;
-
-template <typename T>
-__global__ void __launch_bounds__(kThreads) guess_answers(const args a)
-{
-    typedef typename lanes<T>::type V;
-    const int lane = threadIdx.x % 32;
-    const uint32_t i = blockIdx.x * kWarps + threadIdx.x / 32;
-    gs_query q;
-    gs_segment g;
-    float coef[GS_POW_DEGREE + 1];
-    if (i >= a.n_queries || !warp_search(a, i, q, g, coef))
-        return;
-    const uint32_t W = a.window;
-    const T *m = static_cast<const T *>(a.meas) + q.meas;
-    const T *block = static_cast<const T *>(a.values) + g.offset;
-    float best = __int_as_float(0x7f800000);
-    uint32_t best_col = ~0u;
-    for (uint32_t base = 0; base < g.n_coarse; base += 32) {
-        const uint32_t col = base + lane;
-        if (col >= g.n_coarse)
-            break;
-        float total = 0.0f;
-        for (uint32_t ch = 0; ch < g.n_mask; ch++)
-            if (q.use >> ch & 1u)
-                for (uint32_t s = 0; s < W; s += kGuessStride) {
-                    const uint32_t k = ch * W + s;
-                    total = acc(total, (V)m[k], (V)__ldg(block + (size_t)k * g.pad + col), coef, a.scale);
-                }
-        keep(total, col, best, best_col);
-    }
-    warp_best(best, best_col);
-    if (best_col >= g.n_points) { /* a segment with no coarse column: no guess */
-        if (lane == 0)
-            a.answer[i] = ~0ull;
-        return;
-    }
-    const float f = column_fom<T>(a, q, g, best_col, coef);
     if (lane == 0)
-        a.answer[i] = pack(f, best_col);
+        a.answer[i] = pack(total, q.column);
 }
 
 /* The fine stage: one warp per search, its lanes over the columns near its
@@ -1140,6 +1119,7 @@ args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned lo
     a.tiles = tiles;
     a.n_queries = (uint32_t)n;
     a.remap = remap;
+    a.guess = g->guess;
     return a;
 }
 
@@ -1163,18 +1143,6 @@ void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, i
     if (mode != GS_FULL)
         search_near<T><<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, g->smem_near, st>>>(a, g->max_k,
                                                                                              mode == GS_LOCAL);
-}
-
-/* The answers' first values before the tile kernels: a guess
- * (guess_answers) where the pruned full search can use one, else none. */
-template <typename T>
-cudaError_t first_answers(const gs_gpu *g, const args &a, size_t n, int mode, cudaStream_t st)
-{
-    if (mode == GS_FULL && g->prune != GS_PRUNE_OFF && g->guess) {
-        guess_answers<T><<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, 0, st>>>(a);
-        return cudaGetLastError();
-    }
-    return cudaMemsetAsync(a.answer, 0xff, n * sizeof *a.answer, st);
 }
 
 /* The chunk's searches in s, each with its measured values copied (by the
@@ -1231,18 +1199,17 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     size_t n_tiles = mode == GS_LOCAL ? 0 : make_tiles(g, q, o, from, to, mode == GS_ADAPTIVE, reinterpret_cast<tile *>(s->h_in));
     GPU_CHECK(cudaMemcpyAsync(s->d_in, s->h_in, s->in_bytes, cudaMemcpyHostToDevice, s->stream),
               "copying searches and their measured values to the device");
+    GPU_CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
+          "clearing the answers");
     args a = make_args(g, reinterpret_cast<const gs_query *>(s->d_in + off_q), s->d_in + off_m, s->d_out,
                        reinterpret_cast<const tile *>(s->d_in), n, nullptr);
     GPU_CHECK(cudaEventRecord(s->k0, s->stream), "cudaEventRecord");
     if (from == 0)
         GPU_CHECK(cudaEventRecord(g->first_k0, s->stream), "cudaEventRecord");
-    if (g->elem == 2) {
-        GPU_CHECK(first_answers<int16_t>(g, a, n, mode, s->stream), "clearing or guessing the answers");
+    if (g->elem == 2)
         launch_searches<int16_t>(g, a, n_tiles, n, mode, s->stream);
-    } else {
-        GPU_CHECK(first_answers<float>(g, a, n, mode, s->stream), "clearing or guessing the answers");
+    else
         launch_searches<float>(g, a, n_tiles, n, mode, s->stream);
-    }
     GPU_CHECK(cudaGetLastError(), "launching the grid search");
     GPU_CHECK(cudaEventRecord(s->k1, s->stream), "cudaEventRecord");
     GPU_CHECK(cudaMemcpyAsync(s->h_out, s->d_out, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
@@ -1488,7 +1455,7 @@ static cudaError_t launch_resident(const gs_gpu *g, cudaStream_t st, const void 
     if (seeded) {
         seed_answers<<<(unsigned)((n + kWarps - 1) / kWarps), kThreads, 0, st>>>(a);
     } else {
-        cudaError_t err = first_answers<float>(g, a, n, mode, st);
+        cudaError_t err = cudaMemsetAsync(d_answer, 0xff, n * sizeof *d_answer, st);
         if (err != cudaSuccess)
             return err;
     }

@@ -117,12 +117,12 @@ int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier 
 enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE, GS_PRUNE_MODES };
 int gs_gpu_set_prune(gs_gpu *g, int mode);
 
-/* A pruned full search with no seed of its own starts from a guess (on
- * after gs_gpu_create): each search's best coarse column compared on every
- * fourth window sample, given its exact FoM before the tile kernels, so that
- * they bound their first step too instead of computing it.  The same
- * answers and bits either way; off: the first step of each tile whose
- * searches have no answer posted yet is computed exactly. */
+/* The pruned full search's first step (on after gs_gpu_create): while a
+ * search of a tile has no FoM yet, the tile sums its step's bounds with no
+ * limit, gives each search's column of least bound its FoM, and bounds the
+ * step's other columns against it (search_tiles_pruned's guess_step); off:
+ * such a step is computed exactly, every column's FoM.  The same answers and
+ * bits either way. */
 void gs_gpu_set_guess(gs_gpu *g, int on);
 
 /* The milliseconds of the last gs_gpu_search's kernels: from its first

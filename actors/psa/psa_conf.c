@@ -26,10 +26,10 @@ static const kit_key keys[] = {
               "FoMs computed (H200, 262,144 searches: 4.33 M searches/s unpruned, 6.50 M fine, 6.92 M byte, 7.32 M "
               "log; in the replay chain's blocks byte was the fastest, log the slowest); adaptive is never pruned" },
     { "GPUGuess", KIT_LIST, offsetof(psa_settings, gpu_guess), "on",
-      .help = "on or off: a pruned full search that has no earlier answer to start from (the first round of "
-              "a block) starts from its segment's best coarse point, compared on every fourth window sample, "
-              "so that the GPU bounds every step of it; off: the first 128 points of each tile are computed "
-              "exactly. The same points and FoM bits either way; only the speed changes" },
+      .help = "on or off: where the GPU's pruned full search has no FoM yet for a search (a tile's first 128 "
+              "points), it sums their lower bounds, computes the FoM of the point of least bound and bounds the "
+              "others against it; off: those 128 points' FoMs are all computed. The same points and FoM bits "
+              "either way; only the speed changes" },
     { "BlockParts", KIT_INT, offsetof(psa_settings, block_parts), "0", KIT_RANGE(0, 64),
       .help = "pieces each part of a block (Parts) is decoded in: with the whole block on the GPU, "
               "each piece's traces go there and are aligned while the host decodes the next (0: two "

@@ -1,6 +1,7 @@
 #!/bin/sh
-# run.sh: on the H200, one call (session 9): the pruned full search started from a guess (guess_answers, GPUGuess)
-# beside the first step computed exactly: bench-psa's large batch (bits against the unpruned kernel and the CPU),
+# run.sh: on the H200, one call (session 9): the pruned full search's first step bounded against its own guess
+# (GPUGuess on: call 1 a guess kernel before the tiles, guess_answers; call 2 on: guess_step in the tiles) beside the
+# first step computed exactly (GPUGuess off): bench-psa's large batch (bits against the unpruned kernel and the CPU),
 # the chain's batch sizes (--rounds), the Check suites of the search on the GPU, and the replay chain (Neighbours off,
 # 64 MB blocks) sequential and pipelined with GPUGuess on, off and on again.
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/psa/h200-guess9/run.sh [STEPS]
@@ -9,6 +10,7 @@
 # Logs under $OUT (else build/guess9), packed into $OUT/guess9.tar.gz.
 set -u
 steps=${1:-bench rounds chain}
+# call 1 also ran CONF_ROWS with ADFReader.conf:Threads:16 and PSA.conf:Threads:16 (both slower sequentially)
 out=${OUT:-build/guess9}
 . "$(dirname "$0")/../../gpu-common.sh"
 CHECKS=${CHECKS-check_gridsearch check_psa}
@@ -44,7 +46,7 @@ if has chain; then
     gpu_replay_in_memory
     label=guess9-chain
     SET="PSA.conf:Neighbours:off" READER_BUFFER=64000000 KEEP_INPUT=1 \
-        CONF_ROWS="${CONF_ROWS-PSA.conf:GPUGuess:off PSA.conf:GPUGuess:on ADFReader.conf:Threads:16 PSA.conf:Threads:16}" WIDE=${WIDE-1} \
+        CONF_ROWS="${CONF_ROWS-PSA.conf:GPUGuess:off PSA.conf:GPUGuess:on}" WIDE=${WIDE-1} \
         sh sample_runs/full_chain/throughput.sh "$label" "${EVENTS:-910000}" > /dev/null 2>&1 || status=1
     mkdir -p "$out/logs/$label"
     gpu_show_chain "sample_runs/full_chain/$label" "$out/logs/$label" \
