@@ -43,6 +43,10 @@ constexpr size_t kChunkMin = 4096; /* searches per chunk, at least */
 constexpr int kChunks = 8;
 /* A tile of at most kFew searches takes few_tile's mapping (a thread per column). */
 constexpr uint32_t kFew = 8;
+/* A pruned step with more (search, column) pairs left than this computes
+ * the whole step as exact_step does (each staged value serving 16 FoMs)
+ * instead of each pair's FoM by one thread from the point-major copy. */
+constexpr uint32_t kDense = kTileQ * kTileC / 4;
 
 /* Every kernel's dynamic shared memory: the |d|^p exponent table first, except
  * in search_tiles_pruned, where its bound table comes first (its reads then
@@ -422,7 +426,8 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
  * search_pruned takes the same steps on the CPU).  A step while a search of
  * the tile has no FoM yet (neither the block's nor one another tile of its
  * columns has posted in answer[]: the tile's first step, unless such a tile
- * has finished) is computed as search_tiles computes it.  Every other step
+ * has finished) takes its U from guess_step (gs_gpu_set_guess; off: it is
+ * computed as search_tiles computes it).  Every other step
  * first sums, for each (search, column), the lower bound of
  * gridsearch_fom.h (a table read and an add per value: 5 issue slots, not
  * 12) and compares it with U, the search's best FoM when the step began.
@@ -430,7 +435,8 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
  * block-wide vote: whole steps are skipped, never single lanes); the
  * (search, column) pairs whose complete bound is at most U are listed in
  * shared memory and get their FoM by gs_fom_point from the point-major
- * copy, a thread each, merged by a shared 64-bit atomic minimum.  A pair
+ * copy, a thread each (more than kDense of them: the whole step as
+ * exact_step computes it), merged by a shared 64-bit atomic minimum.  A pair
  * left out has a FoM above U: the answers and their bits are search_tiles'.
  */
 __device__ __forceinline__ float fom_point(const float *m, const float *b, uint32_t n_mask, uint32_t W,
@@ -722,13 +728,16 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
                 }
         __syncthreads();
         const uint32_t n = *n_list;
-        for (uint32_t e = threadIdx.x; e < n; e += kThreads) {
-            const uint32_t j = list[e] >> 8, col = col0 + (list[e] & 0xffu);
-            const gs_query q = a.q[t.first + j];
-            float f = fom_point(static_cast<const T *>(a.meas) + q.meas, pm + (size_t)col * k_count, g.n_mask, W,
-                                q.use, coef, scale);
-            atomicMin(block_best + j, pack(f, col));
-        }
+        if (n > kDense)
+            exact_step(s, col0, t.col_end, live, block_best);
+        else
+            for (uint32_t e = threadIdx.x; e < n; e += kThreads) {
+                const uint32_t j = list[e] >> 8, col = col0 + (list[e] & 0xffu);
+                const gs_query q = a.q[t.first + j];
+                float f = fom_point(static_cast<const T *>(a.meas) + q.meas, pm + (size_t)col * k_count, g.n_mask,
+                                    W, q.use, coef, scale);
+                atomicMin(block_best + j, pack(f, col));
+            }
         __syncthreads();
         if (threadIdx.x == 0)
             *n_list = 0;
