@@ -45,7 +45,10 @@ constexpr int kChunks = 8;
 constexpr uint32_t kFew = 8;
 /* A pruned step with more (search, column) pairs left than this computes
  * the whole step as exact_step does (each staged value serving 16 FoMs)
- * instead of each pair's FoM by one thread from the point-major copy. */
+ * instead of each pair's FoM by one thread from the point-major copy, and
+ * the tile's later steps too, with no bound pass: searches whose bounds
+ * leave that many pairs (a FoM nearly flat over the points: low energies,
+ * several interactions in the segment) leave as many in their next steps. */
 constexpr uint32_t kDense = kTileQ * kTileC / 4;
 
 /* Every kernel's dynamic shared memory: the |d|^p exponent table first, except
@@ -695,8 +698,13 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
         live |= (uint32_t)(j < t.count) << q;
     }
     const T *pm = static_cast<const T *>(a.pm) + g.pm_offset;
+    bool dense = false; /* a step had more than kDense pairs left: the rest are computed exactly */
     for (uint32_t col0 = t.col_begin; col0 < t.col_end; col0 += kTileC) {
         __syncthreads(); /* the staging, or the last step's minima and list, complete */
+        if (dense) {
+            exact_step(s, col0, t.col_end, live, block_best);
+            continue;
+        }
         typedef typename bound<kBound>::acc A;
         A lim[kQ], total[kQ][kR] = {};
         bool unknown = absurd; /* a search of the thread's with no FoM yet: the step is computed exactly */
@@ -728,7 +736,8 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
                 }
         __syncthreads();
         const uint32_t n = *n_list;
-        if (n > kDense)
+        dense = n > kDense;
+        if (dense)
             exact_step(s, col0, t.col_end, live, block_best);
         else
             for (uint32_t e = threadIdx.x; e < n; e += kThreads) {
