@@ -17,7 +17,8 @@
 #   READER_BUFFER=BYTES: the reader's output buffer in every row of this tree (the topologies' own otherwise).
 #   KEEP_INPUT=1 reuses build/replay_chain/input.adf when it was written for the same EVENTS (a second call).
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
-#   DIR/build), on the same input in the same run: its narwhal, actors, topology and configuration.
+#   DIR/build), on the same input in the same run: its narwhal, actors, topology and configuration (after SET's
+#   and EXTRA_CONF's directories: their keys must be ones that version takes).
 #   After the table, a ratio line per row: the row against the machine's limits (bench-machine --shell,
 #   tools/bench_limits.h): bytes (the input read out of the page cache once, by a copy at the CPU's
 #   measured copy rate; its traces sent to the GPU once at the measured pinned upload rate) and operations
@@ -247,7 +248,7 @@ variants() {
     if [ "${VARIANTS:-0}" = 1 ]; then variants; fi
     if [ -n "${BEFORE:-}" ]; then
         run_narwhal=$BEFORE/build/bin/narwhal run_actors=$BEFORE/build/actors
-        before_conf=$BEFORE/topologies/conf/replay_chain:$BEFORE/topologies/conf
+        before_conf=${first_dirs}$BEFORE/topologies/conf/replay_chain:$BEFORE/topologies/conf
         replay "sequential, before ($BEFORE)" "$BEFORE/topologies/replay_chain.xml" "$before_conf"
         replay "pipelined, before ($BEFORE)" "$BEFORE/topologies/replay_chain.xml" "$before_conf" --pipeline
         run_narwhal=$narwhal run_actors=$BUILD/actors

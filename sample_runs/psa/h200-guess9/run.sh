@@ -6,7 +6,8 @@
 # 64 MB blocks) sequential and pipelined with GPUGuess on, off and on again.
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/psa/h200-guess9/run.sh [STEPS]
 #   STEPS: any of bench rounds chain ncu (default: bench rounds chain); CHECKS: the suites run first
-#   (default: check_gridsearch check_psa); EVENTS: generator events of the chain's input (910000)
+#   (default: check_gridsearch check_psa); EVENTS: generator events of the chain's input (910000); BEFORE=DIR: another
+#   tree's sources, built beside this one, its sequential and pipelined chain rows added (throughput.sh's BEFORE)
 # Logs under $OUT (else build/guess9), packed into $OUT/guess9.tar.gz.
 set -u
 steps=${1:-bench rounds chain}
