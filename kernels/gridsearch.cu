@@ -1356,7 +1356,7 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
         return GPU_NOMEM;
     }
     g->device = device;
-    g->guess = true;
+    g->guess = false;
     g->elem = b->i16 ? 2 : 4;
     g->n_segments = b->n_segments;
     memcpy(g->host_seg, b->seg, b->n_segments * sizeof *b->seg);

@@ -117,12 +117,15 @@ int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier 
 enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE, GS_PRUNE_MODES };
 int gs_gpu_set_prune(gs_gpu *g, int mode);
 
-/* The pruned full search's first step (on after gs_gpu_create): while a
+/* The pruned full search's first step (off after gs_gpu_create): while a
  * search of a tile has no FoM yet, the tile sums its step's bounds with no
  * limit, gives each search's column of least bound its FoM, and bounds the
  * step's other columns against it (search_tiles_pruned's guess_step); off:
  * such a step is computed exactly, every column's FoM.  The same answers and
- * bits either way. */
+ * bits either way.  On the H200 (sample_runs/psa/h200-guess9) on made large
+ * batches faster with GS_PRUNE_LOG (8.56-8.71 M searches/s in the kernels
+ * against 8.10-8.25 M) and the replay chain's device search step slower
+ * with GS_PRUNE_BYTE (1.165-1.174 s against 1.078-1.083 s). */
 void gs_gpu_set_guess(gs_gpu *g, int on);
 
 /* The milliseconds of the last gs_gpu_search's kernels: from its first

@@ -706,12 +706,12 @@ static void run_ladder(bench *B)
  * (gs_gpu_set_guess), its row's path, and the prefix the agreement lines
  * name it by (a row's own path, or a prefix no row before it has). */
 static const struct { int mode, guess; const char *path, *label; } gpu_prunes[] = {
-    { GS_PRUNE_EXPONENT, 1, "GPU pruned, exponent bound", "GPU pruned, exponent" },
-    { GS_PRUNE_FINE, 1, "GPU pruned, 3-bit bound", "GPU pruned, 3-bit" },
-    { GS_PRUNE_LOG, 1, "GPU pruned, log bound", "GPU pruned, log" },
-    { GS_PRUNE_BYTE, 1, "GPU pruned, byte bound", "GPU pruned, byte" },
-    { GS_PRUNE_LOG, 0, "GPU pruned, log bound, no guess", "GPU pruned, log bound, no guess" },
-    { GS_PRUNE_BYTE, 0, "GPU pruned, byte bound, no guess", "GPU pruned, byte bound, no guess" },
+    { GS_PRUNE_EXPONENT, 0, "GPU pruned, exponent bound", "GPU pruned, exponent" },
+    { GS_PRUNE_FINE, 0, "GPU pruned, 3-bit bound", "GPU pruned, 3-bit" },
+    { GS_PRUNE_LOG, 0, "GPU pruned, log bound", "GPU pruned, log" },
+    { GS_PRUNE_BYTE, 0, "GPU pruned, byte bound", "GPU pruned, byte" },
+    { GS_PRUNE_LOG, 1, "GPU pruned, log bound, guess", "GPU pruned, log bound, guess" },
+    { GS_PRUNE_BYTE, 1, "GPU pruned, byte bound, guess", "GPU pruned, byte bound, guess" },
 };
 enum { N_GPU_PRUNES = sizeof gpu_prunes / sizeof gpu_prunes[0] };
 #endif
@@ -734,7 +734,7 @@ static void run_gpu_pruned(bench *B, psa_engine *gpu, psa_data data)
         run_engine(B, gpu, gpu_prunes[i].path, data, PSA_FULL, B->o.searches, 5);
     }
     gs_gpu_set_prune(gpu->gpu, GS_PRUNE_OFF);
-    gs_gpu_set_guess(gpu->gpu, 1);
+    gs_gpu_set_guess(gpu->gpu, 0);
 #endif
 }
 
@@ -785,11 +785,12 @@ static void run_rounds(bench *B)
 {
 #ifdef NARWHAL_HAVE_CUDA
     static const struct { int mode, guess; const char *how, *row; } runs[] = {
-        { GS_PRUNE_FINE, 1, "pruned (fine)", "GPU rounds pruned" },
-        { GS_PRUNE_LOG, 1, "pruned (log)", "GPU rounds pruned, log" },
-        { GS_PRUNE_BYTE, 1, "pruned (byte)", "GPU rounds pruned, byte" },
-        { GS_PRUNE_BYTE, 0, "pruned (byte, no guess)", "GPU rounds pruned, byte, no guess" },
-        { GS_PRUNE_OFF, 1, "exhaustive", "GPU rounds exhaustive" },
+        { GS_PRUNE_FINE, 0, "pruned (fine)", "GPU rounds pruned" },
+        { GS_PRUNE_LOG, 0, "pruned (log)", "GPU rounds pruned, log" },
+        { GS_PRUNE_BYTE, 0, "pruned (byte)", "GPU rounds pruned, byte" },
+        { GS_PRUNE_BYTE, 1, "pruned (byte, guess)", "GPU rounds pruned, byte, guess" },
+        { GS_PRUNE_LOG, 1, "pruned (log, guess)", "GPU rounds pruned, log, guess" },
+        { GS_PRUNE_OFF, 0, "exhaustive", "GPU rounds exhaustive" },
     };
     size_t per_block = 0;
     for (int r = 0; r < N_ROUND_SIZES; r++)

@@ -36,13 +36,13 @@ static void set_prune(psa_engine *e, char *msg, size_t len)
                  name[mode]);
 }
 
-/* GPUGuess on this instance's gs_gpu; off is said after msg (on is the default, said by nothing). */
+/* GPUGuess on this instance's gs_gpu; on is said after msg (off is the default, said by nothing). */
 static void set_guess(psa_engine *e, char *msg, size_t len)
 {
-    gs_gpu_set_guess(e->gpu, !e->p.gpu_no_guess);
+    gs_gpu_set_guess(e->gpu, e->p.gpu_guess);
     size_t at = strlen(msg);
-    if (e->p.gpu_no_guess && e->p.gpu_prune != GS_PRUNE_OFF)
-        snprintf(msg + at, len - at, ", each tile's first step exact (GPUGuess off)");
+    if (e->p.gpu_guess && e->p.gpu_prune != GS_PRUNE_OFF)
+        snprintf(msg + at, len - at, ", a tile's first step bounded against its own guess (GPUGuess on)");
 }
 
 /* Appends a segment's lists (n of them, list c at near[first[c] .. first[c + 1])) to the GPU's arrays. */

@@ -25,11 +25,12 @@ static const kit_key keys[] = {
               "exponent and 3 mantissa bits; exponent: by its exponent alone): the same points and FoM bits, fewer "
               "FoMs computed (H200, 262,144 searches: 4.33 M searches/s unpruned, 6.50 M fine, 6.92 M byte, 7.32 M "
               "log; in the replay chain's blocks byte was the fastest, log the slowest); adaptive is never pruned" },
-    { "GPUGuess", KIT_LIST, offsetof(psa_settings, gpu_guess), "on",
+    { "GPUGuess", KIT_LIST, offsetof(psa_settings, gpu_guess), "off",
       .help = "on or off: where the GPU's pruned full search has no FoM yet for a search (a tile's first 128 "
               "points), it sums their lower bounds, computes the FoM of the point of least bound and bounds the "
               "others against it; off: those 128 points' FoMs are all computed. The same points and FoM bits "
-              "either way; only the speed changes" },
+              "either way; only the speed changes (H200: on is faster for large batches with GPUPrune log, "
+              "slower in the replay chain's blocks with byte, docs/PERF.md)" },
     { "BlockParts", KIT_INT, offsetof(psa_settings, block_parts), "0", KIT_RANGE(0, 64),
       .help = "pieces each part of a block (Parts) is decoded in: with the whole block on the GPU, "
               "each piece's traces go there and are aligned while the host decodes the next (0: two "
@@ -143,7 +144,7 @@ static int choices(where *w)
     static const char *const works[] = { "block", "searches" };
     static const char *const neighbours[] = { "off", "iterate" };
     static const char *const prunes[] = { "off", "exponent", "fine", "log", "byte" };
-    static const char *const ons[] = { "on", "off" };
+    static const char *const offs[] = { "off", "on" };
     int d = choice(w, "Device", &psa_set.device, devices, 4);
     int s = d < 0 ? -1 : choice(w, "Search", &psa_set.search, searches, 2);
     int t = s < 0 ? -1 : choice(w, "Data", &psa_set.data, datas, 2);
@@ -151,7 +152,7 @@ static int choices(where *w)
     int g = k < 0 ? -1 : choice(w, "GPUWork", &psa_set.gpu_work, works, 2);
     int nb = g < 0 ? -1 : choice(w, "Neighbours", &psa_set.neighbours, neighbours, 2);
     int pr = nb < 0 ? -1 : choice(w, "GPUPrune", &psa_set.gpu_prune, prunes, 5);
-    int gu = pr < 0 ? -1 : choice(w, "GPUGuess", &psa_set.gpu_guess, ons, 2);
+    int gu = pr < 0 ? -1 : choice(w, "GPUGuess", &psa_set.gpu_guess, offs, 2);
     if (gu < 0)
         return -1;
     static const psa_device dev[] = { PSA_DEVICE_AUTO, PSA_DEVICE_CPU, PSA_DEVICE_GPU,
@@ -160,7 +161,7 @@ static int choices(where *w)
                                      PSA_SIMD_THESIS };
     static const int prune[] = { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE };
     w->c.engine = (psa_engine_params){ dev[d], (int)psa_set.gpu, s ? PSA_ADAPTIVE : PSA_FULL,
-                                           t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads, prune[pr], gu };
+                                           t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads, prune[pr], !gu };
     w->c.gpu_block = g == 0;
     w->c.neighbour_passes = nb ? (int)psa_set.neighbour_passes : 0;
     return 0;

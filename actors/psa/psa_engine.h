@@ -20,7 +20,7 @@ typedef struct psa_engine_params {
     psa_simd simd;
     int threads;
     int gpu_prune;      /* GS_PRUNE_*: the GPU's full search pruned (GPUPrune; 0, off, where not set) */
-    int gpu_no_guess;   /* GPUGuess off: a pruned search without a seed computes its first step (gs_gpu_set_guess) */
+    int gpu_guess;      /* GPUGuess on: a pruned search's first step bounded against its own guess (gs_gpu_set_guess) */
 } psa_engine_params;
 
 typedef struct psa_engine {

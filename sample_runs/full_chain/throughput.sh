@@ -14,7 +14,7 @@
 #   the tracker split likewise (histo merging).
 #   WIDE=N adds N pipelined rows of topologies/replay_chain_wide.xml (64 MB blocks, 4 PSA and 2 tracker instances,
 #   its own configuration after SET's and EXTRA_CONF's), one after the other: their spread is the run-to-run one.
-#   READER_BUFFER=BYTES: the reader's output buffer in every row of this tree (the topologies' own otherwise).
+#   READER_BUFFER=BYTES: the reader's output buffer in every row, BEFORE's too (the topologies' own otherwise).
 #   KEEP_INPUT=1 reuses build/replay_chain/input.adf when it was written for the same EVENTS (a second call).
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
 #   DIR/build), on the same input in the same run: its narwhal, actors, topology and configuration (after SET's
@@ -47,11 +47,11 @@ else
         > "$keep/throughput-input.log" 2>&1
     echo "$events" > "$work/input-events.txt"
 fi
-# with_reader_buffer TOPOLOGY: the topology's path, or with READER_BUFFER a copy of it in $work with that
-# reader buffer size
+# with_reader_buffer TOPOLOGY [PREFIX]: the topology's path, or with READER_BUFFER a copy of it in $work (its name
+# after PREFIX) with that reader buffer size
 with_reader_buffer() {
     [ -n "${READER_BUFFER:-}" ] || { echo "$1"; return; }
-    copy=$work/$(basename "$1" .xml)_reader$READER_BUFFER.xml
+    copy=$work/${2:-}$(basename "$1" .xml)_reader$READER_BUFFER.xml
     sed "s|<size output_buffer=\"crystals\">[0-9]*<|<size output_buffer=\"crystals\">$READER_BUFFER<|" "$1" > "$copy"
     grep -q "\"crystals\">$READER_BUFFER<" "$copy" || { echo "throughput.sh: no reader buffer in $1" >&2; exit 1; }
     echo "$copy"
@@ -249,8 +249,9 @@ variants() {
     if [ -n "${BEFORE:-}" ]; then
         run_narwhal=$BEFORE/build/bin/narwhal run_actors=$BEFORE/build/actors
         before_conf=${first_dirs}$BEFORE/topologies/conf/replay_chain:$BEFORE/topologies/conf
-        replay "sequential, before ($BEFORE)" "$BEFORE/topologies/replay_chain.xml" "$before_conf"
-        replay "pipelined, before ($BEFORE)" "$BEFORE/topologies/replay_chain.xml" "$before_conf" --pipeline
+        before_topology=$(with_reader_buffer "$BEFORE/topologies/replay_chain.xml" before_)
+        replay "sequential, before ($BEFORE)" "$before_topology" "$before_conf"
+        replay "pipelined, before ($BEFORE)" "$before_topology" "$before_conf" --pipeline
         run_narwhal=$narwhal run_actors=$BUILD/actors
     fi
     echo "# seconds: from the first block to the end of the flushes (the table's 'blocks ran'); per actor: in process_block"
