@@ -123,21 +123,6 @@ static inline uint32_t adf_get_u32(const uint8_t *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
-/*
- * A walk through frames reads each frame's length from the frame before it,
- * so through a large buffer it waits a memory latency per frame (the
- * hardware's prefetchers do not follow a stride longer than a page: a 7.4 KB
- * data:crystal frame).  Most buffers repeat one frame length, so the walk
- * asks now for the key ADF_WALK_AHEAD frames on, were they all as long as
- * the frame at p; the hint never faults, and a wrong guess costs a cache
- * line.  Walking 64 MB of 7.4 KB frames with adf_iter_next went from 150-164
- * to 27-32 ns a frame on the development machine.
- */
-enum { ADF_WALK_AHEAD = 8 };
-static inline void adf_walk_ahead(const uint8_t *p, uint32_t length)
-{
-    __builtin_prefetch((const void *)((uintptr_t)p + (uintptr_t)ADF_WALK_AHEAD * length));
-}
 static inline uint64_t adf_get_u64(const uint8_t *p)
 {
     return (uint64_t)adf_get_u32(p) | ((uint64_t)adf_get_u32(p + 4) << 32);

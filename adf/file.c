@@ -234,7 +234,6 @@ static size_t whole_frames(adf_file *f, uint8_t *buf, size_t got, size_t cap, si
             if (adf_iter_next(&it, &frame) < 0)
                 break;
         }
-        adf_walk_ahead(buf + u, length);
         u += length;
         (*n)++;
     }

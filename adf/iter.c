@@ -84,7 +84,6 @@ int adf_iter_next(adf_iter *it, adf_frame *frame)
     frame->offset = it->base_offset + it->pos;
     frame->depth = it->depth;
     it->pos += frame->key.length;
-    adf_walk_ahead(p, frame->key.length);
     return 1;
 }
 
