@@ -865,11 +865,12 @@ static void open_gpu_it(void *arg)
     o->a = open_gpu(o->text, &e);
 }
 
-/* GPUPrune off, exponent, fine, log and byte: the batches' searches (GPUWork searches,
- * Data int16) and the whole block's on the GPU give the CPU's bytes, and
- * initialise's log line says which search runs (skipped without a GPU).  On
- * a 3 mm basis (about 390 points a segment): a GPU tile prunes only after
- * its first 128 points, the test basis's segments have about 85. */
+/* GPUPrune off, exponent, fine, log and byte, each with GPUGuess off (the
+ * default) and on: the batches' searches (GPUWork searches, Data int16) and
+ * the whole block's on the GPU give the CPU's bytes, and initialise's log
+ * line says which search runs (skipped without a GPU).  On a 3 mm basis
+ * (about 390 points a segment): a GPU tile has steps after its first 128
+ * points, the test basis's segments have about 85. */
 START_TEST(gpu_prune_equals_cpu)
 {
     char fine[PATH_MAX + 32], conf[PATH_MAX + 256];
@@ -897,13 +898,15 @@ START_TEST(gpu_prune_equals_cpu)
     for (int m = 0; m < 3; m++) {
         snprintf(conf, sizeof conf, "Basis %s\nSearch full\n%s", fine, modes[m]);
         unsigned used_cpu = cpu_output(conf, cpu_out);
-        for (int p = 0; p < 5; p++) {
-            snprintf(conf, sizeof conf, "Basis %s\nDevice gpu\nSearch full\n%s\nGPUPrune %s", fine, modes[m],
-                     prunes[p]);
+        for (int p = 0; p < 10; p++) {
+            const bool guess = p >= 5;
+            snprintf(conf, sizeof conf, "Basis %s\nDevice gpu\nSearch full\n%s\nGPUPrune %s\nGPUGuess %s", fine,
+                     modes[m], prunes[p % 5], guess ? "on" : "off");
             gpu_open o = { conf, NULL };
             const char *log = stderr_of(open_gpu_it, &o);
             ck_assert_ptr_nonnull(o.a);
-            ck_assert_msg(strstr(log, says[p]) != NULL, "no '%s' in: %s", says[p], log);
+            ck_assert_msg(strstr(log, says[p % 5]) != NULL, "no '%s' in: %s", says[p % 5], log);
+            ck_assert_msg((strstr(log, "(GPUGuess on)") != NULL) == (guess && p % 5 != 0), "%s: %s", conf, log);
             ck_assert_msg((strstr(log, "GPUWork block: whole blocks on the GPU") != NULL) == (m == 0), "%s", log);
             same_as_cpu(o.a, cpu_out, used_cpu, conf);
         }
@@ -1442,6 +1445,20 @@ START_TEST(gpu_prune_key)
 }
 END_TEST
 
+/* GPUGuess takes on or off, and process_config refuses another value naming the file, the line and the key. */
+START_TEST(gpu_guess_key)
+{
+    char want[PATH_MAX + 128];
+    ck_assert_uint_eq(config_code("GPUGuess on"), 0);
+    ck_assert_uint_eq(config_code("GPUGuess off"), 0);
+    ck_assert_uint_eq(config_code("GPUGuess yes"), NARVAL_E_CONFIG);
+    const char *log = stderr_of(config_it, "GPUGuess yes");
+    snprintf(want, sizeof want, "%s/PSA.conf:5: key 'GPUGuess': value 'yes' is not off or on", conf_dir);
+    ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
+    ck_assert_uint_eq(config_code("Device cpu"), 0);
+}
+END_TEST
+
 START_TEST(configuration_errors)
 {
     ck_assert_uint_eq(config_code("Device cpu"), 0);
@@ -1599,6 +1616,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, gpu_prune_equals_cpu);
     tcase_add_test(t, configuration_errors);
     tcase_add_test(t, gpu_prune_key);
+    tcase_add_test(t, gpu_guess_key);
     tcase_add_test(t, window_outside_basis);
     tcase_add_test(t, damaged_or_missing_basis);
     tcase_add_test(t, gpu_asked_without_one);

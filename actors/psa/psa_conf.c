@@ -161,7 +161,7 @@ static int choices(where *w)
                                      PSA_SIMD_THESIS };
     static const int prune[] = { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE };
     w->c.engine = (psa_engine_params){ dev[d], (int)psa_set.gpu, s ? PSA_ADAPTIVE : PSA_FULL,
-                                           t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads, prune[pr], !gu };
+                                           t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads, prune[pr], gu };
     w->c.gpu_block = g == 0;
     w->c.neighbour_passes = nb ? (int)psa_set.neighbour_passes : 0;
     return 0;
