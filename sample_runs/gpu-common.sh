@@ -94,3 +94,40 @@ gpu_replay_in_memory() {
     mkdir -p /dev/shm/rc
     ln -sfn /dev/shm/rc build/replay_chain
 }
+
+# gpu_psa_bench OUT: bench-psa's large batch (262,144 searches, every pruned row's bits against the unpruned kernel and
+# 32,768 against the CPU) in OUT/bench.txt, its GPU rows and agreement shown; status=1 when it fails.
+gpu_psa_bench() {
+    OMP_NUM_THREADS=$(nproc) build/bin/bench-psa --basis build/cache/default.basis --searches 262144 --cpu 32768 \
+        --naive 10 --ladder 16 --gpu-prune --check > "$1/bench.txt" 2>&1 || status=1
+    grep -E "^\| (GPU|CPU, [0-9]+ threads \| float \| full)" "$1/bench.txt"
+    echo "agreement lines: $(grep -c ' ok$' "$1/bench.txt") ok; others:"
+    grep -E "same point|FAILED|no row" "$1/bench.txt" | grep -v ' ok$'
+    stamp "bench done"
+}
+
+# gpu_psa_rounds OUT: bench-psa --rounds 40 (the replay chain's batch sizes) in OUT/rounds.txt, its blocks shown.
+gpu_psa_rounds() {
+    build/bin/bench-psa --basis build/cache/default.basis --searches 262144 --rounds 40 > "$1/rounds.txt" 2>&1 ||
+        status=1
+    grep -E "rounds,|^\| a block|same|FAILED" "$1/rounds.txt"
+    stamp "rounds done"
+}
+
+# gpu_psa_ncu OUT MODE...: ncu of one chunk of search_tiles_pruned<float, MODE> in bench-psa's large batch (its 11th
+# launch), for each MODE (gridsearch_gpu.h's GS_PRUNE_*), in OUT/ncu-MODE.txt, its key lines shown.
+gpu_psa_ncu() {
+    gpu_psa_ncu_out=$1
+    shift
+    for m in "$@"; do
+        timeout 150 ncu --clock-control none --kernel-name-base mangled -k "regex:search_tiles_prunedIfLi${m}E" \
+            --launch-skip 10 --launch-count 1 \
+            --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
+            --section InstructionStats --section Occupancy --section SchedulerStats build/bin/bench-psa \
+            --basis build/cache/default.basis --searches 262144 --cpu 16 --naive 1 --ladder 1 --gpu-prune \
+            > "$gpu_psa_ncu_out/ncu-$m.txt" 2>&1
+        grep -E "search_tiles_pruned|Duration|Issue Slots Busy|Executed Ipc A|Achieved Occ|Issued Instructions  |No Eligible|Issued Warp|Eligible Warps|Warp Cycles" \
+            "$gpu_psa_ncu_out/ncu-$m.txt" | head -n 16
+        stamp "ncu $m done"
+    done
+}

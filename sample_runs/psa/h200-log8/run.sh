@@ -10,19 +10,11 @@ out=${OUT:-build/log8}
 CHECKS=${CHECKS-check_gridsearch check_psa}
 gpu_prepare "$out/logs" 300
 has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
-basis=build/cache/default.basis
 if has bench; then
-    OMP_NUM_THREADS=$(nproc) build/bin/bench-psa --basis $basis --searches 262144 --cpu 32768 --naive 10 --ladder 16 \
-        --gpu-prune --check > "$out/logs/bench.txt" 2>&1 || status=1
-    grep -E "^\| (GPU|CPU, [0-9]+ threads \| float \| full)" "$out/logs/bench.txt"
-    echo "agreement lines: $(grep -c ' ok$' "$out/logs/bench.txt") ok; others:"
-    grep -E "same point|FAILED|no row" "$out/logs/bench.txt" | grep -v ' ok$'
-    stamp "bench done"
+    gpu_psa_bench "$out/logs"
 fi
 if has rounds; then
-    build/bin/bench-psa --basis $basis --searches 262144 --rounds 40 > "$out/logs/rounds.txt" 2>&1 || status=1
-    grep -E "rounds,|^\| a block|same|FAILED" "$out/logs/rounds.txt"
-    stamp "rounds done"
+    gpu_psa_rounds "$out/logs"
 fi
 if has sass; then
     cuobjdump --dump-sass build/obj/kernels/gridsearch.o > "$out/logs/sass-all.txt" 2>&1
@@ -35,16 +27,7 @@ if has sass; then
     rm -f "$out/logs/sass-all.txt"
 fi
 if has ncu; then
-    for m in ${MODES:-2 3 4}; do
-        timeout 150 ncu --clock-control none --kernel-name-base mangled -k "regex:search_tiles_prunedIfLi${m}E" \
-            --launch-skip 10 --launch-count 1 \
-            --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
-            --section InstructionStats --section Occupancy --section SchedulerStats build/bin/bench-psa \
-            --basis $basis --searches 262144 --cpu 16 --naive 1 --ladder 1 --gpu-prune > "$out/logs/ncu-$m.txt" 2>&1
-        grep -E "search_tiles_pruned|Duration|Issue Slots Busy|Executed Ipc A|Achieved Occ|Issued Instructions  |No Eligible|Issued Warp|Eligible Warps|Warp Cycles" \
-            "$out/logs/ncu-$m.txt" | head -n 16
-        stamp "ncu $m done"
-    done
+    gpu_psa_ncu "$out/logs" ${MODES:-2 3 4}
 fi
 tar -czf "$out/log8.tar.gz" -C "$out" logs
 exit $status
