@@ -595,6 +595,40 @@ __device__ __forceinline__ void exact_step(const step_in<T> &s, uint32_t col0, u
     }
 }
 
+/* Each of the thread's searches' threshold lim[q] (limit()) from its best
+ * FoM so far; true when one of them has none yet. */
+template <int kBound, typename A>
+__device__ __forceinline__ bool limits(const args &a, const tile &t, uint32_t k_count, int warp, uint32_t live,
+                                       const unsigned long long *block_best, A lim[kQ])
+{
+    bool unknown = false;
+    for (int q = 0; q < kQ; q++) {
+        const uint32_t j = warp * kQ + q;
+        const float U = (live >> q & 1u) ? best_so_far(block_best + j, a.answer + t.first + j) : 0.0f;
+        unknown |= U == __int_as_float(0x7f800000);
+        limit<kBound>(U, a, k_count, lim[q]);
+    }
+    return unknown;
+}
+
+/* The FoMs of the n listed pairs (search j << 8 | column - col0), by
+ * gs_fom_point from the segment's point-major copy pm, a thread each,
+ * merged into block_best. */
+template <typename T>
+__device__ __forceinline__ void score_list(const step_in<T> &s, const args &a, const tile &t, const gs_segment &g,
+                                           const T *pm, uint32_t col0, uint32_t n, const uint16_t *list,
+                                           unsigned long long *block_best)
+{
+    const uint32_t k_count = g.n_mask * s.W;
+    for (uint32_t e = threadIdx.x; e < n; e += kThreads) {
+        const uint32_t j = list[e] >> 8, col = col0 + (list[e] & 0xffu);
+        const gs_query q = a.q[t.first + j];
+        float f = fom_point(static_cast<const T *>(a.meas) + q.meas, pm + (size_t)col * k_count, g.n_mask, s.W,
+                            q.use, s.coef, s.scale);
+        atomicMin(block_best + j, pack(f, col));
+    }
+}
+
 /*
  * A first step while a search of the tile has no FoM yet (GPUGuess on,
  * gs_gpu_set_guess): the bounds of every pair are summed with no limit, each
@@ -631,16 +665,7 @@ __device__ __forceinline__ void guess_step(const step_in<T> &s, const args &a, c
                 list[atomicAdd(n_list, 1u)] = (uint16_t)((s.warp * kQ + q) << 8 | at);
         }
     __syncthreads();
-    const uint32_t n = *n_list;
-    const T *pm = static_cast<const T *>(a.pm) + g.pm_offset;
-    const uint32_t k_count = g.n_mask * s.W;
-    for (uint32_t e = threadIdx.x; e < n; e += kThreads) {
-        const uint32_t j = list[e] >> 8, col = col0 + (list[e] & 0xffu);
-        const gs_query q = a.q[t.first + j];
-        float f = fom_point(static_cast<const T *>(a.meas) + q.meas, pm + (size_t)col * k_count, g.n_mask, s.W,
-                            q.use, s.coef, s.scale);
-        atomicMin(block_best + j, pack(f, col));
-    }
+    score_list(s, a, t, g, static_cast<const T *>(a.pm) + g.pm_offset, col0, *n_list, list, block_best);
     __syncthreads();
     if (threadIdx.x == 0)
         *n_list = 0;
@@ -707,24 +732,15 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
         }
         typedef typename bound<kBound>::acc A;
         A lim[kQ], total[kQ][kR] = {};
-        bool unknown = absurd; /* a search of the thread's with no FoM yet: the step is computed exactly */
-        for (int q = 0; q < kQ; q++) {
-            uint32_t j = warp * kQ + q;
-            const float U = (live >> q & 1u) ? best_so_far(block_best + j, a.answer + t.first + j) : 0.0f;
-            unknown |= U == __int_as_float(0x7f800000);
-            limit<kBound>(U, a, k_count, lim[q]);
-        }
+        /* a search of the thread's with no FoM yet: the step is guessed (guess_step) or computed exactly */
+        const bool unknown = limits<kBound>(a, t, k_count, warp, live, block_best, lim) || absurd;
         if (__syncthreads_or(unknown)) {
             if (absurd || !a.guess) {
                 exact_step(s, col0, t.col_end, live, block_best);
                 continue;
             }
             guess_step<T, kBound>(s, a, t, g, col0, live, total, block_best, n_list, list);
-            for (int q = 0; q < kQ; q++) {
-                const uint32_t j = warp * kQ + q;
-                const float U = (live >> q & 1u) ? best_so_far(block_best + j, a.answer + t.first + j) : 0.0f;
-                limit<kBound>(U, a, k_count, lim[q]);
-            }
+            limits<kBound>(a, t, k_count, warp, live, block_best, lim);
         } else if (!bound_step<T, kBound>(s, col0, t.col_end, lim, live, total))
             continue;
         if (s.busy)
@@ -740,13 +756,7 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
         if (dense)
             exact_step(s, col0, t.col_end, live, block_best);
         else
-            for (uint32_t e = threadIdx.x; e < n; e += kThreads) {
-                const uint32_t j = list[e] >> 8, col = col0 + (list[e] & 0xffu);
-                const gs_query q = a.q[t.first + j];
-                float f = fom_point(static_cast<const T *>(a.meas) + q.meas, pm + (size_t)col * k_count, g.n_mask,
-                                    W, q.use, coef, scale);
-                atomicMin(block_best + j, pack(f, col));
-            }
+            score_list(s, a, t, g, pm, col0, n, list, block_best);
         __syncthreads();
         if (threadIdx.x == 0)
             *n_list = 0;
