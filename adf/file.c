@@ -1,5 +1,6 @@
 /* file.c: ADF files, read whole frames at a time into a caller's buffer and appended from validated buffers. */
 #include "adf.h"
+#include "ahead.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -8,9 +9,6 @@
 
 #define ADF_FILE_IOBUF (1u << 20) /* one syscall per MiB for the small keys and frames */
 #define ADF_FILE_BULK (4u << 20)  /* requests this large are read straight into the caller's buffer */
-#define ADF_FILE_BULK_PART (2u << 20) /* at most; less when threads would be left without a part */
-#define ADF_FILE_BULK_GRAIN (64u << 10)
-#define ADF_FILE_BULK_PARTS 128 /* at most, per request */
 
 /* What went wrong, kept so that adf_file_describe can say where. */
 typedef struct file_error {
@@ -34,6 +32,7 @@ struct adf_file {
     int have_key; /* the key at `offset` was read but its frame not yet delivered */
     int stream_off; /* after bulk reads: the stream is not yet where the frame-by-frame path reads next */
     unsigned threads; /* of a bulk read (adf_file_set_read_threads) */
+    adf_ahead *ahead; /* the next bulk read's bytes, read by a thread (adf_file_set_read_ahead); NULL: off */
     int status;   /* sticky: the file cannot go on */
     file_error err;
 };
@@ -169,53 +168,6 @@ static int load_frame(adf_file *f, uint8_t *dst, uint32_t length)
     return ADF_OK;
 }
 
-/* The size of a bulk read's parts (want is at least ADF_FILE_BULK):
- * ADF_FILE_BULK_PART, or less (whole grains) so that each thread has one. */
-static size_t part_size(size_t want, unsigned threads)
-{
-    size_t share = (want / threads + ADF_FILE_BULK_GRAIN - 1) / ADF_FILE_BULK_GRAIN * ADF_FILE_BULK_GRAIN;
-    return share < ADF_FILE_BULK_PART ? share : ADF_FILE_BULK_PART;
-}
-
-/* Fills buf[0, want) from the file at `at` with pread in parts, read by
- * `threads` threads: one thread copies out of the page cache at about
- * 4-5 GB/s, less than the replay chain asks of its reader.  Returns the
- * bytes read from `at` on without a gap (fewer at the end of the file), or
- * -1 when pread cannot be used on this file (a pipe) or failed: the caller
- * then reads through stdio, which reports the error. */
-static long long read_parts(int fd, uint8_t *buf, size_t want, uint64_t at, unsigned threads)
-{
-    size_t part = part_size(want, threads), parts = (want + part - 1) / part, got[ADF_FILE_BULK_PARTS];
-    if (parts > ADF_FILE_BULK_PARTS)
-        parts = ADF_FILE_BULK_PARTS;
-    int failed = 0;
-#pragma omp parallel for num_threads(threads) schedule(static, 1) reduction(| : failed)
-    for (size_t i = 0; i < parts; i++) {
-        size_t from = i * part, len = from + part > want ? want - from : part;
-        size_t have = 0;
-        while (have < len) {
-            ssize_t n = pread(fd, buf + from + have, len - have, (off_t)(at + from + have));
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0)
-                failed = 1;
-            if (n <= 0)
-                break;
-            have += (size_t)n;
-        }
-        got[i] = have;
-    }
-    if (failed)
-        return -1;
-    size_t total = 0;
-    for (size_t i = 0; i < parts; i++) {
-        total += got[i];
-        if (got[i] < part)
-            break;
-    }
-    return (long long)total;
-}
-
 /* The whole frames at the start of buf[0, got) that fit in cap and pass
  * load_frame's sub-frame check; stops before the first that does not. */
 static size_t whole_frames(adf_file *f, uint8_t *buf, size_t got, size_t cap, size_t *n)
@@ -253,7 +205,9 @@ static size_t whole_frames(adf_file *f, uint8_t *buf, size_t got, size_t cap, si
  * truncated one, the end, a file pread refuses), with its own messages. */
 static int read_bulk(adf_file *f, uint8_t *buf, size_t cap, size_t *used, size_t *frames)
 {
-    long long got = read_parts(fileno(f->fp), buf, cap, f->offset, f->threads);
+    long long got = f->ahead ? adf_ahead_take(f->ahead, f->offset, buf, cap, f->threads) : -1;
+    if (got < 0)
+        got = adf_read_parts(fileno(f->fp), buf, cap, f->offset, f->threads);
     if (got <= 0)
         return 0;
     size_t n, u = whole_frames(f, buf, (size_t)got, cap, &n);
@@ -268,6 +222,8 @@ static int read_bulk(adf_file *f, uint8_t *buf, size_t cap, size_t *used, size_t
     if (frames)
         *frames = n;
     load_key(f); /* a problem with the next frame is the next call's to report */
+    if (f->ahead) /* unasked, the next call reads itself */
+        adf_ahead_ask(f->ahead, fileno(f->fp), f->offset, cap, f->threads);
     return ADF_OK;
 }
 
@@ -320,6 +276,20 @@ int adf_file_set_read_threads(adf_file *f, unsigned threads)
     if (!f || f->writing || threads < 1 || threads > ADF_FILE_MAX_READ_THREADS)
         return ADF_E_ARG;
     f->threads = threads;
+    return ADF_OK;
+}
+
+int adf_file_set_read_ahead(adf_file *f, int on)
+{
+    if (!f || f->writing)
+        return ADF_E_ARG;
+    if (on && !f->ahead && !(f->ahead = calloc(1, sizeof *f->ahead)))
+        return ADF_E_NOMEM;
+    if (!on && f->ahead) {
+        adf_ahead_free(f->ahead);
+        free(f->ahead);
+        f->ahead = NULL;
+    }
     return ADF_OK;
 }
 
@@ -403,6 +373,10 @@ int adf_file_close(adf_file *f)
     int rc = f->writing ? f->status : ADF_OK;
     if (f->writing && fflush(f->fp) != 0 && rc == ADF_OK)
         rc = record_io(f, "flush");
+    if (f->ahead) { /* first: its thread reads the file */
+        adf_ahead_free(f->ahead);
+        free(f->ahead);
+    }
     if (fclose(f->fp) != 0 && rc == ADF_OK && f->writing)
         rc = ADF_E_IO;
     free(f->iobuf);

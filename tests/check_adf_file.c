@@ -205,15 +205,17 @@ END_TEST
 
 /* Requests of 4 MiB and more are read in parallel straight into the
  * caller's buffer (file.c's bulk path): the same frames, offsets, next
- * lengths and errors as frame by frame, on a 6 MB file whose last frames
- * are a short length, then (second file) a truncated payload. */
-static void bulk_case(const char *name, uint32_t bad_length, size_t cut)
+ * lengths and errors as frame by frame, on an 18 MB file whose last frames
+ * are a short length, then (second file) a truncated payload.  With
+ * read-ahead the same again, the requests' sizes changing between calls
+ * (a read ahead longer than the request, and shorter). */
+static void bulk_case(const char *name, uint32_t bad_length, size_t cut, int ahead)
 {
-    enum { N = 3000, CAP = 4u << 20 };
+    enum { N = 9000, CAP = 5u << 20, STEP = 512u << 10 };
     size_t *lengths = malloc(N * sizeof *lengths), total = 0;
     for (size_t i = 0; i < N; i++)
         total += lengths[i] = 20 + (i * 7919) % 4000;
-    uint8_t *src = malloc(total), *buf = malloc(CAP), *back = malloc(total);
+    uint8_t *src = malloc(total), *buf = malloc(CAP + STEP), *back = malloc(total);
     ck_assert_ptr_nonnull(src);
     ck_assert_uint_eq(stream(src, total, lengths, N), total);
     size_t last = total - lengths[N - 1];
@@ -222,10 +224,11 @@ static void bulk_case(const char *name, uint32_t bad_length, size_t cut)
     tk_write_bytes(path(name), src, total - cut);
     adf_file *f;
     ck_assert_int_eq(adf_file_open_read(&f, path(name)), ADF_OK);
-    size_t got = 0, frames = 0, calls = 0, used, n;
+    ck_assert_int_eq(adf_file_set_read_ahead(f, ahead), ADF_OK);
+    size_t got = 0, frames = 0, calls = 0, used, n, cap = CAP;
     int rc;
-    while ((rc = adf_file_read(f, buf, CAP, &used, &n)) == ADF_OK && used > 0) {
-        ck_assert_uint_le(used, CAP);
+    while ((rc = adf_file_read(f, buf, cap, &used, &n)) == ADF_OK && used > 0) {
+        ck_assert_uint_le(used, cap);
         memcpy(back + got, buf, used);
         got += used;
         frames += n;
@@ -233,8 +236,9 @@ static void bulk_case(const char *name, uint32_t bad_length, size_t cut)
         ck_assert_uint_eq(adf_file_offset(f), got);
         if (got < last) /* the next frame's key is held, as frame by frame */
             ck_assert_uint_eq(adf_file_next_length(f), lengths[frames]);
+        cap = ahead ? CAP + (calls % 3 == 1 ? STEP : 0) - (calls % 3 == 2 ? STEP : 0) : CAP;
     }
-    ck_assert_uint_ge(calls, 2);
+    ck_assert_uint_ge(calls, 3);
     ck_assert_uint_eq(got, last);
     ck_assert_uint_eq(frames, N - 1);
     ck_assert_mem_eq(back, src, last);
@@ -252,8 +256,51 @@ static void bulk_case(const char *name, uint32_t bad_length, size_t cut)
 
 START_TEST(test_bulk_reads_match_frame_reads)
 {
-    bulk_case("bulk-short.adf", 8, 0);
-    bulk_case("bulk-cut.adf", 0, 10);
+    for (int ahead = 0; ahead < 2; ahead++) {
+        bulk_case("bulk-short.adf", 8, 0, ahead);
+        bulk_case("bulk-cut.adf", 0, 10, ahead);
+    }
+}
+END_TEST
+
+/* A read ahead that met the end of the file is not used: frames appended
+ * to the file after it (a file still being written) are delivered. */
+START_TEST(test_read_ahead_sees_a_growing_file)
+{
+    enum { N = 3000, CAP = 4u << 20 };
+    size_t *lengths = malloc(N * sizeof *lengths), total = 0, first = 0;
+    for (size_t i = 0; i < N; i++)
+        total += lengths[i] = 1000 + (i * 7919) % 3000;
+    for (size_t i = 0; i < N / 2; i++)
+        first += lengths[i];
+    uint8_t *src = malloc(total), *buf = malloc(CAP), *back = malloc(total);
+    ck_assert_uint_eq(stream(src, total, lengths, N), total);
+    tk_write_bytes(path("grow.adf"), src, first);
+    adf_file *f, *w;
+    ck_assert_int_eq(adf_file_open_read(&f, path("grow.adf")), ADF_OK);
+    ck_assert_int_eq(adf_file_set_read_ahead(f, 1), ADF_OK);
+    size_t got = 0, used, n;
+    ck_assert_int_eq(adf_file_read(f, buf, CAP, &used, &n), ADF_OK); /* then the rest, to the end, read ahead */
+    memcpy(back, buf, used);
+    got += used;
+    ck_assert_int_eq(adf_file_open_write(&w, path("grow.adf"), 1), ADF_OK);
+    ck_assert_int_eq(adf_file_write(w, src + first, total - first), ADF_OK);
+    ck_assert_int_eq(adf_file_close(w), ADF_OK);
+    while (adf_file_read(f, buf, CAP, &used, &n) == ADF_OK && used > 0) {
+        memcpy(back + got, buf, used);
+        got += used;
+    }
+    ck_assert_uint_eq(got, total);
+    ck_assert_mem_eq(back, src, total);
+    ck_assert_int_eq(adf_file_set_read_ahead(f, 0), ADF_OK);
+    adf_file_close(f);
+    ck_assert_int_eq(adf_file_open_write(&w, path("w.adf"), 0), ADF_OK);
+    ck_assert_int_eq(adf_file_set_read_ahead(w, 1), ADF_E_ARG);
+    adf_file_close(w);
+    free(lengths);
+    free(src);
+    free(buf);
+    free(back);
 }
 END_TEST
 
@@ -431,6 +478,7 @@ static Suite *file_suite(void)
     tcase_add_test(tc, test_short_length);
     tcase_add_test(tc, test_bad_composite);
     tcase_add_test(tc, test_bulk_reads_match_frame_reads);
+    tcase_add_test(tc, test_read_ahead_sees_a_growing_file);
     tcase_add_test(tc, test_write_refuses_bad_buffer);
     tcase_add_test(tc, test_append);
     tcase_add_test(tc, test_offsets_past_4gib);

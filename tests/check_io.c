@@ -944,9 +944,36 @@ START_TEST(reader_takes_one_crystal)
 }
 END_TEST
 
-/* Bulk reads (blocks of 4 MiB and more) by any number of threads deliver
- * the file's frames unchanged, block for block; Threads out of range or
- * not a number is refused with the file, the line and the key. */
+/* A run stopped after its first 4 MiB block, the next read ahead: the log
+ * counts the frames and bytes emitted, not those read ahead. */
+static void stop_after_one_block(const char *file)
+{
+    enum { CAP = 4u << 20 };
+    void *r = new_instance(&rd);
+    uint8_t *block = malloc(CAP);
+    unsigned used = 0, e = 99;
+    size_t frames;
+    rd.produce(r, block, CAP, &used, &e);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_int_eq(adf_validate(block, used, NULL, &frames), ADF_OK);
+    char want[160];
+    snprintf(want, sizeof want, "%s: %zu frames, %u bytes\n", file, frames, used);
+    int saved;
+    capture_begin(&saved);
+    rd.stop(r, &e);
+    capture_end(saved);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_msg(strstr(logged, want) != NULL, "no '%s' in: %s", want, logged);
+    snprintf(want, sizeof want, "emitted %zu frames (%u bytes), no meta:eof", frames, used);
+    ck_assert_msg(strstr(logged, want) != NULL, "no '%s' in: %s", want, logged);
+    rd.unload(r, &e);
+    free(block);
+}
+
+/* Bulk reads (blocks of 4 MiB and more) by any number of threads, read
+ * ahead or not, deliver the file's frames unchanged, block for block;
+ * Threads out of range or not a number, and ReadAhead not on or off, are
+ * refused with the file, the line and the key. */
 START_TEST(reader_threads)
 {
     size_t n;
@@ -954,9 +981,10 @@ START_TEST(reader_threads)
     ck_assert_uint_gt(n, 2 * (4u << 20)); /* several 4 MiB blocks, each read in parts */
     uint8_t *want = tk_read_file(in_tmp("big.adf"), &n);
     drained first = { 0 };
-    const char *counts[] = { "1", "3", "64", "auto" };
-    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
-        snprintf(logged, sizeof logged, "File %s\nThreads %s\n", in_tmp("big.adf"), counts[i]);
+    const char *counts[] = { "1", "3", "64", "auto" }, *ahead[] = { "off", "on" };
+    for (size_t i = 0; i < 2 * sizeof counts / sizeof *counts; i++) {
+        snprintf(logged, sizeof logged, "File %s\nThreads %s\nReadAhead %s\n", in_tmp("big.adf"), counts[i / 2],
+                 ahead[i % 2]);
         conf("ADFReader", logged);
         configure(&rd);
         void *r = new_instance(&rd);
@@ -973,11 +1001,17 @@ START_TEST(reader_threads)
     }
     free(first.bytes);
     free(want);
+    snprintf(logged, sizeof logged, "File %s\n", in_tmp("big.adf")); /* ReadAhead on by default */
+    conf("ADFReader", logged);
+    configure(&rd);
+    stop_after_one_block(in_tmp("big.adf"));
     const char *bad[] = { "0", "65", "many" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         snprintf(logged, sizeof logged, "File %s\nThreads %s\n", in_tmp("big.adf"), bad[i]);
         conf_refused(logged, "ADFReader.conf:2: key 'Threads'");
     }
+    snprintf(logged, sizeof logged, "File %s\nReadAhead maybe\n", in_tmp("big.adf"));
+    conf_refused(logged, "ADFReader.conf:2: key 'ReadAhead'");
 }
 END_TEST
 

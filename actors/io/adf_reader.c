@@ -17,6 +17,7 @@ typedef struct reader_conf {
     int64_t max_frames;
     kit_list crystals;
     int64_t read_threads;
+    bool read_ahead;
 } reader_conf;
 
 static const kit_key reader_keys[] = {
@@ -34,6 +35,10 @@ static const kit_key reader_keys[] = {
       .word = "auto", .word_value = 0,
       .help = "threads that copy each block out of the page cache (1-64); auto: half the CPUs the process may "
               "run on, at least 4 and at most 8" },
+    { "ReadAhead", KIT_BOOL, offsetof(reader_conf, read_ahead), "on",
+      .help = "on: while the other actors work on a block, a thread reads the bytes of the next into a buffer "
+              "of the reader's own (one more block of memory), and the next call copies them from there; the "
+              "frames emitted are the same" },
 };
 
 static unsigned check_conf(const char *directory_path);
@@ -117,6 +122,8 @@ static unsigned open_next(reader *r)
     if (adf_file_open_read(&r->file, path) != ADF_OK)
         return kit_fail(r->k.name, NARVAL_E_IO, "cannot open '%s': %s", path, strerror(errno));
     adf_file_set_read_threads(r->file, read_threads()); /* in range: the key's */
+    if (conf.read_ahead && adf_file_set_read_ahead(r->file, 1) != ADF_OK)
+        kit_log(r->k.name, KIT_WARN, "%s: no memory to read ahead: read in each call", path);
     r->opened++;
     kit_log(r->k.name, KIT_DEBUG, "reading %s (pass %llu of %lld)", path,
             (unsigned long long)((r->opened - 1) / conf.files.n + 1), (long long)conf.repeat);

@@ -1,0 +1,171 @@
+/* ahead.c: bulk reads in parallel parts (pread), and a file's next one read ahead by a thread of its own. */
+#include "ahead.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define AHEAD_PART (2u << 20)   /* at most; less when threads would be left without a part */
+#define AHEAD_GRAIN (64u << 10)
+#define AHEAD_PARTS 128         /* at most, per request */
+#define AHEAD_COPY (1u << 20)   /* a copy thread's share of a take, at a time */
+
+/* The size of a read's parts: AHEAD_PART, or less (whole grains) so that each thread has one. */
+static size_t part_size(size_t want, unsigned threads)
+{
+    size_t share = (want / threads + AHEAD_GRAIN - 1) / AHEAD_GRAIN * AHEAD_GRAIN;
+    return share < AHEAD_PART ? share : AHEAD_PART;
+}
+
+/* One thread copies out of the page cache at about 4-5 GB/s, less than the
+ * replay chain asks of its reader: several read a request's parts. */
+long long adf_read_parts(int fd, uint8_t *buf, size_t want, uint64_t at, unsigned threads)
+{
+    if (want == 0)
+        return 0;
+    size_t part = part_size(want, threads), parts = (want + part - 1) / part, got[AHEAD_PARTS];
+    if (parts > AHEAD_PARTS)
+        parts = AHEAD_PARTS;
+    int failed = 0;
+#pragma omp parallel for num_threads(threads) schedule(static, 1) reduction(| : failed)
+    for (size_t i = 0; i < parts; i++) {
+        size_t from = i * part, len = from + part > want ? want - from : part;
+        size_t have = 0;
+        while (have < len) {
+            ssize_t n = pread(fd, buf + from + have, len - have, (off_t)(at + from + have));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                failed = 1;
+            if (n <= 0)
+                break;
+            have += (size_t)n;
+        }
+        got[i] = have;
+    }
+    if (failed)
+        return -1;
+    size_t total = 0;
+    for (size_t i = 0; i < parts; i++) {
+        total += got[i];
+        if (got[i] < part)
+            break;
+    }
+    return (long long)total;
+}
+
+static void *ahead_thread(void *arg)
+{
+    adf_ahead *a = arg;
+    pthread_mutex_lock(&a->lock);
+    for (;;) {
+        while (!a->busy && !a->quit)
+            pthread_cond_wait(&a->done, &a->lock);
+        if (!a->busy)
+            break;
+        int fd = a->fd;
+        uint64_t at = a->at;
+        size_t want = a->want;
+        unsigned threads = a->threads;
+        pthread_mutex_unlock(&a->lock);
+        long long got = adf_read_parts(fd, a->buf, want, at, threads); /* the buffer is the thread's while busy */
+        pthread_mutex_lock(&a->lock);
+        a->got = got;
+        a->busy = 0;
+        pthread_cond_broadcast(&a->done);
+    }
+    pthread_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+/* The thread, started with every signal blocked: a host's handlers run on its own threads. */
+static int start(adf_ahead *a)
+{
+    sigset_t all, old;
+    if (pthread_mutex_init(&a->lock, NULL) != 0)
+        return -1;
+    if (pthread_cond_init(&a->done, NULL) != 0) {
+        pthread_mutex_destroy(&a->lock);
+        return -1;
+    }
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&a->thread, NULL, ahead_thread, a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        pthread_cond_destroy(&a->done);
+        pthread_mutex_destroy(&a->lock);
+        return -1;
+    }
+    a->running = 1;
+    return 0;
+}
+
+/* Waits until no read is in flight.  Called with the lock. */
+static void idle(adf_ahead *a)
+{
+    while (a->busy)
+        pthread_cond_wait(&a->done, &a->lock);
+}
+
+int adf_ahead_ask(adf_ahead *a, int fd, uint64_t at, size_t want, unsigned threads)
+{
+    if (!a->running && start(a) != 0)
+        return -1;
+    pthread_mutex_lock(&a->lock);
+    idle(a);
+    a->held = 0;
+    if (want > a->cap) {
+        free(a->buf); /* what it held is not needed: no realloc's copy */
+        a->buf = malloc(want);
+        a->cap = a->buf ? want : 0;
+    }
+    if (a->buf) {
+        a->fd = fd;
+        a->at = at;
+        a->want = want;
+        a->threads = threads;
+        a->busy = a->held = 1;
+        pthread_cond_broadcast(&a->done);
+    }
+    pthread_mutex_unlock(&a->lock);
+    return a->held ? 0 : -1;
+}
+
+long long adf_ahead_take(adf_ahead *a, uint64_t at, uint8_t *buf, size_t want, unsigned threads)
+{
+    if (!a->running)
+        return -1;
+    pthread_mutex_lock(&a->lock);
+    idle(a);
+    int usable = a->held && a->at == at && want <= a->want && a->got == (long long)a->want;
+    a->held = 0;
+    pthread_mutex_unlock(&a->lock);
+    if (!usable)
+        return -1;
+    size_t pieces = (want + AHEAD_COPY - 1) / AHEAD_COPY;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (size_t i = 0; i < pieces; i++) {
+        size_t from = i * AHEAD_COPY;
+        memcpy(buf + from, a->buf + from, from + AHEAD_COPY > want ? want - from : AHEAD_COPY);
+    }
+    return (long long)want;
+}
+
+void adf_ahead_free(adf_ahead *a)
+{
+    if (a->running) {
+        pthread_mutex_lock(&a->lock);
+        idle(a);
+        a->quit = 1;
+        pthread_cond_broadcast(&a->done);
+        pthread_mutex_unlock(&a->lock);
+        pthread_join(a->thread, NULL);
+        pthread_cond_destroy(&a->done);
+        pthread_mutex_destroy(&a->lock);
+    }
+    free(a->buf);
+    memset(a, 0, sizeof *a);
+}

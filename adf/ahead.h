@@ -1,0 +1,61 @@
+/* ahead.h: a file's next bulk read, done by a thread of its own while the caller works on the block before (libadf's own, not installed). */
+#ifndef NARWHAL_ADF_AHEAD_H
+#define NARWHAL_ADF_AHEAD_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A producer's call copies its block out of the page cache (pread on
+ * several threads, about 13 GB/s on the H200's host for 64 MB blocks)
+ * while every other actor of a sequential chain waits.  With read-ahead
+ * the bytes that follow the block just delivered are read into a buffer of
+ * the file's own by this thread, beside the host's other calls; the next
+ * call copies them from there (a memcpy on the same threads, about three
+ * times faster) instead of reading.  Only raw bytes are read ahead: the
+ * frames are checked, and the offset moved, in the call, as without it, so
+ * the frames, errors and offsets a caller sees do not change.  A read
+ * that met the end of the file is not used (the file may have grown since):
+ * the call reads itself.
+ *
+ *   after a bulk read ends at offset O:  adf_ahead_ask(a, fd, O, cap, threads)
+ *   the next bulk read at O:             got = adf_ahead_take(a, O, buf, cap, threads);
+ *                                        got < 0: read as without it
+ *   close:                               adf_ahead_free(a)
+ */
+typedef struct adf_ahead {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    int running, busy, quit;
+    int fd;
+    unsigned threads;
+    uint8_t *buf;
+    size_t cap;
+    uint64_t at;   /* the read asked: want bytes at `at` */
+    size_t want;
+    long long got; /* its bytes read without a gap (adf_read_parts), once not busy */
+    int held;      /* the buffer holds the read asked (not taken yet) */
+} adf_ahead;
+
+/* Reads buf[0, want) from fd at `at` with pread in parts on `threads`
+ * threads; the bytes read from `at` on without a gap (fewer at the end of
+ * the file), or -1 when pread failed or cannot be used on fd (a pipe). */
+long long adf_read_parts(int fd, uint8_t *buf, size_t want, uint64_t at, unsigned threads);
+
+/* Starts reading `want` bytes of fd at `at` (after the read before is
+ * done).  0, or -1 when there is no memory or no thread for it: nothing is
+ * asked then, and the next take gives -1. */
+int adf_ahead_ask(adf_ahead *a, int fd, uint64_t at, size_t want, unsigned threads);
+
+/* Waits for the read asked; when it was of `at` and got all its bytes,
+ * copies the first `want` of them into buf (want no more than asked) and
+ * returns want; else -1.  The read is spent either way. */
+long long adf_ahead_take(adf_ahead *a, uint64_t at, uint8_t *buf, size_t want, unsigned threads);
+
+/* Waits for the read in flight, ends the thread and frees the buffer; a
+ * zeroed adf_ahead is fine. */
+void adf_ahead_free(adf_ahead *a);
+
+#endif
