@@ -429,8 +429,8 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
  * search_pruned takes the same steps on the CPU).  A step while a search of
  * the tile has no FoM yet (neither the block's nor one another tile of its
  * columns has posted in answer[]: the tile's first step, unless such a tile
- * has finished) takes its U from guess_step (gs_gpu_set_guess) when it
- * holds coarse columns, else it is computed as search_tiles computes it.  Every other step
+ * has finished) takes its U from guess_step (gs_gpu_set_guess; off: it is
+ * computed as search_tiles computes it).  Every other step
  * first sums, for each (search, column), the lower bound of
  * gridsearch_fom.h (a table read and an add per value: 5 issue slots, not
  * 12) and compares it with U, the search's best FoM when the step began.
@@ -735,10 +735,7 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
         /* a search of the thread's with no FoM yet: the step is guessed (guess_step) or computed exactly */
         const bool unknown = limits<kBound>(a, t, k_count, warp, live, block_best, lim) || absurd;
         if (__syncthreads_or(unknown)) {
-            /* a step of fine columns only (they follow the coarse ones,
-             * point by point: a corner of the segment) guesses far from
-             * the best, and then lists most of its pairs */
-            if (absurd || !a.guess || col0 >= g.n_coarse) {
+            if (absurd || !a.guess) {
                 exact_step(s, col0, t.col_end, live, block_best);
                 continue;
             }
