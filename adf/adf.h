@@ -585,6 +585,14 @@ int adf_file_set_read_threads(adf_file *f, unsigned threads);
  * meet the end of the file are not used (the call reads).  ADF_E_NOMEM or
  * ADF_E_ARG (a file opened for writing). */
 int adf_file_set_read_ahead(adf_file *f, int on);
+/* Since read-ahead was set on: large reads copied from a read ahead
+ * (*taken), large reads that could not be (*missed: the file's end, another
+ * size or offset), and the seconds they waited for a read in flight. */
+typedef struct adf_ahead_stats {
+    unsigned long long taken, missed;
+    double waited;
+} adf_ahead_stats;
+void adf_file_read_ahead_stats(const adf_file *f, adf_ahead_stats *out);
 /* Appends bytes that hold whole frames (validated first: a bad buffer writes nothing). */
 int adf_file_write(adf_file *f, const void *buf, size_t size);
 /* Reading: the offset of the next frame to deliver; writing: the size of the file. */

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define AHEAD_PART (2u << 20)   /* at most; less when threads would be left without a part */
@@ -110,6 +111,13 @@ static void idle(adf_ahead *a)
         pthread_cond_wait(&a->done, &a->lock);
 }
 
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 int adf_ahead_ask(adf_ahead *a, int fd, uint64_t at, size_t want, unsigned threads)
 {
     if (!a->running && start(a) != 0)
@@ -139,10 +147,16 @@ long long adf_ahead_take(adf_ahead *a, uint64_t at, uint8_t *buf, size_t want, u
     if (!a->running)
         return -1;
     pthread_mutex_lock(&a->lock);
-    idle(a);
+    if (a->busy) {
+        double t0 = now();
+        idle(a);
+        a->waited += now() - t0;
+    }
     int usable = a->held && a->at == at && want <= a->want && a->got == (long long)a->want;
     a->held = 0;
     pthread_mutex_unlock(&a->lock);
+    a->taken += usable;
+    a->missed += !usable;
     if (!usable)
         return -1;
     size_t pieces = (want + AHEAD_COPY - 1) / AHEAD_COPY;

@@ -37,6 +37,8 @@ typedef struct adf_ahead {
     size_t want;
     long long got; /* its bytes read without a gap (adf_read_parts), once not busy */
     int held;      /* the buffer holds the read asked (not taken yet) */
+    unsigned long long taken, missed; /* takes that copied, takes that gave -1 */
+    double waited; /* seconds takes waited for a read in flight */
 } adf_ahead;
 
 /* Reads buf[0, want) from fd at `at` with pread in parts on `threads`

@@ -293,6 +293,13 @@ int adf_file_set_read_ahead(adf_file *f, int on)
     return ADF_OK;
 }
 
+void adf_file_read_ahead_stats(const adf_file *f, adf_ahead_stats *out)
+{
+    *out = (adf_ahead_stats){ 0 };
+    if (f && f->ahead)
+        *out = (adf_ahead_stats){ f->ahead->taken, f->ahead->missed, f->ahead->waited };
+}
+
 size_t adf_file_next_length(const adf_file *f)
 {
     return f && f->have_key && !f->writing ? adf_get_u32(f->key) : 0;

@@ -68,6 +68,7 @@ typedef struct reader {
     uint64_t file_eofs; /* meta:eof frames of the files, left out */
     uint64_t others;    /* frames of crystals not selected (or of none), left out */
     uint64_t pass_kept; /* frames kept in the current pass over the list */
+    adf_ahead_stats ahead; /* ReadAhead's, summed over the files closed this run */
     unsigned long long *at; /* the file offset of each frame kept from one read, for the host */
     size_t cap_at;
     adf_key last;       /* key of the last frame emitted: the meta:eof's comes from it */
@@ -79,6 +80,11 @@ static unsigned close_file(reader *r)
 {
     if (!r->file)
         return 0;
+    adf_ahead_stats st;
+    adf_file_read_ahead_stats(r->file, &st);
+    r->ahead.taken += st.taken;
+    r->ahead.missed += st.missed;
+    r->ahead.waited += st.waited;
     int rc = adf_file_close(r->file);
     r->file = NULL;
     if (rc != ADF_OK)
@@ -333,6 +339,7 @@ static unsigned reader_start(void *algo_data)
     memset(r->count, 0, conf.files.n * sizeof *r->count);
     r->opened = 0;
     r->frames = r->bytes = r->file_eofs = r->others = r->pass_kept = 0;
+    r->ahead = (adf_ahead_stats){ 0 };
     r->last = (adf_key){ 0 };
     r->done = r->eof_sent = false;
     return code ? code : open_next(r);
@@ -348,6 +355,10 @@ static unsigned reader_stop(void *algo_data)
     kit_log(r->k.name, KIT_INFO, "emitted %llu frames (%llu bytes)%s", (unsigned long long)r->frames,
             (unsigned long long)r->bytes,
             r->eof_sent ? ", then meta:eof" : ", no meta:eof: the run was stopped before the end of the data");
+    if (r->ahead.taken + r->ahead.missed)
+        kit_log(r->k.name, KIT_INFO, "ReadAhead: %llu large reads copied from the bytes read ahead, %llu read in "
+                "the call (a file's end); %.3f s waited for a read ahead to finish", r->ahead.taken,
+                r->ahead.missed, r->ahead.waited);
     if (r->file_eofs)
         kit_log(r->k.name, KIT_INFO, "%llu meta:eof frames of the files not passed on",
                 (unsigned long long)r->file_eofs);
