@@ -6,6 +6,8 @@
 #   PSA_PARTS="1 2 3 4" adds a sequential and a pipelined row per PSA Parts value (a block cut into parts
 #   worked on at once within the call).
 #   CONF_ROWS="FILE:KEY:VALUE ..." adds a sequential and a pipelined row per setting (e.g. PSA.conf:Neighbours:off).
+#   SEQ_ROWS="FILE:KEY:VALUE ..." adds a sequential row per setting, in that order (a setting may come again: rows
+#   alternating two settings show the run-to-run spread); env:NAME:VALUE sets an environment variable instead.
 #   EXTRA_CONF=DIR puts a configuration directory before the replay chain's in every row.
 #   SET="FILE:KEY:VALUE ..." changes those keys in every row of this tree (a directory before EXTRA_CONF's, its
 #   files taken from EXTRA_CONF, the replay chain's or the shared directory).
@@ -230,6 +232,18 @@ variants() {
         override "$tag" "$file" "$key" "$value"
         replay "sequential, $key $value" "$topology" "$work/conf-$tag:$conf"
         replay "pipelined, $key $value" "$topology" "$work/conf-$tag:$conf" --pipeline
+    done
+    for spec in ${SEQ_ROWS:-}; do
+        parse_spec "$spec"
+        if [ "$file" = env ]; then
+            export "$key=$value"
+            replay "sequential, $key=$value" "$topology" "$conf"
+            unset "$key"
+            continue
+        fi
+        tag=$(printf '%s%s' "$key" "$value" | tr -cd 'A-Za-z0-9')
+        override "$tag" "$file" "$key" "$value"
+        replay "sequential, $key $value" "$topology" "$work/conf-$tag:$conf"
     done
     for n in ${PSAS:-}; do
         split_actor psa "$n" "$topology" "$work/replay_chain_psa$n.xml"

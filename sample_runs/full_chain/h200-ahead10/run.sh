@@ -4,8 +4,8 @@
 # 64 MB blocks) sequential and pipelined and replay_chain_wide.xml; bench-psa's large batch and --rounds; the Check
 # suites of the search and of the files on the GPU first.
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/full_chain/h200-ahead10/run.sh [STEPS]
-#   STEPS: any of bench rounds chain (default: all three); CHECKS: the suites run first; EVENTS: generator events of
-#   the chain's input (910000); CONF_ROWS, WIDE: throughput.sh's (defaults below); BEFORE=DIR: another tree's rows.
+#   STEPS: any of bench rounds chain wideoff (default: bench rounds chain); CHECKS: the suites run first; EVENTS: generator events of
+#   the chain's input (910000); CONF_ROWS, SEQ_ROWS, WIDE: throughput.sh's (defaults below); BEFORE=DIR: another tree's rows.
 # Logs under $OUT (else build/ahead10), packed into $OUT/ahead10.tar.gz.
 set -u
 steps=${1:-bench rounds chain}
@@ -13,6 +13,10 @@ out=${OUT:-build/ahead10}
 . "$(dirname "$0")/../../gpu-common.sh"
 CHECKS=${CHECKS-check_gridsearch check_psa check_io check_adf_file}
 gpu_prepare "$out/logs" 300
+# call 1: CONF_ROWS="ADFReader.conf:ReadAhead:off PSA.conf:GPUGuess:on ADFReader.conf:ReadAhead:on", no SEQ_ROWS
+seq_rows="ADFReader.conf:ReadAhead:off ADFReader.conf:ReadAhead:on ADFReader.conf:ReadAhead:off \
+ADFReader.conf:ReadAhead:on ADFReader.conf:ReadAhead:off env:OMP_WAIT_POLICY:passive ADFReader.conf:ReadAhead:on"
+show='time in process_block|ReadAhead|^blocks ran|^(reader|psa[0-9]*|builder|tracker[0-9]*|histo|writer) '
 has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 if has bench; then
     gpu_psa_bench "$out/logs"
@@ -23,13 +27,22 @@ fi
 if has chain; then
     gpu_replay_in_memory
     label=ahead10-chain
-    SET="${SET-PSA.conf:Neighbours:off}" READER_BUFFER=64000000 KEEP_INPUT=1 \
-        CONF_ROWS="${CONF_ROWS-ADFReader.conf:ReadAhead:off PSA.conf:GPUGuess:on ADFReader.conf:ReadAhead:on}" \
+    SET="${SET-PSA.conf:Neighbours:off}" READER_BUFFER=64000000 KEEP_INPUT=1 CONF_ROWS="${CONF_ROWS-}" \
+        SEQ_ROWS="${SEQ_ROWS-$seq_rows}" WIDE=${WIDE-2} \
+        sh sample_runs/full_chain/throughput.sh "$label" "${EVENTS:-910000}" > /dev/null 2>&1 || status=1
+    mkdir -p "$out/logs/$label"
+    gpu_show_chain "sample_runs/full_chain/$label" "$out/logs/$label" "$show"
+    stamp "chain done"
+fi
+# wideoff: the same input's sequential, pipelined and WIDE rows with ReadAhead off in every row
+if has wideoff; then
+    gpu_replay_in_memory
+    label=ahead10-off
+    SET="${SET-PSA.conf:Neighbours:off} ADFReader.conf:ReadAhead:off" READER_BUFFER=64000000 KEEP_INPUT=1 \
         WIDE=${WIDE-2} sh sample_runs/full_chain/throughput.sh "$label" "${EVENTS:-910000}" > /dev/null 2>&1 || status=1
     mkdir -p "$out/logs/$label"
-    gpu_show_chain "sample_runs/full_chain/$label" "$out/logs/$label" \
-        'time in process_block|GPUGuess|^blocks ran|^(reader|psa[0-9]*|builder|tracker[0-9]*|histo|writer) '
-    stamp "chain done"
+    gpu_show_chain "sample_runs/full_chain/$label" "$out/logs/$label" "$show"
+    stamp "wideoff done"
 fi
 tar -czf "$out/ahead10.tar.gz" -C "$out" logs
 exit $status
