@@ -13,6 +13,7 @@ out=${OUT:-build/ahead10}
 . "$(dirname "$0")/../../gpu-common.sh"
 CHECKS=${CHECKS-check_gridsearch check_psa check_io check_adf_file}
 gpu_prepare "$out/logs" 300
+# call 3: SEQ_ROWS="ADFReader.conf:Threads:16 ADFReader.conf:ReadAhead:on" twice, OFF_SEQ_ROWS="ADFReader.conf:Threads:16", WIDE=0
 # call 1: CONF_ROWS="ADFReader.conf:ReadAhead:off PSA.conf:GPUGuess:on ADFReader.conf:ReadAhead:on", no SEQ_ROWS
 seq_rows="ADFReader.conf:ReadAhead:off ADFReader.conf:ReadAhead:on ADFReader.conf:ReadAhead:off \
 ADFReader.conf:ReadAhead:on ADFReader.conf:ReadAhead:off env:OMP_WAIT_POLICY:passive ADFReader.conf:ReadAhead:on"
@@ -34,12 +35,12 @@ if has chain; then
     gpu_show_chain "sample_runs/full_chain/$label" "$out/logs/$label" "$show"
     stamp "chain done"
 fi
-# wideoff: the same input's sequential, pipelined and WIDE rows with ReadAhead off in every row
+# wideoff: the same input's sequential, pipelined, OFF_SEQ_ROWS and WIDE rows with ReadAhead off in every row
 if has wideoff; then
     gpu_replay_in_memory
     label=ahead10-off
     SET="${SET-PSA.conf:Neighbours:off} ADFReader.conf:ReadAhead:off" READER_BUFFER=64000000 KEEP_INPUT=1 \
-        WIDE=${WIDE-2} sh sample_runs/full_chain/throughput.sh "$label" "${EVENTS:-910000}" > /dev/null 2>&1 || status=1
+        SEQ_ROWS="${OFF_SEQ_ROWS-}" WIDE=${WIDE-2} sh sample_runs/full_chain/throughput.sh "$label" "${EVENTS:-910000}" > /dev/null 2>&1 || status=1
     mkdir -p "$out/logs/$label"
     gpu_show_chain "sample_runs/full_chain/$label" "$out/logs/$label" "$show"
     stamp "wideoff done"
