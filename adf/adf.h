@@ -585,14 +585,16 @@ int adf_file_set_read_threads(adf_file *f, unsigned threads);
  * meet the end of the file are not used (the call reads).  ADF_E_NOMEM or
  * ADF_E_ARG (a file opened for writing). */
 int adf_file_set_read_ahead(adf_file *f, int on);
-/* Since read-ahead was set on: large reads copied from a read ahead
- * (*taken), large reads that could not be (*missed: the file's end, another
- * size or offset), and the seconds they waited for a read in flight. */
-typedef struct adf_ahead_stats {
+/* A reading file's large reads so far: copied from a read ahead (taken),
+ * read in the call although read-ahead is on (missed: the file's end,
+ * another size or offset), the seconds waited for a read ahead to finish,
+ * the seconds spent copying the bytes into the caller's buffer (pread or
+ * the read ahead's copy, the wait included) and checking their frames. */
+typedef struct adf_read_stats {
     unsigned long long taken, missed;
-    double waited;
-} adf_ahead_stats;
-void adf_file_read_ahead_stats(const adf_file *f, adf_ahead_stats *out);
+    double waited, copying, checking;
+} adf_read_stats;
+void adf_file_read_stats(const adf_file *f, adf_read_stats *out);
 /* Appends bytes that hold whole frames (validated first: a bad buffer writes nothing). */
 int adf_file_write(adf_file *f, const void *buf, size_t size);
 /* Reading: the offset of the next frame to deliver; writing: the size of the file. */

@@ -111,7 +111,7 @@ static void idle(adf_ahead *a)
         pthread_cond_wait(&a->done, &a->lock);
 }
 
-static double now(void)
+double adf_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -148,9 +148,9 @@ long long adf_ahead_take(adf_ahead *a, uint64_t at, uint8_t *buf, size_t want, u
         return -1;
     pthread_mutex_lock(&a->lock);
     if (a->busy) {
-        double t0 = now();
+        double t0 = adf_now();
         idle(a);
-        a->waited += now() - t0;
+        a->waited += adf_now() - t0;
     }
     int usable = a->held && a->at == at && want <= a->want && a->got == (long long)a->want;
     a->held = 0;

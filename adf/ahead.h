@@ -56,6 +56,9 @@ int adf_ahead_ask(adf_ahead *a, int fd, uint64_t at, size_t want, unsigned threa
  * returns want; else -1.  The read is spent either way. */
 long long adf_ahead_take(adf_ahead *a, uint64_t at, uint8_t *buf, size_t want, unsigned threads);
 
+/* Seconds on a monotonic clock. */
+double adf_now(void);
+
 /* Waits for the read in flight, ends the thread and frees the buffer; a
  * zeroed adf_ahead is fine. */
 void adf_ahead_free(adf_ahead *a);

@@ -33,6 +33,7 @@ struct adf_file {
     int stream_off; /* after bulk reads: the stream is not yet where the frame-by-frame path reads next */
     unsigned threads; /* of a bulk read (adf_file_set_read_threads) */
     adf_ahead *ahead; /* the next bulk read's bytes, read by a thread (adf_file_set_read_ahead); NULL: off */
+    double copying, checking; /* seconds of bulk reads (adf_file_read_stats) */
     int status;   /* sticky: the file cannot go on */
     file_error err;
 };
@@ -205,12 +206,16 @@ static size_t whole_frames(adf_file *f, uint8_t *buf, size_t got, size_t cap, si
  * truncated one, the end, a file pread refuses), with its own messages. */
 static int read_bulk(adf_file *f, uint8_t *buf, size_t cap, size_t *used, size_t *frames)
 {
+    double t0 = adf_now();
     long long got = f->ahead ? adf_ahead_take(f->ahead, f->offset, buf, cap, f->threads) : -1;
     if (got < 0)
         got = adf_read_parts(fileno(f->fp), buf, cap, f->offset, f->threads);
+    double t1 = adf_now();
+    f->copying += t1 - t0;
     if (got <= 0)
         return 0;
     size_t n, u = whole_frames(f, buf, (size_t)got, cap, &n);
+    f->checking += adf_now() - t1;
     if (n == 0)
         return 0;
     f->have_key = (size_t)got - u >= ADF_KEY_SIZE; /* a key held before was read again, with its frame */
@@ -293,11 +298,18 @@ int adf_file_set_read_ahead(adf_file *f, int on)
     return ADF_OK;
 }
 
-void adf_file_read_ahead_stats(const adf_file *f, adf_ahead_stats *out)
+void adf_file_read_stats(const adf_file *f, adf_read_stats *out)
 {
-    *out = (adf_ahead_stats){ 0 };
-    if (f && f->ahead)
-        *out = (adf_ahead_stats){ f->ahead->taken, f->ahead->missed, f->ahead->waited };
+    *out = (adf_read_stats){ 0 };
+    if (!f)
+        return;
+    out->copying = f->copying;
+    out->checking = f->checking;
+    if (f->ahead) {
+        out->taken = f->ahead->taken;
+        out->missed = f->ahead->missed;
+        out->waited = f->ahead->waited;
+    }
 }
 
 size_t adf_file_next_length(const adf_file *f)

@@ -68,7 +68,8 @@ typedef struct reader {
     uint64_t file_eofs; /* meta:eof frames of the files, left out */
     uint64_t others;    /* frames of crystals not selected (or of none), left out */
     uint64_t pass_kept; /* frames kept in the current pass over the list */
-    adf_ahead_stats ahead; /* ReadAhead's, summed over the files closed this run */
+    adf_read_stats stats; /* the files' large reads, summed over the files closed this run */
+    double keeping, telling; /* seconds in keep_frames and in the host's origin callback */
     unsigned long long *at; /* the file offset of each frame kept from one read, for the host */
     size_t cap_at;
     adf_key last;       /* key of the last frame emitted: the meta:eof's comes from it */
@@ -80,11 +81,13 @@ static unsigned close_file(reader *r)
 {
     if (!r->file)
         return 0;
-    adf_ahead_stats st;
-    adf_file_read_ahead_stats(r->file, &st);
-    r->ahead.taken += st.taken;
-    r->ahead.missed += st.missed;
-    r->ahead.waited += st.waited;
+    adf_read_stats st;
+    adf_file_read_stats(r->file, &st);
+    r->stats.taken += st.taken;
+    r->stats.missed += st.missed;
+    r->stats.waited += st.waited;
+    r->stats.copying += st.copying;
+    r->stats.checking += st.checking;
     int rc = adf_file_close(r->file);
     r->file = NULL;
     if (rc != ADF_OK)
@@ -263,9 +266,13 @@ static unsigned read_frames(reader *r, uint8_t *out, unsigned cap, unsigned *use
     if (got == 0)
         return close_file(r);
     bool next_waits = adf_file_next_length(r->file) > 0; /* the file's next frame did not fit */
+    double t0 = omp_get_wtime();
     got = keep_frames(r, out + *used, got, base, &frames);
+    double t1 = omp_get_wtime();
     if (frames && r->at)
         kit_host()->origin(kit_host()->ctx, conf.files.v[r->current], out + *used, got, r->at, frames);
+    r->keeping += t1 - t0;
+    r->telling += omp_get_wtime() - t1;
     r->pass_kept += frames;
     r->count[r->current].frames += frames;
     r->count[r->current].bytes += got;
@@ -339,7 +346,8 @@ static unsigned reader_start(void *algo_data)
     memset(r->count, 0, conf.files.n * sizeof *r->count);
     r->opened = 0;
     r->frames = r->bytes = r->file_eofs = r->others = r->pass_kept = 0;
-    r->ahead = (adf_ahead_stats){ 0 };
+    r->stats = (adf_read_stats){ 0 };
+    r->keeping = r->telling = 0;
     r->last = (adf_key){ 0 };
     r->done = r->eof_sent = false;
     return code ? code : open_next(r);
@@ -355,10 +363,14 @@ static unsigned reader_stop(void *algo_data)
     kit_log(r->k.name, KIT_INFO, "emitted %llu frames (%llu bytes)%s", (unsigned long long)r->frames,
             (unsigned long long)r->bytes,
             r->eof_sent ? ", then meta:eof" : ", no meta:eof: the run was stopped before the end of the data");
-    if (r->ahead.taken + r->ahead.missed)
+    if (r->stats.copying > 0)
+        kit_log(r->k.name, KIT_INFO, "large reads: %.3f s copying into the blocks, %.3f s checking their frames; "
+                "%.3f s keeping the frames to emit, %.3f s telling the host where they came from",
+                r->stats.copying, r->stats.checking, r->keeping, r->telling);
+    if (r->stats.taken + r->stats.missed)
         kit_log(r->k.name, KIT_INFO, "ReadAhead: %llu large reads copied from the bytes read ahead, %llu read in "
-                "the call (a file's end); %.3f s waited for a read ahead to finish", r->ahead.taken,
-                r->ahead.missed, r->ahead.waited);
+                "the call (a file's end); %.3f s waited for a read ahead to finish", r->stats.taken,
+                r->stats.missed, r->stats.waited);
     if (r->file_eofs)
         kit_log(r->k.name, KIT_INFO, "%llu meta:eof frames of the files not passed on",
                 (unsigned long long)r->file_eofs);
