@@ -1,6 +1,8 @@
 /* ahead.c: bulk reads in parallel parts (pread), and a file's next one read ahead by a thread of its own. */
 #include "ahead.h"
 
+#include "adf.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -57,6 +59,47 @@ long long adf_read_parts(int fd, uint8_t *buf, size_t want, uint64_t at, unsigne
     return (long long)total;
 }
 
+size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, uint64_t at, size_t *n, uint32_t *starts)
+{
+    size_t u = 0;
+    *n = 0;
+    while (u + ADF_KEY_SIZE <= got) {
+        uint32_t length = adf_get_u32(buf + u);
+        if (length < ADF_KEY_SIZE || length > cap - u || length > got - u)
+            break;
+        if (adf_id_is_composite(adf_get_u32(buf + u + 4))) {
+            adf_iter it;
+            adf_frame frame;
+            adf_iter_init(&it, buf + u, length);
+            it.base_offset = (size_t)(at + u);
+            if (adf_iter_next(&it, &frame) < 0)
+                break;
+        }
+        if (starts)
+            starts[*n] = (uint32_t)u;
+        u += length;
+        (*n)++;
+    }
+    return u;
+}
+
+/* The whole frames of the bytes just read, and where each starts (room
+ * for a frame every key's length at most; none: not found, the call walks). */
+static void find_frames(adf_ahead *a, long long got)
+{
+    size_t most = a->want / ADF_KEY_SIZE + 1;
+    a->whole = SIZE_MAX;
+    if (got != (long long)a->want || a->want > UINT32_MAX)
+        return;
+    if (most > a->cap_starts) {
+        free(a->starts);
+        a->starts = malloc(most * sizeof *a->starts);
+        a->cap_starts = a->starts ? most : 0;
+    }
+    if (a->starts)
+        a->whole = adf_whole_frames(a->buf, a->want, a->want, a->at, &a->frames, a->starts);
+}
+
 static void *ahead_thread(void *arg)
 {
     adf_ahead *a = arg;
@@ -72,6 +115,7 @@ static void *ahead_thread(void *arg)
         unsigned threads = a->threads;
         pthread_mutex_unlock(&a->lock);
         long long got = adf_read_parts(fd, a->buf, want, at, threads); /* the buffer is the thread's while busy */
+        find_frames(a, got);
         pthread_mutex_lock(&a->lock);
         a->got = got;
         a->busy = 0;
@@ -142,7 +186,8 @@ int adf_ahead_ask(adf_ahead *a, int fd, uint64_t at, size_t want, unsigned threa
     return a->held ? 0 : -1;
 }
 
-long long adf_ahead_take(adf_ahead *a, uint64_t at, uint8_t *buf, size_t want, unsigned threads)
+long long adf_ahead_take(adf_ahead *a, uint64_t at, uint8_t *buf, size_t want, unsigned threads, size_t *whole,
+                         size_t *frames)
 {
     if (!a->running)
         return -1;
@@ -165,6 +210,12 @@ long long adf_ahead_take(adf_ahead *a, uint64_t at, uint8_t *buf, size_t want, u
         size_t from = i * AHEAD_COPY;
         memcpy(buf + from, a->buf + from, from + AHEAD_COPY > want ? want - from : AHEAD_COPY);
     }
+    if (want == a->want && a->whole != SIZE_MAX) {
+        *whole = a->whole;
+        *frames = a->frames;
+        for (size_t i = 0; i < a->frames; i++)
+            __builtin_prefetch(buf + a->starts[i]);
+    }
     return (long long)want;
 }
 
@@ -181,5 +232,6 @@ void adf_ahead_free(adf_ahead *a)
         pthread_mutex_destroy(&a->lock);
     }
     free(a->buf);
+    free(a->starts);
     memset(a, 0, sizeof *a);
 }

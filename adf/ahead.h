@@ -17,7 +17,9 @@
  * frames are checked, and the offset moved, in the call, as without it, so
  * the frames, errors and offsets a caller sees do not change.  A read
  * that met the end of the file is not used (the file may have grown since):
- * the call reads itself.
+ * the call reads itself.  The thread also finds the block's whole frames
+ * (the first walk over its keys, which waits on memory at every frame), so
+ * that the call does not.
  *
  *   after a bulk read ends at offset O:  adf_ahead_ask(a, fd, O, cap, threads)
  *   the next bulk read at O:             got = adf_ahead_take(a, O, buf, cap, threads);
@@ -37,9 +39,18 @@ typedef struct adf_ahead {
     size_t want;
     long long got; /* its bytes read without a gap (adf_read_parts), once not busy */
     int held;      /* the buffer holds the read asked (not taken yet) */
+    size_t whole, frames; /* of its bytes, the whole frames (adf_whole_frames with cap `want`) */
+    uint32_t *starts;     /* where each of those frames starts */
+    size_t cap_starts;
     unsigned long long taken, missed; /* takes that copied, takes that gave -1 */
     double waited; /* seconds takes waited for a read in flight */
 } adf_ahead;
+
+/* The bytes of the whole frames at the start of buf[0, got) that fit in
+ * cap and whose composites' sub-frames are well formed (`at`: buf's offset
+ * in its file, for the checks); *n their count.  With starts (room for
+ * every frame), each one's offset in buf. */
+size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, uint64_t at, size_t *n, uint32_t *starts);
 
 /* Reads buf[0, want) from fd at `at` with pread in parts on `threads`
  * threads; the bytes read from `at` on without a gap (fewer at the end of
@@ -53,8 +64,14 @@ int adf_ahead_ask(adf_ahead *a, int fd, uint64_t at, size_t want, unsigned threa
 
 /* Waits for the read asked; when it was of `at` and got all its bytes,
  * copies the first `want` of them into buf (want no more than asked) and
- * returns want; else -1.  The read is spent either way. */
-long long adf_ahead_take(adf_ahead *a, uint64_t at, uint8_t *buf, size_t want, unsigned threads);
+ * returns want; else -1.  The read is spent either way.  When want is what
+ * was asked, *whole and *frames are adf_whole_frames(buf, want, want, ...),
+ * found by the thread, and the lines that hold the frames' keys are
+ * fetched into this thread's cache (the copy's threads wrote them: the
+ * caller's walks over the keys would wait on each); else they are left
+ * as they were. */
+long long adf_ahead_take(adf_ahead *a, uint64_t at, uint8_t *buf, size_t want, unsigned threads, size_t *whole,
+                         size_t *frames);
 
 /* Seconds on a monotonic clock. */
 double adf_now(void);

@@ -169,30 +169,6 @@ static int load_frame(adf_file *f, uint8_t *dst, uint32_t length)
     return ADF_OK;
 }
 
-/* The whole frames at the start of buf[0, got) that fit in cap and pass
- * load_frame's sub-frame check; stops before the first that does not. */
-static size_t whole_frames(adf_file *f, uint8_t *buf, size_t got, size_t cap, size_t *n)
-{
-    size_t u = 0;
-    *n = 0;
-    while (u + ADF_KEY_SIZE <= got) {
-        uint32_t length = adf_get_u32(buf + u);
-        if (length < ADF_KEY_SIZE || length > cap - u || length > got - u)
-            break;
-        if (adf_id_is_composite(adf_get_u32(buf + u + 4))) {
-            adf_iter it;
-            adf_frame frame;
-            adf_iter_init(&it, buf + u, length);
-            it.base_offset = (size_t)(f->offset + u);
-            if (adf_iter_next(&it, &frame) < 0)
-                break;
-        }
-        u += length;
-        (*n)++;
-    }
-    return u;
-}
-
 /* A large request: the file's bytes read in parallel straight into buf,
  * then the whole frames among them delivered as the frame-by-frame path
  * would (the same frames, the same checks) and the next key held as that
@@ -207,14 +183,16 @@ static size_t whole_frames(adf_file *f, uint8_t *buf, size_t got, size_t cap, si
 static int read_bulk(adf_file *f, uint8_t *buf, size_t cap, size_t *used, size_t *frames)
 {
     double t0 = adf_now();
-    long long got = f->ahead ? adf_ahead_take(f->ahead, f->offset, buf, cap, f->threads) : -1;
+    size_t n, u = SIZE_MAX; /* unless the read ahead checked them */
+    long long got = f->ahead ? adf_ahead_take(f->ahead, f->offset, buf, cap, f->threads, &u, &n) : -1;
     if (got < 0)
         got = adf_read_parts(fileno(f->fp), buf, cap, f->offset, f->threads);
     double t1 = adf_now();
     f->copying += t1 - t0;
     if (got <= 0)
         return 0;
-    size_t n, u = whole_frames(f, buf, (size_t)got, cap, &n);
+    if (u == SIZE_MAX)
+        u = adf_whole_frames(buf, (size_t)got, cap, f->offset, &n, NULL);
     f->checking += adf_now() - t1;
     if (n == 0)
         return 0;

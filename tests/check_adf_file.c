@@ -205,11 +205,12 @@ END_TEST
 
 /* Requests of 4 MiB and more are read in parallel straight into the
  * caller's buffer (file.c's bulk path): the same frames, offsets, next
- * lengths and errors as frame by frame, on an 18 MB file whose last frames
- * are a short length, then (second file) a truncated payload.  With
+ * lengths and errors as frame by frame, on an 18 MB file whose last frame
+ * has a short length, then (second file) a truncated payload, then (third)
+ * a short length half-way.  With
  * read-ahead the same again, the requests' sizes changing between calls
  * (a read ahead longer than the request, and shorter). */
-static void bulk_case(const char *name, uint32_t bad_length, size_t cut, int ahead)
+static void bulk_case(const char *name, uint32_t bad_length, size_t cut, int ahead, size_t bad)
 {
     enum { N = 9000, CAP = 5u << 20, STEP = 512u << 10 };
     size_t *lengths = malloc(N * sizeof *lengths), total = 0;
@@ -218,7 +219,9 @@ static void bulk_case(const char *name, uint32_t bad_length, size_t cut, int ahe
     uint8_t *src = malloc(total), *buf = malloc(CAP + STEP), *back = malloc(total);
     ck_assert_ptr_nonnull(src);
     ck_assert_uint_eq(stream(src, total, lengths, N), total);
-    size_t last = total - lengths[N - 1];
+    size_t last = 0; /* where frame `bad` starts: the reads end there */
+    for (size_t i = 0; i < bad; i++)
+        last += lengths[i];
     if (bad_length)
         adf_put_u32(src + last, bad_length);
     tk_write_bytes(path(name), src, total - cut);
@@ -234,13 +237,15 @@ static void bulk_case(const char *name, uint32_t bad_length, size_t cut, int ahe
         frames += n;
         calls++;
         ck_assert_uint_eq(adf_file_offset(f), got);
-        if (got < last) /* the next frame's key is held, as frame by frame */
+        if (got < last) { /* the next frame's key is held, as frame by frame; it did not fit */
             ck_assert_uint_eq(adf_file_next_length(f), lengths[frames]);
-        cap = ahead ? CAP + (calls % 3 == 1 ? STEP : 0) - (calls % 3 == 2 ? STEP : 0) : CAP;
+            ck_assert_uint_gt(used + lengths[frames], cap);
+        }
+        cap = ahead ? CAP + (calls % 3 == 2 ? STEP : 0) - (calls % 3 == 0 ? STEP : 0) : CAP;
     }
-    ck_assert_uint_ge(calls, 3);
+    ck_assert_uint_ge(calls, last > 3 * CAP ? 4 : 2);
     ck_assert_uint_eq(got, last);
-    ck_assert_uint_eq(frames, N - 1);
+    ck_assert_uint_eq(frames, bad);
     ck_assert_mem_eq(back, src, last);
     ck_assert_int_eq(rc, bad_length ? ADF_E_SHORT : ADF_E_TRUNCATED);
     char msg[300], want[120];
@@ -257,8 +262,9 @@ static void bulk_case(const char *name, uint32_t bad_length, size_t cut, int ahe
 START_TEST(test_bulk_reads_match_frame_reads)
 {
     for (int ahead = 0; ahead < 2; ahead++) {
-        bulk_case("bulk-short.adf", 8, 0, ahead);
-        bulk_case("bulk-cut.adf", 0, 10, ahead);
+        bulk_case("bulk-short.adf", 8, 0, ahead, 9000 - 1);
+        bulk_case("bulk-cut.adf", 0, 10, ahead, 9000 - 1);
+        bulk_case("bulk-middle.adf", 8, 0, ahead, 9000 / 2); /* inside a block read ahead whole */
     }
 }
 END_TEST
