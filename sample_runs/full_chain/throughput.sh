@@ -16,6 +16,7 @@
 #   the tracker split likewise (histo merging).
 #   WIDE=N adds N pipelined rows of topologies/replay_chain_wide.xml (64 MB blocks, 4 PSA and 2 tracker instances,
 #   its own configuration after SET's and EXTRA_CONF's), one after the other: their spread is the run-to-run one.
+#   WIDE_ROWS="FILE:KEY:VALUE ..." adds a pipelined row of replay_chain_wide.xml per setting, in that order.
 #   READER_BUFFER=BYTES: the reader's output buffer in every row, BEFORE's too (the topologies' own otherwise).
 #   KEEP_INPUT=1 reuses build/replay_chain/input.adf when it was written for the same EVENTS (a second call).
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
@@ -258,6 +259,13 @@ variants() {
         replay "pipelined, replay_chain_wide.xml ($k)" "$wide" \
             "${first_dirs}topologies/conf/replay_chain_wide:topologies/conf" --pipeline
         k=$((k + 1))
+    done
+    for spec in ${WIDE_ROWS:-}; do
+        parse_spec "$spec"
+        tag=$(printf '%s%s' "$key" "$value" | tr -cd 'A-Za-z0-9')
+        override "$tag" "$file" "$key" "$value"
+        replay "pipelined, replay_chain_wide.xml, $key $value" "$wide" \
+            "$work/conf-$tag:${first_dirs}topologies/conf/replay_chain_wide:topologies/conf" --pipeline
     done
     if [ "${VARIANTS:-0}" = 1 ]; then variants; fi
     if [ -n "${BEFORE:-}" ]; then

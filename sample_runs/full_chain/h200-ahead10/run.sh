@@ -5,7 +5,7 @@
 # suites of the search and of the files on the GPU first.
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/full_chain/h200-ahead10/run.sh [STEPS]
 #   STEPS: any of bench rounds chain wideoff (default: bench rounds chain); CHECKS: the suites run first; EVENTS: generator events of
-#   the chain's input (910000); CONF_ROWS, SEQ_ROWS, WIDE: throughput.sh's (defaults below); BEFORE=DIR: another tree's rows.
+#   the chain's input (910000); CONF_ROWS, SEQ_ROWS, WIDE, WIDE_ROWS: throughput.sh's (defaults below); BEFORE=DIR: another tree's rows.
 # Logs under $OUT (else build/ahead10), packed into $OUT/ahead10.tar.gz.
 set -u
 steps=${1:-bench rounds chain}
@@ -13,6 +13,8 @@ out=${OUT:-build/ahead10}
 . "$(dirname "$0")/../../gpu-common.sh"
 CHECKS=${CHECKS-check_gridsearch check_psa check_io check_adf_file}
 gpu_prepare "$out/logs" 300
+# call 7: SEQ_ROWS="ADFReader.conf:ReadAhead:off ADFReader.conf:ReadAhead:on" twice, WIDE=0, WIDE_ROWS the same
+# (calls 4-5: perf record of a sequential chain; call 6 and 7: the reader's split, ReadAhead off / on alternating)
 # call 3: SEQ_ROWS="ADFReader.conf:Threads:16 ADFReader.conf:ReadAhead:on" twice, OFF_SEQ_ROWS="ADFReader.conf:Threads:16", WIDE=0
 # call 1: CONF_ROWS="ADFReader.conf:ReadAhead:off PSA.conf:GPUGuess:on ADFReader.conf:ReadAhead:on", no SEQ_ROWS
 seq_rows="ADFReader.conf:ReadAhead:off ADFReader.conf:ReadAhead:on ADFReader.conf:ReadAhead:off \
@@ -29,7 +31,7 @@ if has chain; then
     gpu_replay_in_memory
     label=ahead10-chain
     SET="${SET-PSA.conf:Neighbours:off}" READER_BUFFER=64000000 KEEP_INPUT=1 CONF_ROWS="${CONF_ROWS-}" \
-        SEQ_ROWS="${SEQ_ROWS-$seq_rows}" WIDE=${WIDE-2} \
+        SEQ_ROWS="${SEQ_ROWS-$seq_rows}" WIDE=${WIDE-2} WIDE_ROWS="${WIDE_ROWS-}" \
         sh sample_runs/full_chain/throughput.sh "$label" "${EVENTS:-910000}" > /dev/null 2>&1 || status=1
     mkdir -p "$out/logs/$label"
     gpu_show_chain "sample_runs/full_chain/$label" "$out/logs/$label" "$show"
