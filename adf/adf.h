@@ -579,8 +579,9 @@ int adf_file_read(adf_file *f, void *buf, size_t cap, size_t *used, size_t *fram
 int adf_file_set_read_threads(adf_file *f, unsigned threads);
 /* Read-ahead (off when a file is opened): after each large read, a thread of
  * the file's own reads the bytes that follow into a buffer as large as that
- * read, while the caller works; the next large read at that offset copies
- * them from there instead of reading.  The frames, offsets and errors
+ * read and finds their whole frames, while the caller works; the next large
+ * read at that offset copies them from there instead of reading, and does
+ * not walk the frames again.  The frames, offsets and errors
  * delivered do not change; the file costs one more such buffer.  Reads that
  * meet the end of the file are not used (the call reads).  ADF_E_NOMEM or
  * ADF_E_ARG (a file opened for writing). */
