@@ -114,6 +114,15 @@ gpu_psa_rounds() {
     stamp "rounds done"
 }
 
+# gpu_has STEP: whether the calling script's $steps names STEP.
+gpu_has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# gpu_psa_steps OUT: gpu_psa_bench, then gpu_psa_rounds, each when $steps names it (bench, rounds).
+gpu_psa_steps() {
+    if gpu_has bench; then gpu_psa_bench "$1"; fi
+    if gpu_has rounds; then gpu_psa_rounds "$1"; fi
+}
+
 # gpu_psa_ncu OUT MODE...: ncu of one chunk of search_tiles_pruned<float, MODE> in bench-psa's large batch (its 11th
 # launch), for each MODE (gridsearch_gpu.h's GS_PRUNE_*), in OUT/ncu-MODE.txt, its key lines shown.
 gpu_psa_ncu() {

@@ -20,14 +20,8 @@ gpu_prepare "$out/logs" 300
 seq_rows="ADFReader.conf:ReadAhead:off ADFReader.conf:ReadAhead:on ADFReader.conf:ReadAhead:off \
 ADFReader.conf:ReadAhead:on ADFReader.conf:ReadAhead:off env:OMP_WAIT_POLICY:passive ADFReader.conf:ReadAhead:on"
 show='time in process_block|ReadAhead|^blocks ran|^(reader|psa[0-9]*|builder|tracker[0-9]*|histo|writer) '
-has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
-if has bench; then
-    gpu_psa_bench "$out/logs"
-fi
-if has rounds; then
-    gpu_psa_rounds "$out/logs"
-fi
-if has chain; then
+gpu_psa_steps "$out/logs"
+if gpu_has chain; then
     gpu_replay_in_memory
     label=ahead10-chain
     SET="${SET-PSA.conf:Neighbours:off}" READER_BUFFER=64000000 KEEP_INPUT=1 CONF_ROWS="${CONF_ROWS-}" \
@@ -38,7 +32,7 @@ if has chain; then
     stamp "chain done"
 fi
 # wideoff: the same input's sequential, pipelined, OFF_SEQ_ROWS and WIDE rows with ReadAhead off in every row
-if has wideoff; then
+if gpu_has wideoff; then
     gpu_replay_in_memory
     label=ahead10-off
     SET="${SET-PSA.conf:Neighbours:off} ADFReader.conf:ReadAhead:off" READER_BUFFER=64000000 KEEP_INPUT=1 \

@@ -17,17 +17,11 @@ out=${OUT:-build/guess9}
 . "$(dirname "$0")/../../gpu-common.sh"
 CHECKS=${CHECKS-check_gridsearch check_psa}
 gpu_prepare "$out/logs" 300
-has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
-if has bench; then
-    gpu_psa_bench "$out/logs"
-fi
-if has rounds; then
-    gpu_psa_rounds "$out/logs"
-fi
-if has ncu; then
+gpu_psa_steps "$out/logs"
+if gpu_has ncu; then
     gpu_psa_ncu "$out/logs" ${MODES:-4}
 fi
-if has chain; then
+if gpu_has chain; then
     gpu_replay_in_memory
     label=guess9-chain
     SET="${SET-PSA.conf:Neighbours:off}" READER_BUFFER=64000000 KEEP_INPUT=1 \

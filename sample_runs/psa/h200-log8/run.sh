@@ -9,14 +9,8 @@ out=${OUT:-build/log8}
 . "$(dirname "$0")/../../gpu-common.sh"
 CHECKS=${CHECKS-check_gridsearch check_psa}
 gpu_prepare "$out/logs" 300
-has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
-if has bench; then
-    gpu_psa_bench "$out/logs"
-fi
-if has rounds; then
-    gpu_psa_rounds "$out/logs"
-fi
-if has sass; then
+gpu_psa_steps "$out/logs"
+if gpu_has sass; then
     cuobjdump --dump-sass build/obj/kernels/gridsearch.o > "$out/logs/sass-all.txt" 2>&1
     # the float kernels of the fine table (template argument 2), the log bound (3) and the byte table (4)
     for m in ${MODES:-2 3 4}; do
@@ -26,7 +20,7 @@ if has sass; then
     done
     rm -f "$out/logs/sass-all.txt"
 fi
-if has ncu; then
+if gpu_has ncu; then
     gpu_psa_ncu "$out/logs" ${MODES:-2 3 4}
 fi
 tar -czf "$out/log8.tar.gz" -C "$out" logs
