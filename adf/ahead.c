@@ -59,11 +59,12 @@ long long adf_read_parts(int fd, uint8_t *buf, size_t want, uint64_t at, unsigne
     return (long long)total;
 }
 
-size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, uint64_t at, size_t *n, uint32_t *starts)
+size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, uint64_t at, size_t *n, uint32_t *starts,
+                        size_t room)
 {
     size_t u = 0;
     *n = 0;
-    while (u + ADF_KEY_SIZE <= got) {
+    while (u + ADF_KEY_SIZE <= got && (!starts || *n < room)) {
         uint32_t length = adf_get_u32(buf + u);
         if (length < ADF_KEY_SIZE || length > cap - u || length > got - u)
             break;
@@ -83,21 +84,33 @@ size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, uint64_t at,
     return u;
 }
 
-/* The whole frames of the bytes just read, and where each starts (room
- * for a frame every key's length at most; none: not found, the call walks). */
+/* The whole frames of the bytes just read, and where each starts; not
+ * found (the call walks) when there were more frames than room for their
+ * starts.  The room starts at a frame a KiB (the 64 MB blocks of traces, 5
+ * KB a frame, need 12,400) and after such a read becomes what the frames
+ * seen so far promise for a whole read, and a quarter more. */
 static void find_frames(adf_ahead *a, long long got)
 {
-    size_t most = a->want / ADF_KEY_SIZE + 1;
     a->whole = SIZE_MAX;
     if (got != (long long)a->want || a->want > UINT32_MAX)
         return;
-    if (most > a->cap_starts) {
+    size_t room = a->cap_starts ? a->cap_starts : a->want / 1024 + 64, most = a->want / ADF_KEY_SIZE + 1;
+    if (a->grow)
+        room = (size_t)((double)a->grow * 1.25 + 64);
+    room = room < most ? room : most;
+    a->grow = 0;
+    if (room > a->cap_starts) {
         free(a->starts);
-        a->starts = malloc(most * sizeof *a->starts);
-        a->cap_starts = a->starts ? most : 0;
+        a->starts = malloc(room * sizeof *a->starts);
+        a->cap_starts = a->starts ? room : 0;
     }
-    if (a->starts)
-        a->whole = adf_whole_frames(a->buf, a->want, a->want, a->at, &a->frames, a->starts);
+    if (!a->starts)
+        return;
+    size_t whole = adf_whole_frames(a->buf, a->want, a->want, a->at, &a->frames, a->starts, a->cap_starts);
+    if (a->frames < a->cap_starts || whole + ADF_KEY_SIZE > a->want)
+        a->whole = whole;
+    else /* the frames a whole read would hold at this one's density */
+        a->grow = (size_t)((double)a->frames * (double)a->want / (double)(whole ? whole : 1));
 }
 
 static void *ahead_thread(void *arg)

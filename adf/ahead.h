@@ -43,15 +43,17 @@ typedef struct adf_ahead {
     size_t whole, frames; /* of its bytes, the whole frames (adf_whole_frames with cap `want`) */
     uint32_t *starts;     /* where each of those frames starts */
     size_t cap_starts;
+    size_t grow;          /* when the last read had more frames than cap_starts: how many it promised */
     unsigned long long taken, missed; /* takes that copied, takes that gave -1 */
     double waited; /* seconds takes waited for a read in flight */
 } adf_ahead;
 
 /* The bytes of the whole frames at the start of buf[0, got) that fit in
  * cap and whose composites' sub-frames are well formed (`at`: buf's offset
- * in its file, for the checks); *n their count.  With starts (room for
- * every frame), each one's offset in buf. */
-size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, uint64_t at, size_t *n, uint32_t *starts);
+ * in its file, for the checks); *n their count.  With starts, each one's
+ * offset in buf, and no more than `room` frames. */
+size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, uint64_t at, size_t *n, uint32_t *starts,
+                        size_t room);
 
 /* Reads buf[0, want) from fd at `at` with pread in parts on `threads`
  * threads; the bytes read from `at` on without a gap (fewer at the end of

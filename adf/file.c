@@ -192,7 +192,7 @@ static int read_bulk(adf_file *f, uint8_t *buf, size_t cap, size_t *used, size_t
     if (got <= 0)
         return 0;
     if (u == SIZE_MAX)
-        u = adf_whole_frames(buf, (size_t)got, cap, f->offset, &n, NULL);
+        u = adf_whole_frames(buf, (size_t)got, cap, f->offset, &n, NULL, 0);
     f->checking += adf_now() - t1;
     if (n == 0)
         return 0;
