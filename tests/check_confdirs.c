@@ -150,6 +150,29 @@ START_TEST(a_foreign_filter_reads_its_own_file_in_the_default_layout)
 }
 END_TEST
 
+/* An actor whose output is not whole frames (the filter's second block one
+ * byte short): the emulator names the actor, the frame's offset in that
+ * block and the fault, once, and the writer refuses the block. */
+START_TEST(the_host_names_an_actor_whose_output_is_not_adf)
+{
+    static const char *const filters[] = {"filter", NULL};
+    static const char *const dirs[] = {"conf/filter", NULL};
+    nw_result r;
+    make_dirs(dirs);
+    write_chain(filters);
+    tk_write_text(at("conf/filter/ForeignFilter.conf"), "Tag beta\nCutAtBlock 2\n");
+    narwhal(&r, "run", NULL);
+    ck_assert_int_ne(r.status, 0);
+    /* block 2 is the reader's 10 frames of 24 bytes (256-byte blocks): the last starts at 216 */
+    const char *want = "narwhal: warning: the output of 'filter' is not well-formed ADF: frame at offset 216: "
+                       "length 24 runs past the end of its buffer (23 bytes left)\n",
+               *seen = strstr(r.err, want);
+    ck_assert_msg(seen, "no '%s' in: %s", want, r.err);
+    ck_assert_ptr_null(strstr(seen + strlen(want), "is not well-formed ADF"));
+    ck_assert_ptr_nonnull(strstr(r.err, "narwhal: actor 'writer' (adf_writer.so): process_block returned error code 3"));
+}
+END_TEST
+
 START_TEST(a_foreign_filter_without_its_file_fails_in_process_config)
 {
     static const char *const filters[] = {"filter", NULL};
@@ -591,6 +614,7 @@ static Suite *confdirs_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, a_foreign_filter_reads_its_own_file_in_the_default_layout);
     tcase_add_test(tc, a_foreign_filter_without_its_file_fails_in_process_config);
+    tcase_add_test(tc, the_host_names_an_actor_whose_output_is_not_adf);
     tcase_add_test(tc, two_actors_of_one_library_keep_their_own_configuration);
     tcase_add_test(tc, actors_that_see_the_same_files_share_one_library);
     tcase_add_test(tc, the_chain_loads_a_copy_only_for_a_different_configuration);

@@ -148,6 +148,18 @@ static unsigned long long report_kind(const char *text, const char *name, uint32
     return frames;
 }
 
+/* The frames of key id inside composites that actor NAME emitted (0: none). */
+static unsigned long long report_inside(const char *text, const char *name, uint32_t id)
+{
+    char prefix[128];
+    unsigned long long inside = 0;
+    snprintf(prefix, sizeof prefix, "kind\t%s\t0x%08x\t", name, id);
+    const char *l = report_line(text, prefix);
+    if (l)
+        ck_assert_int_eq(sscanf(l + strlen(prefix), "%*s\t%*u\t%llu", &inside), 1);
+    return inside;
+}
+
 /* Every file name under dir that ends in ".part" (a temporary left behind) fails the test. */
 static void no_temporaries(const char *dir)
 {
@@ -675,12 +687,17 @@ static void replay_tracks_every_crystal(const char *stem)
         tally t = {.key_id = ADF_ID_DATA_PSA};
         overlay_conf(stem, "ADFWriter.conf", "File %s\n", out);
         overlay_conf(stem, "Histo.conf", "OutputDir %s\n", spectra);
-        free(run_topology(stem, pipelined, &blocks));
+        char *report = run_topology(stem, pipelined, &blocks);
         count_pair(out, &t);
         /* every crystal's data:psa is in the builder's events, none outside */
         ck_assert_uint_eq(t.crystal, 0);
         ck_assert_uint_eq(t.psa, 0);
         ck_assert_uint_eq(t.psa_in_events, in.crystal);
+        /* the emulator's count of the builder's output, composites and their members */
+        ck_assert_uint_eq(report_kind(report, "builder", ADF_ID_EVENT_DATA_PSA), t.events);
+        ck_assert_uint_eq(report_inside(report, "builder", ADF_ID_DATA_PSA), t.psa_in_events);
+        ck_assert_uint_eq(report_kind(report, "builder", ADF_ID_DATA_PSA), 0);
+        free(report);
         same_keys(&in, &t);
         /* each event followed by its data:tracked (KeepInput), the truth passed on */
         ck_assert_uint_gt(t.events, 0);

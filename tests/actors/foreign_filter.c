@@ -13,6 +13,8 @@
  *   Tag WORD          announced once per run in a frame of its own (id
  *                     0x46460001, payload the word), before the first block's frames
  *   FailAtBlock N     the Nth process_block call of an instance returns error code 99
+ *   CutAtBlock N      the Nth process_block call's output is one byte short (its last frame
+ *                     runs past the end: an actor's bug that the host names)
  *
  * The file is mandatory: without it process_config returns 1, so a test
  * that runs it knows the file was found.  It passes every frame on unchanged.
@@ -34,7 +36,7 @@ EXPORT void process_block(void *algo_data, void *input_buffer, unsigned int size
                           unsigned int *error_code);
 
 static char tag[64];
-static unsigned fail_at_block;
+static unsigned fail_at_block, cut_at_block;
 
 struct instance {
     unsigned blocks;
@@ -49,6 +51,10 @@ static int read_line(const char *path, unsigned line, const char *key, const cha
     }
     if (strcmp(key, "FailAtBlock") == 0) {
         fail_at_block = (unsigned)strtoul(value, NULL, 10);
+        return 0;
+    }
+    if (strcmp(key, "CutAtBlock") == 0) {
+        cut_at_block = (unsigned)strtoul(value, NULL, 10);
         return 0;
     }
     fprintf(stderr, "ForeignFilter: %s:%u: unknown key '%s'\n", path, line, key);
@@ -141,5 +147,5 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
         in->announced = 1;
     }
     memcpy((uint8_t *)output_buffer + used, input_buffer, size_of_input_buffer);
-    *used_size_of_output_buffer = used + size_of_input_buffer;
+    *used_size_of_output_buffer = used + size_of_input_buffer - (in->blocks == cut_at_block);
 }
