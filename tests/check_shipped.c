@@ -136,27 +136,31 @@ static void report_actor(const char *text, const char *name, unsigned long long 
     ck_assert_int_eq(sscanf(l + strlen(prefix), "%*s\t%*u\t%llu\t%llu", in, out), 2);
 }
 
-/* The top-level frames of key id that actor NAME emitted (0: none). */
-static unsigned long long report_kind(const char *text, const char *name, uint32_t id)
+/* The frames of key id that actor NAME emitted, top-level and inside composites (0: none). */
+static void report_kind_counts(const char *text, const char *name, uint32_t id, unsigned long long *frames,
+                               unsigned long long *inside)
 {
     char prefix[128];
-    unsigned long long frames = 0;
+    *frames = *inside = 0;
     snprintf(prefix, sizeof prefix, "kind\t%s\t0x%08x\t", name, id);
     const char *l = report_line(text, prefix);
     if (l)
-        ck_assert_int_eq(sscanf(l + strlen(prefix), "%*s\t%llu", &frames), 1);
+        ck_assert_int_eq(sscanf(l + strlen(prefix), "%*s\t%llu\t%llu", frames, inside), 2);
+}
+
+/* The top-level frames of key id that actor NAME emitted (0: none). */
+static unsigned long long report_kind(const char *text, const char *name, uint32_t id)
+{
+    unsigned long long frames, inside;
+    report_kind_counts(text, name, id, &frames, &inside);
     return frames;
 }
 
 /* The frames of key id inside composites that actor NAME emitted (0: none). */
 static unsigned long long report_inside(const char *text, const char *name, uint32_t id)
 {
-    char prefix[128];
-    unsigned long long inside = 0;
-    snprintf(prefix, sizeof prefix, "kind\t%s\t0x%08x\t", name, id);
-    const char *l = report_line(text, prefix);
-    if (l)
-        ck_assert_int_eq(sscanf(l + strlen(prefix), "%*s\t%*u\t%llu", &inside), 1);
+    unsigned long long frames, inside;
+    report_kind_counts(text, name, id, &frames, &inside);
     return inside;
 }
 
