@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# memcheck.sh: every actor under valgrind: the replay chain and the full chain (generator -> psa -> builder -> tracker -> histo -> writer), sequential and pipelined, under memcheck, and the pipelined full chain under helgrind; a verdict line per run, failing on any error or definite leak.
+# memcheck.sh: every actor under valgrind: the replay chain (small blocks, then 4 MiB blocks that the reader reads ahead) and the full chain (generator -> psa -> builder -> tracker -> histo -> writer), sequential and pipelined, under memcheck, and the pipelined full chain and large-block replay under helgrind; a verdict line per run, failing on any error or definite leak.
 set -uo pipefail
 BUILD=${BUILD:-build}
 FRAMES=${MEMCHECK_FRAMES:-200}
@@ -24,6 +24,16 @@ mkdir "$tmp/replay"
     { cat "$tmp/mkadf.log" >&2; fail "mkadf could not write the sample"; }
 printf 'File "%s"\n' "$tmp/input.adf" >"$tmp/replay/ADFReader.conf"
 printf 'File "%s"\n' "$tmp/replay.adf" >"$tmp/replay/ADFWriter.conf"
+
+# the replay again with 4 MiB blocks, so that the reader reads each block ahead on a thread of its own
+# (ReadAhead, adf/ahead.c; with smaller blocks it reads in the call): about 20 MB, five blocks
+mkdir "$tmp/ahead"
+"$BUILD/tests/mkadf" "$tmp/ahead-input.adf" "${MEMCHECK_AHEAD_FRAMES:-900}" >"$tmp/mkadf-ahead.log" 2>&1 ||
+    { cat "$tmp/mkadf-ahead.log" >&2; fail "mkadf could not write the read-ahead sample"; }
+printf 'File "%s"\nThreads 1\n' "$tmp/ahead-input.adf" >"$tmp/ahead/ADFReader.conf"
+printf 'File "%s"\n' "$tmp/ahead.adf" >"$tmp/ahead/ADFWriter.conf"
+sed 's|<size output_buffer="data1">1000000<|<size output_buffer="data1">4194304<|' topologies/replay.xml >"$tmp/replay-ahead.xml"
+grep -q '>4194304<' "$tmp/replay-ahead.xml" || fail "no reader buffer size in topologies/replay.xml"
 
 # the full chain on a coarse basis (check_chain's: 6 mm grid, 2 mm fields) and a few cascades; every
 # OpenMP team of one thread (Threads 1, OMP_NUM_THREADS=1): see helgrind below
@@ -78,6 +88,11 @@ check memcheck replay-sequential topologies/replay.xml "$tmp/replay" "$tmp/repla
 check memcheck replay-pipelined topologies/replay.xml "$tmp/replay" "$tmp/replay.adf" --pipeline
 cmp -s "$tmp/input.adf" "$tmp/replay-sequential.adf" || fail "the replay's output differs from its input"
 same replay-sequential replay-pipelined
+check memcheck replay-ahead "$tmp/replay-ahead.xml" "$tmp/ahead" "$tmp/ahead.adf"
+grep -q 'ReadAhead: [1-9][0-9]* large reads copied' "$tmp/replay-ahead.log" || fail "replay-ahead did not read ahead"
+cmp -s "$tmp/ahead-input.adf" "$tmp/replay-ahead.adf" || fail "replay-ahead's output differs from its input"
+check helgrind replay-ahead-helgrind "$tmp/replay-ahead.xml" "$tmp/ahead" "$tmp/ahead.adf" --pipeline
+same replay-ahead replay-ahead-helgrind
 check memcheck chain-sequential topologies/full_chain.xml "$tmp/chain" "$tmp/chain.adf"
 check memcheck chain-pipelined topologies/full_chain.xml "$tmp/chain" "$tmp/chain.adf" --pipeline
 same chain-sequential chain-pipelined
