@@ -59,8 +59,7 @@ long long adf_read_parts(int fd, uint8_t *buf, size_t want, uint64_t at, unsigne
     return (long long)total;
 }
 
-size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, uint64_t at, size_t *n, uint32_t *starts,
-                        size_t room)
+size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, size_t *n, uint32_t *starts, size_t room)
 {
     size_t u = 0;
     *n = 0;
@@ -72,7 +71,6 @@ size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, uint64_t at,
             adf_iter it;
             adf_frame frame;
             adf_iter_init(&it, buf + u, length);
-            it.base_offset = (size_t)(at + u);
             if (adf_iter_next(&it, &frame) < 0)
                 break;
         }
@@ -106,7 +104,7 @@ static void find_frames(adf_ahead *a, long long got)
     }
     if (!a->starts)
         return;
-    size_t whole = adf_whole_frames(a->buf, a->want, a->want, a->at, &a->frames, a->starts, a->cap_starts);
+    size_t whole = adf_whole_frames(a->buf, a->want, a->want, &a->frames, a->starts, a->cap_starts);
     if (a->frames < a->cap_starts || whole + ADF_KEY_SIZE > a->want)
         a->whole = whole;
     else /* the frames a whole read would hold at this one's density */

@@ -49,11 +49,11 @@ typedef struct adf_ahead {
 } adf_ahead;
 
 /* The bytes of the whole frames at the start of buf[0, got) that fit in
- * cap and whose composites' sub-frames are well formed (`at`: buf's offset
- * in its file, for the checks); *n their count.  With starts, each one's
- * offset in buf, and no more than `room` frames. */
-size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, uint64_t at, size_t *n, uint32_t *starts,
-                        size_t room);
+ * cap and whose composites' sub-frames are well formed (the first that is
+ * not is the next call's to report, through the frame-by-frame path); *n
+ * their count.  With starts, each one's offset in buf, and no more than
+ * `room` frames. */
+size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, size_t *n, uint32_t *starts, size_t room);
 
 /* Reads buf[0, want) from fd at `at` with pread in parts on `threads`
  * threads; the bytes read from `at` on without a gap (fewer at the end of

@@ -192,7 +192,7 @@ static int read_bulk(adf_file *f, uint8_t *buf, size_t cap, size_t *used, size_t
     if (got <= 0)
         return 0;
     if (u == SIZE_MAX)
-        u = adf_whole_frames(buf, (size_t)got, cap, f->offset, &n, NULL, 0);
+        u = adf_whole_frames(buf, (size_t)got, cap, &n, NULL, 0);
     f->checking += adf_now() - t1;
     if (n == 0)
         return 0;
@@ -262,17 +262,24 @@ int adf_file_set_read_threads(adf_file *f, unsigned threads)
     return ADF_OK;
 }
 
+/* Read-ahead off: its thread joined, its buffers freed. */
+static void drop_ahead(adf_file *f)
+{
+    if (!f->ahead)
+        return;
+    adf_ahead_free(f->ahead);
+    free(f->ahead);
+    f->ahead = NULL;
+}
+
 int adf_file_set_read_ahead(adf_file *f, int on)
 {
     if (!f || f->writing)
         return ADF_E_ARG;
     if (on && !f->ahead && !(f->ahead = calloc(1, sizeof *f->ahead)))
         return ADF_E_NOMEM;
-    if (!on && f->ahead) {
-        adf_ahead_free(f->ahead);
-        free(f->ahead);
-        f->ahead = NULL;
-    }
+    if (!on)
+        drop_ahead(f);
     return ADF_OK;
 }
 
@@ -370,10 +377,7 @@ int adf_file_close(adf_file *f)
     int rc = f->writing ? f->status : ADF_OK;
     if (f->writing && fflush(f->fp) != 0 && rc == ADF_OK)
         rc = record_io(f, "flush");
-    if (f->ahead) { /* first: its thread reads the file */
-        adf_ahead_free(f->ahead);
-        free(f->ahead);
-    }
+    drop_ahead(f); /* first: its thread reads the file */
     if (fclose(f->fp) != 0 && rc == ADF_OK && f->writing)
         rc = ADF_E_IO;
     free(f->iobuf);
