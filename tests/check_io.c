@@ -970,6 +970,43 @@ static void stop_after_one_block(const char *file)
     free(block);
 }
 
+/* NARVAL's reset in the middle of a run, the next block read ahead in
+ * flight, then initialise and a new run (and, a second time, start with no
+ * initialise): each new run emits the whole file from its first frame. */
+static void reset_with_a_read_ahead(const char *file)
+{
+    enum { CAP = 4u << 20 };
+    size_t n;
+    uint8_t *want = tk_read_file(file, &n), *block = malloc(CAP);
+    void *r = new_instance(&rd);
+    for (int again = 0; again < 2; again++) {
+        unsigned used = 0, e = 99;
+        if (again) { /* the run before ended with its data: a new one */
+            rd.reset(r, &e);
+            rd.start(r, &e);
+            ck_assert_uint_eq(e, 0);
+        }
+        rd.produce(r, block, CAP, &used, &e);
+        ck_assert_uint_eq(e, 0);
+        ck_assert_msg(used > 0, "run %d: no first block", again);
+        rd.reset(r, &e);
+        ck_assert_uint_eq(e, 0);
+        if (!again) {
+            rd.initialise(r, &e);
+            ck_assert_uint_eq(e, 0);
+        }
+        rd.start(r, &e);
+        ck_assert_uint_eq(e, 0);
+        drained d = drain(r, CAP);
+        ck_assert_uint_eq(data_before_eof(d.bytes, d.size, 40000), n);
+        ck_assert_mem_eq(d.bytes, want, n);
+        free(d.bytes);
+    }
+    end_instance(&rd, r);
+    free(block);
+    free(want);
+}
+
 /* Bulk reads (blocks of 4 MiB and more) by any number of threads, read
  * ahead or not, deliver the file's frames unchanged, block for block;
  * Threads out of range or not a number, and ReadAhead not on or off, are
@@ -1005,6 +1042,7 @@ START_TEST(reader_threads)
     conf("ADFReader", logged);
     configure(&rd);
     stop_after_one_block(in_tmp("big.adf"));
+    reset_with_a_read_ahead(in_tmp("big.adf"));
     const char *bad[] = { "0", "65", "many" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         snprintf(logged, sizeof logged, "File %s\nThreads %s\n", in_tmp("big.adf"), bad[i]);
