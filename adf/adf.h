@@ -607,6 +607,17 @@ void adf_file_describe(const adf_file *f, int status, char *msg, size_t len);
 /* Flushes and closes (f is freed in every case); returns the first write/flush error, if any. */
 int adf_file_close(adf_file *f);
 
+/* Memory for a large block of frames (a host's buffers, a read ahead, a
+ * GPU's staging): page aligned, zero-filled, and for 2 MiB and more aligned to
+ * 2 MiB and advised onto the kernel's transparent huge pages, where the
+ * kernel has them (enabled "always" or "madvise").  A walk over a block's keys
+ * touches a new 4 KiB page at each frame of traces (5 KiB a crystal-event);
+ * on 2 MiB pages those touches stop missing the TLB.  NARWHAL_HUGE_PAGES=off
+ * in the environment keeps base pages.  NULL when memory is short.  Freed
+ * with adf_block_free (which takes NULL), never with free. */
+void *adf_block_alloc(size_t size);
+void adf_block_free(void *p);
+
 /* Reading a whole file, for programs that look at every frame (dump, summary):
  * fn is called with each chunk of whole top-level frames, already checked as
  * adf_file_read checks them (composites included), and the file offset of

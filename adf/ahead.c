@@ -181,8 +181,8 @@ int adf_ahead_ask(adf_ahead *a, int fd, uint64_t at, size_t want, unsigned threa
     idle(a);
     a->held = 0;
     if (want > a->cap) {
-        free(a->buf); /* what it held is not needed: no realloc's copy */
-        a->buf = malloc(want);
+        adf_block_free(a->buf); /* what it held is not needed: no realloc's copy */
+        a->buf = adf_block_alloc(want);
         a->cap = a->buf ? want : 0;
     }
     if (a->buf) {
@@ -242,7 +242,7 @@ void adf_ahead_free(adf_ahead *a)
         pthread_cond_destroy(&a->done);
         pthread_mutex_destroy(&a->lock);
     }
-    free(a->buf);
+    adf_block_free(a->buf);
     free(a->starts);
     memset(a, 0, sizeof *a);
 }

@@ -1,5 +1,6 @@
 /* buffer.c: block buffers (buffer.h): page-locked through the GPU layer when a CUDA device is usable, plain memory otherwise. */
 #include "buffer.h"
+#include "adf.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -56,7 +57,7 @@ int emu_buffer_fit(emu_buffer *b, size_t size)
     emu_buffer_release(b);
     if (!plain && (b->data = pinned_alloc(size)))
         b->pinned = 1;
-    else if (!(b->data = malloc(size ? size : 1)))
+    else if (!(b->data = adf_block_alloc(size ? size : 1)))
         return -1;
     b->cap = (unsigned)size;
     return 0;
@@ -67,7 +68,7 @@ void emu_buffer_release(emu_buffer *b)
     if (b->pinned)
         pinned_free(b->data);
     else
-        free(b->data);
+        adf_block_free(b->data);
     b->data = NULL;
     b->cap = 0;
     b->pinned = 0;

@@ -1,7 +1,8 @@
-/* gpu_device.cu: the GPU layer's CUDA side: device probe and selection, CUDA errors as gpu_status with file and line, one-time uploads, pinned host memory. */
+/* gpu_device.cu: the GPU layer's CUDA side: device probe and selection, CUDA errors as gpu_status with file and line, one-time uploads, pinned host memory (on 2 MiB pages). */
 #include <cuda_runtime.h>
 #include <stdio.h>
 
+#include "adf.h"
 #include "gpu_device.h"
 
 /* Why the runtime sees no device, in words a person without a GPU
@@ -71,11 +72,15 @@ int gpu_upload(void **dst, const void *src, size_t bytes, const char *what, char
     return GPU_OK;
 }
 
+/* adf_block_alloc's memory (2 MiB pages for a large block: the host's walks
+ * over its keys) registered with CUDA, rather than cudaHostAlloc's. */
 extern "C" void *gpu_host_alloc(size_t bytes)
 {
-    void *p = nullptr;
-    if (cudaHostAlloc(&p, bytes ? bytes : 16, cudaHostAllocPortable) != cudaSuccess) {
+    size_t size = bytes ? bytes : 16;
+    void *p = adf_block_alloc(size);
+    if (p && cudaHostRegister(p, size, cudaHostRegisterPortable) != cudaSuccess) {
         cudaGetLastError();
+        adf_block_free(p);
         return nullptr;
     }
     return p;
@@ -83,8 +88,10 @@ extern "C" void *gpu_host_alloc(size_t bytes)
 
 extern "C" void gpu_host_free(void *p)
 {
-    if (p)
-        cudaFreeHost(p);
+    if (!p)
+        return;
+    cudaHostUnregister(p);
+    adf_block_free(p);
 }
 
 /* Whether the byte at p is page-locked host memory. */

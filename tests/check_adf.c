@@ -1,6 +1,8 @@
 /* check_adf.c: Check suite for libadf in memory: keys and ids, the writer's limits, the iterator's errors, payload codecs. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -824,6 +826,68 @@ START_TEST(test_sync_round_trip_and_errors)
 }
 END_TEST
 
+/* Whether the mapping that holds p was advised onto huge pages ("hg" in its
+ * VmFlags); -1 when /proc/self/smaps does not say. */
+static int advised_huge(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    int inside = 0, found = -1;
+    if (!f)
+        return -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        else if (inside && strncmp(line, "VmFlags:", 8) == 0)
+            found = strstr(line, " hg") != NULL;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Transparent huge pages built into this kernel and not switched off. */
+static int thp_offered(void)
+{
+    char mode[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f)
+        return 0;
+    if (!fgets(mode, sizeof mode, f))
+        mode[0] = '\0';
+    fclose(f);
+    return strstr(mode, "[never]") == NULL && mode[0] != '\0';
+}
+
+/* Blocks: aligned, zeroed, writable to their last byte; the large ones on
+ * 2 MiB boundaries and advised huge unless NARWHAL_HUGE_PAGES=off. */
+START_TEST(test_block_alloc)
+{
+    static const size_t sizes[] = {1, 4096, 100000, (size_t)3 << 20, (size_t)64 << 20};
+    for (int off = 0; off < 2; off++) {
+        if (off)
+            setenv("NARWHAL_HUGE_PAGES", "off", 1);
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            size_t size = sizes[i];
+            int large = size >= ((size_t)2 << 20);
+            uint8_t *b = adf_block_alloc(size);
+            ck_assert_ptr_nonnull(b);
+            ck_assert_uint_eq((uintptr_t)b % (large && !off ? (2u << 20) : 4096u), 0);
+            ck_assert_uint_eq(b[0], 0);
+            ck_assert_uint_eq(b[size - 1], 0);
+            memset(b, 0xA5, size);
+            ck_assert_uint_eq(b[size / 2], 0xA5);
+            if (thp_offered() && advised_huge(b) >= 0)
+                ck_assert_int_eq(advised_huge(b), large && !off);
+            adf_block_free(b);
+        }
+        unsetenv("NARWHAL_HUGE_PAGES");
+    }
+    adf_block_free(NULL);
+    ck_assert_ptr_null(adf_block_alloc(SIZE_MAX - 4096));
+}
+END_TEST
+
 static Suite *adf_suite(void)
 {
     Suite *s = suite_create("adf");
@@ -842,6 +906,7 @@ static Suite *adf_suite(void)
     tcase_add_test(tc, test_writer_nesting_errors);
     tcase_add_test(tc, test_writer_deepest_nesting_validates);
     tcase_add_test(tc, test_put_frame_checks);
+    tcase_add_test(tc, test_block_alloc);
     suite_add_tcase(s, tc);
     tc = tcase_create("iterator");
     tcase_add_test(tc, test_iter_walks_and_descends);

@@ -170,6 +170,8 @@ START_TEST(the_host_names_an_actor_whose_output_is_not_adf)
     ck_assert_msg(seen, "no '%s' in: %s", want, r.err);
     ck_assert_ptr_null(strstr(seen + strlen(want), "is not well-formed ADF"));
     ck_assert_ptr_nonnull(strstr(r.err, "narwhal: actor 'writer' (adf_writer.so): process_block returned error code 3"));
+    /* counted up to the fault: its tag and 10 frames, then the 9 whole frames of block 2 */
+    ck_assert_msg(strstr(r.out, "\nfilter  foreign_filter.so         2          20          20 "), "%s", r.out);
 }
 END_TEST
 
