@@ -16,7 +16,7 @@
 #   the tracker split likewise (histo merging).
 #   WIDE=N adds N pipelined rows of topologies/replay_chain_wide.xml (64 MB blocks, 4 PSA and 2 tracker instances,
 #   its own configuration after SET's and EXTRA_CONF's), one after the other: their spread is the run-to-run one.
-#   WIDE_ROWS="FILE:KEY:VALUE ..." adds a pipelined row of replay_chain_wide.xml per setting, in that order.
+#   WIDE_ROWS="FILE:KEY:VALUE ..." adds a pipelined row of replay_chain_wide.xml per setting, in that order (env: too).
 #   READER_BUFFER=BYTES: the reader's output buffer in every row, BEFORE's too (the topologies' own otherwise).
 #   KEEP_INPUT=1 reuses build/replay_chain/input.adf when it was written for the same EVENTS (a second call).
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
@@ -262,6 +262,13 @@ variants() {
     done
     for spec in ${WIDE_ROWS:-}; do
         parse_spec "$spec"
+        if [ "$file" = env ]; then
+            export "$key=$value"
+            replay "pipelined, replay_chain_wide.xml, $key=$value" "$wide" \
+                "${first_dirs}topologies/conf/replay_chain_wide:topologies/conf" --pipeline
+            unset "$key"
+            continue
+        fi
         tag=$(printf '%s%s' "$key" "$value" | tr -cd 'A-Za-z0-9')
         override "$tag" "$file" "$key" "$value"
         replay "pipelined, replay_chain_wide.xml, $key $value" "$wide" \
