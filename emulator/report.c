@@ -157,9 +157,17 @@ static void print_throughput(FILE *out, const emu_chain *c, const emu_run_result
         inside += r->actors[k].block_seconds;
         counting += r->actors[k].count_seconds;
     }
-    if (!r->ring_depth && !r->ranks) /* pipelined, the actors' threads overlap and the difference means nothing */
-        fprintf(out, "the emulator's own: %.3f s between the calls, of which %.3f s counting their output's frames\n",
-                r->block_seconds - inside, counting);
+    if (r->ring_depth || r->ranks) /* pipelined, the actors' threads overlap and the difference means nothing */
+        return;
+    fprintf(out, "the emulator's own: %.3f s between the calls, of which %.3f s counting their output's frames",
+            r->block_seconds - inside, counting);
+    const char *sep = " (";
+    for (size_t k = 0; k < c->topology->n_actors; k++)
+        if (r->actors[k].count_seconds >= 0.0005) {
+            fprintf(out, "%s'%s' %.3f", sep, c->topology->actors[k].name, r->actors[k].count_seconds);
+            sep = ", ";
+        }
+    fputs(*sep == ',' ? ")\n" : "\n", out);
 }
 
 void emu_report_print(FILE *out, const emu_chain *c, const emu_run_result *r)

@@ -706,6 +706,57 @@ START_TEST(bad_frames_are_rejected_counted_and_named)
 }
 END_TEST
 
+/* A block of many events decoded by several threads (Threads 4): the bytes
+ * of one thread's run, each bad frame left out in its place, KeepInput's
+ * frames each before its own data:tracked. */
+START_TEST(threads_decode_a_block_as_one_thread_does)
+{
+    static const double start[3] = { 15, 10, 20 }, theta[2] = { 60 * M_PI / 180, 40 * M_PI / 180 },
+                        step[2] = { 25, 15 };
+    const double tw[2][3] = { { -1, 0, 0 }, { 0, 1, 0 } };
+    static uint8_t single[CAP];
+    hit h[3];
+    adf_psa bad = { .crystal_id = (uint16_t)arr.crystal[0].id, .n_hits = 1 };
+    bad.hit[0] = (adf_psa_hit){ .x = NAN, .y = 1, .z = 1, .e = 100 };
+    unsigned good = 0;
+    for (uint32_t e = 1; e <= 2000; e++) {
+        if (e % 97 == 0) {
+            ck_assert_int_eq(adf_psa_write(&w, e, e, &bad), ADF_OK);
+            continue;
+        }
+        int n = 1 + (int)(e % 3);
+        chain(0, start, 300.0 + e % 1000, n, theta, tw, step, h);
+        put_event(e, h, n);
+        good++;
+    }
+    unsigned one = run("KeepInput true\nThreads 1\n");
+    memcpy(single, out, one);
+    unsigned four = run("KeepInput true\nThreads 4\n");
+    ck_assert_uint_eq(four, one);
+    ck_assert_int_eq(memcmp(out, single, one), 0);
+    adf_iter it;
+    adf_frame f;
+    unsigned tracked = 0, kept = 0;
+    uint32_t last = 0;
+    adf_iter_init(&it, out, four);
+    while (adf_iter_next(&it, &f) > 0) {
+        ck_assert_uint_ne(f.key.event % 97, 0);
+        if (f.key.id == ADF_ID_NW_TRACKED) {
+            ck_assert_uint_eq(f.key.event, last);
+            tracked++;
+        } else {
+            ck_assert_uint_eq(f.key.id, ADF_ID_EVENT_DATA_PSA);
+            ck_assert_uint_gt(f.key.event, last);
+            last = f.key.event;
+            kept++;
+        }
+    }
+    ck_assert_uint_eq(tracked, good);
+    ck_assert_uint_eq(kept, good);
+    ck_assert_uint_eq(configure("Threads 0\n"), NARVAL_E_CONFIG);
+}
+END_TEST
+
 START_TEST(configuration_errors)
 {
     ck_assert_uint_eq(configure("Device fast\n"), NARVAL_E_CONFIG);
@@ -1198,6 +1249,7 @@ static Suite *tracker_suite(void)
     tcase_add_test(tc, doppler_correction_uses_the_first_interaction);
     tcase_add_test(tc, truth_input_is_smeared_reproducibly);
     tcase_add_test(tc, bad_frames_are_rejected_counted_and_named);
+    tcase_add_test(tc, threads_decode_a_block_as_one_thread_does);
     tcase_add_test(tc, configuration_errors);
     tcase_add_test(tc, gpu_forced_without_gpu_fails_at_initialise);
     tcase_add_test(tc, core_scaling_brings_each_crystal_to_its_core_energy);

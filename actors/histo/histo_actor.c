@@ -5,7 +5,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <omp.h>
 
 #include "gpu_device.h"
 #include "histo_actor.h"
@@ -49,10 +48,8 @@ static const kit_key histo_keys[] = {
     { "Segments", KIT_INT, offsetof(histo_conf, segments), "36", KIT_RANGE(1, 1024),
       .help = "segments per crystal (scope segment)" },
     KIT_MAX_BAD_FRAMES(histo_conf, max_bad),
-    { "Threads", KIT_INT, offsetof(histo_conf, threads), "auto", KIT_RANGE(1, 64), .word = "auto",
-      .word_value = 0,
-      .help = "threads that decode a block's frames (a block of fewer than 128 frames a thread takes fewer); "
-              "auto: half the CPUs, at most 8" },
+    KIT_HOST_THREADS(histo_conf, threads, "decode a block's frames (a block of fewer than 128 frames a thread "
+                                           "takes fewer)"),
 };
 
 static unsigned build_spec(const char *dir);
@@ -206,17 +203,6 @@ static unsigned claim_dir(histo_actor *a)
     return 0;
 }
 
-/* Threads auto: half the CPUs (in a sequential chain the others sit idle
- * while histo works; pipelined, the other actors' threads want them), at most
- * 8: an OpenMP team's threads spin a while after each block. */
-static int decode_threads(void)
-{
-    int half = omp_get_num_procs() / 2;
-    if (conf.threads > 0)
-        return (int)conf.threads;
-    return half < 1 ? 1 : half > 8 ? 8 : half;
-}
-
 /* Re-runnable (NARVAL initialises again after a reset): the engine of a
  * previous initialise is replaced; the claim on the directory is kept.  The
  * claim comes first, so that a directory taken by another live instance fails
@@ -246,7 +232,7 @@ static unsigned histo_initialise(void *algo_data)
     gpu_device_text(histo_engine_on_gpu(a->engine), gpu, a->k.device, sizeof a->k.device);
     kit_log(a->k.name, KIT_INFO, "counting on the %s", msg);
     log_plans(a);
-    if (histo_block_init(&a->decoded, &spec, decode_threads()) != HISTO_OK)
+    if (histo_block_init(&a->decoded, &spec, kit_host_threads(conf.threads)) != HISTO_OK)
         return kit_fail(a->k.name, NARVAL_E_NOMEM, "out of memory for the decoders");
     return 0;
 }

@@ -415,6 +415,17 @@ void kit_device(void *algo_data, char *text, unsigned len);
       .help = "bad frames (sound framing, content unusable: rejected, counted, the first 10 logged "  \
               "with their event and position) a run may have; one more stops it with an error" }
 
+/* A Threads key for an actor's host-side decoding: a count, or auto (0):
+ * kit_host_threads's choice. */
+#define KIT_HOST_THREADS(settings, field, what)                                                    \
+    { "Threads", KIT_INT, offsetof(settings, field), "auto", KIT_RANGE(1, 64), .word = "auto",     \
+      .word_value = 0, .help = "threads that " what "; auto: half the CPUs, at most 8" }
+/* `configured` threads, or for 0 (auto) half the CPUs this process may run
+ * on, at least 1 and at most 8: in a sequential chain the other CPUs sit
+ * idle while the actor works; pipelined, the other actors' threads want
+ * them; and an OpenMP team's threads spin a while after each block. */
+int kit_host_threads(int64_t configured);
+
 enum { KIT_BAD = 0x200 }; /* a frame function's answer: the frame was bad (kit_bad_frame) */
 
 /* Frame f of the block being processed is bad, for the reason fmt says;

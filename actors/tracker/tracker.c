@@ -20,7 +20,7 @@ typedef struct tracker_conf {
     bool keep_input, core_scale, retrack;
     double min_cluster, min_single, single_isolation, size_bonus, theta_scale, pos_a, pos_b, energy_sigma;
     double shell_inner, shell_outer, beta, smear_a, smear_b;
-    int64_t seed, gpu, max_bad;
+    int64_t seed, gpu, max_bad, threads;
 } tracker_conf;
 
 #define KEY(name, type, field, def, ...) { name, type, offsetof(tracker_conf, field), def, __VA_ARGS__ }
@@ -68,6 +68,7 @@ static const kit_key tracker_keys[] = {
     KEY("SmearFwhmB", KIT_REAL, smear_b, "6.2", KIT_RANGE(0, 1000), .help = "mm: B of the smearing's FWHM"),
     KEY("Seed", KIT_INT, seed, "1", KIT_MIN(0), .help = "seed of the smearing (per event: same seed, same bytes)"),
     KIT_MAX_BAD_FRAMES(tracker_conf, max_bad),
+    KIT_HOST_THREADS(tracker_conf, threads, "decode a block's psa frames into points"),
 };
 
 static unsigned check_conf(const char *directory_path);
@@ -93,7 +94,8 @@ typedef struct item {
     const uint8_t *frame; /* a frame passed on; NULL: event `event` of the batch */
     uint32_t length;
     uint32_t event;
-    bool kept; /* the frame is a tracked one, passed on by KeepInput */
+    uint32_t psa;  /* the block's psa frame it comes from (UINT32_MAX: none): left out if that one is bad */
+    bool kept;     /* the frame is a tracked one, passed on by KeepInput */
 } item;
 
 typedef struct counts {
@@ -113,6 +115,9 @@ typedef struct tracker {
     tracker_events ev;
     item *items;
     size_t n_items, cap_items;
+    adf_frame *psa_frames; /* the block's psa frames, decoded together at its end */
+    uint32_t *psa_event;   /* each one's event in the batch (UINT32_MAX: bad) */
+    size_t n_psa, cap_psa;
     adf_psa *psa;
     adf_truth *truth;
     counts run, block;
@@ -346,11 +351,13 @@ static void tracker_release(void *algo_data)
     tracker_teardown(t);
     tracker_events_free(&t->ev);
     free(t->items);
+    free(t->psa_frames);
+    free(t->psa_event);
 }
 
 /* ---- blocks -------------------------------------------------------------------- */
 
-static unsigned add_item(tracker *t, const adf_frame *f, bool pass, bool kept)
+static unsigned add_item(tracker *t, const adf_frame *f, bool pass, bool kept, uint32_t psa)
 {
     if (t->n_items == t->cap_items) {
         size_t cap = t->cap_items ? 2 * t->cap_items : 1024;
@@ -360,34 +367,81 @@ static unsigned add_item(tracker *t, const adf_frame *f, bool pass, bool kept)
         t->items = items;
         t->cap_items = cap;
     }
-    t->items[t->n_items++] = (item){ pass ? f->data : NULL, f->key.length, t->ev.n - (pass ? 0 : 1), kept };
+    t->items[t->n_items++] = (item){ pass ? f->data : NULL, f->key.length, t->ev.n - (pass ? 0 : 1), psa, kept };
     return 0;
+}
+
+/* A psa frame, kept for the block's end (decode_psa_frames); its items name it. */
+static unsigned add_psa_frame(tracker *t, const adf_frame *f)
+{
+    if (t->n_psa == t->cap_psa) {
+        size_t cap = t->cap_psa ? 2 * t->cap_psa : 1024;
+        adf_frame *frames = realloc(t->psa_frames, cap * sizeof *frames);
+        if (frames)
+            t->psa_frames = frames;
+        uint32_t *event = frames ? realloc(t->psa_event, cap * sizeof *event) : NULL;
+        if (!event)
+            return kit_fail(t->k.name, NARVAL_E_NOMEM, "no memory for %zu psa frames of a block", cap);
+        t->psa_event = event;
+        t->cap_psa = cap;
+    }
+    uint32_t psa = (uint32_t)t->n_psa;
+    t->psa_frames[t->n_psa++] = *f;
+    unsigned code = conf.keep_input ? add_item(t, f, true, true, psa) : 0;
+    return code ? code : add_item(t, f, false, false, psa);
 }
 
 /* Records the frame's place in the output: a frame passed on, an event to
  * track, or both (a truth frame in truth mode, and with KeepInput a psa
- * frame, passes on before its gammas). */
+ * frame, passes on before its gammas).  Psa frames are decoded at the
+ * block's end, all together. */
 static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
 {
     tracker *t = ctx;
     char msg[512];
     unsigned code = 0;
-    tr_status rc = TR_OK;
     bool truth = f->key.id == ADF_ID_NW_TRUTH, psa = f->key.id == ADF_ID_EVENT_DATA_PSA || f->key.id == ADF_ID_DATA_PSA;
     (void)out;
     if (!derived.truth && psa)
-        rc = tracker_events_add_psa(&t->ev, &t->lookup, f, t->psa, msg, sizeof msg);
-    else if (!(derived.truth && truth))
-        return add_item(t, f, true, false);
-    else
-        rc = tracker_events_add_truth(&t->ev, &t->lookup, &derived.smear, f, t->truth, msg, sizeof msg);
+        return add_psa_frame(t, f);
+    if (!(derived.truth && truth))
+        return add_item(t, f, true, false, UINT32_MAX);
+    tr_status rc = tracker_events_add_truth(&t->ev, &t->lookup, &derived.smear, f, t->truth, msg, sizeof msg);
     if (rc == TR_E_INPUT || rc == TR_E_DATA) /* a bad frame: neither tracked nor passed on */
         return kit_bad_frame(t, f, "%s", msg);
     if (rc != TR_OK)
         return kit_fail(t->k.name, narval_code(rc), "%s", msg);
-    if ((truth || conf.keep_input) && (code = add_item(t, f, true, !truth)) != 0)
+    if ((code = add_item(t, f, true, false, UINT32_MAX)) != 0)
         return code;
-    return add_item(t, f, false, false);
+    return add_item(t, f, false, false, UINT32_MAX);
+}
+
+/* The block's psa frames into the batch, on the host's threads; each bad
+ * one (neither tracked nor passed on) decoded again alone for its reason,
+ * in block order. */
+static unsigned decode_psa_frames(tracker *t)
+{
+    char msg[512];
+    tr_status rc = tracker_events_add_psa_frames(&t->ev, &t->lookup, t->psa_frames, t->n_psa,
+                                                 kit_host_threads(conf.threads), t->psa_event, msg, sizeof msg);
+    if (rc != TR_OK)
+        return kit_fail(t->k.name, narval_code(rc), "%s", msg);
+    for (size_t i = 0; i < t->n_psa; i++) {
+        if (t->psa_event[i] != UINT32_MAX)
+            continue;
+        rc = tracker_events_add_psa(&t->ev, &t->lookup, &t->psa_frames[i], t->psa, msg, sizeof msg);
+        if (rc == TR_OK) /* cannot be: the same decoding refused it */
+            return kit_fail(t->k.name, NARVAL_E_INTERNAL, "psa frame %zu of the block decoded alone but not with "
+                            "the others", i);
+        unsigned code = rc == TR_E_INPUT || rc == TR_E_DATA ? kit_bad_frame(t, &t->psa_frames[i], "%s", msg)
+                                                            : kit_fail(t->k.name, narval_code(rc), "%s", msg);
+        if (code != KIT_BAD)
+            return code;
+    }
+    for (size_t i = 0; i < t->n_items; i++)
+        if (!t->items[i].frame && t->items[i].psa != UINT32_MAX)
+            t->items[i].event = t->psa_event[t->items[i].psa];
+    return 0;
 }
 
 static void count_event(counts *c, const tr_event_info *info, uint32_t points, uint16_t status,
@@ -410,8 +464,11 @@ static unsigned on_end(void *ctx, bool flush, adf_writer *w)
     tracker *t = ctx;
     char msg[512];
     tr_out out = { 0 };
-    tr_batch b = tracker_events_batch(&t->ev);
     (void)flush;
+    unsigned code = t->n_psa ? decode_psa_frames(t) : 0;
+    if (code)
+        return code;
+    tr_batch b = tracker_events_batch(&t->ev);
     if (b.n_events) {
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -424,6 +481,8 @@ static unsigned on_end(void *ctx, bool flush, adf_writer *w)
     adf_tracked tr;
     for (size_t i = 0; i < t->n_items; i++) {
         const item *it = &t->items[i];
+        if (it->psa != UINT32_MAX && t->psa_event[it->psa] == UINT32_MAX)
+            continue; /* its frame is bad */
         if (it->frame) {
             adf_put_frame(w, it->frame, it->length); /* a failure stays in w->status */
             t->block.kept += it->kept;
@@ -472,6 +531,7 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
         return;
     tracker_events_clear(&t->ev);
     t->n_items = 0;
+    t->n_psa = 0;
     memset(&t->block, 0, sizeof t->block);
     unsigned code = kit_filter_block(t, &ops, t, input_buffer, size_of_input_buffer, output_buffer,
                                      size_of_output_buffer, used_size_of_output_buffer);

@@ -53,6 +53,11 @@ typedef struct tracker_events {
     uint64_t skipped_hits; /* hits without energy (e <= 0), left out */
     bool core_scale;       /* set by the owner: scale each crystal's hits to its e0 */
     tracker_core_counts core;
+    /* tracker_events_add_psa_frames' scratch: each frame's points apart */
+    struct sink *frame_sink;
+    size_t cap_frames, cap_spare;
+    tr_point *spare_points;
+    uint16_t *spare_crystal;
 } tracker_events;
 
 /* The array's crystals by id, for the lab transform. */
@@ -76,6 +81,13 @@ void tracker_events_free(tracker_events *ev);
 tr_status tracker_events_add_psa(tracker_events *ev, const tracker_lookup *l, const adf_frame *f,
                                  adf_psa *psa, char *msg, size_t len);
 
+/* Appends one event for each of n psa frames (as tracker_events_add_psa
+ * does, in their order), decoded by `threads` OpenMP threads; event[i] is
+ * frame i's event in the batch, or UINT32_MAX for a frame that
+ * tracker_events_add_psa refuses (left out: call it on that frame alone for
+ * its code and message).  Returns TR_OK, or TR_E_NOMEM with msg. */
+tr_status tracker_events_add_psa_frames(tracker_events *ev, const tracker_lookup *l, const adf_frame *f, size_t n,
+                                        int threads, uint32_t *event, char *msg, size_t len);
 /* Appends one event from a narwhal:truth frame, each interaction's crystal-
  * frame position smeared (truth is scratch).  Same codes. */
 tr_status tracker_events_add_truth(tracker_events *ev, const tracker_lookup *l, const tracker_smear *s,
