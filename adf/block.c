@@ -1,6 +1,7 @@
 /* block.c: memory for large blocks of frames, on the kernel's 2 MiB pages where it gives them (adf_block_alloc). */
 #include "adf.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,10 @@
 typedef struct head {
     void *base;
     size_t length;
+    uint64_t magic; /* BLOCK_MAGIC: adf_block_free was handed a block of adf_block_alloc's */
 } head;
+
+#define BLOCK_MAGIC 0x6164662d626c6b31ull
 
 static size_t page_size(void)
 {
@@ -48,6 +52,7 @@ void *adf_block_alloc(size_t size)
     head *h = (head *)at - 1;
     h->base = base;
     h->length = length;
+    h->magic = BLOCK_MAGIC;
     return (void *)at;
 }
 
@@ -56,5 +61,6 @@ void adf_block_free(void *p)
     if (!p)
         return;
     const head *h = (const head *)p - 1;
+    assert(h->magic == BLOCK_MAGIC);
     munmap(h->base, h->length);
 }
