@@ -1,5 +1,6 @@
 /* calls.c: the process_* calls of a chain's actors, timed, counted, checked and reported; what both run loops share. */
 #include "calls.h"
+#include "counter.h"
 #include "adf.h"
 #include "emu.h"
 #include "live.h"
@@ -333,18 +334,19 @@ static int count_well_formed(emu_actor_stats *st, const uint8_t *p, size_t size,
 
 /* Top-level frames of a buffer (all, crystal-events, events: the live
  * view's, counted here so that a block is walked once), and every frame by
- * key id in actor k's stats; a malformed one is reported once per actor (the
- * next actor will refuse it) and counting stops before it.  The walk by
- * lengths does it all for a well-formed buffer (one pass, no iterator: the
- * emulator's own time in a long chain); a fault sends the buffer through
- * the iterator from the counts as they were, for its description. */
-static void count_frames(emu_calls *s, size_t k, const uint8_t *data, unsigned size, emu_live_out *out)
+ * key id in st; counting stops before a malformed frame, and then the
+ * return is -1 with why.  The walk by lengths does it all for a
+ * well-formed buffer (one pass, no iterator: the emulator's own time in a
+ * long chain); a fault sends the buffer through the iterator from the
+ * counts as they were, for its description.  Touches st, out and why only:
+ * the counter's thread runs it too. */
+static int count_into(emu_actor_stats *st, const uint8_t *data, unsigned size, emu_live_out *out, char *why,
+                      size_t len)
 {
-    emu_actor_stats *st = &s->res->actors[k];
     emu_actor_stats before = *st;
     *out = (emu_live_out){ 0 };
     if (count_well_formed(st, data, size, 0, out))
-        return;
+        return 0;
     *st = before;
     *out = (emu_live_out){ 0 };
     adf_iter it;
@@ -356,13 +358,68 @@ static void count_frames(emu_calls *s, size_t k, const uint8_t *data, unsigned s
         if (adf_id_is_composite(f.key.id))
             count_members(st, f.payload, f.payload_size);
     }
-    if (rc < 0 && !s->warned[k] && s->o->log) {
-        char why[256];
-        adf_iter_describe(&it, why, sizeof why);
-        fprintf(s->o->log, "narwhal: warning: the output of '%s' is not well-formed ADF: %s\n", spec_of(s, k)->name,
-                why);
-        s->warned[k] = 1;
+    if (rc >= 0)
+        return 0;
+    adf_iter_describe(&it, why, len);
+    return -1;
+}
+
+/* Actor k's output is malformed: said once per actor (the next actor will refuse it). */
+static void warn_malformed(emu_calls *s, size_t k, const char *why)
+{
+    if (s->warned[k] || !s->o->log)
+        return;
+    fprintf(s->o->log, "narwhal: warning: the output of '%s' is not well-formed ADF: %s\n", spec_of(s, k)->name, why);
+    s->warned[k] = 1;
+}
+
+/* Actor k's output counted here and now. */
+static void count_frames(emu_calls *s, size_t k, const uint8_t *data, unsigned size, emu_live_out *out)
+{
+    char why[256];
+    double t0 = emu_now();
+    int rc = count_into(&s->res->actors[k], data, size, out, why, sizeof why);
+    s->res->actors[k].count_seconds += emu_now() - t0;
+    if (rc < 0)
+        warn_malformed(s, k, why);
+}
+
+/* The counter's job: s->pending's block into its actor's kinds. */
+static void count_pending(void *ctx)
+{
+    emu_pending *p = ctx;
+    emu_live_out out;
+    p->malformed = count_into(&p->s->res->actors[p->k], p->data, p->size, &out, p->why, sizeof p->why) < 0;
+    p->frames = out.frames;
+    p->crystals = out.crystals;
+    p->events = out.events;
+}
+
+/* Actor k's output of used bytes to count on the counter's thread. */
+static void post_count(emu_calls *s, size_t k, const uint8_t *data, unsigned used)
+{
+    emu_calls_settle(s); /* one job at a time */
+    s->pending = (emu_pending){.s = s, .k = k, .data = data, .size = used, .posted = 1};
+    emu_counter_post(s->counter, count_pending, &s->pending);
+}
+
+unsigned long long emu_calls_settle(emu_calls *s)
+{
+    emu_pending *p = &s->pending;
+    if (!p->posted)
+        return 0;
+    if (!p->settled) {
+        emu_actor_stats *st = &s->res->actors[p->k];
+        double t0 = emu_now();
+        emu_counter_wait(s->counter);
+        st->count_seconds += emu_now() - t0;
+        st->frames_out += p->frames;
+        emu_live_counted(s->o->live, p->k, &(emu_live_out){p->frames, p->crystals, p->events});
+        if (p->malformed)
+            warn_malformed(s, p->k, p->why);
+        p->settled = 1;
     }
+    return p->frames;
 }
 
 /* Makes out as large as actor k's size (emu_buffer_fit: what it held is not kept). */
@@ -467,6 +524,8 @@ static int call_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, uns
         double t0 = emu_now();
         call_producer_or_filter(s, k, in, in_size, out, used, &code);
         spent += add_time(s, k, t0);
+        if (in_frames == EMU_FRAMES_PENDING) /* before an error of k's, as the warning it may explain */
+            in_frames = emu_calls_settle(s);
         if (code == NARVAL_E_OUTPUT_SIZE) {
             if (grow(s, k, *used, out) != EMU_OK)
                 return EMU_E_RUN;
@@ -478,16 +537,18 @@ static int call_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, uns
             return emu_calls_fail(s, "actor '%s' (%s): process_block reported %u bytes used in its %u-byte output "
                                      "buffer",
                                   spec_of(s, k)->name, spec_of(s, k)->library, *used, s->size[k]);
-        emu_live_out counted;
-        double c0 = emu_now();
-        count_frames(s, k, out->data, *used, &counted);
-        s->res->actors[k].count_seconds += emu_now() - c0;
-        *out_frames = counted.frames;
-        account(s, k, in_size, in_frames, *used, *out_frames);
+        emu_live_out counted = { 0 };
+        int later = s->counter && *used > 0;
+        if (!later)
+            count_frames(s, k, out->data, *used, &counted);
+        account(s, k, in_size, in_frames, *used, counted.frames);
         emu_live_call_ends(s->o->live, k, s->instance[k], (unsigned long long)(spent * 1e9), in_size, in_frames,
                            *used, &counted);
         if (role_of(s, k) == EMU_PRODUCER && *used > 0)
             count_producer_block(s);
+        *out_frames = later ? EMU_FRAMES_PENDING : counted.frames;
+        if (later) /* the last of k's stats written here: the counter's thread writes its frames and kinds */
+            post_count(s, k, out->data, *used);
         return EMU_OK;
     }
 }
@@ -517,6 +578,8 @@ int emu_calls_consume(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, uns
     double t0 = emu_now();
     fn(s->instance[k], in, in_size, &code);
     double spent = add_time(s, k, t0);
+    if (in_frames == EMU_FRAMES_PENDING)
+        in_frames = emu_calls_settle(s);
     if (code)
         return actor_error(s, k, "process_block", code);
     account(s, k, in_size, in_frames, 0, 0);

@@ -14,6 +14,24 @@
  * only its own entries of the per-actor arrays and of res->actors (the
  * producer's thread all of them while the others wait, drained, for a
  * pause); the failure fields and res->end are shared and go through lock. */
+struct emu_counter;
+
+/* An output block counted on the counter's thread while the next actor
+ * works on it (sequential loop): whose, where, and what the count found. */
+typedef struct emu_pending {
+    struct emu_calls *s;
+    size_t k;
+    const uint8_t *data;
+    unsigned size;
+    int posted, settled;
+    unsigned long long frames, crystals, events; /* emu_live_out's */
+    int malformed;
+    char why[256];
+} emu_pending;
+
+/* A block's frame count that is still being made (emu_calls_settle gives it). */
+#define EMU_FRAMES_PENDING (~0ull)
+
 typedef struct emu_calls {
     const emu_chain *c;
     const emu_run_options *o;
@@ -25,6 +43,8 @@ typedef struct emu_calls {
     char *warned;     /* a malformed-output warning was printed for this actor */
     emu_cycle_stats *cycle; /* the run in hand: res->cycle[res->runs - 1] */
     struct emu_flow *flow;  /* where each actor's output goes (flow.h); reset at each run */
+    struct emu_counter *counter; /* sequential, without a live view: outputs counted beside the next call */
+    emu_pending pending;         /* the output counted last there */
     pthread_mutex_t lock;
     int failed;
     char *err;
@@ -74,10 +94,17 @@ int emu_calls_every(emu_calls *s, enum emu_call call);
  * A non-empty producer block is counted in res and in the run in hand. */
 int emu_calls_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames,
                     emu_buffer *out, unsigned *used, unsigned long long *out_frames);
+/* With s->counter, *out_frames is EMU_FRAMES_PENDING for a non-empty output:
+ * it is counted beside the next call, which may take it as in_frames (then
+ * settled once that call returns) or emu_calls_settle gives it. */
 /* Filter k's flush: the same with an empty input (never with o->strict). */
 int emu_calls_flush(emu_calls *s, size_t k, emu_buffer *out, unsigned *used, unsigned long long *out_frames);
 /* One process_block of the consumer k. */
 int emu_calls_consume(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames);
+/* The output counted last on s->counter: waited for, added to its actor's
+ * frames (and a malformed one named, once per actor); its frames.  At once
+ * when it was settled already; 0 when none was posted. */
+unsigned long long emu_calls_settle(emu_calls *s);
 
 /* The signal dispositions the session replaced. */
 typedef struct emu_saved_signals {

@@ -329,6 +329,16 @@ void emu_live_call_ends(emu_live *l, size_t k, void *instance, unsigned long lon
         snapshot(l, k, instance, t);
 }
 
+void emu_live_counted(emu_live *l, size_t k, const emu_live_out *out)
+{
+    if (!l)
+        return;
+    emu_live_actor *a = &l->actor[k];
+    add(&a->frames_out, out->frames);
+    add(&a->crystals, out->crystals);
+    add(&a->events, out->events);
+}
+
 void emu_live_set_rings(emu_live *l, void *rings, const size_t *ring_of, size_t n_rings)
 {
     if (!l)

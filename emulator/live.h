@@ -143,6 +143,9 @@ typedef struct emu_live_out {
  * process_spectra. */
 void emu_live_call_ends(emu_live *l, size_t k, void *instance, unsigned long long ns, unsigned in_size,
                         unsigned long long in_frames, unsigned used, const emu_live_out *out);
+/* Actor k's output counted after its call ended (the sequential loop counts
+ * beside the next call): the counts emu_live_call_ends was given as zero. */
+void emu_live_counted(emu_live *l, size_t k, const emu_live_out *out);
 /* The pipeline's rings while blocks run (ring_of[k] + i: input i of actor
  * k); NULL before it destroys them. */
 void emu_live_set_rings(emu_live *l, void *rings, const size_t *ring_of, size_t n_rings);

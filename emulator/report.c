@@ -159,7 +159,7 @@ static void print_throughput(FILE *out, const emu_chain *c, const emu_run_result
     }
     if (r->ring_depth || r->ranks) /* pipelined, the actors' threads overlap and the difference means nothing */
         return;
-    fprintf(out, "the emulator's own: %.3f s between the calls, of which %.3f s counting their output's frames",
+    fprintf(out, "the emulator's own: %.3f s between the calls, of which %.3f s on the count of their output's frames",
             r->block_seconds - inside, counting);
     const char *sep = " (";
     for (size_t k = 0; k < c->topology->n_actors; k++)

@@ -1,12 +1,15 @@
 /* run.c: drives a loaded topology through NARVAL's lifecycle and its blocks, sequentially or pipelined. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "run.h"
 #include "calls.h"
+#include "counter.h"
 #include "emu.h"
 #include "flow.h"
 #include "mpi.h"
 #include "live.h"
 #include "pipeline.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +31,8 @@ static int deliver(sequential *q, size_t w, const uint8_t *data, unsigned size, 
 static int feed(sequential *q, size_t k, size_t i, const uint8_t *data, unsigned size, unsigned long long frames)
 {
     emu_calls *s = q->s;
+    if (frames == EMU_FRAMES_PENDING && s->c->topology->actors[k].n_sources > 1) /* its end-of-data frames may go */
+        frames = emu_calls_settle(s);
     if (emu_flow_take(q->f, k, i, &data, &size, &frames) != EMU_OK)
         return emu_calls_fail(s, "out of memory");
     if (size == 0)
@@ -61,18 +66,23 @@ static int feed_shared(sequential *q, emu_outlet *o, const uint8_t *data, unsign
     return EMU_OK;
 }
 
-/* Writer w's block to each of its outlets in turn. */
+/* Writer w's block to each of its outlets in turn.  A count still being
+ * made (EMU_FRAMES_PENDING) goes to one reader alone, which settles it when
+ * its call returns; for several it is settled first; and it is settled
+ * before the block's buffer may be written again, whatever happened. */
 static int deliver(sequential *q, size_t w, const uint8_t *data, unsigned size, unsigned long long frames)
 {
     emu_flow_actor *a = &q->f->actor[w];
-    for (size_t o = 0; o < a->n_outlets; o++) {
+    int rc = EMU_OK;
+    if (frames == EMU_FRAMES_PENDING && (a->n_outlets > 1 || (a->n_outlets && a->outlets[0].share != EMU_SHARE_NONE)))
+        frames = emu_calls_settle(q->s);
+    for (size_t o = 0; o < a->n_outlets && rc == EMU_OK; o++) {
         emu_outlet *out = &a->outlets[o];
-        int rc = out->share == EMU_SHARE_NONE ? feed(q, out->reader[0], out->input[0], data, size, frames)
-                                               : feed_shared(q, out, data, size, frames);
-        if (rc != EMU_OK)
-            return EMU_E_RUN;
+        rc = out->share == EMU_SHARE_NONE ? feed(q, out->reader[0], out->input[0], data, size, frames)
+                                          : feed_shared(q, out, data, size, frames);
     }
-    return EMU_OK;
+    emu_calls_settle(q->s);
+    return rc == EMU_OK ? EMU_OK : EMU_E_RUN;
 }
 
 /* One block of producer p, delivered through the whole graph; *made says
@@ -140,13 +150,34 @@ static int flush(sequential *q)
     return EMU_OK;
 }
 
+/* Whether outputs are counted beside the calls: NARWHAL_COUNT_THREAD on or
+ * off, else when the process may run on 4 CPUs or more (on fewer, the
+ * thread takes a CPU from the actors' own threads: measured on 2). */
+static int count_beside(void)
+{
+    const char *v = getenv("NARWHAL_COUNT_THREAD");
+    if (v && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
+        return strcmp(v, "on") == 0;
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) >= 4;
+}
+
+/* Each output is counted (frames, kinds: the report's and the live view's)
+ * on a thread of its own while the next actor works on it, off the loop's
+ * path (count_beside); the actors' calls stay on the calling thread, in the
+ * same order. */
 static int run_sequential(emu_calls *s)
 {
     sequential q = {.s = s, .f = s->flow, .out = calloc(s->n, sizeof *q.out), .made = calloc(s->n, sizeof *q.made),
                     .live = calloc(s->n, 1)};
+    s->pending = (emu_pending){ 0 };
+    s->counter = s->o->mpi || !count_beside() ? NULL : emu_counter_start();
     int rc = q.out && q.made && q.live ? run_rounds(&q) : emu_calls_fail(s, "out of memory");
     if (rc == EMU_OK && !s->o->strict)
         rc = flush(&q);
+    emu_calls_settle(s);
+    emu_counter_stop(s->counter);
+    s->counter = NULL;
     for (size_t k = 0; q.out && k < s->n; k++)
         emu_buffer_release(&q.out[k]);
     free(q.out);

@@ -28,7 +28,8 @@ typedef struct emu_actor_stats {
     unsigned buffer_size;          /* its output buffer at the end, bytes (0 for the consumer) */
     double seconds;                /* in its process_* calls, process_config included */
     double block_seconds;          /* of which in process_block */
-    double count_seconds;          /* the emulator's walks over its output blocks, counting their frames */
+    double count_seconds;          /* the loop's time on the count of its output blocks' frames: counting them,
+                                      or (sequential) waiting for the thread that counts them */
     double wait_input;             /* pipelined: its thread waited for a block from upstream */
     double wait_output;            /* pipelined: its thread waited for a free buffer downstream */
     emu_kind_count kinds[EMU_MAX_KINDS]; /* what it emitted, by key id, in the order first seen */

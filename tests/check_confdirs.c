@@ -88,8 +88,8 @@ static void setup(void)
 
 static void teardown(void) { tk_remove_tree(tmp); }
 
-/* narwhal COMMAND chain.xml with the build's actors and the test actors, then extra arguments. */
-static void narwhal(nw_result *r, const char *command, const char *const *extra)
+/* narwhal COMMAND chain.xml with the build's actors and the test actors, then extra arguments; env: added to its environment. */
+static void narwhal_env(nw_result *r, const char *command, const char *const *extra, const char *const *env)
 {
     const char *args[16] = {command, at("chain.xml"), "--actors", nw_build_path("/actors"), "--actors",
                             nw_build_path("/tests/actors")};
@@ -97,7 +97,12 @@ static void narwhal(nw_result *r, const char *command, const char *const *extra)
     for (size_t i = 0; extra && extra[i] && n < 15; i++)
         args[n++] = extra[i];
     args[n] = NULL;
-    ck_assert_int_eq(nw_run_timed(r, args, NULL, 60, 0, 0), 0);
+    ck_assert_int_eq(nw_run_timed(r, args, env, 60, 0, 0), 0);
+}
+
+static void narwhal(nw_result *r, const char *command, const char *const *extra)
+{
+    narwhal_env(r, command, extra, NULL);
 }
 
 /* The tag frames of out.adf, in file order, joined by ' '; *data counts the other frames. */
@@ -160,8 +165,10 @@ START_TEST(the_host_names_an_actor_whose_output_is_not_adf)
     nw_result r;
     make_dirs(dirs);
     write_chain(filters);
+    static const char *const count_thread[2][2] = {{"NARWHAL_COUNT_THREAD=off", NULL},
+                                                   {"NARWHAL_COUNT_THREAD=on", NULL}};
     tk_write_text(at("conf/filter/ForeignFilter.conf"), "Tag beta\nCutAtBlock 2\n");
-    narwhal(&r, "run", NULL);
+    narwhal_env(&r, "run", NULL, count_thread[_i]); /* the output counted on the loop's thread, then beside the calls */
     ck_assert_int_ne(r.status, 0);
     /* block 2 is the reader's 10 frames of 24 bytes (256-byte blocks): the last starts at 216 */
     const char *want = "narwhal: warning: the output of 'filter' is not well-formed ADF: frame at offset 216: "
@@ -169,7 +176,9 @@ START_TEST(the_host_names_an_actor_whose_output_is_not_adf)
                *seen = strstr(r.err, want);
     ck_assert_msg(seen, "no '%s' in: %s", want, r.err);
     ck_assert_ptr_null(strstr(seen + strlen(want), "is not well-formed ADF"));
-    ck_assert_ptr_nonnull(strstr(r.err, "narwhal: actor 'writer' (adf_writer.so): process_block returned error code 3"));
+    const char *refused = strstr(r.err, "narwhal: actor 'writer' (adf_writer.so): process_block returned error code 3");
+    ck_assert_ptr_nonnull(refused);
+    ck_assert_msg(seen < refused, "the warning does not come before the error it explains: %s", r.err);
     /* counted up to the fault: its tag and 10 frames, then the 9 whole frames of block 2 */
     ck_assert_msg(strstr(r.out, "\nfilter  foreign_filter.so         2          20          20 "), "%s", r.out);
 }
@@ -616,7 +625,7 @@ static Suite *confdirs_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, a_foreign_filter_reads_its_own_file_in_the_default_layout);
     tcase_add_test(tc, a_foreign_filter_without_its_file_fails_in_process_config);
-    tcase_add_test(tc, the_host_names_an_actor_whose_output_is_not_adf);
+    tcase_add_loop_test(tc, the_host_names_an_actor_whose_output_is_not_adf, 0, 2);
     tcase_add_test(tc, two_actors_of_one_library_keep_their_own_configuration);
     tcase_add_test(tc, actors_that_see_the_same_files_share_one_library);
     tcase_add_test(tc, the_chain_loads_a_copy_only_for_a_different_configuration);

@@ -120,10 +120,13 @@ static void expect_row(const char *out, const char *actor, const char *library, 
     ck_assert(seconds >= 0 && share >= 0 && share <= 100.0001);
 }
 
+/* The same counts whether the outputs are counted on the loop's thread or beside the calls. */
 START_TEST(the_report_counts_blocks_frames_and_bytes_per_actor)
 {
+    static const char *const count_thread[2][2] = {{"NARWHAL_COUNT_THREAD=off", NULL},
+                                                   {"NARWHAL_COUNT_THREAD=on", NULL}};
     nw_result r;
-    run_logged(&r, CHAIN4, NULL, NULL);
+    run_logged(&r, CHAIN4, NULL, count_thread[_i]);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_eq(strstr(r.out, "actor "), r.out);
     /* Producer: 3 blocks + the end-of-data call; filters: 3 + the flush; consumer: 3. */
@@ -137,7 +140,7 @@ START_TEST(the_report_counts_blocks_frames_and_bytes_per_actor)
     ck_assert_ptr_null(strstr(r.out, "wait in"));
     /* sequentially, the time outside the actors' calls and the part of it counting their frames */
     ck_assert_ptr_nonnull(strstr(r.out, "\nthe emulator's own: "));
-    ck_assert_ptr_nonnull(strstr(r.out, " s counting their output's frames"));
+    ck_assert_ptr_nonnull(strstr(r.out, " s on the count of their output's frames"));
     ck_assert_int_eq(nw_lines(r.out), 9);
 }
 END_TEST
@@ -466,7 +469,7 @@ static Suite *lifecycle_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, calls_follow_narval_order_through_the_whole_run);
     tcase_add_test(tc, the_conf_option_reaches_process_config);
-    tcase_add_test(tc, the_report_counts_blocks_frames_and_bytes_per_actor);
+    tcase_add_loop_test(tc, the_report_counts_blocks_frames_and_bytes_per_actor, 0, 2);
     tcase_add_test(tc, blocks_option_stops_after_n_producer_blocks_then_flushes);
     tcase_add_test(tc, producer_end_of_data_ends_the_run);
     tcase_add_test(tc, the_flush_call_passes_held_frames_down_the_chain);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# memcheck.sh: every actor under valgrind: the replay chain (small blocks, then 4 MiB blocks that the reader reads ahead) and the full chain (generator -> psa -> builder -> tracker -> histo -> writer), sequential and pipelined, under memcheck, and the pipelined full chain and large-block replay under helgrind; a verdict line per run, failing on any error or definite leak.
+# memcheck.sh: every actor under valgrind: the replay chain (small blocks, then 4 MiB blocks that the reader reads ahead) and the full chain (generator -> psa -> builder -> tracker -> histo -> writer), sequential and pipelined, under memcheck, the pipelined full chain, the large-block replay and a sequential replay whose outputs are counted on a thread of their own under helgrind; a verdict line per run, failing on any error or definite leak.
 set -uo pipefail
 BUILD=${BUILD:-build}
 FRAMES=${MEMCHECK_FRAMES:-200}
@@ -84,10 +84,15 @@ same() {
     echo "memcheck: $1 and $2 wrote the same output"
 }
 
+# sequentially, outputs counted beside the calls (NARWHAL_COUNT_THREAD on) here, on the loop's thread in the chain below
+export NARWHAL_COUNT_THREAD=on
 check memcheck replay-sequential topologies/replay.xml "$tmp/replay" "$tmp/replay.adf"
+check helgrind replay-counted topologies/replay.xml "$tmp/replay" "$tmp/replay.adf"
+export NARWHAL_COUNT_THREAD=off
 check memcheck replay-pipelined topologies/replay.xml "$tmp/replay" "$tmp/replay.adf" --pipeline
 cmp -s "$tmp/input.adf" "$tmp/replay-sequential.adf" || fail "the replay's output differs from its input"
 same replay-sequential replay-pipelined
+same replay-sequential replay-counted
 check memcheck replay-ahead "$tmp/replay-ahead.xml" "$tmp/ahead" "$tmp/ahead.adf"
 grep -q 'ReadAhead: [1-9][0-9]* large reads copied' "$tmp/replay-ahead.log" || fail "replay-ahead did not read ahead"
 cmp -s "$tmp/ahead-input.adf" "$tmp/replay-ahead.adf" || fail "replay-ahead's output differs from its input"
