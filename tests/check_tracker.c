@@ -706,9 +706,9 @@ START_TEST(bad_frames_are_rejected_counted_and_named)
 }
 END_TEST
 
-/* A block of many events decoded by several threads (Threads 4): the bytes
- * of one thread's run, each bad frame left out in its place, KeepInput's
- * frames each before its own data:tracked. */
+/* A block of many events decoded and written by several threads (Threads
+ * 4): the bytes of one thread's run, each bad frame left out in its place,
+ * KeepInput's frames each before its own data:tracked. */
 START_TEST(threads_decode_a_block_as_one_thread_does)
 {
     static const double start[3] = { 15, 10, 20 }, theta[2] = { 60 * M_PI / 180, 40 * M_PI / 180 },
@@ -719,7 +719,7 @@ START_TEST(threads_decode_a_block_as_one_thread_does)
     adf_psa bad = { .crystal_id = (uint16_t)arr.crystal[0].id, .n_hits = 1 };
     bad.hit[0] = (adf_psa_hit){ .x = NAN, .y = 1, .z = 1, .e = 100 };
     unsigned good = 0;
-    for (uint32_t e = 1; e <= 2000; e++) {
+    for (uint32_t e = 1; e <= 3000; e++) { /* more than 4096 items: the output is written in parallel too */
         if (e % 97 == 0) {
             ck_assert_int_eq(adf_psa_write(&w, e, e, &bad), ADF_OK);
             continue;

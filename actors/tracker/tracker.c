@@ -68,7 +68,7 @@ static const kit_key tracker_keys[] = {
     KEY("SmearFwhmB", KIT_REAL, smear_b, "6.2", KIT_RANGE(0, 1000), .help = "mm: B of the smearing's FWHM"),
     KEY("Seed", KIT_INT, seed, "1", KIT_MIN(0), .help = "seed of the smearing (per event: same seed, same bytes)"),
     KIT_MAX_BAD_FRAMES(tracker_conf, max_bad),
-    KIT_HOST_THREADS(tracker_conf, threads, "decode a block's psa frames into points"),
+    KIT_HOST_THREADS(tracker_conf, threads, "decode a block's psa frames into points and write its output"),
 };
 
 static unsigned check_conf(const char *directory_path);
@@ -114,6 +114,7 @@ typedef struct tracker {
     tracker_engine *engine;
     tracker_events ev;
     item *items;
+    size_t *item_at; /* n_items + 1: where each item's output starts in the block's */
     size_t n_items, cap_items;
     adf_frame *psa_frames; /* the block's psa frames, decoded together at its end */
     uint32_t *psa_event;   /* each one's event in the batch (UINT32_MAX: bad) */
@@ -351,6 +352,7 @@ static void tracker_release(void *algo_data)
     tracker_teardown(t);
     tracker_events_free(&t->ev);
     free(t->items);
+    free(t->item_at);
     free(t->psa_frames);
     free(t->psa_event);
 }
@@ -362,9 +364,12 @@ static unsigned add_item(tracker *t, const adf_frame *f, bool pass, bool kept, u
     if (t->n_items == t->cap_items) {
         size_t cap = t->cap_items ? 2 * t->cap_items : 1024;
         item *items = realloc(t->items, cap * sizeof *items);
-        if (!items)
+        if (items)
+            t->items = items;
+        size_t *at = items ? realloc(t->item_at, (cap + 1) * sizeof *at) : NULL;
+        if (!at)
             return kit_fail(t->k.name, NARVAL_E_NOMEM, "no memory for %zu frames of a block", cap);
-        t->items = items;
+        t->item_at = at;
         t->cap_items = cap;
     }
     t->items[t->n_items++] = (item){ pass ? f->data : NULL, f->key.length, t->ev.n - (pass ? 0 : 1), psa, kept };
@@ -459,6 +464,70 @@ static void count_event(counts *c, const tr_event_info *info, uint32_t points, u
     }
 }
 
+/* Item i's output: its frame passed on, or its event's data:tracked. */
+static void write_item(const tracker *t, const tr_out *out, size_t i, adf_writer *w)
+{
+    const item *it = &t->items[i];
+    if (it->frame) {
+        adf_put_frame(w, it->frame, it->length); /* a failure stays in w->status */
+        return;
+    }
+    adf_tracked tr;
+    uint32_t e = it->event;
+    tracker_output_event(&t->ev, e, out->gammas, &out->info[e], &derived.doppler, &tr);
+    adf_tracked_write(w, t->ev.number[e], t->ev.timestamp[e], &tr);
+}
+
+/* The block's output, counted: each item's size and place first (item_at),
+ * then, when it all fits, every item written into its own place by the
+ * host's threads; else one after the other, for the writer to measure. */
+static unsigned write_block(tracker *t, const tr_out *out, adf_writer *w)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < t->n_items; i++) {
+        const item *it = &t->items[i];
+        t->item_at[i] = at;
+        if (it->psa != UINT32_MAX && t->psa_event[it->psa] == UINT32_MAX)
+            continue; /* its frame is bad */
+        if (it->frame) {
+            at += it->length;
+            t->block.kept += it->kept;
+            t->block.passed += !it->kept;
+            continue;
+        }
+        uint32_t e = it->event, first = t->ev.first[e], n = out->info[e].n_gammas;
+        at += ADF_KEY_SIZE + adf_tracked_payload_size(n > ADF_TRACKED_MAX ? ADF_TRACKED_MAX : n);
+        t->block.truncated += n > ADF_TRACKED_MAX ? n - ADF_TRACKED_MAX : 0;
+        count_event(&t->block, &out->info[e], t->ev.first[e + 1] - first, t->ev.status[e], &out->gammas[first]);
+    }
+    t->item_at[t->n_items] = at;
+    if (w->status != ADF_OK || w->depth != 0 || at > w->cap - w->used) {
+        for (size_t i = 0; i < t->n_items; i++)
+            if (t->item_at[i + 1] > t->item_at[i])
+                write_item(t, out, i, w);
+        return 0;
+    }
+    uint8_t *base = w->buf + w->used;
+    int wrong = 0;
+#pragma omp parallel for schedule(dynamic, 512) reduction(| : wrong) num_threads(kit_host_threads(conf.threads)) \
+    if (t->n_items > 4096)
+    for (size_t i = 0; i < t->n_items; i++) {
+        size_t size = t->item_at[i + 1] - t->item_at[i];
+        if (!size)
+            continue;
+        adf_writer part;
+        adf_writer_init(&part, base + t->item_at[i], size);
+        write_item(t, out, i, &part);
+        wrong |= part.status != ADF_OK || part.used != size;
+    }
+    if (wrong)
+        return kit_fail(t->k.name, NARVAL_E_INTERNAL, "an item of the block's output did not take the bytes measured "
+                        "for it");
+    w->used += at;
+    w->needed += at;
+    return 0;
+}
+
 static unsigned on_end(void *ctx, bool flush, adf_writer *w)
 {
     tracker *t = ctx;
@@ -478,22 +547,8 @@ static unsigned on_end(void *ctx, bool flush, adf_writer *w)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         t->block.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     }
-    adf_tracked tr;
-    for (size_t i = 0; i < t->n_items; i++) {
-        const item *it = &t->items[i];
-        if (it->psa != UINT32_MAX && t->psa_event[it->psa] == UINT32_MAX)
-            continue; /* its frame is bad */
-        if (it->frame) {
-            adf_put_frame(w, it->frame, it->length); /* a failure stays in w->status */
-            t->block.kept += it->kept;
-            t->block.passed += !it->kept;
-            continue;
-        }
-        uint32_t e = it->event, first = t->ev.first[e];
-        t->block.truncated += tracker_output_event(&t->ev, e, out.gammas, &out.info[e], &derived.doppler, &tr);
-        adf_tracked_write(w, t->ev.number[e], t->ev.timestamp[e], &tr);
-        count_event(&t->block, &out.info[e], t->ev.first[e + 1] - first, t->ev.status[e], &out.gammas[first]);
-    }
+    if ((code = write_block(t, &out, w)) != 0)
+        return code;
     t->block.skipped_hits = t->ev.skipped_hits;
     t->block.core = t->ev.core;
     return 0;
