@@ -269,7 +269,8 @@ int adf_iter_next(adf_iter *it, adf_frame *frame);
 void adf_iter_describe(const adf_iter *it, char *msg, size_t len);
 /* Validate a whole buffer; on failure returns the code and the offset of the bad frame
  * (size on success).  *frames counts the valid top-level frames before any failure.
- * Either pointer may be NULL. */
+ * Either pointer may be NULL.  A well-formed buffer takes one walk by the frames'
+ * lengths (no iterator), fetching the lines ahead; a malformed one, the iterator's. */
 int adf_validate(const void *buf, size_t size, size_t *bad_offset, size_t *frames);
 
 /* ---- narwhal:crystal (ADF_ID_NW_CRYSTAL), Narwhal's layout -----------------

@@ -281,9 +281,8 @@ static void count_kind(emu_actor_stats *st, uint32_t id, int inside)
         st->kinds[i].frames++;
 }
 
-/* The sub-frames of a composite payload, at every depth.  adf_iter_next
- * checked every length with their parent, so they are walked by their
- * lengths alone: an iterator would check each again. */
+/* The sub-frames of a composite payload, at every depth, checked already
+ * (adf_validate, adf_iter_next): walked by their lengths alone. */
 static void count_members(emu_actor_stats *st, const uint8_t *payload, size_t size)
 {
     for (size_t at = 0; at + ADF_KEY_SIZE <= size;) {
@@ -295,11 +294,6 @@ static void count_members(emu_actor_stats *st, const uint8_t *payload, size_t si
     }
 }
 
-/* Bytes ahead of a frame fetched while it is counted: a walk by lengths
- * cannot ask for the next key before it has this one's, so the lines of
- * the small frames that follow are asked for by distance instead. */
-#define COUNT_AHEAD 1024
-
 static void count_top(emu_actor_stats *st, uint32_t id, emu_live_out *out)
 {
     out->frames++;
@@ -308,47 +302,27 @@ static void count_top(emu_actor_stats *st, uint32_t id, emu_live_out *out)
     count_kind(st, id, 0);
 }
 
-/* Frames [0, size) of a buffer (depth: theirs) checked as adf_iter_next
- * checks them and counted, in one walk by their lengths; 0 at the first
- * fault, with the counts then part-made. */
-static int count_well_formed(emu_actor_stats *st, const uint8_t *p, size_t size, int depth, emu_live_out *out)
-{
-    for (size_t at = 0; at < size;) {
-        if (size - at < ADF_KEY_SIZE || depth >= ADF_MAX_DEPTH)
-            return 0;
-        uint32_t length = adf_get_u32(p + at), id = adf_get_u32(p + at + 4);
-        if (length < ADF_KEY_SIZE || length > size - at)
-            return 0;
-        __builtin_prefetch(p + at + COUNT_AHEAD);
-        if (depth == 0)
-            count_top(st, id, out);
-        else
-            count_kind(st, id, 1);
-        if (adf_id_is_composite(id) &&
-            !count_well_formed(st, p + at + ADF_KEY_SIZE, length - ADF_KEY_SIZE, depth + 1, out))
-            return 0;
-        at += length;
-    }
-    return 1;
-}
-
 /* Top-level frames of a buffer (all, crystal-events, events: the live
  * view's, counted here so that a block is walked once), and every frame by
  * key id in st; counting stops before a malformed frame, and then the
- * return is -1 with why.  The walk by lengths does it all for a
- * well-formed buffer (one pass, no iterator: the emulator's own time in a
- * long chain); a fault sends the buffer through the iterator from the
- * counts as they were, for its description.  Touches st, out and why only:
- * the counter's thread runs it too. */
+ * return is -1 with why.  A well-formed buffer (adf_validate's one walk) is
+ * counted by its lengths alone; a malformed one through the iterator, for
+ * its description.  Touches st, out and why only: the counter's thread
+ * runs it too. */
 static int count_into(emu_actor_stats *st, const uint8_t *data, unsigned size, emu_live_out *out, char *why,
                       size_t len)
 {
-    emu_actor_stats before = *st;
     *out = (emu_live_out){ 0 };
-    if (count_well_formed(st, data, size, 0, out))
+    if (adf_validate(data, size, NULL, NULL) == ADF_OK) {
+        for (size_t at = 0; at < size;) {
+            uint32_t length = adf_get_u32(data + at), id = adf_get_u32(data + at + 4);
+            count_top(st, id, out);
+            if (adf_id_is_composite(id))
+                count_members(st, data + at + ADF_KEY_SIZE, length - ADF_KEY_SIZE);
+            at += length;
+        }
         return 0;
-    *st = before;
-    *out = (emu_live_out){ 0 };
+    }
     adf_iter it;
     adf_frame f;
     int rc;

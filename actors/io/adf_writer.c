@@ -324,45 +324,48 @@ static unsigned writer_start(void *algo_data)
 
 /* Counts the frames of a block and the bytes File gets of it, notes a
  * meta:eof at its end, and refuses a malformed block before anything of it is
- * written. */
-static unsigned scan_block(writer *w, const void *in, unsigned size, uint64_t *frames,
+ * written (adf_validate's one walk; the iterator only to say where and why). */
+static unsigned scan_block(writer *w, const uint8_t *in, unsigned size, uint64_t *frames,
                            bool *ends, size_t *to_main)
 {
-    adf_iter it;
-    adf_frame f;
-    int rc;
-    adf_iter_init(&it, in, size);
+    size_t bad, n;
     *frames = 0;
     *to_main = 0;
-    while ((rc = adf_iter_next(&it, &f)) > 0) {
-        ++*frames;
-        *ends = f.key.id == ADF_ID_META_EOF;
-        *to_main += to_file(f.key.id) ? f.key.length : 0;
-    }
-    if (rc < 0) {
+    if (adf_validate(in, size, &bad, &n) != ADF_OK) {
+        adf_iter it;
+        adf_frame f;
         char msg[256], where[512];
+        adf_iter_init(&it, in, size);
+        while (adf_iter_next(&it, &f) > 0)
+            ;
         adf_iter_describe(&it, msg, sizeof msg);
         kit_where_at(in, size, it.pos, where, sizeof where);
         return kit_fail(w->k.name, NARVAL_E_INPUT, "input block of %u bytes: %s: %s; nothing of it "
                         "written", size, where, msg);
     }
+    for (size_t at = 0; at < size; at += adf_get_u32(in + at)) {
+        uint32_t id = adf_get_u32(in + at + 4);
+        *ends = id == ADF_ID_META_EOF;
+        *to_main += to_file(id) ? adf_get_u32(in + at) : 0;
+    }
+    *frames = n;
     return 0;
 }
 
 /* Counts a frame File does not get under its key id. */
-static void count_left(writer *w, const adf_frame *f)
+static void count_left(writer *w, uint32_t id, uint32_t length)
 {
     w->left_frames++;
-    w->left_bytes += f->key.length;
+    w->left_bytes += length;
     for (unsigned i = 0; i < w->n_left; i++)
-        if (w->left[i].id == f->key.id) {
+        if (w->left[i].id == id) {
             w->left[i].frames++;
             return;
         }
     if (w->n_left == WRITER_KINDS)
         w->left_unnamed++;
     else
-        w->left[w->n_left++] = (left_kind){ f->key.id, 1 };
+        w->left[w->n_left++] = (left_kind){ id, 1 };
 }
 
 /* Where a block's frames are staged: File's from the stage's start, OtherFile's after them. */
@@ -382,29 +385,28 @@ static void put_span(writer *w, staging *st, dest *d, const uint8_t *at, size_t 
     d->bytes += size;
 }
 
-/* The frames of a checked block, each to File's part of the stage or, when
- * Keys leaves it out, to OtherFile's (or nowhere, counted); runs of frames
- * with one destination in one copy. */
+/* The frames of a checked block (walked by their lengths), each to File's
+ * part of the stage or, when Keys leaves it out, to OtherFile's (or
+ * nowhere, counted); runs of frames with one destination in one copy. */
 static void route_block(writer *w, staging *st, const uint8_t *in, unsigned size)
 {
-    adf_iter it;
-    adf_frame f;
     dest *to = NULL;
     size_t from = 0;
     uint64_t n = 0;
-    adf_iter_init(&it, in, size);
-    while (adf_iter_next(&it, &f) > 0) {
-        bool keep = to_file(f.key.id);
+    for (size_t at = 0; at < size;) {
+        uint32_t length = adf_get_u32(in + at), id = adf_get_u32(in + at + 4);
+        bool keep = to_file(id);
         dest *d = keep ? &w->main : w->other.file ? &w->other : NULL;
         if (!keep)
-            count_left(w, &f);
+            count_left(w, id, length);
         if (n && d != to) {
-            put_span(w, st, to, in + from, f.offset - from, n);
-            from = f.offset;
+            put_span(w, st, to, in + from, at - from, n);
+            from = at;
             n = 0;
         }
         to = d;
         n++;
+        at += length;
     }
     put_span(w, st, to, in + from, size - from, n);
 }
