@@ -14,6 +14,7 @@ CHECKS=${CHECKS-check_adf check_psa check_io check_shipped}
 gpu_prepare "$out/logs" 300
 { echo "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled) defrag: $(cat /sys/kernel/mm/transparent_hugepage/defrag)"; \
   grep -E 'AnonHugePages|MemFree' /proc/meminfo; } | tee "$out/logs/thp.txt"
+# calls 6-7: SEQ_ROWS="ADFReader.conf:ReadAhead:on" (the default) five / three times, WIDE=3 / 2, call 7 CHECKS="check_adf check_io check_tracker check_histo check_confdirs check_shipped check_lifecycle"
 # call 5: SEQ_ROWS="env:NARWHAL_COUNT_THREAD:off env:NARWHAL_COUNT_THREAD:on" three times, WIDE=2, CHECKS="check_tracker check_confdirs check_lifecycle"
 # call 2: SEQ_ROWS="Tracker.conf:Threads:1 Tracker.conf:Threads:auto" three times, WIDE_ROWS="Tracker.conf:Threads:1 Tracker.conf:Threads:auto"
 seq_rows="env:NARWHAL_HUGE_PAGES:off env:NARWHAL_HUGE_PAGES:on env:NARWHAL_HUGE_PAGES:off env:NARWHAL_HUGE_PAGES:on \
