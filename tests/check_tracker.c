@@ -757,6 +757,27 @@ START_TEST(threads_decode_a_block_as_one_thread_does)
 }
 END_TEST
 
+/* A first block that is empty (the emulator's end-of-data call before any
+ * data), then one of bad frames only: nothing written, no error, and a
+ * NULL output of size 0 is never touched. */
+START_TEST(empty_and_all_bad_first_blocks_write_nothing)
+{
+    adf_psa bad = { .crystal_id = (uint16_t)arr.crystal[0].id, .n_hits = 1 };
+    bad.hit[0] = (adf_psa_hit){ .x = NAN, .y = 1, .z = 1, .e = 100 };
+    ck_assert_int_eq(adf_psa_write(&w, 1, 1, &bad), ADF_OK);
+    ck_assert_uint_eq(configure(""), 0);
+    void *inst = begin();
+    unsigned used = 1, code = 1;
+    tracker.filter(inst, in, 0, NULL, 0, &used, &code);
+    ck_assert_uint_eq(code, 0);
+    ck_assert_uint_eq(used, 0);
+    tracker.filter(inst, in, (unsigned)w.used, NULL, 0, &used, &code);
+    ck_assert_uint_eq(code, 0);
+    ck_assert_uint_eq(used, 0);
+    end(inst);
+}
+END_TEST
+
 START_TEST(configuration_errors)
 {
     ck_assert_uint_eq(configure("Device fast\n"), NARVAL_E_CONFIG);
@@ -1250,6 +1271,7 @@ static Suite *tracker_suite(void)
     tcase_add_test(tc, truth_input_is_smeared_reproducibly);
     tcase_add_test(tc, bad_frames_are_rejected_counted_and_named);
     tcase_add_test(tc, threads_decode_a_block_as_one_thread_does);
+    tcase_add_test(tc, empty_and_all_bad_first_blocks_write_nothing);
     tcase_add_test(tc, configuration_errors);
     tcase_add_test(tc, gpu_forced_without_gpu_fails_at_initialise);
     tcase_add_test(tc, core_scaling_brings_each_crystal_to_its_core_energy);

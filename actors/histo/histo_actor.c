@@ -413,7 +413,7 @@ unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, vo
     a->pass = pass;
     a->block_ends = a->ended;
     a->frame = a->fault = 0;
-    if (pass && passes_whole(&a->decoded, in_size) && in_size <= out_size) {
+    if (pass && in_size > 0 && passes_whole(&a->decoded, in_size) && in_size <= out_size) {
         memcpy(out, in, in_size);
         *used = in_size;
         if (a->decoded.n_frames)

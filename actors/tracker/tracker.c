@@ -484,6 +484,8 @@ static void write_item(const tracker *t, const tr_out *out, size_t i, adf_writer
 static unsigned write_block(tracker *t, const tr_out *out, adf_writer *w)
 {
     size_t at = 0;
+    if (t->n_items == 0) /* item_at is not there before the first item */
+        return 0;
     for (size_t i = 0; i < t->n_items; i++) {
         const item *it = &t->items[i];
         t->item_at[i] = at;
@@ -501,6 +503,8 @@ static unsigned write_block(tracker *t, const tr_out *out, adf_writer *w)
         count_event(&t->block, &out->info[e], t->ev.first[e + 1] - first, t->ev.status[e], &out->gammas[first]);
     }
     t->item_at[t->n_items] = at;
+    if (at == 0) /* nothing to write (an empty block, or only bad frames): the buffer may be NULL */
+        return 0;
     if (w->status != ADF_OK || w->depth != 0 || at > w->cap - w->used) {
         for (size_t i = 0; i < t->n_items; i++)
             if (t->item_at[i + 1] > t->item_at[i])
