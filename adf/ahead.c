@@ -67,13 +67,8 @@ size_t adf_whole_frames(const uint8_t *buf, size_t got, size_t cap, size_t *n, u
         uint32_t length = adf_get_u32(buf + u);
         if (length < ADF_KEY_SIZE || length > cap - u || length > got - u)
             break;
-        if (adf_id_is_composite(adf_get_u32(buf + u + 4))) {
-            adf_iter it;
-            adf_frame frame;
-            adf_iter_init(&it, buf + u, length);
-            if (adf_iter_next(&it, &frame) < 0)
-                break;
-        }
+        if (adf_id_is_composite(adf_get_u32(buf + u + 4)) && adf_validate(buf + u, length, NULL, NULL) != ADF_OK)
+            break;
         if (starts)
             starts[*n] = (uint32_t)u;
         u += length;

@@ -362,11 +362,7 @@ static void count_frames(emu_calls *s, size_t k, const uint8_t *data, unsigned s
 static void count_pending(void *ctx)
 {
     emu_pending *p = ctx;
-    emu_live_out out;
-    p->malformed = count_into(&p->s->res->actors[p->k], p->data, p->size, &out, p->why, sizeof p->why) < 0;
-    p->frames = out.frames;
-    p->crystals = out.crystals;
-    p->events = out.events;
+    p->malformed = count_into(&p->s->res->actors[p->k], p->data, p->size, &p->out, p->why, sizeof p->why) < 0;
 }
 
 /* Actor k's output of used bytes to count on the counter's thread. */
@@ -387,13 +383,13 @@ unsigned long long emu_calls_settle(emu_calls *s)
         double t0 = emu_now();
         emu_counter_wait(s->counter);
         st->count_seconds += emu_now() - t0;
-        st->frames_out += p->frames;
-        emu_live_counted(s->o->live, p->k, &(emu_live_out){p->frames, p->crystals, p->events});
+        st->frames_out += p->out.frames;
+        emu_live_counted(s->o->live, p->k, &p->out);
         if (p->malformed)
             warn_malformed(s, p->k, p->why);
         p->settled = 1;
     }
-    return p->frames;
+    return p->out.frames;
 }
 
 /* Makes out as large as actor k's size (emu_buffer_fit: what it held is not kept). */

@@ -9,6 +9,7 @@
 #include "run.h"
 
 #include "buffer.h"
+#include "live.h"
 
 /* One session's actors.  In the pipelined loop every actor's thread touches
  * only its own entries of the per-actor arrays and of res->actors (the
@@ -24,7 +25,7 @@ typedef struct emu_pending {
     const uint8_t *data;
     unsigned size;
     int posted, settled;
-    unsigned long long frames, crystals, events; /* emu_live_out's */
+    emu_live_out out;
     int malformed;
     char why[256];
 } emu_pending;
@@ -43,7 +44,7 @@ typedef struct emu_calls {
     char *warned;     /* a malformed-output warning was printed for this actor */
     emu_cycle_stats *cycle; /* the run in hand: res->cycle[res->runs - 1] */
     struct emu_flow *flow;  /* where each actor's output goes (flow.h); reset at each run */
-    struct emu_counter *counter; /* sequential, without a live view: outputs counted beside the next call */
+    struct emu_counter *counter; /* sequential: outputs counted beside the next call (NULL: on the loop's thread) */
     emu_pending pending;         /* the output counted last there */
     pthread_mutex_t lock;
     int failed;
@@ -91,12 +92,12 @@ int emu_calls_every(emu_calls *s, enum emu_call call);
  * out, called again with a larger buffer for as long as the actor asks for
  * one, so that no frame is lost or emitted twice; with o->strict the
  * request stops the run instead, naming the topology's <size> to raise.
- * A non-empty producer block is counted in res and in the run in hand. */
-int emu_calls_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames,
-                    emu_buffer *out, unsigned *used, unsigned long long *out_frames);
-/* With s->counter, *out_frames is EMU_FRAMES_PENDING for a non-empty output:
+ * A non-empty producer block is counted in res and in the run in hand.
+ * With s->counter, *out_frames is EMU_FRAMES_PENDING for a non-empty output:
  * it is counted beside the next call, which may take it as in_frames (then
  * settled once that call returns) or emu_calls_settle gives it. */
+int emu_calls_block(emu_calls *s, size_t k, uint8_t *in, unsigned in_size, unsigned long long in_frames,
+                    emu_buffer *out, unsigned *used, unsigned long long *out_frames);
 /* Filter k's flush: the same with an empty input (never with o->strict). */
 int emu_calls_flush(emu_calls *s, size_t k, emu_buffer *out, unsigned *used, unsigned long long *out_frames);
 /* One process_block of the consumer k. */

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <time.h>
 
-
 #include "gpu_device.h"
 #include "histo_actor.h"
 #include "histo_block.h"
@@ -386,17 +385,13 @@ static unsigned on_frame(void *ctx, const adf_frame *f, adf_writer *out)
     return a->pass ? KIT_PASS : 0;
 }
 
-/* Whether a decoded block of in_size bytes is well-formed to its end and
- * none of its frames was refused: the filter's output is then its input,
- * copied at once rather than frame by frame. */
+/* Whether a decoded block of in_size bytes has frames, is well-formed to its
+ * end and none of its frames was refused: the filter's output is then its
+ * input, copied at once rather than frame by frame. */
 static bool passes_whole(const histo_block *b, unsigned in_size)
 {
-    if (b->faults.n)
-        return false;
-    if (b->n_frames == 0)
-        return in_size == 0;
-    const adf_frame *last = &b->frame[b->n_frames - 1];
-    return last->offset + last->key.length == in_size;
+    const adf_frame *last = b->n_frames ? &b->frame[b->n_frames - 1] : NULL;
+    return !b->faults.n && last && last->offset + last->key.length == in_size;
 }
 
 unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, void *out,
@@ -413,11 +408,10 @@ unsigned histo_actor_block(void *algo_data, const void *in, unsigned in_size, vo
     a->pass = pass;
     a->block_ends = a->ended;
     a->frame = a->fault = 0;
-    if (pass && in_size > 0 && passes_whole(&a->decoded, in_size) && in_size <= out_size) {
+    if (pass && passes_whole(&a->decoded, in_size) && in_size <= out_size) {
         memcpy(out, in, in_size);
         *used = in_size;
-        if (a->decoded.n_frames)
-            a->block_ends = a->decoded.frame[a->decoded.n_frames - 1].key.id == ADF_ID_META_EOF;
+        a->block_ends = a->decoded.frame[a->decoded.n_frames - 1].key.id == ADF_ID_META_EOF;
     } else
         code = kit_filter_block(a, &ops, a, in, in_size, pass ? out : NULL, pass ? out_size : 0, used);
     uint64_t seen[HISTO_SEEN_KINDS] = { 0 };

@@ -497,9 +497,9 @@ static unsigned write_block(tracker *t, const tr_out *out, adf_writer *w)
             t->block.passed += !it->kept;
             continue;
         }
-        uint32_t e = it->event, first = t->ev.first[e], n = out->info[e].n_gammas;
-        at += ADF_KEY_SIZE + adf_tracked_payload_size(n > ADF_TRACKED_MAX ? ADF_TRACKED_MAX : n);
-        t->block.truncated += n > ADF_TRACKED_MAX ? n - ADF_TRACKED_MAX : 0;
+        uint32_t e = it->event, first = t->ev.first[e], kept = tracker_output_gammas(&out->info[e]);
+        at += ADF_KEY_SIZE + adf_tracked_payload_size(kept);
+        t->block.truncated += out->info[e].n_gammas - kept;
         count_event(&t->block, &out->info[e], t->ev.first[e + 1] - first, t->ev.status[e], &out->gammas[first]);
     }
     t->item_at[t->n_items] = at;

@@ -47,20 +47,19 @@ static void fill_gamma(const tr_point *pts, const uint16_t *crystal,
                             (g->flags & TR_GAMMA_PAIR ? ADF_TRACKED_PAIR : 0));
 }
 
-unsigned tracker_output_event(const tracker_events *ev, uint32_t e, const tr_gamma *gammas,
-                              const tr_event_info *info, const tracker_doppler *d, adf_tracked *t)
+unsigned tracker_output_gammas(const tr_event_info *info)
+{
+    return info->n_gammas > ADF_TRACKED_MAX ? ADF_TRACKED_MAX : info->n_gammas;
+}
+
+void tracker_output_event(const tracker_events *ev, uint32_t e, const tr_gamma *gammas, const tr_event_info *info,
+                          const tracker_doppler *d, adf_tracked *t)
 {
     uint32_t first = ev->first[e];
-    unsigned n = info->n_gammas, left_out = 0;
-    t->status = ev->status[e];
+    unsigned n = tracker_output_gammas(info);
+    t->status = n < info->n_gammas ? TRACKER_STATUS_TRUNCATED : ev->status[e];
     t->beta = (float)d->beta;
-    if (n > ADF_TRACKED_MAX) {
-        left_out = n - ADF_TRACKED_MAX;
-        n = ADF_TRACKED_MAX;
-        t->status = TRACKER_STATUS_TRUNCATED;
-    }
     t->n_gammas = (uint16_t)n;
     for (unsigned g = 0; g < n; g++)
         fill_gamma(&ev->points[first], &ev->crystal[first], &gammas[first + g], d, &t->gamma[g]);
-    return left_out;
 }
