@@ -45,7 +45,7 @@ constexpr int kChunks = 8;
 constexpr uint32_t kFew = 8;
 /* A pruned step with more (search, column) pairs left than this computes
  * the whole step as exact_step does (each staged value serving 16 FoMs)
- * instead of each pair's FoM by one thread from the point-major copy, and
+ * instead of each pair's FoM from the point-major copy (score_list), and
  * the tile's later steps too, with no bound pass: searches whose bounds
  * leave that many pairs (a FoM nearly flat over the points: low energies,
  * several interactions in the segment) leave as many in their next steps. */
@@ -437,22 +437,11 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
  * The channels stop once no bound of the block is at most its U (a
  * block-wide vote: whole steps are skipped, never single lanes); the
  * (search, column) pairs whose complete bound is at most U are listed in
- * shared memory and get their FoM by gs_fom_point from the point-major
- * copy, a thread each (more than kDense of them: the whole step as
+ * shared memory and get their FoM from the point-major copy in
+ * gs_fom_point's order, a few lanes each (score_list; more than kDense of them: the whole step as
  * exact_step computes it), merged by a shared 64-bit atomic minimum.  A pair
  * left out has a FoM above U: the answers and their bits are search_tiles'.
  */
-__device__ __forceinline__ float fom_point(const float *m, const float *b, uint32_t n_mask, uint32_t W,
-                                           uint32_t use, const float *coef, const float *scale)
-{
-    return gs_fom_point(m, b, 1, n_mask, W, use, coef, scale);
-}
-__device__ __forceinline__ float fom_point(const int16_t *m, const int16_t *b, uint32_t n_mask, uint32_t W,
-                                           uint32_t use, const float *coef, const float *scale)
-{
-    return gs_fom_point16(m, b, 1, n_mask, W, use, coef, scale);
-}
-
 __device__ __forceinline__ float diff(float m, float b) { return GS_SUB(m, b); }
 __device__ __forceinline__ float diff(int m, int b) { return (float)(m - b) * GS_I16_STEP; }
 
@@ -611,21 +600,47 @@ __device__ __forceinline__ bool limits(const args &a, const tile &t, uint32_t k_
     return unknown;
 }
 
-/* The FoMs of the n listed pairs (search j << 8 | column - col0), by
- * gs_fom_point from the segment's point-major copy pm, a thread each,
- * merged into block_best. */
+/*
+ * The FoMs of the n listed pairs (search j << 8 | column - col0) from the
+ * segment's point-major copy pm, merged into block_best: a group of G lanes
+ * a pair (G the mask's channels rounded up to 8, 16 or 32), a lane a mask
+ * channel (and each G-th after it), its part summed from 0 in sample order,
+ * the used channels' parts added in mask order by shuffles: gs_fom_point's
+ * operations in its order, so its bits.  A thread a pair left one warp
+ * summing a step's few pairs (the guess's 16, a later step's survivors) for
+ * n_mask x window terms each while the block's other warps waited at the
+ * next barrier (ncu: 27.9 active threads a warp on average).
+ */
 template <typename T>
 __device__ __forceinline__ void score_list(const step_in<T> &s, const args &a, const tile &t, const gs_segment &g,
                                            const T *pm, uint32_t col0, uint32_t n, const uint16_t *list,
                                            unsigned long long *block_best)
 {
-    const uint32_t k_count = g.n_mask * s.W;
-    for (uint32_t e = threadIdx.x; e < n; e += kThreads) {
+    typedef typename lanes<T>::type V;
+    const uint32_t W = s.W, k_count = g.n_mask * W;
+    const uint32_t G = g.n_mask <= 8 ? 8 : g.n_mask <= 16 ? 16 : 32, per_warp = 32 / G;
+    const uint32_t sub = s.lane / G, c0 = s.lane % G;
+    for (uint32_t e0 = s.warp * per_warp; e0 < n; e0 += kWarps * per_warp) { /* the same trips for the warp */
+        const uint32_t e = e0 + sub < n ? e0 + sub : e0;
         const uint32_t j = list[e] >> 8, col = col0 + (list[e] & 0xffu);
         const gs_query q = a.q[t.first + j];
-        float f = fom_point(static_cast<const T *>(a.meas) + q.meas, pm + (size_t)col * k_count, g.n_mask, s.W,
-                            q.use, s.coef, s.scale);
-        atomicMin(block_best + j, pack(f, col));
+        const T *m = static_cast<const T *>(a.meas) + q.meas, *b = pm + (size_t)col * k_count;
+        float total = 0.0f;
+        for (uint32_t base = 0; base < g.n_mask; base += G) {
+            const uint32_t ch = base + c0;
+            float part = 0.0f;
+            if (ch < g.n_mask && (q.use >> ch & 1u))
+#pragma unroll 4
+                for (uint32_t i = 0; i < W; i++)
+                    part = acc(part, (V)m[ch * W + i], (V)__ldg(b + ch * W + i), s.coef, s.scale);
+            for (uint32_t c = 0; c < G && base + c < g.n_mask; c++) {
+                const float p = __shfl_sync(0xffffffffu, part, c, G);
+                if (q.use >> (base + c) & 1u)
+                    total = GS_ADD(total, p);
+            }
+        }
+        if (c0 == 0 && e0 + sub < n)
+            atomicMin(block_best + j, pack(total, col));
     }
 }
 
