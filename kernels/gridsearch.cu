@@ -113,19 +113,30 @@ template <typename T> struct lanes;
 template <> struct lanes<float> { typedef float type; };
 template <> struct lanes<int16_t> { typedef int type; };
 
-/* Copies rows first .. first + rows of a k-major block (kTileC columns from col0) into dst. */
+/* Copies rows first .. first + rows of a k-major block (kTileC columns from
+ * col0) into dst, 16 bytes a copy, by cp.async (sm_80): straight into shared
+ * memory, every copy of the thread in flight at once.  Through registers,
+ * ptxas gave each load and its store the same four registers (96 a thread),
+ * so each store waited for its own load: five memory latencies a piece, 9 %
+ * of the pruned kernel's stall samples on those stores (ncu's source page,
+ * sample_runs/psa/h200-lanes12/call3-source).  The caller waits
+ * (copies_wait) before its barrier. */
 template <typename T>
 __device__ void stage_rows(T *dst, const T *block, uint32_t pad, uint32_t first, uint32_t rows,
                            uint32_t col0)
 {
-    constexpr int per = 16 / sizeof(T); /* values per 16-byte load */
+    constexpr int per = 16 / sizeof(T); /* values per 16-byte copy */
     constexpr int vecs = kTileC / per;
     for (uint32_t v = threadIdx.x; v < rows * vecs; v += kThreads) {
         uint32_t row = v / vecs, x = (v % vecs) * per;
-        *reinterpret_cast<int4 *>(dst + row * kTileC + x) =
-            __ldg(reinterpret_cast<const int4 *>(block + (size_t)(first + row) * pad + col0 + x));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                         (uint32_t)__cvta_generic_to_shared(dst + row * kTileC + x)),
+                     "l"(block + (size_t)(first + row) * pad + col0 + x)
+                     : "memory");
     }
 }
+/* Waits for the thread's cp.async copies. */
+__device__ __forceinline__ void copies_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 /* The measured values of the tile's searches, k-major, kTileQ side by side (idle slots repeat the first). */
 template <typename T>
@@ -233,6 +244,7 @@ __device__ __forceinline__ void staged_sums(const step_in<T> &s, uint32_t ch, ui
         if (i0 || !synced)
             __syncthreads(); /* every read of the last piece is done */
         stage_rows(s.cols, s.block, s.pad, ch * s.W + i0, rows, col0);
+        copies_wait();
         __syncthreads();
         if (active)
             channel_sums<T, A, Term, kUnroll>(s, ch, i0, rows, term, part);
@@ -1264,7 +1276,8 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     return GPU_OK;
 }
 
-/* Chunk boundaries: about kChunks pieces of at least kChunkMin searches, cut between tiles. */
+/* Chunk boundaries: pieces of about target searches (gs_gpu_search's: the batch over kChunks, at least
+ * kChunkMin), cut between tiles. */
 size_t next_cut(const gs_query *q, const order *o, size_t from, size_t n, size_t target)
 {
     size_t to = from + target;
@@ -1442,7 +1455,9 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
     for (size_t from = 0, c = 0; from < n && rc == GPU_OK; c++) {
         stage *s = &g->st[c % 2];
         last = s;
-        size_t to = next_cut(q, &o, from, n, target);
+        /* the first chunks smaller: the first kernel waits for the first chunk's packing and upload alone */
+        const size_t ramp = c == 0 ? target / 4 : c == 1 ? target / 2 : target;
+        size_t to = next_cut(q, &o, from, n, ramp > kChunkMin ? ramp : kChunkMin);
         if ((rc = finish(g, s, &o, q, msg, len)) == GPU_OK) {
             double t = seconds();
             rc = launch_chunk(g, s, q, &o, from, to, meas, copy, ctx, mode, msg, len);

@@ -4,8 +4,9 @@
 # bench-psa's large batch for each tree (this tree's bits against the unpruned kernel on all 262,144 searches and
 # the CPU on 32,768), --rounds 40, ncu of the log kernel with its guess, the SASS's spills; the Check suites first.
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/psa/h200-lanes12/run.sh
-#   TREES: other trees' sources under build/trees (each built there, bench-psa only; default: every one found);
-#   CHECKS: the suites run first (default: check_gridsearch check_psa); STEPS: any of bench rounds ncu sass chain
+#   TREES: other trees' sources under build/trees (each built there: TREE_TARGET, default build/bin/bench-psa;
+#   default: every one found); BEFORE, WIDE: throughput.sh's (BEFORE needs TREE_TARGET=all);
+#   CHECKS: the suites run first (default: check_gridsearch check_psa); STEPS: any of bench rounds ncu ncusrc sass chain
 #   (default: bench rounds ncu sass); REPEAT: bench rounds over the trees (default 1); chain: the replay chain
 #   (EVENTS generator events, 910000; Neighbours off, 64 MB blocks) with throughput.sh's SET and SEQ_ROWS
 #   (default: GPUGuess off / on alternating, three pairs), run once per GPUPrune mode in PRUNES (default: byte log).
@@ -20,7 +21,7 @@ gpu_begin "$logs"
 gpu_describe "$logs"
 trees=${TREES-$(ls build/trees 2>/dev/null)}
 for t in $trees; do
-    (cd "build/trees/$t" && make -j6 NO_MPI=1 build/bin/bench-psa > build.log 2>&1) &
+    (cd "build/trees/$t" && make -j6 NO_MPI=1 ${TREE_TARGET:-build/bin/bench-psa} > build.log 2>&1) &
 done
 gpu_build "$logs" "$start" NO_MPI=1 all build-tests
 wait
@@ -71,6 +72,19 @@ if gpu_has ncu; then
     done
     stamp "ncu done"
 fi
+if gpu_has ncusrc; then
+    # the log kernel with its guess (bench-psa's "log bound, guess" row: past the 60-odd launches of the row
+    # without it), every section and the source page: stall samples and instructions for each SASS line
+    timeout 240 ncu --clock-control none --kernel-name-base mangled -k "regex:search_tiles_prunedIfLi3E" \
+        --launch-skip ${SKIP:-80} --launch-count 1 --set full -o "$logs/guess" build/bin/bench-psa --basis $basis \
+        --searches 262144 --cpu 16 --naive 1 --ladder 1 --gpu-prune > "$logs/ncusrc.txt" 2>&1
+    ncu --import "$logs/guess.ncu-rep" --page details --print-details all > "$logs/ncu-guess.txt" 2>&1
+    ncu --import "$logs/guess.ncu-rep" --page source --csv --print-source sass > "$logs/source.csv" 2>&1
+    gzip -f "$logs/source.csv"
+    grep -E "Duration|Issue Slots Busy|No Eligible|Issued Instructions  |Active Threads Per|Stall (Barrier|Long|Short|Wait|Math|Not Sel)" \
+        "$logs/ncu-guess.txt" | head -n 16
+    stamp "ncu source done"
+fi
 if gpu_has sass; then
     cuobjdump -sass build/obj/kernels/gridsearch.o > "$logs/gridsearch.sass" 2>&1
     python3 - "$logs/gridsearch.sass" <<'PY' | tee "$logs/spills.txt"
@@ -93,7 +107,7 @@ if gpu_has chain; then
     gpu_replay_in_memory
     for mode in ${PRUNES:-byte log}; do
         label=lanes12-$mode
-        SET="PSA.conf:Neighbours:off PSA.conf:GPUPrune:$mode" READER_BUFFER=64000000 KEEP_INPUT=1 CONF_ROWS= WIDE=0 \
+        SET="PSA.conf:Neighbours:off PSA.conf:GPUPrune:$mode" READER_BUFFER=64000000 KEEP_INPUT=1 CONF_ROWS= WIDE=${WIDE:-0} \
             SEQ_ROWS="${SEQ_ROWS-PSA.conf:GPUGuess:off PSA.conf:GPUGuess:on PSA.conf:GPUGuess:off PSA.conf:GPUGuess:on PSA.conf:GPUGuess:off PSA.conf:GPUGuess:on}" \
             sh sample_runs/full_chain/throughput.sh "$label" "${EVENTS:-910000}" > /dev/null 2>&1 || status=1
         mkdir -p "$logs/$label"
