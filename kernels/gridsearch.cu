@@ -129,14 +129,24 @@ __device__ void stage_rows(T *dst, const T *block, uint32_t pad, uint32_t first,
     constexpr int vecs = kTileC / per;
     for (uint32_t v = threadIdx.x; v < rows * vecs; v += kThreads) {
         uint32_t row = v / vecs, x = (v % vecs) * per;
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
-                         (uint32_t)__cvta_generic_to_shared(dst + row * kTileC + x)),
-                     "l"(block + (size_t)(first + row) * pad + col0 + x)
+        T *to = dst + row * kTileC + x;
+        const T *from = block + (size_t)(first + row) * pad + col0 + x;
+#if __CUDA_ARCH__ >= 800
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((uint32_t)__cvta_generic_to_shared(to)),
+                     "l"(from)
                      : "memory");
+#else /* a CUDA_ARCH before sm_80: through registers */
+        *reinterpret_cast<int4 *>(to) = __ldg(reinterpret_cast<const int4 *>(from));
+#endif
     }
 }
 /* Waits for the thread's cp.async copies. */
-__device__ __forceinline__ void copies_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+__device__ __forceinline__ void copies_wait()
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
 
 /* The measured values of the tile's searches, k-major, kTileQ side by side (idle slots repeat the first). */
 template <typename T>

@@ -122,10 +122,11 @@ int gs_gpu_set_prune(gs_gpu *g, int mode);
  * limit, gives each search's column of least bound its FoM, and bounds the
  * step's other columns against it (search_tiles_pruned's guess_step); off:
  * such a step is computed exactly, every column's FoM.  The same answers and
- * bits either way.  On the H200 (sample_runs/psa/h200-guess9) on made large
- * batches faster with GS_PRUNE_LOG (8.56-8.71 M searches/s in the kernels
- * against 8.10-8.25 M) and the replay chain's device search step slower
- * with GS_PRUNE_BYTE (1.165-1.174 s against 1.078-1.083 s). */
+ * bits either way.  On the H200 (sample_runs/psa/h200-lanes12, since the
+ * listed pairs are scored a few lanes each) on makes large batches faster
+ * with GS_PRUNE_LOG (9.22-9.64 M searches/s in the kernels against
+ * 8.70-8.77 M) and leaves the replay chain's device search step a little
+ * slower with GS_PRUNE_BYTE (1.078-1.080 s against 1.040-1.041 s). */
 void gs_gpu_set_guess(gs_gpu *g, int on);
 
 /* The milliseconds of the last gs_gpu_search's kernels: from its first
