@@ -148,32 +148,15 @@ __device__ __forceinline__ void copies_wait()
 #endif
 }
 
-/* One value of a search into shared memory: a float by cp.async (4 bytes,
- * waited for by copies_wait), an int16 through a register. */
-__device__ __forceinline__ void copy_value(float *dst, const float *src)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"((uint32_t)__cvta_generic_to_shared(dst)),
-                 "l"(src)
-                 : "memory");
-#else
-    *dst = __ldg(src);
-#endif
-}
-__device__ __forceinline__ void copy_value(int16_t *dst, const int16_t *src) { *dst = __ldg(src); }
-
-/* The measured values of the tile's searches, k-major, kTileQ side by side
- * (idle slots repeat the first): a thread always copies the same search's
- * values (kThreads is a multiple of kTileQ), its start read once.  The caller
- * waits (copies_wait) before its barrier. */
+/* The measured values of the tile's searches, k-major, kTileQ side by side (idle slots repeat the first). */
 template <typename T>
 __device__ void stage_meas(T *dst, const args &a, const tile &t, uint32_t k_count)
 {
-    static_assert(kThreads % kTileQ == 0, "a thread's slot j is the same on every trip");
-    const uint32_t j = threadIdx.x % kTileQ;
-    const T *src = static_cast<const T *>(a.meas) + a.q[t.first + (j < t.count ? j : 0)].meas;
-    for (uint32_t k = threadIdx.x / kTileQ; k < k_count; k += kThreads / kTileQ)
-        copy_value(dst + k * kTileQ + j, src + k);
+    const T *meas = static_cast<const T *>(a.meas);
+    for (uint32_t v = threadIdx.x; v < k_count * kTileQ; v += kThreads) {
+        uint32_t k = v / kTileQ, j = v % kTileQ;
+        dst[v] = meas[a.q[t.first + (j < t.count ? j : 0)].meas + k];
+    }
 }
 
 __device__ __forceinline__ void keep(float f, uint32_t col, float &best, uint32_t &best_col)
@@ -453,7 +436,6 @@ __global__ void __launch_bounds__(kThreads) search_tiles(const args a)
                     keep(total[q][r], col, best[q], best_col[q]);
             }
     }
-    copies_wait(); /* a tile with no step: stage_meas's copies */
     if (!s.busy)
         return;
     for (int q = 0; q < kQ; q++) {
@@ -764,7 +746,6 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
      * searched exactly, every step */
     bool absurd = false;
     if (kBound == GS_PRUNE_LOG && std::is_same<T, float>::value) {
-        copies_wait();
         __syncthreads();
         for (uint32_t v = threadIdx.x; v < k_count * kTileQ; v += kThreads)
             absurd |= !(fabsf((float)meas[v]) < GS_LOG_VALUE_MAX);
@@ -817,7 +798,6 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
         if (threadIdx.x == 0)
             *n_list = 0;
     }
-    copies_wait(); /* a tile with no step: stage_meas's copies */
     __syncthreads();
     if (threadIdx.x < t.count)
         atomicMin(a.answer + t.first + threadIdx.x, block_best[threadIdx.x]);
@@ -1485,9 +1465,8 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
     for (size_t from = 0, c = 0; from < n && rc == GPU_OK; c++) {
         stage *s = &g->st[c % 2];
         last = s;
-        /* the first chunks smaller (an eighth, a quarter, a half): the first kernel waits for the first chunk's
-         * packing and upload alone */
-        const size_t ramp = c < 3 ? target >> (3 - c) : target;
+        /* the first chunks smaller: the first kernel waits for the first chunk's packing and upload alone */
+        const size_t ramp = c == 0 ? target / 4 : c == 1 ? target / 2 : target;
         size_t to = next_cut(q, &o, from, n, ramp > kChunkMin ? ramp : kChunkMin);
         if ((rc = finish(g, s, &o, q, msg, len)) == GPU_OK) {
             double t = seconds();
