@@ -124,8 +124,8 @@ int gs_gpu_set_prune(gs_gpu *g, int mode);
  * such a step is computed exactly, every column's FoM.  The same answers and
  * bits either way.  On the H200 (sample_runs/psa/h200-lanes12, since the
  * listed pairs are scored a few lanes each) on makes large batches faster
- * with GS_PRUNE_LOG (9.22-9.64 M searches/s in the kernels against
- * 8.70-8.77 M) and leaves the replay chain's device search step a little
+ * with GS_PRUNE_LOG (9.22-9.78 M searches/s in the kernels against
+ * 8.70-9.00 M) and leaves the replay chain's device search step a little
  * slower with GS_PRUNE_BYTE (1.078-1.080 s against 1.040-1.041 s). */
 void gs_gpu_set_guess(gs_gpu *g, int on);
 
