@@ -119,8 +119,8 @@ template <> struct lanes<int16_t> { typedef int type; };
  * ptxas gave each load and its store the same four registers (96 a thread),
  * so each store waited for its own load: five memory latencies a piece, 9 %
  * of the pruned kernel's stall samples on those stores (ncu's source page,
- * sample_runs/psa/h200-lanes12/call3-source).  The caller waits
- * (copies_wait) before its barrier. */
+ * sample_runs/psa/h200-lanes12/call3-source).  Returns once the thread's
+ * copies have landed: the caller's barrier then makes them the block's. */
 template <typename T>
 __device__ void stage_rows(T *dst, const T *block, uint32_t pad, uint32_t first, uint32_t rows,
                            uint32_t col0)
@@ -139,10 +139,6 @@ __device__ void stage_rows(T *dst, const T *block, uint32_t pad, uint32_t first,
         *reinterpret_cast<int4 *>(to) = __ldg(reinterpret_cast<const int4 *>(from));
 #endif
     }
-}
-/* Waits for the thread's cp.async copies. */
-__device__ __forceinline__ void copies_wait()
-{
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
@@ -254,7 +250,6 @@ __device__ __forceinline__ void staged_sums(const step_in<T> &s, uint32_t ch, ui
         if (i0 || !synced)
             __syncthreads(); /* every read of the last piece is done */
         stage_rows(s.cols, s.block, s.pad, ch * s.W + i0, rows, col0);
-        copies_wait();
         __syncthreads();
         if (active)
             channel_sums<T, A, Term, kUnroll>(s, ch, i0, rows, term, part);
@@ -623,46 +618,60 @@ __device__ __forceinline__ bool limits(const args &a, const tile &t, uint32_t k_
 }
 
 /*
+ * The FoM of one point by a group of G lanes (8, 16 or 32; c0 the lane's
+ * place in it), a lane a mask channel (and each G-th after it): its part
+ * summed from 0 in sample order, the used channels' parts added in mask
+ * order by shuffles: gs_fom_point's operations in its order, so its bits.
+ * Every lane of the warp calls it with the same n_mask and G; each group's
+ * lanes return its point's FoM.
+ */
+template <typename T>
+__device__ __forceinline__ float lanes_fom(const T *m, const T *b, uint32_t n_mask, uint32_t W, uint32_t use,
+                                           uint32_t G, uint32_t c0, const float *coef, const float *scale)
+{
+    typedef typename lanes<T>::type V;
+    float total = 0.0f;
+    for (uint32_t base = 0; base < n_mask; base += G) {
+        const uint32_t ch = base + c0;
+        float part = 0.0f;
+        if (ch < n_mask && (use >> ch & 1u))
+#pragma unroll 4
+            for (uint32_t i = 0; i < W; i++)
+                part = acc(part, (V)m[ch * W + i], (V)__ldg(b + ch * W + i), coef, scale);
+        for (uint32_t c = 0; c < G && base + c < n_mask; c++) {
+            const float p = __shfl_sync(0xffffffffu, part, c, G);
+            if (use >> (base + c) & 1u)
+                total = GS_ADD(total, p);
+        }
+    }
+    return total;
+}
+
+/*
  * The FoMs of the n listed pairs (search j << 8 | column - col0) from the
- * segment's point-major copy pm, merged into block_best: a group of G lanes
- * a pair (G the mask's channels rounded up to 8, 16 or 32), a lane a mask
- * channel (and each G-th after it), its part summed from 0 in sample order,
- * the used channels' parts added in mask order by shuffles: gs_fom_point's
- * operations in its order, so its bits.  A thread a pair left one warp
- * summing a step's few pairs (the guess's 16, a later step's survivors) for
- * n_mask x window terms each while the block's other warps waited at the
- * next barrier (ncu: 27.9 active threads a warp on average).
+ * segment's point-major copy pm, merged into block_best: lanes_fom, a group
+ * of lanes a pair (the mask's channels rounded up to 8, 16 or 32).  A
+ * thread a pair left one warp summing a step's few pairs (the guess's 16, a
+ * later step's survivors) for n_mask x window terms each while the block's
+ * other warps waited at the next barrier (ncu: 27.9 active threads a warp on
+ * average).
  */
 template <typename T>
 __device__ __forceinline__ void score_list(const step_in<T> &s, const args &a, const tile &t, const gs_segment &g,
                                            const T *pm, uint32_t col0, uint32_t n, const uint16_t *list,
                                            unsigned long long *block_best)
 {
-    typedef typename lanes<T>::type V;
-    const uint32_t W = s.W, k_count = g.n_mask * W;
+    const uint32_t k_count = g.n_mask * s.W;
     const uint32_t G = g.n_mask <= 8 ? 8 : g.n_mask <= 16 ? 16 : 32, per_warp = 32 / G;
     const uint32_t sub = s.lane / G, c0 = s.lane % G;
     for (uint32_t e0 = s.warp * per_warp; e0 < n; e0 += kWarps * per_warp) { /* the same trips for the warp */
         const uint32_t e = e0 + sub < n ? e0 + sub : e0;
         const uint32_t j = list[e] >> 8, col = col0 + (list[e] & 0xffu);
         const gs_query q = a.q[t.first + j];
-        const T *m = static_cast<const T *>(a.meas) + q.meas, *b = pm + (size_t)col * k_count;
-        float total = 0.0f;
-        for (uint32_t base = 0; base < g.n_mask; base += G) {
-            const uint32_t ch = base + c0;
-            float part = 0.0f;
-            if (ch < g.n_mask && (q.use >> ch & 1u))
-#pragma unroll 4
-                for (uint32_t i = 0; i < W; i++)
-                    part = acc(part, (V)m[ch * W + i], (V)__ldg(b + ch * W + i), s.coef, s.scale);
-            for (uint32_t c = 0; c < G && base + c < g.n_mask; c++) {
-                const float p = __shfl_sync(0xffffffffu, part, c, G);
-                if (q.use >> (base + c) & 1u)
-                    total = GS_ADD(total, p);
-            }
-        }
+        const float f = lanes_fom(static_cast<const T *>(a.meas) + q.meas, pm + (size_t)col * k_count, g.n_mask,
+                                  s.W, q.use, G, c0, s.coef, s.scale);
         if (c0 == 0 && e0 + sub < n)
-            atomicMin(block_best + j, pack(total, col));
+            atomicMin(block_best + j, pack(f, col));
     }
 }
 
@@ -807,9 +816,7 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
  * The answers' first values for gs_resident_launch_seeded: search i's is its
  * column q[i].column with that column's FoM (none, as the memset's, for a
  * column past its segment's or a search past the remap's count).  A warp a
- * search, a lane a mask channel: each lane sums its channel's part from 0 in
- * sample order, and the used channels' parts are added in mask order, as
- * gs_fom_point sums them (the same bits as the tile kernels' FoM of that
+ * search (lanes_fom: the same bits as the tile kernels' FoM of that
  * column).  The seed is one of the columns, so the least of it and the
  * search's own minima is the search's answer; being known from the start, it
  * is the pruned kernel's U from its first step.
@@ -835,19 +842,7 @@ __global__ void __launch_bounds__(kThreads) seed_answers(const args a)
     const uint32_t W = a.window, k_count = g.n_mask * W;
     const float *m = static_cast<const float *>(a.meas) + q.meas;
     const float *b = static_cast<const float *>(a.pm) + g.pm_offset + (size_t)q.column * k_count;
-    float total = 0.0f;
-    for (uint32_t base = 0; base < g.n_mask; base += 32) {
-        const uint32_t ch = base + lane;
-        float part = 0.0f;
-        if (ch < g.n_mask)
-            for (uint32_t s = 0; s < W; s++)
-                part = acc(part, m[ch * W + s], __ldg(b + ch * W + s), coef, a.scale);
-        for (uint32_t c = 0; c < 32 && base + c < g.n_mask; c++) {
-            const float p = __shfl_sync(0xffffffffu, part, c);
-            if (q.use >> (base + c) & 1u)
-                total = GS_ADD(total, p);
-        }
-    }
+    const float total = lanes_fom(m, b, g.n_mask, W, q.use, 32, lane, coef, a.scale);
     if (lane == 0)
         a.answer[i] = pack(total, q.column);
 }
