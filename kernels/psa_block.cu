@@ -765,6 +765,7 @@ struct pb_gpu {
     dbuf nb, nb_keys, nb_marks; /* the neighbour passes' lists, the pair searches' keys, the marks */
     hbuf h_ev, h_in[2], h_err, h_nb;
     int flip, adaptive;
+    bool whole;                    /* the block's bytes all went before its events (pb_gpu_send) */
     /* the block's round 0 (sorted by segment), whose plan the refinement's searches reuse */
     const void *plan0;
     size_t tiles0, n0;
@@ -1013,7 +1014,17 @@ extern "C" void pb_gpu_destroy(pb_gpu *p)
     free(p);
 }
 
-extern "C" int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, char *msg, size_t len)
+extern "C" int pb_gpu_send(pb_gpu *p, const void *host, size_t bytes, char *msg, size_t len)
+{
+    GPU_SELECT(p->device);
+    GPU_CHECK(grow(&p->block, bytes), "cudaMalloc of the block");
+    p->n_marks = 0;
+    GPU_CHECK(mark(p, PB_LOAD), "cudaEventRecord");
+    GPU_CHECK(cudaMemcpyAsync(p->block.p, host, bytes, cudaMemcpyHostToDevice, p->st), "copying the block");
+    return GPU_OK;
+}
+
+extern "C" int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, bool sent, char *msg, size_t len)
 {
     const size_t values = (size_t)DET_CHANNELS * p->a.b.w.length;
     GPU_SELECT(p->device);
@@ -1025,8 +1036,11 @@ extern "C" int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, char *msg, size_t
     GPU_CHECK(grow(&p->stats, 16), "cudaMalloc");
     GPU_CHECK(grow(&p->h_ev, n * sizeof(pb_event)), "cudaMallocHost of the events");
     GPU_CHECK(grow(&p->h_err, 32), "cudaMallocHost");
-    p->n_marks = 0;
-    GPU_CHECK(mark(p, PB_LOAD), "cudaEventRecord");
+    p->whole = sent;
+    if (!sent) {
+        p->n_marks = 0;
+        GPU_CHECK(mark(p, PB_LOAD), "cudaEventRecord");
+    }
     GPU_CHECK(cudaMemsetAsync(p->err.p, 0, 16, p->st), "clearing the error flag");
     GPU_CHECK(cudaMemsetAsync(p->stats.p, 0, 16, p->st), "clearing the counts");
     p->n0 = 0;
@@ -1046,8 +1060,9 @@ extern "C" int pb_gpu_part(pb_gpu *p, const void *host, size_t at, size_t bytes,
                            size_t len)
 {
     const pb_event *h_ev = (const pb_event *)p->h_ev.p + first;
-    GPU_CHECK(cudaMemcpyAsync((uint8_t *)p->block.p + at, (const uint8_t *)host + at, bytes, cudaMemcpyHostToDevice,
-                          p->st), "copying the block");
+    if (!p->whole)
+        GPU_CHECK(cudaMemcpyAsync((uint8_t *)p->block.p + at, (const uint8_t *)host + at, bytes,
+                                  cudaMemcpyHostToDevice, p->st), "copying the block");
     GPU_CHECK(cudaMemcpyAsync((pb_event *)p->ev.p + first, h_ev, n * sizeof *h_ev, cudaMemcpyHostToDevice, p->st),
           "copying the events");
     if (n)

@@ -2,6 +2,7 @@
 #ifndef NARWHAL_PSA_BLOCK_GPU_H
 #define NARWHAL_PSA_BLOCK_GPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -101,8 +102,13 @@ void pb_gpu_destroy(pb_gpu *p);
  * room, whose traces lie in those bytes, and queues the alignment of their
  * traces at t0 + shift, without waiting; the parts come in order, and the
  * host leaves a part's events as they are once sent.  pb_gpu_loaded closes
- * the block's loading. */
-int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, char *msg, size_t len);
+ * the block's loading.  A block that lies in pinned memory already may go
+ * whole first, before the host lists its frames (its bytes need no
+ * decoding): pb_gpu_send queues the copy of all its `bytes` at host
+ * (unchanged until pb_gpu_results returned), and pb_gpu_begin's `sent`
+ * then tells the parts that their bytes are on their way. */
+int pb_gpu_send(pb_gpu *p, const void *host, size_t bytes, char *msg, size_t len);
+int pb_gpu_begin(pb_gpu *p, size_t bytes, size_t n, bool sent, char *msg, size_t len);
 pb_event *pb_gpu_events(pb_gpu *p);
 int pb_gpu_part(pb_gpu *p, const void *host, size_t at, size_t bytes, size_t first, size_t n, char *msg,
                 size_t len);

@@ -37,7 +37,11 @@ typedef struct psa_block_backend {
      * buffers, e->block's resident tables), or NULL with msg; free_fork's. */
     void *(*fork)(const psa_setup *s, char *msg, size_t len);
     void (*free_fork)(void *p);
-    /* Room on the device for the block psa_block_begin listed: 0, or -1 without host memory. */
+    /* The whole block, which the host gave in pinned memory, queued for the
+     * device before psa_block_begin lists it (w->gpu_rc, w->gpu_msg). */
+    void (*send)(psa_block *w, const psa_setup *s);
+    /* Room on the device for the block psa_block_begin listed (unless w->gpu_rc
+     * holds a failure already): 0, or -1 without host memory. */
     int (*begin)(psa_block *w, const psa_setup *s);
     /* Events [from, to), just decoded, sent to the device: a gpu_status. */
     int (*part)(psa_block *w, const psa_setup *s, size_t from, size_t to);

@@ -425,19 +425,24 @@ psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, uns
     w->searches = w->refined = w->neighboured = w->fell_back = 0;
     w->in = in;
     w->copy = NULL;
+    w->size = size;
+    w->decoded = 0;
+    w->gpu_rc = 0;
+    w->sent = false;
+    w->on_gpu = s->engine->block != NULL;
     if (copy && pinned_by_host(s, in, size)) {
         copy = false;
         w->in_place++;
+        /* its bytes need no decoding: they go while the host lists and decodes the frames */
+        s->engine->block_be->send(w, s);
+        w->sent = w->gpu_rc == 0;
     }
     if (copy && !(w->copy = copy_room(w, s, size)))
         return PSA_E_NOMEM;
-    w->size = size;
-    w->decoded = 0;
     psa_status code = list_frames(w, in, size, bad);
     w->list_s += psa_now() - t;
     if (code || psa_block_reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev))
         return PSA_E_NOMEM;
-    w->on_gpu = s->engine->block != NULL;
     if (w->on_gpu && s->engine->block_be->begin(w, s))
         return PSA_E_NOMEM;
     psa_block_lap(w, PSA_PHASE_DECODE, &t);

@@ -76,6 +76,7 @@ typedef struct psa_block {
     unsigned size;
     size_t decoded, n_gev;
     bool on_gpu;
+    bool sent;         /* on the GPU: the whole block went there before it was listed (pinned by the host) */
     void *gpu;         /* its own device workspace (psa_block_gpu_fork); NULL: the engine's */
     int gpu_rc;        /* the first failure sending the block to the GPU, 0: none */
     char gpu_msg[256];
@@ -90,7 +91,9 @@ typedef struct psa_block {
  * With copy, the block is copied on the way into the block's own buffer
  * (pinned where possible: the GPU's copies then run asynchronously), frame
  * by frame in parallel, and the events read the copy; not when the host's
- * buffer is pinned memory already (w->in_place counts those blocks).
+ * buffer is pinned memory already (w->in_place counts those blocks): then,
+ * with the whole block on the GPU, all its bytes go there at once, before
+ * the frames are listed, and the parts send only their events.
  * psa_block_decode is begin and one part.  PSA_E_NOMEM, or PSA_OK. */
 psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy);
 void psa_block_decode_part(psa_block *w, const psa_setup *s, size_t to);

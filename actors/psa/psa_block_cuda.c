@@ -152,19 +152,24 @@ static int part(psa_block *w, const psa_setup *s, size_t from, size_t to)
     return pb_gpu_part(dev(w, s), base, lo, hi - lo, first, n - first, w->gpu_msg, sizeof w->gpu_msg);
 }
 
+static void send(psa_block *w, const psa_setup *s)
+{
+    w->gpu_rc = pb_gpu_send(dev(w, s), w->in, w->size, w->gpu_msg, sizeof w->gpu_msg);
+}
+
 /* The block goes to the GPU as it is decoded (psa_block_begin, then each
  * part): room for it there, its events in the workspace's pinned room.  0,
  * or -1 without host memory. */
 static int begin(psa_block *w, const psa_setup *s)
 {
     w->n_gev = 0;
-    w->gpu_rc = 0;
     /* the GPU takes only events that pass their checks: at most the frames of a fitting size, not every key */
     if (psa_block_reserve((void **)&w->gidx, &w->cap_gidx, w->n_sized + 1, sizeof *w->gidx) ||
         psa_block_reserve((void **)&w->gq, &w->cap_gq, w->n_sized + 1, sizeof *w->gq) ||
         psa_block_reserve((void **)&w->gowner, &w->cap_gowner, w->n_sized + 1, sizeof *w->gowner))
         return -1;
-    w->gpu_rc = pb_gpu_begin(dev(w, s), w->size, w->n_sized, w->gpu_msg, sizeof w->gpu_msg);
+    if (!w->gpu_rc)
+        w->gpu_rc = pb_gpu_begin(dev(w, s), w->size, w->n_sized, w->sent, w->gpu_msg, sizeof w->gpu_msg);
     w->gev = w->gpu_rc ? NULL : pb_gpu_events(dev(w, s));
     return 0;
 }
@@ -321,5 +326,5 @@ static void close_block(psa_engine *e)
 const psa_block_backend psa_block_cuda = {
     .open = open_block, .close = close_block, .times = block_times, .host_alloc = gpu_host_alloc,
     .host_free = gpu_host_free, .pinned = gpu_host_pinned, .fork = fork_block, .free_fork = free_fork,
-    .begin = begin, .part = part, .run = run,
+    .send = send, .begin = begin, .part = part, .run = run,
 };

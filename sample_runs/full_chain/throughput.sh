@@ -22,6 +22,8 @@
 #   BEFORE=DIR adds sequential and pipelined rows of another version's tree (DIR: its sources, built in
 #   DIR/build), on the same input in the same run: its narwhal, actors, topology and configuration (after SET's
 #   and EXTRA_CONF's directories: their keys must be ones that version takes).
+#   ALTERNATE=N (with BEFORE) adds N pairs of sequential rows, this tree's then BEFORE's, right after the first
+#   two rows: pairs on a machine whose speed drifts from row to row.
 #   After the table, a ratio line per row: the row against the machine's limits (bench-machine --shell,
 #   tools/bench_limits.h): bytes (the input read out of the page cache once, by a copy at the CPU's
 #   measured copy rate; its traces sent to the GPU once at the measured pinned upload rate) and operations
@@ -192,6 +194,16 @@ ratios() {
     done
 }
 
+# before_rows SEQUENTIAL_NAME [PIPELINED_NAME]: BEFORE's sequential row (and its pipelined one)
+before_rows() {
+    run_narwhal=$BEFORE/build/bin/narwhal run_actors=$BEFORE/build/actors
+    before_conf=${first_dirs}$BEFORE/topologies/conf/replay_chain:$BEFORE/topologies/conf
+    before_topology=$(with_reader_buffer "$BEFORE/topologies/replay_chain.xml" before_)
+    replay "$1" "$before_topology" "$before_conf"
+    if [ -n "${2:-}" ]; then replay "$2" "$before_topology" "$before_conf" --pipeline; fi
+    run_narwhal=$narwhal run_actors=$BUILD/actors
+}
+
 variants() {
     sed 's/16000000/64000000/' topologies/replay_chain.xml > "$work/replay_chain_64MB.xml"
     replay "sequential, 64 MB blocks" "$work/replay_chain_64MB.xml" "$conf"
@@ -218,6 +230,12 @@ variants() {
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
     replay sequential "$topology" "$conf"
     replay pipelined "$topology" "$conf" --pipeline
+    i=1
+    while [ -n "${BEFORE:-}" ] && [ "$i" -le "${ALTERNATE:-0}" ]; do
+        replay "sequential ($i)" "$topology" "$conf"
+        before_rows "sequential, before ($BEFORE) ($i)"
+        i=$((i + 1))
+    done
     for n in ${PARTS:-}; do
         override "parts$n" PSA.conf BlockParts "$n"
         replay "pipelined, BlockParts $n" "$topology" "$work/conf-parts$n:$conf" --pipeline
@@ -276,12 +294,7 @@ variants() {
     done
     if [ "${VARIANTS:-0}" = 1 ]; then variants; fi
     if [ -n "${BEFORE:-}" ]; then
-        run_narwhal=$BEFORE/build/bin/narwhal run_actors=$BEFORE/build/actors
-        before_conf=${first_dirs}$BEFORE/topologies/conf/replay_chain:$BEFORE/topologies/conf
-        before_topology=$(with_reader_buffer "$BEFORE/topologies/replay_chain.xml" before_)
-        replay "sequential, before ($BEFORE)" "$before_topology" "$before_conf"
-        replay "pipelined, before ($BEFORE)" "$before_topology" "$before_conf" --pipeline
-        run_narwhal=$narwhal run_actors=$BUILD/actors
+        before_rows "sequential, before ($BEFORE)" "pipelined, before ($BEFORE)"
     fi
     echo "# seconds: from the first block to the end of the flushes (the table's 'blocks ran'); per actor: in process_block"
     ratios
