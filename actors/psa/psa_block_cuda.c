@@ -92,29 +92,65 @@ static bool block_times(const psa_block *const *w, size_t n_w, const psa_setup *
     return true;
 }
 
-/* Round r's searches of the GPU's events that have an r-th net-charge
- * segment, sorted by segment, their measured values one after the other. */
-static size_t device_round(psa_block *w, const psa_setup *s, size_t n_gev, int r)
+/* Every round's searches of the GPU's events, round after round from
+ * w->gq and w->gowner (round r's from first[r] to first[r + 1]): each round's
+ * those of the events with an r-th net-charge segment, sorted by segment,
+ * events in order within one, their measured values one after the other.
+ * The events are cut into one run per thread: each counts its run's
+ * searches per round and segment, the runs' places follow from the counts
+ * (run after run within a segment, so events stay in order), and each
+ * writes its own.  0, or -1 without host memory. */
+static int gather(psa_block *w, const psa_setup *s, size_t n_gev, int rounds, size_t *first)
 {
-    size_t at[DET_SEGMENTS + 1] = { 0 };
-    for (size_t j = 0; j < n_gev; j++)
-        if ((int)w->gev[j].n_net > r)
-            at[w->gev[j].net[r] + 1]++;
-    for (int g = 0; g < DET_SEGMENTS; g++)
-        at[g + 1] += at[g];
-    size_t n = at[DET_SEGMENTS];
-    for (size_t j = 0; j < n_gev; j++)
-        if ((int)w->gev[j].n_net > r)
-            w->gowner[at[w->gev[j].net[r]]++] = (uint32_t)j;
-    uint32_t meas = 0;
-    for (size_t i = 0; i < n; i++) {
-        const psa_event *ev = &w->ev[w->gidx[w->gowner[i]]];
-        unsigned g = ev->net[r];
-        w->gq[i] = (gs_query){ .segment = (uint16_t)g, .use = (uint16_t)psa_event_use(ev, r, s->layout, psa_block_subtracted(s, r, 0)),
-                               .meas = meas, .column = UINT32_MAX };
-        meas += s->layout->seg[g].n_mask * s->layout->window;
+    const psa_layout *l = s->layout;
+    const int runs = s->threads > 0 ? s->threads : omp_get_max_threads(), cells = rounds * DET_SEGMENTS;
+    const size_t n_at = (size_t)runs * cells;
+    size_t *at = calloc(n_at + 1, sizeof *at);          /* a run's searches, then its next place */
+    uint32_t *meas = malloc((n_at + 1) * sizeof *meas); /* where a run's next values go */
+    size_t total = 0;
+    int rc = -1;
+    if (!at || !meas)
+        goto done;
+#pragma omp parallel for schedule(static, 1) num_threads(runs)
+    for (int t = 0; t < runs; t++)
+        for (size_t j = n_gev * t / runs; j < n_gev * (t + 1) / runs; j++)
+            for (int r = 0; r < (int)w->gev[j].n_net; r++)
+                at[(size_t)t * cells + r * DET_SEGMENTS + w->gev[j].net[r]]++;
+    for (int r = 0; r < rounds; r++) {
+        uint32_t values = 0;
+        first[r] = total;
+        for (int g = 0; g < DET_SEGMENTS; g++)
+            for (int t = 0; t < runs; t++) {
+                const size_t c = (size_t)t * cells + r * DET_SEGMENTS + g, k = at[c];
+                at[c] = total;
+                meas[c] = values;
+                total += k;
+                values += (uint32_t)k * l->seg[g].n_mask * l->window;
+            }
     }
-    return n;
+    first[rounds] = total;
+    if (psa_block_reserve((void **)&w->gq, &w->cap_gq, total + 1, sizeof *w->gq) ||
+        psa_block_reserve((void **)&w->gowner, &w->cap_gowner, total + 1, sizeof *w->gowner))
+        goto done;
+#pragma omp parallel for schedule(static, 1) num_threads(runs)
+    for (int t = 0; t < runs; t++)
+        for (size_t j = n_gev * t / runs; j < n_gev * (t + 1) / runs; j++) {
+            const psa_event *ev = &w->ev[w->gidx[j]];
+            for (int r = 0; r < (int)w->gev[j].n_net; r++) {
+                const unsigned g = ev->net[r];
+                const size_t c = (size_t)t * cells + r * DET_SEGMENTS + g, i = at[c]++;
+                w->gowner[i] = (uint32_t)j;
+                w->gq[i] = (gs_query){ .segment = (uint16_t)g,
+                                       .use = (uint16_t)psa_event_use(ev, r, l, psa_block_subtracted(s, r, 0)),
+                                       .meas = meas[c], .column = UINT32_MAX };
+                meas[c] += l->seg[g].n_mask * l->window;
+            }
+        }
+    rc = 0;
+done:
+    free(at);
+    free(meas);
+    return rc;
 }
 
 /* Event ev as the device takes it. */
@@ -164,9 +200,7 @@ static int begin(psa_block *w, const psa_setup *s)
 {
     w->n_gev = 0;
     /* the GPU takes only events that pass their checks: at most the frames of a fitting size, not every key */
-    if (psa_block_reserve((void **)&w->gidx, &w->cap_gidx, w->n_sized + 1, sizeof *w->gidx) ||
-        psa_block_reserve((void **)&w->gq, &w->cap_gq, w->n_sized + 1, sizeof *w->gq) ||
-        psa_block_reserve((void **)&w->gowner, &w->cap_gowner, w->n_sized + 1, sizeof *w->gowner))
+    if (psa_block_reserve((void **)&w->gidx, &w->cap_gidx, w->n_sized + 1, sizeof *w->gidx))
         return -1;
     if (!w->gpu_rc)
         w->gpu_rc = pb_gpu_begin(dev(w, s), w->size, w->n_sized, w->sent, w->gpu_msg, sizeof w->gpu_msg);
@@ -275,10 +309,13 @@ static int run(psa_block *w, const psa_setup *s, char *msg, size_t len)
     /* the parts of a block (psa_parts.h) count theirs from their threads */
     const unsigned long block = __atomic_add_fetch(&s->engine->blocks, 1, __ATOMIC_RELAXED);
     psa_block_lap(w, PSA_PHASE_ALIGN, &t);
+    size_t first[DET_SEGMENTS + 1];
+    if (gather(w, s, n, rounds, first))
+        return -1;
+    psa_block_lap(w, PSA_PHASE_GATHER, &t);
     for (int r = 0; r < rounds; r++) {
-        size_t q = device_round(w, s, n, r);
-        psa_block_lap(w, PSA_PHASE_GATHER, &t);
-        if ((rc = pb_gpu_search(gpu, r, w->gq, w->gowner, q, adaptive, msg, len)))
+        const size_t q = first[r + 1] - first[r];
+        if ((rc = pb_gpu_search(gpu, r, w->gq + first[r], w->gowner + first[r], q, adaptive, msg, len)))
             return rc;
         if (r == 0 && injected_fault(s->engine, block)) {
             snprintf(msg, len, "fault injected by NARWHAL_PSA_GPU_FAULT");
