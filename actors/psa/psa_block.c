@@ -84,18 +84,28 @@ static int threads(const psa_setup *s)
 
 /* The block's data:crystal frames, in order, in one walk over its keys
  * (7.6 kB apart in the replay chain's blocks: each walk reads a cache line
- * of every frame). */
+ * of every frame).  A key's place is known only once the key before it
+ * has been read, so each would wait for memory in turn: the walk asks
+ * ahead for the key after the next, where it lies if the next frame is as
+ * long as this one or as the last data:crystal (traces of one size follow
+ * one another). */
 static psa_status list_frames(psa_block *w, const void *in, unsigned size, bool *bad)
 {
     adf_iter it;
     adf_frame f;
     int rc;
+    size_t crystal = 0; /* the last data:crystal frame's length */
     *bad = false;
     w->n_ev = w->n_sized = 0;
     adf_iter_init(&it, in, size);
     while ((rc = adf_iter_next(&it, &f)) > 0) {
+        if (it.pos + f.key.length < size)
+            __builtin_prefetch((const uint8_t *)in + it.pos + f.key.length);
+        if (crystal != f.key.length && it.pos + crystal < size)
+            __builtin_prefetch((const uint8_t *)in + it.pos + crystal);
         if (f.key.id != ADF_ID_NW_CRYSTAL)
             continue;
+        crystal = f.key.length;
         if (w->n_ev + 1 >= w->cap_frame &&
             psa_block_reserve((void **)&w->frame, &w->cap_frame, 2 * w->n_ev + 64, sizeof *w->frame))
             return PSA_E_NOMEM;
@@ -120,54 +130,19 @@ static adf_frame rebase(const adf_frame *f, const uint8_t *from, const uint8_t *
     return g;
 }
 
-/* Asks for the lines psa_event_decode reads of a data:crystal frame: its
- * key, counts and energies, and the trace of channel ch (DET_CHANNELS:
- * the segment of most energy, read from the energies, which should have
- * come by then).  The frames lie 7.6 kB apart in the replay chain's blocks,
- * so that each of those reads would otherwise wait for memory in turn. */
-enum { FETCH_LINE = 64, FETCH_HEAD = ADF_CRYSTAL_FIXED + 4 * DET_CHANNELS };
-static void fetch_ahead(const adf_frame *f, unsigned ch)
-{
-    if (f->payload_size < FETCH_HEAD)
-        return;
-    const size_t ns = (f->payload_size - FETCH_HEAD) / (2 * DET_CHANNELS);
-    if (ch == DET_CHANNELS) {
-        float most = 0;
-        for (unsigned g = 0; g < DET_SEGMENTS; g++) {
-            const float e = adf_get_f32(f->payload + ADF_CRYSTAL_FIXED + 4 * g);
-            ch = e > most ? g : ch;
-            most = e > most ? e : most;
-        }
-        if (ch == DET_CHANNELS)
-            return;
-    } else {
-        for (size_t at = 0; at < FETCH_HEAD + ADF_KEY_SIZE; at += FETCH_LINE)
-            __builtin_prefetch(f->data + at);
-    }
-    for (size_t at = 0; at < 2 * ns; at += FETCH_LINE)
-        __builtin_prefetch(f->payload + FETCH_HEAD + 2 * ns * ch + at);
-}
-
 /* Decodes events [from, to) of the listed block; with copy, their bytes
  * (and the other frames before them, the last one's to the block's end) are
- * copied there on the way and the events read the copy.  Each thread takes
- * a run of events, asking for an event's first lines kAhead events before
- * it and for its segment's trace half-way. */
+ * copied there on the way and the events read the copy. */
 static void decode_range(psa_block *w, const psa_setup *s, size_t from, size_t to)
 {
-    enum { kAhead = 4 };
     size_t n = w->n_ev;
     const uint8_t *src = w->in;
     uint8_t *copy = w->copy;
     if (copy && n == 0)
         memcpy(copy, src, w->size);
-#pragma omp parallel for schedule(static) num_threads(threads(s))
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads(s))
     for (long k = (long)from; k < (long)to; k++) {
         psa_event *ev = &w->ev[k];
-        if (!copy && (size_t)k + kAhead < to)
-            fetch_ahead(&w->frame[k + kAhead], DET_CORE);
-        if (!copy && (size_t)k + kAhead / 2 < to)
-            fetch_ahead(&w->frame[k + kAhead / 2], DET_CHANNELS);
         if (copy) {
             size_t lo = k ? psa_block_frame_end(w, (size_t)k - 1) : 0, hi = (size_t)k + 1 < n ? psa_block_frame_end(w, (size_t)k) : w->size;
             memcpy(copy + lo, src + lo, hi - lo);
