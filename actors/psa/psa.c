@@ -151,15 +151,11 @@ static void release(psa_actor *a)
     memset((char *)a + sizeof a->k, 0, sizeof *a - sizeof a->k);
 }
 
-/* The pieces each part's decoding is cut into: BlockParts, else two with
- * the whole block on the GPU (the first piece's traces are copied and
- * aligned there while the host decodes the second; on the H200 the replay
- * chain ran at 394,049-406,887 crystal-events/s with two against
- * 349,092-384,950 with one, in four runs of each; docs/PERF.md), one on
- * the CPU (nothing to overlap). */
-static int pieces(const psa_actor *a)
+/* The pieces each part's decoding is cut into: BlockParts, else 0: psa_parts
+ * picks for each part (psa_block_pieces). */
+static int pieces(void)
 {
-    return psa_set.block_parts ? (int)psa_set.block_parts : a->gpu_block ? 2 : 1;
+    return (int)psa_set.block_parts;
 }
 
 /* The parts a block is cut into (psa_parts.h): Parts, 1 unless configured
@@ -242,9 +238,10 @@ static unsigned psa_initialise(void *algo_data)
                 "GPU", msg);
     a->gpu_block = block;
     if (block)
-        kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU, sent there in pieces as the host "
-                "decodes them (BlockParts), searched once all are there, written in the call that brought "
-                "them; %d OpenMP threads copy, decode and write; %s", a->setup.threads, msg);
+        kit_log(a->k.name, KIT_INFO, "GPUWork block: whole blocks on the GPU (a block in pinned memory sent "
+                "whole at once, another copied and sent in pieces as the host decodes them: BlockParts), "
+                "searched once all are there, written in the call that brought them; %d OpenMP threads copy, "
+                "decode and write; %s", a->setup.threads, msg);
     return open_parts(a);
 }
 
@@ -435,7 +432,7 @@ static unsigned run_block(psa_actor *a, const void *in, unsigned size, void *out
     bool bad;
     int failed = 0;
     unsigned code;
-    psa_status st = psa_parts_run(&a->parts, &a->setup, in, size, a->gpu_block, pieces(a), &bad, &failed);
+    psa_status st = psa_parts_run(&a->parts, &a->setup, in, size, a->gpu_block, pieces(), &bad, &failed);
     if (st)
         return part_failed(a, st, in, size, failed);
     if ((code = write_block(a, in, size, bad, out, out_size, used)) == 0)

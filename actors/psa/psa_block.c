@@ -459,6 +459,11 @@ psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, uns
     return 0;
 }
 
+int psa_block_pieces(const psa_block *w, int configured)
+{
+    return configured > 0 ? configured : w->on_gpu && !w->sent ? 2 : 1;
+}
+
 void psa_block_decode_part(psa_block *w, const psa_setup *s, size_t to)
 {
     double t = psa_now();

@@ -96,6 +96,13 @@ typedef struct psa_block {
  * the frames are listed, and the parts send only their events.
  * psa_block_decode is begin and one part.  PSA_E_NOMEM, or PSA_OK. */
 psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy);
+/* The pieces a begun block is decoded in: `configured` when above 0; else
+ * two where the whole block on the GPU has its pieces' bytes copied and
+ * sent (each piece's upload and alignment then overlap the next one's
+ * decoding), one where it went whole before it was listed (w->sent: on the
+ * H200 a second piece no longer overlapped anything, docs/PERF.md) and on
+ * the CPU. */
+int psa_block_pieces(const psa_block *w, int configured);
 void psa_block_decode_part(psa_block *w, const psa_setup *s, size_t to);
 psa_status psa_block_decode(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad, bool copy);
 

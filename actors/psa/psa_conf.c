@@ -33,8 +33,9 @@ static const kit_key keys[] = {
               "slower in the replay chain's blocks with byte, docs/PERF.md)" },
     { "BlockParts", KIT_INT, offsetof(psa_settings, block_parts), "0", KIT_RANGE(0, 64),
       .help = "pieces each part of a block (Parts) is decoded in: with the whole block on the GPU, "
-              "each piece's traces go there and are aligned while the host decodes the next (0: two "
-              "with the whole block on the GPU, one on the CPU)" },
+              "each piece's events (and, unless the host's block is pinned and went whole first, its "
+              "traces) go there and are aligned while the host decodes the next (0: one where the "
+              "block went whole, two where it is copied, one on the CPU)" },
     { "Parts", KIT_INT, offsetof(psa_settings, parts), "1", KIT_RANGE(1, 16),
       .help = "parts a block is cut into (at frame boundaries), each decoded and searched on a thread "
               "of its own, with the whole block on the GPU in a device stream of its own, while the "

@@ -20,7 +20,8 @@ static psa_status work(psa_parts *p, int k)
     psa_status st = psa_block_begin(&q->w, s, p->in + q->at, (unsigned)q->size, &bad, p->copy);
     size_t n = 0;
     if (!st) {
-        n = (size_t)p->pieces < q->w.n_ev ? (size_t)p->pieces : q->w.n_ev ? q->w.n_ev : 1;
+        const size_t want = (size_t)psa_block_pieces(&q->w, p->pieces);
+        n = want < q->w.n_ev ? want : q->w.n_ev ? q->w.n_ev : 1;
         for (size_t j = 1; j <= n; j++)
             psa_block_decode_part(&q->w, s, q->w.n_ev * j / n);
     }
@@ -155,7 +156,7 @@ psa_status psa_parts_run(psa_parts *p, const psa_setup *s, const void *in, unsig
     p->in = in;
     p->s = s;
     p->copy = copy;
-    p->pieces = pieces < 1 ? 1 : pieces;
+    p->pieces = pieces < 0 ? 0 : pieces;
     p->turn = p->done = 0;
     p->generation++;
     pthread_cond_broadcast(&p->cv);

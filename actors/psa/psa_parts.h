@@ -60,7 +60,8 @@ void psa_parts_close(psa_parts *p);
  * data:crystal frames shared out evenly (one part when its framing is bad:
  * *bad set, or when it has fewer such frames), each part begun
  * (psa_block_begin with copy), decoded in `pieces` pieces (fewer for fewer
- * frames; psa_block_decode_part) and searched (psa_block_search).  Then,
+ * frames; 0: psa_block_pieces' choice; psa_block_decode_part) and searched
+ * (psa_block_search).  Then,
  * with no part running: a GPU that failed during the block is given up
  * (the next blocks run round by round; the engine's settled).  PSA_OK, or
  * the status of the first part that failed, *failed its index. */

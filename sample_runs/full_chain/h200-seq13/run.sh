@@ -5,7 +5,8 @@
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/full_chain/h200-seq13/run.sh
 #   BEFORE: the other tree (default build/trees/before); ALTERNATE: pairs of sequential rows (default 3);
 #   SEQ_ROWS, WIDE, WIDE_ROWS: throughput.sh's; CHECKS: the suites (default: check_psa check_gridsearch);
-#   EVENTS: generator events of the input (910,000: 1,957,087 crystal-events); PRUNE: GPUPrune (byte).
+#   EVENTS: generator events of the input (910,000: 1,957,087 crystal-events); PRUNE: GPUPrune (byte);
+#   BENCH=1: bench-psa's large batch first (gpu_psa_bench: logs/bench.txt).
 # Logs under $OUT (else build/seq13), packed into $OUT/seq13.tar.gz.
 set -u
 out=${OUT:-build/seq13}
@@ -19,6 +20,7 @@ gpu_build_beside "$logs" "$start"
 stamp "built: this tree and ${BEFORE:-no other}"
 gpu_checks "$logs" 300 $CHECKS
 stamp "checks done"
+if [ "${BENCH:-0}" = 1 ]; then gpu_psa_bench "$logs"; fi
 gpu_replay_in_memory
 label=seq13
 SET="PSA.conf:Neighbours:off PSA.conf:GPUPrune:${PRUNE:-byte}" READER_BUFFER=64000000 KEEP_INPUT=1 CONF_ROWS= \
