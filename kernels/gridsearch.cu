@@ -70,6 +70,7 @@ struct args {
     const uint16_t *lbi;     /* the fine bound in fixed point (gs_lb_fixed's), lb_fixed its threshold's factor */
     float lb_fixed;
     gs_log_bound log;        /* GS_PRUNE_LOG's constants (gs_log_bound_make) */
+    gs_log_bound geo;        /* GS_PRUNE_GEO's (gs_geo_bound_make) */
     const uint8_t *lbb;      /* GS_PRUNE_BYTE's table (gs_lb_byte's), lb_byte its threshold's factor */
     float lb_byte;
     float coef[GS_POW_DEGREE + 1];
@@ -209,7 +210,7 @@ template <typename T> struct step_in {
     bool busy;               /* the thread's warp holds searches of the tile */
     const float *coef, *scale;
     int warp, lane;
-    uint32_t log_mul, log_add; /* GS_PRUNE_LOG's (gs_log_bound) */
+    uint32_t log_mul, log_add; /* GS_PRUNE_LOG's or GS_PRUNE_GEO's (gs_log_bound) */
 };
 
 /* Channel ch's sums over its staged samples i0 .. i0 + rows for the
@@ -241,9 +242,9 @@ __device__ __forceinline__ void channel_sums(const step_in<T> &s, uint32_t ch, u
  * samples at a time (fewer rows staged, less shared memory, more resident
  * blocks).  Every thread of the block calls it (synced: they have just met
  * at a barrier); those not active only stage. */
-template <typename T, typename A, typename Term, int kUnroll = std::is_integral<A>::value ? 2 : 1>
-__device__ __forceinline__ void staged_sums(const step_in<T> &s, uint32_t ch, uint32_t col0, bool synced, bool active,
-                                            Term term, A part[kQ][kR])
+template <typename T, typename Rows>
+__device__ __forceinline__ void for_staged(const step_in<T> &s, uint32_t ch, uint32_t col0, bool synced, bool active,
+                                           Rows sums)
 {
     for (uint32_t i0 = 0; i0 < s.W; i0 += s.rows) {
         const uint32_t rows = s.W - i0 < s.rows ? s.W - i0 : s.rows;
@@ -252,8 +253,15 @@ __device__ __forceinline__ void staged_sums(const step_in<T> &s, uint32_t ch, ui
         stage_rows(s.cols, s.block, s.pad, ch * s.W + i0, rows, col0);
         __syncthreads();
         if (active)
-            channel_sums<T, A, Term, kUnroll>(s, ch, i0, rows, term, part);
+            sums(i0, rows);
     }
+}
+template <typename T, typename A, typename Term, int kUnroll = std::is_integral<A>::value ? 2 : 1>
+__device__ __forceinline__ void staged_sums(const step_in<T> &s, uint32_t ch, uint32_t col0, bool synced, bool active,
+                                            Term term, A part[kQ][kR])
+{
+    for_staged(s, ch, col0, synced, active,
+               [&](uint32_t i0, uint32_t rows) { channel_sums<T, A, Term, kUnroll>(s, ch, i0, rows, term, part); });
 }
 
 /* A sum of the FoM or of a float bound rounds as the CPU's; a fixed-point bound's is exact. */
@@ -516,7 +524,9 @@ __device__ __forceinline__ typename bound<kBound>::acc acc_lb(typename bound<kBo
 template <int kBound>
 __device__ __forceinline__ void limit(float U, const args &a, uint32_t k_count, float &lim)
 {
-    lim = kBound == GS_PRUNE_LOG ? gs_log_limit(&a.log, U, k_count) : U;
+    lim = kBound == GS_PRUNE_LOG   ? gs_log_limit(&a.log, U, k_count)
+          : kBound == GS_PRUNE_GEO ? gs_log_limit(&a.geo, U, k_count)
+                                   : U;
 }
 template <int kBound>
 __device__ __forceinline__ void limit(float U, const args &a, uint32_t k_count, uint32_t &lim)
@@ -524,6 +534,43 @@ __device__ __forceinline__ void limit(float U, const args &a, uint32_t k_count, 
     (void)k_count;
     float x = U * (kBound == GS_PRUNE_BYTE ? a.lb_byte : a.lb_fixed);
     lim = x >= 4294967040.0f ? ~0u : (uint32_t)x;
+}
+
+/* GS_PRUNE_GEO's sums of channel ch's staged samples i0 .. i0 + rows (whole
+ * groups: gs_gpu_set_prune checks) for the thread's pairs: each group's
+ * integer sum of gs_geo_bits, then its F added to total where the search
+ * uses the channel (times 1 or 0: a fused multiply-add that rounds as the
+ * add, no branch), groups in sample order. */
+template <typename T>
+__device__ __forceinline__ void geo_sums(const step_in<T> &s, uint32_t ch, uint32_t i0, uint32_t rows,
+                                         float total[kQ][kR])
+{
+    typedef typename lanes<T>::type V;
+    const T *mrow = s.meas + (ch * s.W + i0) * kTileQ + s.warp * kQ;
+    const T *brow = s.cols + s.lane * kR;
+    float used[kQ];
+#pragma unroll
+    for (int q = 0; q < kQ; q++)
+        used[q] = (float)(s.use[q] >> ch & 1u);
+    for (uint32_t i = 0; i < rows; i += GS_GEO_GROUP) {
+        uint32_t sum[kQ][kR] = {};
+#pragma unroll
+        for (int u = 0; u < GS_GEO_GROUP; u++, mrow += kTileQ, brow += kTileC) {
+            V m[kQ], b[kR];
+            load4(mrow, m);
+            load4(brow, b);
+#pragma unroll
+            for (int q = 0; q < kQ; q++)
+#pragma unroll
+                for (int r = 0; r < kR; r++)
+                    sum[q][r] += gs_geo_bits(diff(m[q], b[r]));
+        }
+#pragma unroll
+        for (int q = 0; q < kQ; q++)
+#pragma unroll
+            for (int r = 0; r < kR; r++)
+                total[q][r] = __fmaf_rn(gs_geo_group(sum[q][r], s.log_mul, s.log_add), used[q], total[q][r]);
+    }
 }
 
 /* The bounds of the step from col0 (gs_lb_point's sums, or their fixed-point
@@ -538,6 +585,11 @@ __device__ __forceinline__ bool bound_step(const step_in<T> &s, uint32_t col0, u
     for (uint32_t ch = 0; ch < s.n_mask; ch++) {
         if (!__syncthreads_or(alive))
             return false;
+        if constexpr (kBound == GS_PRUNE_GEO) {
+            for_staged(s, ch, col0, true, alive, [&](uint32_t i0, uint32_t rows) { geo_sums(s, ch, i0, rows, total); });
+            if (!alive)
+                continue;
+        } else {
         A part[kQ][kR] = {};
         auto term = [&](A a, V m, V b) { return acc_lb<kBound>(a, diff(m, b), s); };
         staged_sums<T, A, decltype(term), std::is_integral<A>::value || kBound == GS_PRUNE_LOG ? 2 : 1>(
@@ -545,6 +597,7 @@ __device__ __forceinline__ bool bound_step(const step_in<T> &s, uint32_t col0, u
         if (!alive)
             continue;
         add_used(s.use, ch, part, total);
+        }
         alive = 0;
 #pragma unroll
         for (int q = 0; q < kQ; q++)
@@ -754,14 +807,15 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
      * below GS_LOG_VALUE_MAX (gs_log_bound_make checked the basis's) is
      * searched exactly, every step */
     bool absurd = false;
-    if (kBound == GS_PRUNE_LOG && std::is_same<T, float>::value) {
+    if ((kBound == GS_PRUNE_LOG || kBound == GS_PRUNE_GEO) && std::is_same<T, float>::value) {
         __syncthreads();
         for (uint32_t v = threadIdx.x; v < k_count * kTileQ; v += kThreads)
             absurd |= !(fabsf((float)meas[v]) < GS_LOG_VALUE_MAX);
         absurd = __syncthreads_or(absurd);
     }
     step_in<T> s = { cols, meas, static_cast<const T *>(a.values) + g.offset, g.n_mask, g.pad, W, a.rows, {},
-                     warp * kQ < (int)t.count, coef, scale, warp, lane, a.log.mul, a.log.add };
+                     warp * kQ < (int)t.count, coef, scale, warp, lane, kBound == GS_PRUNE_GEO ? a.geo.mul : a.log.mul,
+                     kBound == GS_PRUNE_GEO ? a.geo.add : a.log.add };
     uint32_t live = 0; /* bit q: the thread's search q is one of the tile's */
     for (int q = 0; q < kQ; q++) {
         uint32_t j = warp * kQ + q;
@@ -948,8 +1002,8 @@ struct gs_gpu {
     float lb_fixed;
     uint8_t *lbb;                  /* GS_PRUNE_BYTE's table, lb_byte its factor */
     float lb_byte;
-    gs_log_bound log;              /* GS_PRUNE_LOG's constants (made by its first gs_gpu_set_prune) */
-    int log_state;                 /* 0: not made yet, 1: made, -1: the bound does not hold (gs_log_bound_make) */
+    gs_log_bound log, geo;         /* GS_PRUNE_LOG's and GS_PRUNE_GEO's constants (made by their first gs_gpu_set_prune) */
+    int log_state, geo_state;      /* 0: not made yet, 1: made, -1: the bound does not hold (gs_log_bound_make) */
     float p, basis_max;            /* the FoM's p; the largest |value| of the basis */
     uint32_t window, rows, max_k; /* rows: window samples the tile kernels stage at a time */
     size_t smem_tiles, smem_near, smem_prune[GS_PRUNE_MODES]; /* search_tiles_pruned's, per mode */
@@ -983,6 +1037,8 @@ template <typename T> int set_shared(gs_gpu *g, char *msg, size_t len)
         GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<T, GS_PRUNE_LOG>, max, (int)g->smem_prune[GS_PRUNE_LOG]),
                   what);
         GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<T, GS_PRUNE_BYTE>, max, (int)g->smem_prune[GS_PRUNE_BYTE]),
+                  what);
+        GPU_CHECK(cudaFuncSetAttribute(search_tiles_pruned<T, GS_PRUNE_GEO>, max, (int)g->smem_prune[GS_PRUNE_GEO]),
                   what);
     }
     GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g->resident, search_tiles<T>, kThreads, g->smem_tiles),
@@ -1168,6 +1224,7 @@ args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned lo
     a.lbi = g->lbi;
     a.lb_fixed = g->lb_fixed;
     a.log = g->log;
+    a.geo = g->geo;
     a.lbb = g->lbb;
     a.lb_byte = g->lb_byte;
     memcpy(a.coef, g->coef, sizeof a.coef);
@@ -1198,6 +1255,8 @@ void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, i
         search_tiles_pruned<T, GS_PRUNE_LOG><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
     else if (g->prune == GS_PRUNE_BYTE && mode == GS_FULL)
         search_tiles_pruned<T, GS_PRUNE_BYTE><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
+    else if (g->prune == GS_PRUNE_GEO && mode == GS_FULL)
+        search_tiles_pruned<T, GS_PRUNE_GEO><<<(unsigned)n_tiles, kThreads, smem, st>>>(a);
     else if (mode != GS_LOCAL)
         search_tiles<T><<<(unsigned)n_tiles, kThreads, g->smem_tiles, st>>>(a);
     if (mode != GS_FULL)
@@ -1430,6 +1489,13 @@ extern "C" int gs_gpu_set_prune(gs_gpu *g, int mode)
     if (mode == GS_PRUNE_LOG && g->log_state == 0)
         g->log_state = gs_log_bound_make(&g->log, g->coef, g->p, g->basis_max) ? -1 : 1;
     if (mode == GS_PRUNE_LOG && g->log_state < 0)
+        return GPU_FAIL;
+    if (mode == GS_PRUNE_GEO && g->geo_state == 0)
+        g->geo_state = gs_geo_bound_make(&g->geo, g->coef, g->p, g->basis_max) || g->window % GS_GEO_GROUP ||
+                               g->rows % GS_GEO_GROUP
+                           ? -1
+                           : 1;
+    if (mode == GS_PRUNE_GEO && g->geo_state < 0)
         return GPU_FAIL;
     g->prune = mode;
     return GPU_OK;

@@ -111,10 +111,13 @@ int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier 
  * (GS_PRUNE_LOG: gs_log_term, Mitchell's logarithm, four instructions a
  * value and no shared-memory read; for p < 2 and a basis of values under
  * GS_LOG_VALUE_MAX, its first setting checks the polynomial, about 0.1 s),
- * or a 1-byte table read with no index arithmetic (GS_PRUNE_BYTE, gs_lb_byte).
+ * or a 1-byte table read with no index arithmetic (GS_PRUNE_BYTE, gs_lb_byte),
+ * or Mitchell's logarithms summed over groups of samples, one exponential a
+ * group (GS_PRUNE_GEO: the means' inequality, gs_geo_bound_make; as
+ * GS_PRUNE_LOG's conditions, and a window and staged rows of whole groups).
  * GPU_FAIL for another mode, where the bound does not hold, or when the
  * device lacks the kernel's shared memory (nothing changes). */
-enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE, GS_PRUNE_MODES };
+enum { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE, GS_PRUNE_GEO, GS_PRUNE_MODES };
 int gs_gpu_set_prune(gs_gpu *g, int mode);
 
 /* The pruned full search's first step (off after gs_gpu_create): while a

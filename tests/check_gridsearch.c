@@ -1,4 +1,4 @@
-/* check_gridsearch.c: Check suite for the grid search's lower bounds (kernels/gridsearch_fom.h): the fixed-point and byte tables and Mitchell's logarithm the GPU prunes with, and that their sums never exceed a point's own FoM's threshold. */
+/* check_gridsearch.c: Check suite for the grid search's lower bounds (kernels/gridsearch_fom.h): the fixed-point and byte tables, Mitchell's logarithm and the geometric mean of its groups the GPU prunes with, and that their sums never exceed a point's own FoM's threshold. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <math.h>
@@ -248,6 +248,112 @@ START_TEST(test_log_bound_refused)
 }
 END_TEST
 
+/* GS_PRUNE_GEO's sum of a pair as search_tiles_pruned makes it: per used
+ * channel, groups of GS_GEO_GROUP samples in order, each group's F added
+ * to the total as it ends, in float. */
+static float geo_bound(const float *meas, const float *basis, uint32_t use, const gs_log_bound *l)
+{
+    float total = 0.0f;
+    for (int ch = 0; ch < N_MASK; ch++)
+        for (int i0 = 0; use >> ch & 1u && i0 < WINDOW; i0 += GS_GEO_GROUP) {
+            uint32_t sum = 0;
+            for (int i = i0; i < i0 + GS_GEO_GROUP; i++)
+                sum += gs_geo_bits(meas[ch * WINDOW + i] - basis[ch * WINDOW + i]);
+            total += gs_geo_group(sum, l->mul, l->add);
+        }
+    return total;
+}
+
+/* One group's bound, F / inv_c, is at most its values' FoM terms (gs_acc_pow,
+ * within the rule's margins: 2^-12 relative, `zero` absolute a value) for
+ * groups mixing values across the float line (zero, subnormals, every binade
+ * up to |d| = 64, both signs), and within 10 % of them for four values of
+ * one size (where the means agree: Mitchell's errors alone). */
+START_TEST(test_geo_group_is_below_its_terms)
+{
+    static const double exponents[] = { 0.05, 0.3, 1.0, 1.9 };
+    static gs_pow pw;
+    for (size_t e = 0; e < sizeof exponents / sizeof *exponents; e++) {
+        gs_log_bound l;
+        ck_assert_int_eq(psa_pow_fit(exponents[e], &pw, NULL), 0);
+        ck_assert_int_eq(gs_geo_bound_make(&l, pw.c, pw.p, 1.5f), 0);
+        ck_assert_uint_eq(l.mul, (uint32_t)floor(pw.p / 2.0 * 4294967296.0));
+        for (int n = 0; n < 200000; n++) {
+            float d[GS_GEO_GROUP];
+            double terms = 0;
+            uint32_t sum = 0;
+            for (int i = 0; i < GS_GEO_GROUP; i++) {
+                const uint32_t bits = (uint32_t)(uniform() * 0x42800000u); /* |d| < 64 */
+                d[i] = gs_float(n % 7 == i ? 0u : bits | (uniform() < 0.5 ? 0x80000000u : 0u));
+                terms += gs_acc_pow(0.0f, d[i], pw.c, pw.scale);
+                sum += gs_geo_bits(d[i]);
+            }
+            const double bound = gs_geo_group(sum, l.mul, l.add) / (double)l.inv_c;
+            if (!(bound <= terms * (1 + 1.0 / 4096) + GS_GEO_GROUP * l.zero))
+                ck_abort_msg("p %g, d %a %a %a %a: bound %.9g above the terms %.9g", exponents[e], d[0], d[1], d[2],
+                             d[3], bound, terms);
+        }
+        const float same = 0.0123f;
+        uint32_t sum = 0;
+        for (int i = 0; i < GS_GEO_GROUP; i++)
+            sum += gs_geo_bits(i % 2 ? same : -same);
+        const double ratio = gs_geo_group(sum, l.mul, l.add) / (double)l.inv_c /
+                             (GS_GEO_GROUP * gs_acc_pow(0.0f, same, pw.c, pw.scale));
+        ck_assert_msg(ratio > 0.9 && ratio <= 1, "p %g: equal values' bound %.4f of their terms", exponents[e], ratio);
+    }
+}
+END_TEST
+
+/* The pruning rule with the geometric mean, against a point's own FoM: never
+ * dropped, for noise-sized, large, tiny and exactly zero differences. */
+START_TEST(test_geo_bound_keeps_its_own_fom)
+{
+    static const struct { double p, spread, noise; } cases[] = {
+        { 0.3, 0.0, 0.004 }, { 0.3, 0.2, 0.004 }, { 0.3, 40.0, 0.0 }, { 0.3, 1e-9, 0.0 }, { 0.3, 0.0, 0.0 },
+        { 1.9, 0.05, 0.004 }, { 1.9, 40.0, 0.0 }, { 1.0, 0.1, 0.01 }, { 0.05, 0.0, 0.004 },
+    };
+    static float meas[K], basis[K];
+    static gs_pow pw;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        gs_log_bound l;
+        ck_assert_int_eq(psa_pow_fit(cases[c].p, &pw, NULL), 0);
+        ck_assert_int_eq(gs_geo_bound_make(&l, pw.c, pw.p, 1.0f), 0);
+        for (int n = 0; n < 400; n++) {
+            make_pair(meas, basis, cases[c].spread, cases[c].noise);
+            uint32_t use = (uint32_t)(uniform() * 255) + 1;
+            float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, use, pw.c, pw.scale);
+            float limit = gs_log_limit(&l, fom, K);
+            float bound = geo_bound(meas, basis, use, &l);
+            ck_assert_msg(bound <= limit, "p %g, case %zu, pair %d: bound %.9g > %.9g", cases[c].p, c, n, bound,
+                          limit);
+        }
+    }
+}
+END_TEST
+
+/* At p = 0.3 and noise-sized differences the geometric-mean bound is within
+ * about 12 % of the FoM's threshold (bench-psa's events: about 0.93 of the
+ * FoM near the best point). */
+START_TEST(test_geo_bound_is_tight)
+{
+    static float meas[K], basis[K];
+    static gs_pow pw;
+    gs_log_bound l;
+    ck_assert_int_eq(psa_pow_fit(0.3, &pw, NULL), 0);
+    ck_assert_int_eq(gs_geo_bound_make(&l, pw.c, pw.p, 1.0f), 0);
+    double worst = 1;
+    for (int n = 0; n < 200; n++) {
+        make_pair(meas, basis, 0.0, 0.004);
+        float fom = gs_fom_point(meas, basis, 1, N_MASK, WINDOW, 0xffu, pw.c, pw.scale);
+        double ratio = geo_bound(meas, basis, 0xffu, &l) / gs_log_limit(&l, fom, K);
+        worst = ratio < worst ? ratio : worst;
+    }
+    ck_assert_msg(worst > 0.85, "the bound fell to %.4f of the FoM's threshold", worst);
+    ck_assert_int_eq(psa_pow_fit(2.0, &pw, NULL), 0);
+    ck_assert_int_eq(gs_geo_bound_make(&l, pw.c, pw.p, 1.0f), -1);
+}
+END_TEST
+
 /* Every byte entry, over 2^-s, is at most every FoM term of its bucket
  * (both signs, every binade, 64 values of each bucket), and |d| just under
  * 1 is not saturated while 2 is. */
@@ -295,6 +401,9 @@ int main(void)
     tcase_add_test(tc, test_byte_table_is_below_every_term);
     tcase_add_test(tc, test_byte_bound_keeps_its_own_fom);
     tcase_add_test(tc, test_byte_bound_is_tight);
+    tcase_add_test(tc, test_geo_group_is_below_its_terms);
+    tcase_add_test(tc, test_geo_bound_keeps_its_own_fom);
+    tcase_add_test(tc, test_geo_bound_is_tight);
     suite_add_tcase(s, tc);
     return tk_run_suite(s);
 }

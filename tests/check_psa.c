@@ -865,7 +865,7 @@ static void open_gpu_it(void *arg)
     o->a = open_gpu(o->text, &e);
 }
 
-/* GPUPrune off, exponent, fine, log and byte, each with GPUGuess off (the
+/* GPUPrune off, exponent, fine, log, byte and geo, each with GPUGuess off (the
  * default) and on: the batches' searches (GPUWork searches, Data int16) and
  * the whole block's on the GPU give the CPU's bytes, and initialise's log
  * line says which search runs (skipped without a GPU).  On a 3 mm basis
@@ -882,12 +882,15 @@ START_TEST(gpu_prune_equals_cpu)
     close_actor(probe);
     snprintf(fine, sizeof fine, "%s/fine.basis", dir);
     ck_assert_int_eq(basisgen("3", fine), 0);
-    static const char *const prunes[] = { "off", "exponent", "fine", "log", "byte" };
-    static const char *const says[] = { "; full search unpruned (GPUPrune off)",
-                                        "; full search pruned by the exponent bound (GPUPrune exponent)",
-                                        "; full search pruned by the 3-bit bound (GPUPrune fine)",
-                                        "; full search pruned by Mitchell's logarithm (GPUPrune log)",
-                                        "; full search pruned by the byte table (GPUPrune byte)" };
+    enum { PRUNES = 6 };
+    static const char *const prunes[PRUNES] = { "off", "exponent", "fine", "log", "byte", "geo" };
+    static const char *const says[PRUNES] = {
+        "; full search unpruned (GPUPrune off)",
+        "; full search pruned by the exponent bound (GPUPrune exponent)",
+        "; full search pruned by the 3-bit bound (GPUPrune fine)",
+        "; full search pruned by Mitchell's logarithm (GPUPrune log)",
+        "; full search pruned by the byte table (GPUPrune byte)",
+        "; full search pruned by the geometric mean of Mitchell's logarithms (GPUPrune geo)" };
     static const char *const modes[] = { "Data float\nGPUWork block", "Data float\nGPUWork searches",
                                          "Data int16" };
     static uint8_t cpu_out[CAP];
@@ -898,15 +901,15 @@ START_TEST(gpu_prune_equals_cpu)
     for (int m = 0; m < 3; m++) {
         snprintf(conf, sizeof conf, "Basis %s\nSearch full\n%s", fine, modes[m]);
         unsigned used_cpu = cpu_output(conf, cpu_out);
-        for (int p = 0; p < 10; p++) {
-            const bool guess = p >= 5;
+        for (int p = 0; p < 2 * PRUNES; p++) {
+            const bool guess = p >= PRUNES;
             snprintf(conf, sizeof conf, "Basis %s\nDevice gpu\nSearch full\n%s\nGPUPrune %s\nGPUGuess %s", fine,
-                     modes[m], prunes[p % 5], guess ? "on" : "off");
+                     modes[m], prunes[p % PRUNES], guess ? "on" : "off");
             gpu_open o = { conf, NULL };
             const char *log = stderr_of(open_gpu_it, &o);
             ck_assert_ptr_nonnull(o.a);
-            ck_assert_msg(strstr(log, says[p % 5]) != NULL, "no '%s' in: %s", says[p % 5], log);
-            ck_assert_msg((strstr(log, "(GPUGuess on)") != NULL) == (guess && p % 5 != 0), "%s: %s", conf, log);
+            ck_assert_msg(strstr(log, says[p % PRUNES]) != NULL, "no '%s' in: %s", says[p % PRUNES], log);
+            ck_assert_msg((strstr(log, "(GPUGuess on)") != NULL) == (guess && p % PRUNES != 0), "%s: %s", conf, log);
             ck_assert_msg((strstr(log, "GPUWork block: whole blocks on the GPU") != NULL) == (m == 0), "%s", log);
             same_as_cpu(o.a, cpu_out, used_cpu, conf);
         }
@@ -1425,7 +1428,7 @@ static unsigned config_code(const char *text)
 /* stderr_of's f: process_config with PSA.conf = the common keys + the text arg points to. */
 static void config_it(void *text) { config_code(text); }
 
-/* GPUPrune takes off, exponent, fine, log or byte (one of them), and process_config
+/* GPUPrune takes off, exponent, fine, log, byte or geo (one of them), and process_config
  * refuses another value naming the file, the line and the key. */
 START_TEST(gpu_prune_key)
 {
@@ -1435,10 +1438,11 @@ START_TEST(gpu_prune_key)
     ck_assert_uint_eq(config_code("GPUPrune fine"), 0);
     ck_assert_uint_eq(config_code("GPUPrune log"), 0);
     ck_assert_uint_eq(config_code("GPUPrune byte"), 0);
+    ck_assert_uint_eq(config_code("GPUPrune geo"), 0);
     ck_assert_uint_eq(config_code("GPUPrune fine exponent"), NARVAL_E_CONFIG);
     ck_assert_uint_eq(config_code("GPUPrune half"), NARVAL_E_CONFIG);
     const char *log = stderr_of(config_it, "GPUPrune half");
-    snprintf(want, sizeof want, "%s/PSA.conf:5: key 'GPUPrune': value 'half' is not off, exponent, fine, log or byte",
+    snprintf(want, sizeof want, "%s/PSA.conf:5: key 'GPUPrune': value 'half' is not off, exponent, fine, log, byte or geo",
              conf_dir);
     ck_assert_msg(strstr(log, want) != NULL, "no '%s' in: %s", want, log);
     ck_assert_uint_eq(config_code("Device cpu"), 0);

@@ -712,6 +712,8 @@ static const struct { int mode, guess; const char *path, *label; } gpu_prunes[] 
     { GS_PRUNE_BYTE, 0, "GPU pruned, byte bound", "GPU pruned, byte" },
     { GS_PRUNE_LOG, 1, "GPU pruned, log bound, guess", "GPU pruned, log bound, guess" },
     { GS_PRUNE_BYTE, 1, "GPU pruned, byte bound, guess", "GPU pruned, byte bound, guess" },
+    { GS_PRUNE_GEO, 0, "GPU pruned, geometric bound", "GPU pruned, geometric" },
+    { GS_PRUNE_GEO, 1, "GPU pruned, geometric bound, guess", "GPU pruned, geometric bound, guess" },
 };
 enum { N_GPU_PRUNES = sizeof gpu_prunes / sizeof gpu_prunes[0] };
 #endif
@@ -720,7 +722,7 @@ static void run_gpu_pruned(bench *B, psa_engine *gpu, psa_data data)
 {
 #ifdef NARWHAL_HAVE_CUDA
     for (int i = 0; B->o.gpu_prune && i < N_GPU_PRUNES; i++) {
-        if (gpu_prunes[i].mode == GS_PRUNE_LOG && !(B->o.p < 2)) {
+        if ((gpu_prunes[i].mode == GS_PRUNE_LOG || gpu_prunes[i].mode == GS_PRUNE_GEO) && !(B->o.p < 2)) {
             printf("bench-psa: no row '%s': Mitchell's bound holds for p < 2\n", gpu_prunes[i].path);
             continue;
         }
@@ -790,6 +792,7 @@ static void run_rounds(bench *B)
         { GS_PRUNE_BYTE, 0, "pruned (byte)", "GPU rounds pruned, byte" },
         { GS_PRUNE_BYTE, 1, "pruned (byte, guess)", "GPU rounds pruned, byte, guess" },
         { GS_PRUNE_LOG, 1, "pruned (log, guess)", "GPU rounds pruned, log, guess" },
+        { GS_PRUNE_GEO, 0, "pruned (geometric)", "GPU rounds pruned, geometric" },
         { GS_PRUNE_OFF, 0, "exhaustive", "GPU rounds exhaustive" },
     };
     size_t per_block = 0;

@@ -10,24 +10,27 @@
 
 /* GPUPrune on this instance's gs_gpu (the batches' searches and the whole
  * block's: gs_resident_launch launches through it), said after msg; where
- * Mitchell's bound does not hold (p >= 2, a basis value of 64 or more) the
- * fine table prunes instead, and a device without the pruned kernel's shared
- * memory searches unpruned (the same answers every way). */
+ * Mitchell's bound does not hold (p >= 2, a basis value of 64 or more; for
+ * geo also a window not of whole groups of four) the fine table prunes
+ * instead, and a device without the pruned kernel's shared memory searches
+ * unpruned (the same answers every way). */
 static void set_prune(psa_engine *e, char *msg, size_t len)
 {
-    if (e->p.gpu_prune == GS_PRUNE_LOG && gs_gpu_set_prune(e->gpu, GS_PRUNE_LOG) != GPU_OK &&
+    static const char *const name[] = { "off", "exponent", "fine", "log", "byte", "geo" };
+    const int mode = e->p.gpu_prune;
+    if ((mode == GS_PRUNE_LOG || mode == GS_PRUNE_GEO) && gs_gpu_set_prune(e->gpu, mode) != GPU_OK &&
         gs_gpu_set_prune(e->gpu, GS_PRUNE_FINE) == GPU_OK) {
         size_t at = strlen(msg);
-        snprintf(msg + at, len - at, "; full search pruned by the 3-bit bound: GPUPrune log needs p < 2 and a basis "
-                 "of values under 64");
+        snprintf(msg + at, len - at, "; full search pruned by the 3-bit bound: GPUPrune %s needs p < 2 and a basis "
+                 "of values under 64%s", name[mode], mode == GS_PRUNE_GEO ? ", and a window of whole groups of 4" : "");
         return;
     }
     static const char *const how[] = { "unpruned (GPUPrune off)", "pruned by the exponent bound (GPUPrune exponent)",
                                        "pruned by the 3-bit bound (GPUPrune fine)",
                                        "pruned by Mitchell's logarithm (GPUPrune log)",
-                                       "pruned by the byte table (GPUPrune byte)" };
-    static const char *const name[] = { "off", "exponent", "fine", "log", "byte" };
-    int mode = e->p.gpu_prune, ok = gs_gpu_set_prune(e->gpu, mode) == GPU_OK;
+                                       "pruned by the byte table (GPUPrune byte)",
+                                       "pruned by the geometric mean of Mitchell's logarithms (GPUPrune geo)" };
+    const int ok = gs_gpu_set_prune(e->gpu, mode) == GPU_OK;
     size_t at = strlen(msg);
     if (ok)
         snprintf(msg + at, len - at, "; full search %s", how[mode]);

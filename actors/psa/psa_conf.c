@@ -19,9 +19,11 @@ static const kit_key keys[] = {
               "subtraction; the host decodes and writes) or searches (only the searches, round by "
               "round; the rest on the host's cores)" },
     { "GPUPrune", KIT_LIST, offsetof(psa_settings, gpu_prune), "byte",
-      .help = "byte, log, fine, exponent or off: the GPU's full search skips the points whose lower bound "
+      .help = "byte, log, geo, fine, exponent or off: the GPU's full search skips the points whose lower bound "
               "already exceeds the best FoM found (byte: a 1-byte table by the sign, exponent and 4 mantissa bits "
-              "of d; log: no table, Mitchell's logarithm of d x d, for p < 2, else fine; fine: a 2-byte table by its "
+              "of d; log: no table, Mitchell's logarithm of d x d, for p < 2, else fine; geo: the same logarithms "
+              "summed over groups of four samples, one exponential a group (the means' inequality), for p < 2 and "
+              "a window of whole groups, else fine; fine: a 2-byte table by its "
               "exponent and 3 mantissa bits; exponent: by its exponent alone): the same points and FoM bits, fewer "
               "FoMs computed (H200, 262,144 searches: 4.33 M searches/s unpruned, 6.50 M fine, 6.92 M byte, 7.32 M "
               "log; in the replay chain's blocks byte was the fastest, log the slowest); adaptive is never pruned" },
@@ -144,7 +146,7 @@ static int choices(where *w)
     static const char *const kernels[] = { "auto", "portable", "avx2", "avx512", "thesis" };
     static const char *const works[] = { "block", "searches" };
     static const char *const neighbours[] = { "off", "iterate" };
-    static const char *const prunes[] = { "off", "exponent", "fine", "log", "byte" };
+    static const char *const prunes[] = { "off", "exponent", "fine", "log", "byte", "geo" };
     static const char *const offs[] = { "off", "on" };
     int d = choice(w, "Device", &psa_set.device, devices, 4);
     int s = d < 0 ? -1 : choice(w, "Search", &psa_set.search, searches, 2);
@@ -152,7 +154,7 @@ static int choices(where *w)
     int k = t < 0 ? -1 : choice(w, "CPUKernel", &psa_set.kernel, kernels, 5);
     int g = k < 0 ? -1 : choice(w, "GPUWork", &psa_set.gpu_work, works, 2);
     int nb = g < 0 ? -1 : choice(w, "Neighbours", &psa_set.neighbours, neighbours, 2);
-    int pr = nb < 0 ? -1 : choice(w, "GPUPrune", &psa_set.gpu_prune, prunes, 5);
+    int pr = nb < 0 ? -1 : choice(w, "GPUPrune", &psa_set.gpu_prune, prunes, 6);
     int gu = pr < 0 ? -1 : choice(w, "GPUGuess", &psa_set.gpu_guess, offs, 2);
     if (gu < 0)
         return -1;
@@ -160,7 +162,8 @@ static int choices(where *w)
                                       PSA_DEVICE_REFERENCE };
     static const psa_simd simd[] = { PSA_SIMD_AUTO, PSA_SIMD_SCALAR, PSA_SIMD_AVX2, PSA_SIMD_AVX512,
                                      PSA_SIMD_THESIS };
-    static const int prune[] = { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE };
+    static const int prune[] = { GS_PRUNE_OFF, GS_PRUNE_EXPONENT, GS_PRUNE_FINE, GS_PRUNE_LOG, GS_PRUNE_BYTE,
+                                 GS_PRUNE_GEO };
     w->c.engine = (psa_engine_params){ dev[d], (int)psa_set.gpu, s ? PSA_ADAPTIVE : PSA_FULL,
                                            t ? PSA_I16 : PSA_F32, simd[k], (int)psa_set.threads, prune[pr], gu };
     w->c.gpu_block = g == 0;
