@@ -23,7 +23,7 @@ static psa_status choose_gpu(psa_engine *e, char *why, size_t why_len, char *msg
 {
     const psa_backend *gpu = PSA_BACKEND_GPU;
     const bool required = e->p.device == PSA_DEVICE_GPU;
-    char desc[256], up[256];
+    char desc[256], up[640]; /* up: the open message, pruning and guess included */
     gpu_choice c = gpu_choose(gpu ? gpu->probe : NULL, required, e->p.gpu, desc, sizeof desc);
     if (c == GPU_CHOICE_CPU) {
         snprintf(why, why_len, "%s", desc);
