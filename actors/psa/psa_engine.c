@@ -50,7 +50,7 @@ static psa_status choose_gpu(psa_engine *e, char *why, size_t why_len, char *msg
 /* Picks the GPU when asked or when usable; msg tells the choice. */
 static psa_status choose(psa_engine *e, char *msg, size_t len)
 {
-    char why[512] = "";
+    char why[640] = "";
     if (e->p.device == PSA_DEVICE_AUTO || e->p.device == PSA_DEVICE_GPU) {
         psa_status code = choose_gpu(e, why, sizeof why, msg, len);
         if (code || e->gpu)
