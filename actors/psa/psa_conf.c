@@ -25,8 +25,9 @@ static const kit_key keys[] = {
               "summed over groups of four samples, one exponential a group (the means' inequality), for p < 2 and "
               "a window of whole groups, else fine; fine: a 2-byte table by its "
               "exponent and 3 mantissa bits; exponent: by its exponent alone): the same points and FoM bits, fewer "
-              "FoMs computed (H200, 262,144 searches: 4.33 M searches/s unpruned, 6.50 M fine, 6.92 M byte, 7.32 M "
-              "log; in the replay chain's blocks byte was the fastest, log the slowest); adaptive is never pruned" },
+              "FoMs computed (H200, 262,144 searches, host to host: 4.41 M searches/s unpruned, 7.26 M fine, 7.71 M "
+              "byte, 8.24 M log, 8.70 M geo; in the replay chain's blocks byte was the fastest of log, byte and fine, "
+              "geo was not run there); adaptive is never pruned" },
     { "GPUGuess", KIT_LIST, offsetof(psa_settings, gpu_guess), "off",
       .help = "on or off: where the GPU's pruned full search has no FoM yet for a search (a tile's first 128 "
               "points), it sums their lower bounds, computes the FoM of the point of least bound and bounds the "
