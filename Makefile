@@ -402,11 +402,13 @@ run-replay: $(BUILD)/tests/mkadf
 
 # ---- tests
 # the checks that validate the shipped configurations need the default basis they name (actors check
-# their files at process_config): built once when missing, as `make run` does
+# their files at process_config): built once when missing, as `make run` does.  Under SANITIZE=1 every
+# Check timeout is four times as long (the timeouts catch hangs; sanitized code runs several times slower:
+# check_sim's pencil-beam test passed 60 s on a 2-core machine)
 check: all
 	@$(MAKE) --no-print-directory build-tests
 	@[ -f $(DEFAULT_BASIS) ] || $(MAKE) --no-print-directory $(DEFAULT_BASIS)
-	@BUILD=$(BUILD) tests/run-checks.sh $(TESTS)
+	@BUILD=$(BUILD) $(if $(filter 1,$(SANITIZE)),CK_TIMEOUT_MULTIPLIER=4) tests/run-checks.sh $(TESTS)
 
 .PHONY: build-tests
 build-tests: $(NARWHAL) $(ACTOR_SOS) $(TOOLS) $(TESTS) $(TEST_ACTORS) $(TEST_TOOLS) $(NARVAL_HOST)
