@@ -69,8 +69,7 @@ struct args {
     const float *scale, *lb; /* lb: the exponent bound (GS_PRUNE_EXPONENT) */
     const uint16_t *lbi;     /* the fine bound in fixed point (gs_lb_fixed's), lb_fixed its threshold's factor */
     float lb_fixed;
-    gs_log_bound log;        /* GS_PRUNE_LOG's constants (gs_log_bound_make) */
-    gs_log_bound geo;        /* GS_PRUNE_GEO's (gs_geo_bound_make) */
+    gs_log_bound log;        /* the mode's: GS_PRUNE_LOG's (gs_log_bound_make) or GS_PRUNE_GEO's (gs_geo_bound_make) */
     const uint8_t *lbb;      /* GS_PRUNE_BYTE's table (gs_lb_byte's), lb_byte its threshold's factor */
     float lb_byte;
     float coef[GS_POW_DEGREE + 1];
@@ -524,9 +523,7 @@ __device__ __forceinline__ typename bound<kBound>::acc acc_lb(typename bound<kBo
 template <int kBound>
 __device__ __forceinline__ void limit(float U, const args &a, uint32_t k_count, float &lim)
 {
-    lim = kBound == GS_PRUNE_LOG   ? gs_log_limit(&a.log, U, k_count)
-          : kBound == GS_PRUNE_GEO ? gs_log_limit(&a.geo, U, k_count)
-                                   : U;
+    lim = kBound == GS_PRUNE_LOG || kBound == GS_PRUNE_GEO ? gs_log_limit(&a.log, U, k_count) : U;
 }
 template <int kBound>
 __device__ __forceinline__ void limit(float U, const args &a, uint32_t k_count, uint32_t &lim)
@@ -814,8 +811,7 @@ __global__ void __launch_bounds__(kThreads, kPrunedBlocks) search_tiles_pruned(c
         absurd = __syncthreads_or(absurd);
     }
     step_in<T> s = { cols, meas, static_cast<const T *>(a.values) + g.offset, g.n_mask, g.pad, W, a.rows, {},
-                     warp * kQ < (int)t.count, coef, scale, warp, lane, kBound == GS_PRUNE_GEO ? a.geo.mul : a.log.mul,
-                     kBound == GS_PRUNE_GEO ? a.geo.add : a.log.add };
+                     warp * kQ < (int)t.count, coef, scale, warp, lane, a.log.mul, a.log.add };
     uint32_t live = 0; /* bit q: the thread's search q is one of the tile's */
     for (int q = 0; q < kQ; q++) {
         uint32_t j = warp * kQ + q;
@@ -1223,8 +1219,7 @@ args make_args(const gs_gpu *g, const gs_query *q, const void *meas, unsigned lo
     a.lb = g->lb;
     a.lbi = g->lbi;
     a.lb_fixed = g->lb_fixed;
-    a.log = g->log;
-    a.geo = g->geo;
+    a.log = g->prune == GS_PRUNE_GEO ? g->geo : g->log;
     a.lbb = g->lbb;
     a.lb_byte = g->lb_byte;
     memcpy(a.coef, g->coef, sizeof a.coef);

@@ -92,6 +92,9 @@ static bool block_times(const psa_block *const *w, size_t n_w, const psa_setup *
     return true;
 }
 
+/* The host's OpenMP threads (the setup's, psa_block_threads). */
+static int host_threads(const psa_setup *s) { return s->threads > 0 ? s->threads : omp_get_max_threads(); }
+
 /* Every round's searches of the GPU's events, round after round from
  * w->gq and w->gowner (round r's from first[r] to first[r + 1]): each round's
  * those of the events with an r-th net-charge segment, sorted by segment,
@@ -103,7 +106,7 @@ static bool block_times(const psa_block *const *w, size_t n_w, const psa_setup *
 static int gather(psa_block *w, const psa_setup *s, size_t n_gev, int rounds, size_t *first)
 {
     const psa_layout *l = s->layout;
-    const int runs = s->threads > 0 ? s->threads : omp_get_max_threads(), cells = rounds * DET_SEGMENTS;
+    const int runs = host_threads(s), cells = rounds * DET_SEGMENTS;
     const size_t n_at = (size_t)runs * cells;
     size_t *at = calloc(n_at + 1, sizeof *at);          /* a run's searches, then its next place */
     uint32_t *meas = malloc((n_at + 1) * sizeof *meas); /* where a run's next values go */
@@ -180,7 +183,7 @@ static int part(psa_block *w, const psa_setup *s, size_t from, size_t to)
         if (!w->ev[k].reject && w->ev[k].n_net > 0)
             w->gidx[n++] = (uint32_t)k;
     w->n_gev = n;
-#pragma omp parallel for schedule(static) num_threads(s->threads > 0 ? s->threads : omp_get_max_threads())
+#pragma omp parallel for schedule(static) num_threads(host_threads(s))
     for (long j = (long)first; j < (long)n; j++)
         pack(&w->gev[j], &w->ev[w->gidx[j]], base, s);
     size_t lo = from ? psa_block_frame_end(w, from - 1) : 0;
