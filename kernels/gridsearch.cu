@@ -40,6 +40,10 @@ constexpr int kTileC = 32 * kR;
 constexpr size_t kStageBytes = 10240;
 constexpr int kPrunedBlocks = 5; /* resident blocks of search_tiles_pruned the registers allow (96 each) */
 constexpr size_t kChunkMin = 4096; /* searches per chunk, at least */
+/* The host's work of a gs_gpu_search in at most kMaxParts parts (gs_runner),
+ * each of at least kPartMin searches: fewer would not pay for a parallel region. */
+constexpr size_t kMaxParts = 64;
+constexpr size_t kPartMin = 4096;
 constexpr int kChunks = 8;
 /* A tile of at most kFew searches takes few_tile's mapping (a thread per column). */
 constexpr uint32_t kFew = 8;
@@ -985,6 +989,13 @@ struct stage {
 
 } // namespace
 
+/* A copy of `bytes` bytes from src to dst: a search's measured values into its chunk's pinned buffer. */
+struct gs_copy {
+    const void *src;
+    void *dst;
+    size_t bytes;
+};
+
 struct gs_gpu {
     int device, sms;
     int resident;                  /* search_tiles blocks one multiprocessor holds at once */
@@ -1008,10 +1019,17 @@ struct gs_gpu {
     bool can_prune;                /* the device has search_tiles_pruned's shared memory */
     stage st[2];
     float kernel_ms; /* of the last gs_gpu_search: its first kernel's start to its last one's end */
+    float lead_ms;   /* of the last gs_gpu_search: its call to its first kernel's start */
+    size_t x_first, x_chunks; int x_tail, x_serial; /* EXPERIMENT: chunking from NARWHAL_GS_FIRST/CHUNKS/TAIL */
     gs_gpu_time total;
     gs_copy *runs;                 /* a chunk's measured values, one run per search (launch_chunk) */
-    size_t cap_runs;
+    size_t cap_runs, n_runs;
+    size_t *idx, cap_idx;          /* gs_gpu_search's sorted position -> search, kept across calls */
+    size_t part_at[kMaxParts][GS_MAX_SEGMENTS]; /* the sort's parts: their searches per segment, then places */
+    gs_runner *run;                /* the running gs_gpu_search's runner and its context */
+    void *run_ctx;
     cudaEvent_t first_k0;          /* before the first chunk's kernels of a gs_gpu_search */
+    cudaEvent_t called;            /* at a gs_gpu_search's call, on the first chunk's stream */
 };
 
 namespace {
@@ -1101,20 +1119,75 @@ struct order {
     size_t first[GS_MAX_SEGMENTS + 1]; /* per segment, in sorted positions */
 };
 
-int sort_queries(const gs_gpu *g, const gs_query *q, size_t n, order *o)
+/* task over its parts, by the running gs_gpu_search's runner (one part: on this thread). */
+void run_parts(const gs_gpu *g, gs_task *task, void *arg, size_t parts)
 {
-    size_t at[GS_MAX_SEGMENTS];
-    memset(o->first, 0, sizeof o->first);
-    if (!(o->idx = (size_t *)malloc((n + 1) * sizeof *o->idx)))
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        o->first[q[i].segment + 1]++;
-    for (uint32_t s = 0; s < g->n_segments; s++) {
-        o->first[s + 1] += o->first[s];
-        at[s] = o->first[s];
+    if (parts > 1 && g->run)
+        g->run(g->run_ctx, task, arg, parts);
+    else
+        for (size_t k = 0; k < parts; k++)
+            task(arg, k, parts);
+}
+
+/* Parts for n items of host work: one per kPartMin, at most kMaxParts. */
+size_t parts_for(size_t n)
+{
+    size_t parts = n / kPartMin;
+    return parts < 1 ? 1 : parts > kMaxParts ? kMaxParts : parts;
+}
+
+size_t part_start(size_t n, size_t k, size_t parts) { return n * k / parts; }
+
+/* The sort's two passes over part k of the searches: count them per segment, then place them. */
+struct sorting {
+    gs_gpu *g;
+    const gs_query *q;
+    size_t n, *idx;
+};
+
+void count_part(void *arg, size_t k, size_t parts)
+{
+    const sorting *x = static_cast<const sorting *>(arg);
+    size_t *count = x->g->part_at[k];
+    memset(count, 0, GS_MAX_SEGMENTS * sizeof *count);
+    for (size_t i = part_start(x->n, k, parts), end = part_start(x->n, k + 1, parts); i < end; i++)
+        count[x->q[i].segment]++;
+}
+
+void place_part(void *arg, size_t k, size_t parts)
+{
+    const sorting *x = static_cast<const sorting *>(arg);
+    size_t *at = x->g->part_at[k];
+    for (size_t i = part_start(x->n, k, parts), end = part_start(x->n, k + 1, parts); i < end; i++)
+        x->idx[at[x->q[i].segment]++] = i;
+}
+
+/* The batch sorted by segment, stably (each segment's searches in their order), into g's kept index. */
+int sort_queries(gs_gpu *g, const gs_query *q, size_t n, order *o)
+{
+    if (n + 1 > g->cap_idx) {
+        free(g->idx);
+        g->cap_idx = 0;
+        if (!(g->idx = (size_t *)malloc((n + 1) * sizeof *g->idx)))
+            return -1;
+        g->cap_idx = n + 1;
     }
-    for (size_t i = 0; i < n; i++)
-        o->idx[at[q[i].segment]++] = i;
+    sorting x{ g, q, n, g->idx };
+    const size_t parts = parts_for(n);
+    run_parts(g, count_part, &x, parts);
+    size_t at = 0;
+    for (uint32_t s = 0; s < g->n_segments; s++) {
+        o->first[s] = at;
+        for (size_t k = 0; k < parts; k++) {
+            size_t c = g->part_at[k][s];
+            g->part_at[k][s] = at;
+            at += c;
+        }
+    }
+    memset(o->first + g->n_segments, 0, (GS_MAX_SEGMENTS + 1 - g->n_segments) * sizeof *o->first);
+    o->first[g->n_segments] = at;
+    o->idx = g->idx;
+    run_parts(g, place_part, &x, parts);
     return 0;
 }
 
@@ -1172,14 +1245,47 @@ size_t tiles_bound(const gs_gpu *g, size_t n_queries)
     return (n_queries / kTileQ + g->n_segments + 1) * most_steps;
 }
 
-/* Answers of a finished chunk back into the caller's searches. */
-void unpack(const stage *s, const order *o, gs_query *q)
+/* Answers of a finished chunk back into the caller's searches, part k of them;
+ * bad[k]: the chunk's first answer there that names no column of its segment
+ * (a device that returned garbage is a failed one), else s->n. */
+struct unpacking {
+    const gs_gpu *g;
+    const stage *s;
+    const order *o;
+    gs_query *q;
+    size_t bad[kMaxParts];
+};
+
+void unpack_part(void *arg, size_t k, size_t parts)
 {
-    for (size_t j = 0; j < s->n; j++) {
-        gs_query *x = &q[o->idx[s->first + j]];
-        x->column = (uint32_t)s->h_out[j];
-        x->fom = gs_float((uint32_t)(s->h_out[j] >> 32));
+    unpacking *x = static_cast<unpacking *>(arg);
+    const stage *s = x->s;
+    x->bad[k] = s->n;
+    for (size_t j = part_start(s->n, k, parts), end = part_start(s->n, k + 1, parts); j < end; j++) {
+        gs_query *y = &x->q[x->o->idx[s->first + j]];
+        const uint32_t column = (uint32_t)s->h_out[j];
+        if (column >= x->g->host_seg[y->segment].n_points) {
+            x->bad[k] = j;
+            return;
+        }
+        y->column = column;
+        y->fom = gs_float((uint32_t)(s->h_out[j] >> 32));
     }
+}
+
+int unpack(const gs_gpu *g, const stage *s, const order *o, gs_query *q, char *msg, size_t len)
+{
+    unpacking x{ g, s, o, q, {} };
+    const size_t parts = parts_for(s->n);
+    run_parts(g, unpack_part, &x, parts);
+    for (size_t k = 0; k < parts; k++)
+        if (x.bad[k] < s->n) {
+            const gs_query &y = q[o->idx[s->first + x.bad[k]]];
+            snprintf(msg, len, "search %zu came back with column %u, segment %u has %u", o->idx[s->first + x.bad[k]],
+                     (uint32_t)s->h_out[x.bad[k]], y.segment, g->host_seg[y.segment].n_points);
+            return GPU_FAIL;
+        }
+    return GPU_OK;
 }
 
 double seconds()
@@ -1200,8 +1306,7 @@ int finish(gs_gpu *g, stage *s, const order *o, gs_query *q, char *msg, size_t l
     GPU_CHECK(cudaEventElapsedTime(&ms, s->k0, s->k1), "cudaEventElapsedTime");
     g->total.kernel_s += 1e-3 * ms;
     s->busy = false;
-    unpack(s, o, q);
-    return GPU_OK;
+    return unpack(g, s, o, q, msg, len);
 }
 
 /* The kernels' arguments for n searches: the grid's tables from g, the searches, their measured values, answers
@@ -1259,10 +1364,18 @@ void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, i
                                                                                              mode == GS_LOCAL);
 }
 
-/* The chunk's searches in s, each with its measured values copied (by the
- * caller's copier) after the searches, back to back: its meas then counts from there. */
+/* Part k of a chunk's copies of measured values (g->runs, g->n_runs of them). */
+void copy_part(void *arg, size_t k, size_t parts)
+{
+    const gs_gpu *g = static_cast<const gs_gpu *>(arg);
+    for (size_t j = part_start(g->n_runs, k, parts), end = part_start(g->n_runs, k + 1, parts); j < end; j++)
+        memcpy(g->runs[j].dst, g->runs[j].src, g->runs[j].bytes);
+}
+
+/* The chunk's searches in s, each with its measured values copied (in parts,
+ * by the runner) after the searches, back to back: its meas then counts from there. */
 int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to, const void *meas,
-               gs_copier *copy, void *ctx, size_t off_q, size_t off_m, char *msg, size_t len)
+               size_t off_q, size_t off_m, char *msg, size_t len)
 {
     const size_t n = to - from;
     size_t values = 0;
@@ -1291,23 +1404,20 @@ int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t fr
                                      dst + at * g->elem, k * g->elem };
         at += k;
     }
-    if (copy)
-        copy(ctx, g->runs, n);
-    else
-        for (size_t j = 0; j < n; j++)
-            memcpy(g->runs[j].dst, g->runs[j].src, g->runs[j].bytes);
+    g->n_runs = n;
+    run_parts(g, copy_part, g, parts_for(n));
     s->in_bytes = off_m + values * g->elem;
     return GPU_OK;
 }
 
 /* Packs sorted searches [from, to) and their measured values into s and queues its work. */
 int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to,
-                 const void *meas, gs_copier *copy, void *ctx, int mode, char *msg, size_t len)
+                 const void *meas, int mode, char *msg, size_t len)
 {
     size_t n = to - from;
     size_t max_tiles = tiles_bound(g, n);
     size_t off_q = align16(max_tiles * sizeof(tile)), off_m = off_q + align16(n * sizeof(gs_query));
-    int rc = pack_chunk(g, s, q, o, from, to, meas, copy, ctx, off_q, off_m, msg, len);
+    int rc = pack_chunk(g, s, q, o, from, to, meas, off_q, off_m, msg, len);
     if (rc)
         return rc;
     size_t n_tiles = mode == GS_LOCAL ? 0 : make_tiles(g, q, o, from, to, mode == GS_ADAPTIVE, reinterpret_cast<tile *>(s->h_in));
@@ -1373,8 +1483,11 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
             cudaStreamDestroy(s->stream);
     }
     free(g->runs);
+    free(g->idx);
     if (g->first_k0)
         cudaEventDestroy(g->first_k0);
+    if (g->called)
+        cudaEventDestroy(g->called);
     cudaFree(g->values);
     cudaFree(g->pm);
     cudaFree(g->seg);
@@ -1425,6 +1538,7 @@ static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, siz
         GPU_CHECK(cudaEventCreate(&g->st[i].k1), "cudaEventCreate");
     }
     GPU_CHECK(cudaEventCreate(&g->first_k0), "cudaEventCreate");
+    GPU_CHECK(cudaEventCreate(&g->called), "cudaEventCreate");
     int rc;
     const char *what = "uploading the resident basis";
     if ((rc = gpu_upload(&g->values, b->values, b->n_values * g->elem, what, msg, len)) ||
@@ -1454,6 +1568,12 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
     }
     g->device = device;
     g->guess = false;
+    g->x_first = getenv("NARWHAL_GS_FIRST") ? strtoul(getenv("NARWHAL_GS_FIRST"), nullptr, 10) : 1024;
+    g->x_chunks = getenv("NARWHAL_GS_CHUNKS") ? strtoul(getenv("NARWHAL_GS_CHUNKS"), nullptr, 10) : kChunks;
+    g->x_tail = getenv("NARWHAL_GS_TAIL") ? atoi(getenv("NARWHAL_GS_TAIL")) : 0;
+    g->x_serial = getenv("NARWHAL_GS_SERIAL") ? atoi(getenv("NARWHAL_GS_SERIAL")) : 0;
+    g->x_first = g->x_first ? g->x_first : 1;
+    g->x_chunks = g->x_chunks ? g->x_chunks : 1;
     g->elem = b->i16 ? 2 : 4;
     g->n_segments = b->n_segments;
     memcpy(g->host_seg, b->seg, b->n_segments * sizeof *b->seg);
@@ -1500,9 +1620,11 @@ extern "C" void gs_gpu_set_guess(gs_gpu *g, int on) { g->guess = on != 0; }
 
 extern "C" double gs_gpu_kernel_ms(const gs_gpu *g) { return g->kernel_ms; }
 
+extern "C" double gs_gpu_lead_ms(const gs_gpu *g) { return g->lead_ms; }
+
 extern "C" void gs_gpu_times(const gs_gpu *g, gs_gpu_time *t) { *t = g->total; }
 
-extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier *copy, void *ctx,
+extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_runner *run, void *ctx,
                              int mode, char *msg, size_t len)
 {
     order o;
@@ -1510,36 +1632,47 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
     if (n == 0)
         return GPU_OK;
     GPU_SELECT(g->device);
-    g->kernel_ms = 0;
+    g->kernel_ms = g->lead_ms = 0;
     g->total.calls++;
+    GPU_CHECK(cudaEventRecord(g->called, g->st[0].stream), "cudaEventRecord");
+    g->run = g->x_serial ? nullptr : run;
+    g->run_ctx = ctx;
     if (sort_queries(g, q, n, &o)) {
         snprintf(msg, len, "no host memory to sort %zu searches", n);
         return GPU_NOMEM;
     }
-    size_t target = n / kChunks > kChunkMin ? n / kChunks : kChunkMin;
+    size_t target = n / g->x_chunks > kChunkMin ? n / g->x_chunks : kChunkMin;
     const stage *last = nullptr;
+    size_t size = g->x_first < target ? g->x_first : target;
     for (size_t from = 0, c = 0; from < n && rc == GPU_OK; c++) {
         stage *s = &g->st[c % 2];
         last = s;
-        /* the first chunks smaller: the first kernel waits for the first chunk's packing and upload alone */
-        const size_t ramp = c == 0 ? target / 4 : c == 1 ? target / 2 : target;
-        size_t to = next_cut(q, &o, from, n, ramp > kChunkMin ? ramp : kChunkMin);
+        size_t want = size;
+        if (g->x_tail && n - from < 2 * target) {
+            size_t half = (n - from) / 2;
+            want = half < want ? half : want;
+            want = want > g->x_first ? want : g->x_first;
+        }
+        size_t to = next_cut(q, &o, from, n, want);
         if ((rc = finish(g, s, &o, q, msg, len)) == GPU_OK) {
             double t = seconds();
-            rc = launch_chunk(g, s, q, &o, from, to, meas, copy, ctx, mode, msg, len);
+            rc = launch_chunk(g, s, q, &o, from, to, meas, mode, msg, len);
             g->total.pack_s += seconds() - t;
             g->total.chunks++;
         }
         from = to;
+        size = 2 * size < target ? 2 * size : target;
     }
     for (int i = 0; i < 2; i++) {
         int r = finish(g, &g->st[i], &o, q, msg, len);
         rc = rc ? rc : r;
         g->st[i].busy = false;
     }
-    free(o.idx);
+    g->run = nullptr;
     if (rc == GPU_OK)
         GPU_CHECK(cudaEventElapsedTime(&g->kernel_ms, g->first_k0, last->k1), "cudaEventElapsedTime");
+    if (rc == GPU_OK)
+        GPU_CHECK(cudaEventElapsedTime(&g->lead_ms, g->called, g->first_k0), "cudaEventElapsedTime");
     return rc;
 }
 

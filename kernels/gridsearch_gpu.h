@@ -71,14 +71,12 @@ int gs_gpu_create(gs_gpu **g, int device, const gs_basis *b, const gs_pow *pw, c
                   size_t len);
 void gs_gpu_destroy(gs_gpu *g);
 
-/* A copy of `bytes` bytes from src to dst; gs_gpu_search hands its copier a
- * list of them to run, in parallel where the caller can (the runs do not overlap). */
-typedef struct gs_copy {
-    const void *src;
-    void *dst;
-    size_t bytes;
-} gs_copy;
-typedef void gs_copier(void *ctx, const gs_copy *runs, size_t n);
+/* Work cut in parts: task(arg, k, parts) for each k in [0, parts), every
+ * part apart from the others.  gs_gpu_search hands its runner its host work
+ * of many searches (the sort, the copies of measured values, the answers),
+ * to run the parts in parallel where the caller can. */
+typedef void gs_task(void *arg, size_t part, size_t parts);
+typedef void gs_runner(void *ctx, gs_task *task, void *arg, size_t parts);
 
 /* What a search computes (gs_gpu_search's and gs_resident_launch's mode):
  * every point (GS_FULL); the coarse points, then the points near the best
@@ -90,14 +88,14 @@ enum { GS_FULL, GS_ADAPTIVE, GS_LOCAL };
  * Answers n searches; meas holds their measured values (float, or int16 for
  * an int16 basis) at each search's offset.  The searches are sorted by
  * segment on the host and sent in a few chunks, each packed with its
- * measured values into pinned memory (copy(ctx, ...) runs the copies; NULL:
- * memcpy on the calling thread), one transfer in, one launch per stage
+ * measured values into pinned memory (run(ctx, ...) runs the host's parts
+ * of that work; NULL: the calling thread does), one transfer in, one launch per stage
  * (full, coarse then fine for adaptive, fine for local), one transfer of the answers back;
  * the chunks alternate between two streams, so that one chunk's packing and
  * copies overlap the previous one's kernels.  Only the answers come back:
  * the argmin is taken on the device.
  */
-int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_copier *copy, void *ctx, int mode,
+int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_runner *run, void *ctx, int mode,
                   char *msg, size_t len);
 
 /* The full search pruned (kernels/gridsearch.cu's search_tiles_pruned; off
@@ -136,6 +134,11 @@ void gs_gpu_set_guess(gs_gpu *g, int on);
  * chunk's kernel start to its last chunk's kernel end (the chunks' kernels
  * overlap on the two streams, so their sum would count time twice). */
 double gs_gpu_kernel_ms(const gs_gpu *g);
+
+/* The milliseconds of the last gs_gpu_search from its call to its first
+ * chunk's kernel start (sorting, the first chunk's packing and upload), on
+ * the device's clock. */
+double gs_gpu_lead_ms(const gs_gpu *g);
 
 /* Totals since gs_gpu_create: calls of gs_gpu_search, chunks launched, seconds
  * packing searches into pinned memory (host), in kernels (device) and waiting

@@ -50,6 +50,7 @@ typedef struct result {
     char path[48], data[8], mode[10];
     size_t n;
     double rate, kernel_rate;
+    double call_ms, lead_ms, kernel_ms; /* GPU rows: medians of the runs' call, lead (gs_gpu_lead_ms) and kernels */
     double cpu_rate; /* searches per second of the process's CPU time (all its threads) */
     double gpu_w, cpu_w; /* mean power over the row's runs (bl_power), -1 when not measured */
     psa_query *q;    /* the answers */
@@ -217,7 +218,7 @@ static double cpu_seconds(void)
 static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data, psa_mode mode,
                        size_t n, int reps)
 {
-    double rates[16], kernel[16], per_cpu[16];
+    double rates[16], kernel[16], per_cpu[16], call_ms[16], lead_ms[16], kernel_ms[16];
     psa_batch b = first(&B->ev, n);
     char msg[512];
     bool fell_back = false;
@@ -237,12 +238,16 @@ static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data,
             free(b.q);
             return;
         }
-        rates[k] = b.n / (tool_seconds() - t);
+        call_ms[k] = 1e3 * (tool_seconds() - t);
+        rates[k] = b.n / (1e-3 * call_ms[k]);
         per_cpu[k] = b.n / (cpu_seconds() - c);
-        kernel[k] = 0;
+        kernel[k] = lead_ms[k] = kernel_ms[k] = 0;
 #ifdef NARWHAL_HAVE_CUDA
-        if (e->gpu && gs_gpu_kernel_ms(e->gpu) > 0)
-            kernel[k] = b.n / (gs_gpu_kernel_ms(e->gpu) * 1e-3);
+        if (e->gpu && gs_gpu_kernel_ms(e->gpu) > 0) {
+            kernel_ms[k] = gs_gpu_kernel_ms(e->gpu);
+            lead_ms[k] = gs_gpu_lead_ms(e->gpu);
+            kernel[k] = b.n / (kernel_ms[k] * 1e-3);
+        }
 #endif
     }
     bl_energy e1 = bl_energy_now(B->o.gpu);
@@ -250,6 +255,12 @@ static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data,
     qsort(rates + 1, (size_t)reps, sizeof *rates, tool_by_double);
     qsort(kernel + 1, (size_t)reps, sizeof *kernel, tool_by_double);
     qsort(per_cpu + 1, (size_t)reps, sizeof *per_cpu, tool_by_double);
+    qsort(call_ms + 1, (size_t)reps, sizeof *call_ms, tool_by_double);
+    qsort(lead_ms + 1, (size_t)reps, sizeof *lead_ms, tool_by_double);
+    qsort(kernel_ms + 1, (size_t)reps, sizeof *kernel_ms, tool_by_double);
+    r->call_ms = call_ms[1 + reps / 2];
+    r->lead_ms = lead_ms[1 + reps / 2];
+    r->kernel_ms = kernel_ms[1 + reps / 2];
     r->rate = rates[1 + reps / 2];
     r->cpu_rate = per_cpu[1 + reps / 2];
     r->kernel_rate = kernel[1 + reps / 2];
@@ -409,6 +420,20 @@ static void print_table(const bench *B)
     }
     if (!find(B, "GPU", "float", "full"))
         printf("| GPU | float | full | n/a | | | | |\n");
+    bool split = false;
+    for (int i = 0; i < B->n; i++) {
+        const result *r = &B->r[i];
+        if (r->rate <= 0 || r->kernel_ms <= 0)
+            continue;
+        if (!split)
+            printf("\nbench-psa: where a GPU row's call goes (medians of its runs, ms): before its first kernel "
+                   "(sorting, the first chunk's packing and upload; the device's clock), its kernels, the rest "
+                   "(the last answers, the host's share)\n\n| path | data | search | call | before | kernels | rest | "
+                   "kernels / call |\n|---|---|---|---:|---:|---:|---:|---:|\n");
+        split = true;
+        printf("| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r->path, r->data, r->mode, r->call_ms,
+               r->lead_ms, r->kernel_ms, r->call_ms - r->lead_ms - r->kernel_ms, r->kernel_ms / r->call_ms);
+    }
 }
 
 /* FP32 instructions per |d|^p term (kernels/gridsearch_fom.h): the difference, t = m - 1.5, the

@@ -102,33 +102,20 @@ static int open_layout(psa_engine *e, char *msg, size_t len)
     return rc;
 }
 
-/* Every answer names a column of its segment (a device that returned garbage is a failed one). */
-static bool answered(const psa_engine *e, const psa_batch *b, char *why, size_t len)
-{
-    for (size_t i = 0; i < b->n; i++)
-        if (b->q[i].column >= e->layout->seg[b->q[i].segment].n_points) {
-            snprintf(why, len, "search %zu of %zu came back with column %u, segment %u has %u", i, b->n,
-                     b->q[i].column, b->q[i].segment, e->layout->seg[b->q[i].segment].n_points);
-            return false;
-        }
-    return true;
-}
-
-/* gs_gpu_search's copies of a chunk's measured values into its pinned buffer, by the engine's threads. */
-static void copy_runs(void *ctx, const gs_copy *runs, size_t n)
+/* gs_gpu_search's host work (the sort, the copies of measured values, the answers), its parts run by the engine's threads. */
+static void run_parts(void *ctx, gs_task *task, void *arg, size_t parts)
 {
     const psa_engine *e = ctx;
 #pragma omp parallel for schedule(static) num_threads(e->p.threads > 0 ? e->p.threads : omp_get_max_threads())
-    for (long k = 0; k < (long)n; k++)
-        memcpy(runs[k].dst, runs[k].src, runs[k].bytes);
+    for (long k = 0; k < (long)parts; k++)
+        task(arg, (size_t)k, parts);
 }
 
 static int search(psa_engine *e, psa_batch *b, char *msg, size_t len)
 {
     const void *meas = e->p.data == PSA_I16 ? (const void *)b->meas16 : (const void *)b->meas;
     const int mode = b->local ? GS_LOCAL : e->p.mode == PSA_ADAPTIVE ? GS_ADAPTIVE : GS_FULL;
-    int rc = gs_gpu_search(e->gpu, b->q, b->n, meas, copy_runs, e, mode, msg, len);
-    return rc != GPU_OK ? rc : answered(e, b, msg, len) ? GPU_OK : GPU_FAIL;
+    return gs_gpu_search(e->gpu, b->q, b->n, meas, run_parts, e, mode, msg, len);
 }
 
 static void close_gpu(psa_engine *e)
