@@ -44,6 +44,10 @@ constexpr size_t kChunkMin = 4096; /* searches per chunk, at least */
  * each of at least kPartMin searches: fewer would not pay for a parallel region. */
 constexpr size_t kMaxParts = 64;
 constexpr size_t kPartMin = 4096;
+/* A chunk's copies in parts of at least kRunsMin searches' measured values (about 75 KB). */
+constexpr size_t kRunsMin = 64;
+/* Chunks in flight at most: each packed while the kStages - 1 before it run. */
+constexpr int kStages = 4;
 constexpr int kChunks = 8;
 /* A tile of at most kFew searches takes few_tile's mapping (a thread per column). */
 constexpr uint32_t kFew = 8;
@@ -1017,10 +1021,10 @@ struct gs_gpu {
     int prune;                     /* gs_gpu_set_prune's */
     bool guess;                    /* gs_gpu_set_guess's */
     bool can_prune;                /* the device has search_tiles_pruned's shared memory */
-    stage st[2];
+    stage st[kStages];
     float kernel_ms; /* of the last gs_gpu_search: its first kernel's start to its last one's end */
     float lead_ms;   /* of the last gs_gpu_search: its call to its first kernel's start */
-    size_t x_first, x_chunks; int x_tail, x_serial; /* EXPERIMENT: chunking from NARWHAL_GS_FIRST/CHUNKS/TAIL */
+    size_t x_first, x_chunks; int x_tail, x_serial, x_stages; /* EXPERIMENT: chunking from NARWHAL_GS_FIRST/CHUNKS/TAIL */
     gs_gpu_time total;
     gs_copy *runs;                 /* a chunk's measured values, one run per search (launch_chunk) */
     size_t cap_runs, n_runs;
@@ -1405,7 +1409,7 @@ int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t fr
         at += k;
     }
     g->n_runs = n;
-    run_parts(g, copy_part, g, parts_for(n));
+    run_parts(g, copy_part, g, n / kRunsMin < 1 ? 1 : n / kRunsMin > kMaxParts ? kMaxParts : n / kRunsMin);
     s->in_bytes = off_m + values * g->elem;
     return GPU_OK;
 }
@@ -1465,7 +1469,7 @@ extern "C" void gs_gpu_destroy(gs_gpu *g)
     if (!g)
         return;
     gpu_select(g->device, nullptr, 0);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < kStages; i++) {
         stage *s = &g->st[i];
         if (s->stream)
             cudaStreamSynchronize(s->stream);
@@ -1531,7 +1535,7 @@ static int upload_bounds(gs_gpu *g, const gs_pow *pw, char *msg, size_t len)
 static int create(gs_gpu *g, const gs_basis *b, const gs_pow *pw, char *msg, size_t len)
 {
     GPU_SELECT(g->device);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < kStages; i++) {
         GPU_CHECK(cudaStreamCreateWithFlags(&g->st[i].stream, cudaStreamNonBlocking), "cudaStreamCreate");
         GPU_CHECK(cudaEventCreateWithFlags(&g->st[i].done, cudaEventDisableTiming), "cudaEventCreate");
         GPU_CHECK(cudaEventCreate(&g->st[i].k0), "cudaEventCreate");
@@ -1572,6 +1576,8 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
     g->x_chunks = getenv("NARWHAL_GS_CHUNKS") ? strtoul(getenv("NARWHAL_GS_CHUNKS"), nullptr, 10) : kChunks;
     g->x_tail = getenv("NARWHAL_GS_TAIL") ? atoi(getenv("NARWHAL_GS_TAIL")) : 0;
     g->x_serial = getenv("NARWHAL_GS_SERIAL") ? atoi(getenv("NARWHAL_GS_SERIAL")) : 0;
+    g->x_stages = getenv("NARWHAL_GS_STAGES") ? atoi(getenv("NARWHAL_GS_STAGES")) : 3;
+    g->x_stages = g->x_stages < 2 ? 2 : g->x_stages > kStages ? kStages : g->x_stages;
     g->x_first = g->x_first ? g->x_first : 1;
     g->x_chunks = g->x_chunks ? g->x_chunks : 1;
     g->elem = b->i16 ? 2 : 4;
@@ -1642,11 +1648,11 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
         return GPU_NOMEM;
     }
     size_t target = n / g->x_chunks > kChunkMin ? n / g->x_chunks : kChunkMin;
-    const stage *last = nullptr;
+    size_t used = 0; /* stages */
     size_t size = g->x_first < target ? g->x_first : target;
     for (size_t from = 0, c = 0; from < n && rc == GPU_OK; c++) {
-        stage *s = &g->st[c % 2];
-        last = s;
+        stage *s = &g->st[c % g->x_stages];
+        used = c + 1 > used ? c + 1 : used;
         size_t want = size;
         if (g->x_tail && n - from < 2 * target) {
             size_t half = (n - from) / 2;
@@ -1663,14 +1669,17 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
         from = to;
         size = 2 * size < target ? 2 * size : target;
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < kStages; i++) {
         int r = finish(g, &g->st[i], &o, q, msg, len);
         rc = rc ? rc : r;
         g->st[i].busy = false;
     }
     g->run = nullptr;
-    if (rc == GPU_OK)
-        GPU_CHECK(cudaEventElapsedTime(&g->kernel_ms, g->first_k0, last->k1), "cudaEventElapsedTime");
+    for (size_t i = 0; i < used && i < (size_t)g->x_stages && rc == GPU_OK; i++) {
+        float ms;
+        GPU_CHECK(cudaEventElapsedTime(&ms, g->first_k0, g->st[i].k1), "cudaEventElapsedTime");
+        g->kernel_ms = ms > g->kernel_ms ? ms : g->kernel_ms;
+    }
     if (rc == GPU_OK)
         GPU_CHECK(cudaEventElapsedTime(&g->lead_ms, g->called, g->first_k0), "cudaEventElapsedTime");
     return rc;
