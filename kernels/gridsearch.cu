@@ -1024,7 +1024,7 @@ struct gs_gpu {
     stage st[kStages];
     float kernel_ms; /* of the last gs_gpu_search: its first kernel's start to its last one's end */
     float lead_ms;   /* of the last gs_gpu_search: its call to its first kernel's start */
-    size_t x_first, x_chunks; int x_tail, x_serial, x_stages; /* EXPERIMENT: chunking from NARWHAL_GS_FIRST/CHUNKS/TAIL */
+    size_t x_first, x_chunks; int x_tail, x_serial, x_stages, x_split; /* EXPERIMENT: chunking from NARWHAL_GS_FIRST/CHUNKS/TAIL */
     gs_gpu_time total;
     gs_copy *runs;                 /* a chunk's measured values, one run per search (launch_chunk) */
     size_t cap_runs, n_runs;
@@ -1202,9 +1202,9 @@ int sort_queries(gs_gpu *g, const gs_query *q, size_t n, order *o)
  * chain's searches took 0.145 s with twice, 0.123 s with four and 0.122 s
  * with eight times; docs/PERF.md). */
 size_t make_tiles(const gs_gpu *g, const gs_query *q, const order *o, size_t from, size_t to,
-                  bool coarse, tile *out)
+                  bool coarse, size_t around, tile *out)
 {
-    size_t base = 0, n = 0;
+    size_t base = around, n = 0;
     for (size_t i = from; i < to;) {
         uint32_t s = q[o->idx[i]].segment;
         size_t end = o->first[s + 1] < to ? o->first[s + 1] : to;
@@ -1415,7 +1415,7 @@ int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t fr
 }
 
 /* Packs sorted searches [from, to) and their measured values into s and queues its work. */
-int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to,
+int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to, size_t around,
                  const void *meas, int mode, char *msg, size_t len)
 {
     size_t n = to - from;
@@ -1424,7 +1424,7 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     int rc = pack_chunk(g, s, q, o, from, to, meas, off_q, off_m, msg, len);
     if (rc)
         return rc;
-    size_t n_tiles = mode == GS_LOCAL ? 0 : make_tiles(g, q, o, from, to, mode == GS_ADAPTIVE, reinterpret_cast<tile *>(s->h_in));
+    size_t n_tiles = mode == GS_LOCAL ? 0 : make_tiles(g, q, o, from, to, mode == GS_ADAPTIVE, around, reinterpret_cast<tile *>(s->h_in));
     GPU_CHECK(cudaMemcpyAsync(s->d_in, s->h_in, s->in_bytes, cudaMemcpyHostToDevice, s->stream),
               "copying searches and their measured values to the device");
     GPU_CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
@@ -1576,6 +1576,7 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
     g->x_chunks = getenv("NARWHAL_GS_CHUNKS") ? strtoul(getenv("NARWHAL_GS_CHUNKS"), nullptr, 10) : kChunks;
     g->x_tail = getenv("NARWHAL_GS_TAIL") ? atoi(getenv("NARWHAL_GS_TAIL")) : 0;
     g->x_serial = getenv("NARWHAL_GS_SERIAL") ? atoi(getenv("NARWHAL_GS_SERIAL")) : 0;
+    g->x_split = getenv("NARWHAL_GS_SPLIT") ? atoi(getenv("NARWHAL_GS_SPLIT")) : 0;
     g->x_stages = getenv("NARWHAL_GS_STAGES") ? atoi(getenv("NARWHAL_GS_STAGES")) : 3;
     g->x_stages = g->x_stages < 2 ? 2 : g->x_stages > kStages ? kStages : g->x_stages;
     g->x_first = g->x_first ? g->x_first : 1;
@@ -1662,7 +1663,7 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
         size_t to = next_cut(q, &o, from, n, want);
         if ((rc = finish(g, s, &o, q, msg, len)) == GPU_OK) {
             double t = seconds();
-            rc = launch_chunk(g, s, q, &o, from, to, meas, mode, msg, len);
+            rc = launch_chunk(g, s, q, &o, from, to, g->x_split ? (n - (to - from)) / kTileQ : 0, meas, mode, msg, len);
             g->total.pack_s += seconds() - t;
             g->total.chunks++;
         }
@@ -1705,7 +1706,7 @@ size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int m
     }
     for (uint32_t s = 0; s < g->n_segments; s++)
         o.first[s + 1] += o.first[s];
-    size_t count = n && mode != GS_LOCAL ? make_tiles(g, sorted, &o, 0, n, mode == GS_ADAPTIVE, static_cast<tile *>(plan)) : 0;
+    size_t count = n && mode != GS_LOCAL ? make_tiles(g, sorted, &o, 0, n, mode == GS_ADAPTIVE, 0, static_cast<tile *>(plan)) : 0;
     free(o.idx);
     return count;
 }

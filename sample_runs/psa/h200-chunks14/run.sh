@@ -4,6 +4,7 @@
 # kernel, the kernels, the rest); then this tree again under each chunking in VARIANTS (NARWHAL_GS_* settings of the
 # experiment: FIRST, the first chunk's searches; STAGES, chunks in flight; CHUNKS, the batch over the largest chunk; TAIL=1, the last chunks
 # halving; SERIAL=1, the host's parts on one thread), each with --check; the Check suites first.
+#   CHAIN_ROWS: throughput.sh's SEQ_ROWS for a replay chain after (none: no chain).
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/psa/h200-chunks14/run.sh
 # Logs under $OUT (else build/chunks14), packed into $OUT/chunks14.tar.gz.
 set -u
@@ -46,5 +47,13 @@ for v in ${VARIANTS:-STAGES=2 STAGES=4 FIRST=2048 FIRST=512 TAIL=1 CHUNKS=16 FIR
     grep -E '^\| GPU[^|]*\| float \| full \| [0-9]+\.[0-9]{3} \|' "$logs/bench-v$i.txt"
     stamp "variant $v done"
 done
+if [ -n "${CHAIN_ROWS:-}" ]; then # the replay chain sequentially, a row per setting (910,000 decays, 64 MB blocks)
+    gpu_replay_in_memory
+    SET="PSA.conf:Neighbours:off" READER_BUFFER=64000000 KEEP_INPUT=1 CONF_ROWS= WIDE=0 SEQ_ROWS="$CHAIN_ROWS" \
+        sh sample_runs/full_chain/throughput.sh chunks14 "${EVENTS:-910000}" > "$logs/throughput.out" 2>&1 || status=1
+    mkdir -p "$logs/chunks14"
+    gpu_show_chain sample_runs/full_chain/chunks14 "$logs/chunks14" 'GPUPrune|time in process_block|^blocks ran'
+    stamp "chain done"
+fi
 tar -czf "$out/chunks14.tar.gz" -C "$out" logs
 exit $status
