@@ -39,15 +39,22 @@ constexpr int kTileC = 32 * kR;
  * searches/s with half the window staged; int16 with its half 5.65 -> 5.53. */
 constexpr size_t kStageBytes = 10240;
 constexpr int kPrunedBlocks = 5; /* resident blocks of search_tiles_pruned the registers allow (96 each) */
-constexpr size_t kChunkMin = 4096; /* searches per chunk, at least */
+constexpr size_t kChunkMin = 4096; /* searches per chunk, at least (but for the first ones of a batch) */
+/* A batch's first chunk: the first kernel waits for its packing and upload
+ * alone, and each later one is packed while the one before it runs, up to a
+ * batch over kChunks (on the H200 a first chunk of 1,024 searches, against
+ * 8,192: the lead before the first kernel 0.26 ms against 0.94-1.8 ms, the
+ * large batch's kernels 0.986 of its call against 0.92; sample_runs/psa/h200-chunks14). */
+constexpr size_t kFirstChunk = 1024;
 /* The host's work of a gs_gpu_search in at most kMaxParts parts (gs_runner),
  * each of at least kPartMin searches: fewer would not pay for a parallel region. */
 constexpr size_t kMaxParts = 64;
 constexpr size_t kPartMin = 4096;
 /* A chunk's copies in parts of at least kRunsMin searches' measured values (about 75 KB). */
 constexpr size_t kRunsMin = 64;
-/* Chunks in flight at most: each packed while the kStages - 1 before it run. */
-constexpr int kStages = 4;
+/* Chunks in flight at most: each packed while the kStages - 1 before it run
+ * (on the H200 three did no better than two: sample_runs/psa/h200-chunks14). */
+constexpr int kStages = 2;
 constexpr int kChunks = 8;
 /* A tile of at most kFew searches takes few_tile's mapping (a thread per column). */
 constexpr uint32_t kFew = 8;
@@ -1024,7 +1031,7 @@ struct gs_gpu {
     stage st[kStages];
     float kernel_ms; /* of the last gs_gpu_search: its first kernel's start to its last one's end */
     float lead_ms;   /* of the last gs_gpu_search: its call to its first kernel's start */
-    size_t x_first, x_chunks; int x_tail, x_serial, x_stages, x_split; /* EXPERIMENT: chunking from NARWHAL_GS_FIRST/CHUNKS/TAIL */
+    unsigned x_growth; /* EXPERIMENT: the ramp's growth in percent (NARWHAL_GS_GROWTH) */
     gs_gpu_time total;
     gs_copy *runs;                 /* a chunk's measured values, one run per search (launch_chunk) */
     size_t cap_runs, n_runs;
@@ -1202,9 +1209,9 @@ int sort_queries(gs_gpu *g, const gs_query *q, size_t n, order *o)
  * chain's searches took 0.145 s with twice, 0.123 s with four and 0.122 s
  * with eight times; docs/PERF.md). */
 size_t make_tiles(const gs_gpu *g, const gs_query *q, const order *o, size_t from, size_t to,
-                  bool coarse, size_t around, tile *out)
+                  bool coarse, tile *out)
 {
-    size_t base = around, n = 0;
+    size_t base = 0, n = 0;
     for (size_t i = from; i < to;) {
         uint32_t s = q[o->idx[i]].segment;
         size_t end = o->first[s + 1] < to ? o->first[s + 1] : to;
@@ -1415,7 +1422,7 @@ int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t fr
 }
 
 /* Packs sorted searches [from, to) and their measured values into s and queues its work. */
-int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to, size_t around,
+int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to,
                  const void *meas, int mode, char *msg, size_t len)
 {
     size_t n = to - from;
@@ -1424,7 +1431,7 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     int rc = pack_chunk(g, s, q, o, from, to, meas, off_q, off_m, msg, len);
     if (rc)
         return rc;
-    size_t n_tiles = mode == GS_LOCAL ? 0 : make_tiles(g, q, o, from, to, mode == GS_ADAPTIVE, around, reinterpret_cast<tile *>(s->h_in));
+    size_t n_tiles = mode == GS_LOCAL ? 0 : make_tiles(g, q, o, from, to, mode == GS_ADAPTIVE, reinterpret_cast<tile *>(s->h_in));
     GPU_CHECK(cudaMemcpyAsync(s->d_in, s->h_in, s->in_bytes, cudaMemcpyHostToDevice, s->stream),
               "copying searches and their measured values to the device");
     GPU_CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
@@ -1572,15 +1579,8 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
     }
     g->device = device;
     g->guess = false;
-    g->x_first = getenv("NARWHAL_GS_FIRST") ? strtoul(getenv("NARWHAL_GS_FIRST"), nullptr, 10) : 1024;
-    g->x_chunks = getenv("NARWHAL_GS_CHUNKS") ? strtoul(getenv("NARWHAL_GS_CHUNKS"), nullptr, 10) : kChunks;
-    g->x_tail = getenv("NARWHAL_GS_TAIL") ? atoi(getenv("NARWHAL_GS_TAIL")) : 0;
-    g->x_serial = getenv("NARWHAL_GS_SERIAL") ? atoi(getenv("NARWHAL_GS_SERIAL")) : 0;
-    g->x_split = getenv("NARWHAL_GS_SPLIT") ? atoi(getenv("NARWHAL_GS_SPLIT")) : 0;
-    g->x_stages = getenv("NARWHAL_GS_STAGES") ? atoi(getenv("NARWHAL_GS_STAGES")) : 3;
-    g->x_stages = g->x_stages < 2 ? 2 : g->x_stages > kStages ? kStages : g->x_stages;
-    g->x_first = g->x_first ? g->x_first : 1;
-    g->x_chunks = g->x_chunks ? g->x_chunks : 1;
+    g->x_growth = getenv("NARWHAL_GS_GROWTH") ? (unsigned)atoi(getenv("NARWHAL_GS_GROWTH")) : 200;
+    g->x_growth = g->x_growth < 110 ? 110 : g->x_growth;
     g->elem = b->i16 ? 2 : 4;
     g->n_segments = b->n_segments;
     memcpy(g->host_seg, b->seg, b->n_segments * sizeof *b->seg);
@@ -1642,33 +1642,27 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
     g->kernel_ms = g->lead_ms = 0;
     g->total.calls++;
     GPU_CHECK(cudaEventRecord(g->called, g->st[0].stream), "cudaEventRecord");
-    g->run = g->x_serial ? nullptr : run;
+    g->run = run;
     g->run_ctx = ctx;
     if (sort_queries(g, q, n, &o)) {
         snprintf(msg, len, "no host memory to sort %zu searches", n);
         return GPU_NOMEM;
     }
-    size_t target = n / g->x_chunks > kChunkMin ? n / g->x_chunks : kChunkMin;
+    const size_t target = n / kChunks > kChunkMin ? n / kChunks : kChunkMin;
     size_t used = 0; /* stages */
-    size_t size = g->x_first < target ? g->x_first : target;
+    size_t size = kFirstChunk < target ? kFirstChunk : target;
     for (size_t from = 0, c = 0; from < n && rc == GPU_OK; c++) {
-        stage *s = &g->st[c % g->x_stages];
+        stage *s = &g->st[c % kStages];
         used = c + 1 > used ? c + 1 : used;
-        size_t want = size;
-        if (g->x_tail && n - from < 2 * target) {
-            size_t half = (n - from) / 2;
-            want = half < want ? half : want;
-            want = want > g->x_first ? want : g->x_first;
-        }
-        size_t to = next_cut(q, &o, from, n, want);
+        size_t to = next_cut(q, &o, from, n, size);
         if ((rc = finish(g, s, &o, q, msg, len)) == GPU_OK) {
             double t = seconds();
-            rc = launch_chunk(g, s, q, &o, from, to, g->x_split ? (n - (to - from)) / kTileQ : 0, meas, mode, msg, len);
+            rc = launch_chunk(g, s, q, &o, from, to, meas, mode, msg, len);
             g->total.pack_s += seconds() - t;
             g->total.chunks++;
         }
         from = to;
-        size = 2 * size < target ? 2 * size : target;
+        size = size * g->x_growth / 100 < target ? size * g->x_growth / 100 : target;
     }
     for (int i = 0; i < kStages; i++) {
         int r = finish(g, &g->st[i], &o, q, msg, len);
@@ -1676,7 +1670,7 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
         g->st[i].busy = false;
     }
     g->run = nullptr;
-    for (size_t i = 0; i < used && i < (size_t)g->x_stages && rc == GPU_OK; i++) {
+    for (size_t i = 0; i < used && i < (size_t)kStages && rc == GPU_OK; i++) {
         float ms;
         GPU_CHECK(cudaEventElapsedTime(&ms, g->first_k0, g->st[i].k1), "cudaEventElapsedTime");
         g->kernel_ms = ms > g->kernel_ms ? ms : g->kernel_ms;
@@ -1706,7 +1700,7 @@ size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int m
     }
     for (uint32_t s = 0; s < g->n_segments; s++)
         o.first[s + 1] += o.first[s];
-    size_t count = n && mode != GS_LOCAL ? make_tiles(g, sorted, &o, 0, n, mode == GS_ADAPTIVE, 0, static_cast<tile *>(plan)) : 0;
+    size_t count = n && mode != GS_LOCAL ? make_tiles(g, sorted, &o, 0, n, mode == GS_ADAPTIVE, static_cast<tile *>(plan)) : 0;
     free(o.idx);
     return count;
 }

@@ -87,7 +87,8 @@ enum { GS_FULL, GS_ADAPTIVE, GS_LOCAL };
 /*
  * Answers n searches; meas holds their measured values (float, or int16 for
  * an int16 basis) at each search's offset.  The searches are sorted by
- * segment on the host and sent in a few chunks, each packed with its
+ * segment on the host and sent in a few chunks (the first ones small, so
+ * that the device starts early), each packed with its
  * measured values into pinned memory (run(ctx, ...) runs the host's parts
  * of that work; NULL: the calling thread does), one transfer in, one launch per stage
  * (full, coarse then fine for adaptive, fine for local), one transfer of the answers back;
