@@ -151,7 +151,7 @@ static void *open_gpu(const char *text, unsigned *code)
 /* Runs stderr into a file while f(a) runs; returns its text (static). */
 static const char *stderr_of(void (*f)(void *), void *a)
 {
-    static char text[1 << 17];
+    static char text[1 << 16];
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/stderr.txt", dir);
     fflush(stderr);
