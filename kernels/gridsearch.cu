@@ -41,10 +41,14 @@ constexpr size_t kStageBytes = 10240;
 constexpr int kPrunedBlocks = 5; /* resident blocks of search_tiles_pruned the registers allow (96 each) */
 constexpr size_t kChunkMin = 4096; /* searches per chunk, at least (but for the first ones of a batch) */
 /* A batch's first chunk: the first kernel waits for its packing and upload
- * alone, and each later one is packed while the one before it runs, up to a
- * batch over kChunks (on the H200 a first chunk of 1,024 searches, against
- * 8,192: the lead before the first kernel 0.26 ms against 0.94-1.8 ms, the
- * large batch's kernels 0.986 of its call against 0.92; sample_runs/psa/h200-chunks14). */
+ * alone; each later one is half as large again as the one before it, up to
+ * the batch over kChunks, so that its packing and upload (on the H200 about
+ * 0.6 of the time the device takes to search it) end while the one before
+ * it runs.  On the H200 (sample_runs/psa/h200-chunks14) a first chunk of
+ * 1,024 searches against 8,192 took the large batch's lead before its first
+ * kernel from 0.94-1.8 ms to 0.23-0.52 ms, and its kernels from 0.92 of its
+ * call to 0.96-0.99; growing by half, by a quarter or doubling did the same
+ * within the spread. */
 constexpr size_t kFirstChunk = 1024;
 /* The host's work of a gs_gpu_search in at most kMaxParts parts (gs_runner),
  * each of at least kPartMin searches: fewer would not pay for a parallel region. */
@@ -1000,11 +1004,11 @@ struct stage {
 
 } // namespace
 
-/* A copy of `bytes` bytes from src to dst: a search's measured values into its chunk's pinned buffer. */
+/* A search's `values` measured values from src into its chunk's pinned buffer at dst (the basis's type). */
 struct gs_copy {
-    const void *src;
+    const float *src;
     void *dst;
-    size_t bytes;
+    size_t values;
 };
 
 struct gs_gpu {
@@ -1031,7 +1035,6 @@ struct gs_gpu {
     stage st[kStages];
     float kernel_ms; /* of the last gs_gpu_search: its first kernel's start to its last one's end */
     float lead_ms;   /* of the last gs_gpu_search: its call to its first kernel's start */
-    unsigned x_growth; /* EXPERIMENT: the ramp's growth in percent (NARWHAL_GS_GROWTH) */
     gs_gpu_time total;
     gs_copy *runs;                 /* a chunk's measured values, one run per search (launch_chunk) */
     size_t cap_runs, n_runs;
@@ -1375,17 +1378,26 @@ void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, i
                                                                                              mode == GS_LOCAL);
 }
 
-/* Part k of a chunk's copies of measured values (g->runs, g->n_runs of them). */
+/* Part k of a chunk's copies of measured values (g->runs, g->n_runs of them),
+ * quantised on the way for an int16 basis (gs_quantise: the CPU's values). */
 void copy_part(void *arg, size_t k, size_t parts)
 {
     const gs_gpu *g = static_cast<const gs_gpu *>(arg);
-    for (size_t j = part_start(g->n_runs, k, parts), end = part_start(g->n_runs, k + 1, parts); j < end; j++)
-        memcpy(g->runs[j].dst, g->runs[j].src, g->runs[j].bytes);
+    for (size_t j = part_start(g->n_runs, k, parts), end = part_start(g->n_runs, k + 1, parts); j < end; j++) {
+        const gs_copy &r = g->runs[j];
+        if (g->elem == sizeof(float)) {
+            memcpy(r.dst, r.src, r.values * sizeof(float));
+        } else {
+            int16_t *d = static_cast<int16_t *>(r.dst);
+            for (size_t v = 0; v < r.values; v++)
+                d[v] = gs_quantise(r.src[v]);
+        }
+    }
 }
 
 /* The chunk's searches in s, each with its measured values copied (in parts,
  * by the runner) after the searches, back to back: its meas then counts from there. */
-int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to, const void *meas,
+int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to, const float *meas,
                size_t off_q, size_t off_m, char *msg, size_t len)
 {
     const size_t n = to - from;
@@ -1411,8 +1423,7 @@ int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t fr
         const size_t k = (size_t)g->host_seg[x.segment].n_mask * g->window;
         sq[j - from] = x;
         sq[j - from].meas = (uint32_t)at;
-        g->runs[j - from] = gs_copy{ static_cast<const unsigned char *>(meas) + (size_t)x.meas * g->elem,
-                                     dst + at * g->elem, k * g->elem };
+        g->runs[j - from] = gs_copy{ meas + x.meas, dst + at * g->elem, k };
         at += k;
     }
     g->n_runs = n;
@@ -1423,7 +1434,7 @@ int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t fr
 
 /* Packs sorted searches [from, to) and their measured values into s and queues its work. */
 int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t from, size_t to,
-                 const void *meas, int mode, char *msg, size_t len)
+                 const float *meas, int mode, char *msg, size_t len)
 {
     size_t n = to - from;
     size_t max_tiles = tiles_bound(g, n);
@@ -1579,8 +1590,6 @@ extern "C" int gs_gpu_create(gs_gpu **out, int device, const gs_basis *b, const 
     }
     g->device = device;
     g->guess = false;
-    g->x_growth = getenv("NARWHAL_GS_GROWTH") ? (unsigned)atoi(getenv("NARWHAL_GS_GROWTH")) : 200;
-    g->x_growth = g->x_growth < 110 ? 110 : g->x_growth;
     g->elem = b->i16 ? 2 : 4;
     g->n_segments = b->n_segments;
     memcpy(g->host_seg, b->seg, b->n_segments * sizeof *b->seg);
@@ -1631,7 +1640,7 @@ extern "C" double gs_gpu_lead_ms(const gs_gpu *g) { return g->lead_ms; }
 
 extern "C" void gs_gpu_times(const gs_gpu *g, gs_gpu_time *t) { *t = g->total; }
 
-extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_runner *run, void *ctx,
+extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const float *meas, gs_runner *run, void *ctx,
                              int mode, char *msg, size_t len)
 {
     order o;
@@ -1649,11 +1658,10 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
         return GPU_NOMEM;
     }
     const size_t target = n / kChunks > kChunkMin ? n / kChunks : kChunkMin;
-    size_t used = 0; /* stages */
+    size_t chunks = 0;
     size_t size = kFirstChunk < target ? kFirstChunk : target;
-    for (size_t from = 0, c = 0; from < n && rc == GPU_OK; c++) {
-        stage *s = &g->st[c % kStages];
-        used = c + 1 > used ? c + 1 : used;
+    for (size_t from = 0; from < n && rc == GPU_OK; chunks++) {
+        stage *s = &g->st[chunks % kStages];
         size_t to = next_cut(q, &o, from, n, size);
         if ((rc = finish(g, s, &o, q, msg, len)) == GPU_OK) {
             double t = seconds();
@@ -1662,7 +1670,7 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
             g->total.chunks++;
         }
         from = to;
-        size = size * g->x_growth / 100 < target ? size * g->x_growth / 100 : target;
+        size = size + size / 2 < target ? size + size / 2 : target;
     }
     for (int i = 0; i < kStages; i++) {
         int r = finish(g, &g->st[i], &o, q, msg, len);
@@ -1670,7 +1678,7 @@ extern "C" int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas,
         g->st[i].busy = false;
     }
     g->run = nullptr;
-    for (size_t i = 0; i < used && i < (size_t)kStages && rc == GPU_OK; i++) {
+    for (size_t i = 0; i < chunks && i < (size_t)kStages && rc == GPU_OK; i++) { /* the stage that ended last */
         float ms;
         GPU_CHECK(cudaEventElapsedTime(&ms, g->first_k0, g->st[i].k1), "cudaEventElapsedTime");
         g->kernel_ms = ms > g->kernel_ms ? ms : g->kernel_ms;

@@ -85,8 +85,9 @@ typedef void gs_runner(void *ctx, gs_task *task, void *arg, size_t parts);
 enum { GS_FULL, GS_ADAPTIVE, GS_LOCAL };
 
 /*
- * Answers n searches; meas holds their measured values (float, or int16 for
- * an int16 basis) at each search's offset.  The searches are sorted by
+ * Answers n searches; meas holds their measured values at each search's
+ * offset (for an int16 basis quantised as they are packed: gs_quantise, the
+ * values the CPU's int16 search takes).  The searches are sorted by
  * segment on the host and sent in a few chunks (the first ones small, so
  * that the device starts early), each packed with its
  * measured values into pinned memory (run(ctx, ...) runs the host's parts
@@ -96,7 +97,7 @@ enum { GS_FULL, GS_ADAPTIVE, GS_LOCAL };
  * copies overlap the previous one's kernels.  Only the answers come back:
  * the argmin is taken on the device.
  */
-int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const void *meas, gs_runner *run, void *ctx, int mode,
+int gs_gpu_search(gs_gpu *g, gs_query *q, size_t n, const float *meas, gs_runner *run, void *ctx, int mode,
                   char *msg, size_t len);
 
 /* The full search pruned (kernels/gridsearch.cu's search_tiles_pruned; off

@@ -113,9 +113,8 @@ static void run_parts(void *ctx, gs_task *task, void *arg, size_t parts)
 
 static int search(psa_engine *e, psa_batch *b, char *msg, size_t len)
 {
-    const void *meas = e->p.data == PSA_I16 ? (const void *)b->meas16 : (const void *)b->meas;
     const int mode = b->local ? GS_LOCAL : e->p.mode == PSA_ADAPTIVE ? GS_ADAPTIVE : GS_FULL;
-    return gs_gpu_search(e->gpu, b->q, b->n, meas, run_parts, e, mode, msg, len);
+    return gs_gpu_search(e->gpu, b->q, b->n, b->meas, run_parts, e, mode, msg, len);
 }
 
 static void close_gpu(psa_engine *e)

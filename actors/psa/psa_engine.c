@@ -117,19 +117,26 @@ void psa_engine_settle(psa_engine *e)
     e->gave_up = false;
 }
 
+/* A search on the host: int16 takes the values quantised first (the GPU quantises them as it packs them). */
+static psa_status host_search(psa_engine *e, const psa_backend *be, psa_batch *b)
+{
+    char why[384];
+    if (e->p.data == PSA_I16 && psa_batch_quantise(b))
+        return PSA_E_NOMEM;
+    return be->search(e, b, why, sizeof why) ? PSA_E_NOMEM : PSA_OK;
+}
+
 psa_status psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *msg, size_t len)
 {
     *fell_back = false;
     if (b->n == 0)
         return 0;
-    if (e->p.data == PSA_I16 && psa_batch_quantise(b))
-        return PSA_E_NOMEM;
     char why[384];
     pthread_mutex_lock(&e->lock);
     const psa_backend *be = e->be;
     if (be != PSA_BACKEND_GPU) { /* the host's searches take no lock: they share nothing */
         pthread_mutex_unlock(&e->lock);
-        return be->search(e, b, why, sizeof why) ? PSA_E_NOMEM : PSA_OK;
+        return host_search(e, be, b);
     }
     int rc = be->search(e, b, why, sizeof why);
     if (rc) {
@@ -139,5 +146,5 @@ psa_status psa_engine_run(psa_engine *e, psa_batch *b, bool *fell_back, char *ms
         e->gave_up = *fell_back = true;
     }
     pthread_mutex_unlock(&e->lock);
-    return !rc ? PSA_OK : psa_backend_cpu.search(e, b, why, sizeof why) ? PSA_E_NOMEM : PSA_OK;
+    return !rc ? PSA_OK : host_search(e, &psa_backend_cpu, b);
 }

@@ -1,9 +1,11 @@
 #!/bin/sh
 # run.sh: on the H200, one call (session 14): gs_gpu_search's host-to-host share. bench-psa's large batch for this
 # tree and the tree before (build/trees/before, its sources), with where each GPU row's call goes (before the first
-# kernel, the kernels, the rest); then this tree again under each chunking in VARIANTS (NARWHAL_GS_* settings of the
-# experiment: FIRST, the first chunk's searches; STAGES, chunks in flight; CHUNKS, the batch over the largest chunk; TAIL=1, the last chunks
-# halving; SERIAL=1, the host's parts on one thread), each with --check; the Check suites first.
+# kernel, the kernels, the rest); then this tree again under each setting in VARIANTS (NARWHAL_GS_* environment
+# variables that gridsearch.cu read during the experiment, commits 27005cb to 310a7d5, and no longer does: FIRST, the
+# first chunk's searches; STAGES, chunks in flight; CHUNKS, the batch over the largest chunk; TAIL=1, the last chunks
+# halving; SERIAL=1, the host's parts on one thread; SPLIT=1, columns split against the whole batch; GROWTH, the
+# ramp's growth in percent), each with --check; the Check suites first.
 #   CHAIN_ROWS: throughput.sh's SEQ_ROWS for a replay chain after (none: no chain).
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/psa/h200-chunks14/run.sh
 # Logs under $OUT (else build/chunks14), packed into $OUT/chunks14.tar.gz.
@@ -40,7 +42,7 @@ for r in $(seq 1 "${REPEAT:-1}"); do
     stamp "bench $r done"
 done
 i=0
-for v in ${VARIANTS:-STAGES=2 STAGES=4 FIRST=2048 FIRST=512 TAIL=1 CHUNKS=16 FIRST=8192}; do
+for v in ${VARIANTS:-}; do
     i=$((i + 1))
     set -- $(echo "$v" | tr ',' ' ' | sed 's/\([A-Z]*=\)/NARWHAL_GS_\1/g')
     bench build/bin/bench-psa "v$i" 4096 "$@"
