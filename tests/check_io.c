@@ -582,6 +582,52 @@ END_TEST
 
 /* A file that ends with a meta:eof (as the writer's do), read twice: its own
  * meta:eof frames are left out, and the data ends with exactly one. */
+/* Frames the reader leaves out never need the block to hold them: with a
+ * 200-byte block, a file's 500-byte meta:eof and a 500-byte data:crystal of a
+ * crystal not selected are read past, the frames kept come out, no call asks
+ * for a larger buffer (a NARVAL host would stop the run), and the stop log
+ * counts both. */
+START_TEST(reader_reads_past_large_frames_it_leaves_out)
+{
+    uint8_t file[1200], payload[480] = { 0 }, want[200];
+    adf_writer w;
+    const struct {
+        uint32_t id;
+        uint16_t crystal;
+        size_t bytes;
+    } frames[] = { { ADF_ID_META_SYNC, 3, 80 }, { ADF_ID_META_EOF, 0, 480 }, { ADF_ID_NW_CRYSTAL, 7, 480 },
+                   { ADF_ID_NW_CRYSTAL, 3, 80 } };
+    adf_writer_init(&w, file, sizeof file);
+    for (uint32_t i = 0; i < 4; i++) {
+        adf_put_u16(payload, frames[i].crystal);
+        adf_begin(&w, frames[i].id, i + 1, 10 * (i + 1));
+        adf_put(&w, payload, frames[i].bytes);
+        ck_assert_int_eq(adf_end(&w), ADF_OK);
+    }
+    ck_assert_uint_eq(w.used, 1200);
+    memcpy(want, file, 100);
+    memcpy(want + 100, file + 1100, 100);
+    tk_write_bytes(in_tmp("left_out.adf"), file, w.used);
+    snprintf(logged, sizeof logged, "File %s\nCrystals 3\n", in_tmp("left_out.adf"));
+    conf("ADFReader", logged);
+    configure(&rd);
+    void *r = new_instance(&rd);
+    drained d = drain(r, 200);
+    ck_assert_uint_eq(data_before_eof(d.bytes, d.size, 2), 200);
+    ck_assert_mem_eq(d.bytes, want, 200);
+    int saved;
+    unsigned e = 99;
+    capture_begin(&saved);
+    rd.stop(r, &e);
+    capture_end(saved);
+    ck_assert_uint_eq(e, 0);
+    ck_assert_ptr_nonnull(strstr(logged, "1 meta:eof frames of the files not passed on"));
+    ck_assert_ptr_nonnull(strstr(logged, "1 frames not of crystals 3 left out"));
+    rd.unload(r, &e);
+    free(d.bytes);
+}
+END_TEST
+
 START_TEST(reader_leaves_out_the_files_meta_eof)
 {
     uint8_t *data = malloc(600u * 40 + 64);
@@ -1060,6 +1106,7 @@ static Suite *io_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, reader_whole_file_any_buffer);
     tcase_add_test(tc, reader_buffer_smaller_than_a_frame);
+    tcase_add_test(tc, reader_reads_past_large_frames_it_leaves_out);
     tcase_add_test(tc, reader_files_in_order_repeated);
     tcase_add_test(tc, reader_max_frames);
     tcase_add_test(tc, reader_truncated_file);

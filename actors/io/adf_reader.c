@@ -186,39 +186,69 @@ static size_t keep_frames(reader *r, uint8_t *buf, size_t got, uint64_t base, si
 
 /* The frame at `offset` of the current file, whose key claims `length`
  * bytes: "PATH: the frame at byte X (NAME, event E) claims L bytes"; its key
- * is read again from the file (adf_file keeps only its length). */
-static void name_frame(const reader *r, uint64_t offset, size_t length, char *out, size_t len)
+ * and the two bytes after it (a crystal's id) are read again from the file
+ * into head (adf_file keeps only its length): false when the key cannot be. */
+static bool name_frame(const reader *r, uint64_t offset, size_t length, uint8_t head[ADF_KEY_SIZE + 2], char *out,
+                       size_t len)
 {
     const char *path = conf.files.v[r->current];
-    uint8_t key[ADF_KEY_SIZE];
     adf_key k = { 0 };
     FILE *fp = fopen(path, "rb");
-    bool read = fp && fseeko(fp, (off_t)offset, SEEK_SET) == 0 && fread(key, 1, sizeof key, fp) == sizeof key;
+    memset(head, 0, ADF_KEY_SIZE + 2);
+    bool read = fp && fseeko(fp, (off_t)offset, SEEK_SET) == 0 && fread(head, 1, ADF_KEY_SIZE + 2, fp) >= ADF_KEY_SIZE;
     if (fp)
         fclose(fp);
     if (read)
-        adf_key_decode(key, &k);
+        adf_key_decode(head, &k);
     char id[32];
     snprintf(id, sizeof id, "key id 0x%08x", (unsigned)k.id);
     snprintf(out, len, "%s: the frame at byte %llu (%s, event %u) claims %zu bytes", path,
              (unsigned long long)offset, adf_id_name(k.id) ? adf_id_name(k.id) : id, (unsigned)k.event, length);
+    return read;
 }
 
-/* A frame larger than the block: one that claims more bytes than its file
- * has left is a corrupt length (NARVAL_E_INPUT), any other needs a larger
- * buffer (NARVAL_E_OUTPUT_SIZE, *used its size). */
+/* The next frame, one the reader leaves out (keep_frames), read into a buffer of its own and counted there. */
+static unsigned skip_frame(reader *r, size_t length, const char *what)
+{
+    char msg[512];
+    size_t got = 0, frames = 0;
+    uint64_t at = adf_file_offset(r->file);
+    uint8_t *frame = malloc(length);
+    if (!frame)
+        return kit_fail(r->k.name, NARVAL_E_NOMEM, "%s: no memory to read it past", what);
+    int rc = adf_file_read(r->file, frame, length, &got, &frames);
+    if (rc == ADF_OK && frames == 1)
+        keep_frames(r, frame, got, at, &frames);
+    free(frame);
+    if (rc != ADF_OK) {
+        adf_file_describe(r->file, rc, msg, sizeof msg);
+        return kit_fail(r->k.name, kit_adf_code(rc), "%s", msg);
+    }
+    kit_log(r->k.name, KIT_DEBUG, "%s, more than the block has: left out without it", what);
+    return 0;
+}
+
+/* A frame larger than the empty block: one that claims more bytes than its
+ * file has left is a corrupt length (NARVAL_E_INPUT); one the reader leaves
+ * out anyway (a file's meta:eof, a crystal not selected) is read past, so
+ * that the block's size never has to hold it (0: the block reads on); any
+ * other needs a larger buffer (NARVAL_E_OUTPUT_SIZE, *used its size). */
 static unsigned frame_too_big(reader *r, unsigned cap, unsigned *used)
 {
     char what[PATH_MAX + 160];
+    uint8_t head[ADF_KEY_SIZE + 2];
     struct stat st;
     uint64_t at = adf_file_offset(r->file);
     size_t length = adf_file_next_length(r->file);
-    name_frame(r, at, length, what, sizeof what);
+    bool known = name_frame(r, at, length, head, what, sizeof what);
     if (stat(conf.files.v[r->current], &st) == 0 && (uint64_t)st.st_size - at < length)
         return kit_fail(r->k.name, NARVAL_E_INPUT, "%s, but the file has %llu bytes from there: an impossible "
                         "length (a corrupt key)", what, (unsigned long long)((uint64_t)st.st_size - at));
     if (length > UINT32_MAX)
         return kit_fail(r->k.name, NARVAL_E_INPUT, "%s, more than a NARVAL buffer can hold", what);
+    uint32_t id = adf_get_u32(head + 4);
+    if (known && (id == ADF_ID_META_EOF || !selected(head, (uint32_t)length, id)))
+        return skip_frame(r, length, what);
     *used = (unsigned)length;
     kit_log(r->k.name, KIT_DEBUG, "%s, the buffer has %u", what, cap);
     return NARVAL_E_OUTPUT_SIZE;
