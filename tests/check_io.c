@@ -214,6 +214,17 @@ static void conf_refused(const char *text, const char *why)
     ck_assert_msg(strstr(logged, why) != NULL, "no '%s' in: %s", why, logged);
 }
 
+/* process_stop on the reader instance r, its log lines in `logged`; it succeeds. */
+static void stopped(void *r)
+{
+    int saved;
+    unsigned e = 99;
+    capture_begin(&saved);
+    rd.stop(r, &e);
+    capture_end(saved);
+    ck_assert_uint_eq(e, 0);
+}
+
 /* ---- reader ------------------------------------------------------------------ */
 
 START_TEST(reader_whole_file_any_buffer)
@@ -324,12 +335,8 @@ START_TEST(reader_files_in_order_repeated)
     ck_assert_mem_eq(d.bytes + na, b, nb);
     ck_assert_mem_eq(d.bytes + na + nb, a, na);
     ck_assert_mem_eq(d.bytes + 2 * na + nb, b, nb);
-    int saved;
     unsigned e = 99;
-    capture_begin(&saved);
-    rd.stop(r, &e);
-    capture_end(saved);
-    ck_assert_uint_eq(e, 0);
+    stopped(r);
     char line[PATH_MAX + 128];
     snprintf(line, sizeof line, "[ADFReader] %s: 100 frames, %zu bytes\n", in_tmp("a.adf"), 2 * na);
     ck_assert_msg(strstr(logged, line), "log lacks '%s':\n%s", line, logged);
@@ -615,12 +622,8 @@ START_TEST(reader_reads_past_large_frames_it_leaves_out)
     drained d = drain(r, 200);
     ck_assert_uint_eq(data_before_eof(d.bytes, d.size, 2), 200);
     ck_assert_mem_eq(d.bytes, want, 200);
-    int saved;
     unsigned e = 99;
-    capture_begin(&saved);
-    rd.stop(r, &e);
-    capture_end(saved);
-    ck_assert_uint_eq(e, 0);
+    stopped(r);
     ck_assert_ptr_nonnull(strstr(logged, "1 meta:eof frames of the files not passed on"));
     ck_assert_ptr_nonnull(strstr(logged, "1 frames not of crystals 3 left out"));
     rd.unload(r, &e);
@@ -655,12 +658,8 @@ START_TEST(reader_leaves_out_the_files_meta_eof)
     ck_assert_uint_eq(data_before_eof(d.bytes, d.size, 80), 2 * n);
     ck_assert_mem_eq(d.bytes, data, n);
     ck_assert_mem_eq(d.bytes + n, data, n);
-    int saved;
     unsigned e = 99;
-    capture_begin(&saved);
-    rd.stop(r, &e);
-    capture_end(saved);
-    ck_assert_uint_eq(e, 0);
+    stopped(r);
     ck_assert_ptr_nonnull(strstr(logged, "[ADFReader] 4 meta:eof frames of the files not passed on\n"));
     rd.unload(r, &e);
     free(d.bytes);
@@ -707,10 +706,7 @@ START_TEST(reader_stopped_early_sends_no_eof)
     ck_assert_uint_eq(e, 0);
     ck_assert_uint_lt(used, n);
     ck_assert_mem_eq(block, a, used);
-    int saved;
-    capture_begin(&saved);
-    rd.stop(r, &e);
-    capture_end(saved);
+    stopped(r);
     ck_assert_ptr_nonnull(strstr(logged, ", no meta:eof: the run was stopped before the end of the data\n"));
     rd.unload(r, &e);
     ck_assert_uint_eq(e, 0);
@@ -1004,11 +1000,7 @@ static void stop_after_one_block(const char *file)
     ck_assert_int_eq(adf_validate(block, used, NULL, &frames), ADF_OK);
     char want[160];
     snprintf(want, sizeof want, "%s: %zu frames, %u bytes\n", file, frames, used);
-    int saved;
-    capture_begin(&saved);
-    rd.stop(r, &e);
-    capture_end(saved);
-    ck_assert_uint_eq(e, 0);
+    stopped(r);
     ck_assert_msg(strstr(logged, want) != NULL, "no '%s' in: %s", want, logged);
     snprintf(want, sizeof want, "emitted %zu frames (%u bytes), no meta:eof", frames, used);
     ck_assert_msg(strstr(logged, want) != NULL, "no '%s' in: %s", want, logged);
