@@ -1143,10 +1143,10 @@ void run_parts(const gs_gpu *g, gs_task *task, void *arg, size_t parts)
             task(arg, k, parts);
 }
 
-/* Parts for n items of host work: one per kPartMin, at most kMaxParts. */
-size_t parts_for(size_t n)
+/* Parts for n items of host work: one per `each` (kPartMin searches by default), at most kMaxParts. */
+size_t parts_for(size_t n, size_t each = kPartMin)
 {
-    size_t parts = n / kPartMin;
+    size_t parts = n / each;
     return parts < 1 ? 1 : parts > kMaxParts ? kMaxParts : parts;
 }
 
@@ -1427,7 +1427,7 @@ int pack_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t fr
         at += k;
     }
     g->n_runs = n;
-    run_parts(g, copy_part, g, n / kRunsMin < 1 ? 1 : n / kRunsMin > kMaxParts ? kMaxParts : n / kRunsMin);
+    run_parts(g, copy_part, g, parts_for(n, kRunsMin));
     s->in_bytes = off_m + values * g->elem;
     return GPU_OK;
 }

@@ -214,11 +214,19 @@ static double cpu_seconds(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-/* Median rate of `reps` runs of the engine over the first n searches. */
+/* The median of v[1 .. reps] (v[0] is the warm-up run's; reps is odd), v sorted there. */
+static double median(double *v, int reps)
+{
+    qsort(v + 1, (size_t)reps, sizeof *v, tool_by_double);
+    return v[1 + reps / 2];
+}
+
+/* Median rate of `reps` runs (an odd number) of the engine over the first n searches: of their times,
+ * so that the rate, the kernels' rate and the split of the call come from the same medians. */
 static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data, psa_mode mode,
                        size_t n, int reps)
 {
-    double rates[16], kernel[16], per_cpu[16], call_ms[16], lead_ms[16], kernel_ms[16];
+    double per_cpu[16], call_ms[16], lead_ms[16], kernel_ms[16];
     psa_batch b = first(&B->ev, n);
     char msg[512];
     bool fell_back = false;
@@ -239,31 +247,23 @@ static void run_engine(bench *B, psa_engine *e, const char *path, psa_data data,
             return;
         }
         call_ms[k] = 1e3 * (tool_seconds() - t);
-        rates[k] = b.n / (1e-3 * call_ms[k]);
         per_cpu[k] = b.n / (cpu_seconds() - c);
-        kernel[k] = lead_ms[k] = kernel_ms[k] = 0;
+        lead_ms[k] = kernel_ms[k] = 0;
 #ifdef NARWHAL_HAVE_CUDA
         if (e->gpu && gs_gpu_kernel_ms(e->gpu) > 0) {
             kernel_ms[k] = gs_gpu_kernel_ms(e->gpu);
             lead_ms[k] = gs_gpu_lead_ms(e->gpu);
-            kernel[k] = b.n / (kernel_ms[k] * 1e-3);
         }
 #endif
     }
     bl_energy e1 = bl_energy_now(B->o.gpu);
     bl_power(&e0, &e1, &r->gpu_w, &r->cpu_w);
-    qsort(rates + 1, (size_t)reps, sizeof *rates, tool_by_double);
-    qsort(kernel + 1, (size_t)reps, sizeof *kernel, tool_by_double);
-    qsort(per_cpu + 1, (size_t)reps, sizeof *per_cpu, tool_by_double);
-    qsort(call_ms + 1, (size_t)reps, sizeof *call_ms, tool_by_double);
-    qsort(lead_ms + 1, (size_t)reps, sizeof *lead_ms, tool_by_double);
-    qsort(kernel_ms + 1, (size_t)reps, sizeof *kernel_ms, tool_by_double);
-    r->call_ms = call_ms[1 + reps / 2];
-    r->lead_ms = lead_ms[1 + reps / 2];
-    r->kernel_ms = kernel_ms[1 + reps / 2];
-    r->rate = rates[1 + reps / 2];
-    r->cpu_rate = per_cpu[1 + reps / 2];
-    r->kernel_rate = kernel[1 + reps / 2];
+    r->call_ms = median(call_ms, reps);
+    r->lead_ms = median(lead_ms, reps);
+    r->kernel_ms = median(kernel_ms, reps);
+    r->rate = b.n / (1e-3 * r->call_ms);
+    r->cpu_rate = median(per_cpu, reps);
+    r->kernel_rate = r->kernel_ms > 0 ? b.n / (1e-3 * r->kernel_ms) : 0;
     r->q = b.q;
 }
 
