@@ -1379,19 +1379,16 @@ void launch_searches(const gs_gpu *g, const args &a, size_t n_tiles, size_t n, i
 }
 
 /* Part k of a chunk's copies of measured values (g->runs, g->n_runs of them),
- * quantised on the way for an int16 basis (gs_quantise: the CPU's values). */
+ * quantised on the way for an int16 basis (gs_quantise_run: the CPU's values). */
 void copy_part(void *arg, size_t k, size_t parts)
 {
     const gs_gpu *g = static_cast<const gs_gpu *>(arg);
     for (size_t j = part_start(g->n_runs, k, parts), end = part_start(g->n_runs, k + 1, parts); j < end; j++) {
         const gs_copy &r = g->runs[j];
-        if (g->elem == sizeof(float)) {
+        if (g->elem == sizeof(float))
             memcpy(r.dst, r.src, r.values * sizeof(float));
-        } else {
-            int16_t *d = static_cast<int16_t *>(r.dst);
-            for (size_t v = 0; v < r.values; v++)
-                d[v] = gs_quantise(r.src[v]);
-        }
+        else
+            gs_quantise_run(r.src, static_cast<int16_t *>(r.dst), r.values);
     }
 }
 

@@ -8,6 +8,10 @@
 
 #include "gpud.h"
 
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+#include <emmintrin.h> /* gs_quantise_run */
+#endif
+
 /*
  * FoM of basis point P for one search of net-charge segment s:
  *
@@ -114,12 +118,46 @@ GPUd() static inline float gs_acc_pow16(float acc, int d, const float *c, const 
     return gs_acc_pow(acc, (float)d * GS_I16_STEP, c, scale);
 }
 
-/* The int16 value of a signal or normalised measured sample (rounded, saturated). */
+/* The int16 value of a signal or normalised measured sample (rounded half
+ * away from zero after the float add, saturated; NaN gives 0). */
 GPUd() static inline int16_t gs_quantise(float v)
 {
     float x = v * (float)GS_I16_SCALE;
+    if (x != x)
+        return 0;
     x = x > 32767.0f ? 32767.0f : x < -32767.0f ? -32767.0f : x;
     return (int16_t)(x < 0 ? x - 0.5f : x + 0.5f);
+}
+
+/*
+ * gs_quantise of n values, eight at a time with SSE2 on the host: gcc does
+ * not vectorize gs_quantise's clamps and rounding by itself, and the scalar
+ * loop's branch on the sign mispredicts on traces (the GPU's int16 packing
+ * of 78.6 M values took 48 ms on 16 threads, sample_runs/psa/h200-chunks14).
+ * Each step is gs_quantise's, in its order and rounding: min(32767, x) and
+ * max(-32767, x) return x when x is NaN, as the comparisons do; x - 0.5 is
+ * x + (-0.5) exactly; the truncation's 0x80000000 for NaN keeps its low 16
+ * bits (0) through the shifts, and packing then saturates nothing (every
+ * value lies in +-32767).  check_gridsearch compares it with gs_quantise.
+ */
+static inline void gs_quantise_run(const float *src, int16_t *dst, size_t n)
+{
+    size_t i = 0;
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+    const __m128 scale = _mm_set1_ps((float)GS_I16_SCALE), hi = _mm_set1_ps(32767.0f), lo = _mm_set1_ps(-32767.0f);
+    const __m128 half = _mm_set1_ps(0.5f), sign = _mm_set1_ps(-0.0f), zero = _mm_setzero_ps();
+    for (const size_t whole = n & ~(size_t)7; i < whole; i += 8) {
+        __m128i w[2];
+        for (int h = 0; h < 2; h++) {
+            __m128 x = _mm_max_ps(lo, _mm_min_ps(hi, _mm_mul_ps(_mm_loadu_ps(src + i + 4 * h), scale)));
+            x = _mm_add_ps(x, _mm_or_ps(half, _mm_and_ps(_mm_cmplt_ps(x, zero), sign)));
+            w[h] = _mm_srai_epi32(_mm_slli_epi32(_mm_cvttps_epi32(x), 16), 16);
+        }
+        _mm_storeu_si128((__m128i *)(dst + i), _mm_packs_epi32(w[0], w[1]));
+    }
+#endif
+    for (; i < n; i++)
+        dst[i] = gs_quantise(src[i]);
 }
 
 /*

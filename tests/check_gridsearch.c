@@ -1,4 +1,4 @@
-/* check_gridsearch.c: Check suite for the grid search's lower bounds (kernels/gridsearch_fom.h): the fixed-point and byte tables, Mitchell's logarithm and the geometric mean of its groups the GPU prunes with, and that their sums never exceed a point's own FoM's threshold. */
+/* check_gridsearch.c: Check suite for the grid search's lower bounds (kernels/gridsearch_fom.h): the fixed-point and byte tables, Mitchell's logarithm and the geometric mean of its groups the GPU prunes with, that their sums never exceed a point's own FoM's threshold, and the int16 quantiser. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <math.h>
@@ -377,6 +377,57 @@ END_TEST
 START_TEST(test_byte_bound_is_tight) { is_tight(&byte_kind); }
 END_TEST
 
+/* The eight-at-a-time quantiser gives gs_quantise's int16 for every value:
+ * the ends of the range and of the rounding, signed zeros, subnormals,
+ * infinities and NaNs, and random bit patterns and samples, at every offset
+ * of its eight-value steps and with a scalar tail. */
+START_TEST(test_quantise_run_is_gs_quantise)
+{
+    enum { N = 1 << 20 };
+    float *v = malloc(N * sizeof *v);
+    int16_t *got = malloc((N + 1) * sizeof *got);
+    ck_assert(v && got);
+    const float edge[] = { 0.0f, -0.0f, 1e-45f, -1e-45f, 1e-38f, INFINITY, -INFINITY, NAN, -NAN,
+                           7.99987793f, 7.99993896f, 8.0f, 1e6f, -7.99987793f, -7.99993896f, -8.0f, -1e6f };
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++)
+        v[n++] = edge[i];
+    for (int k = -70000; k <= 70000; k++) { /* each multiple of half a step, and its neighbours */
+        float x = (float)k * 0.5f / GS_I16_SCALE;
+        v[n++] = x;
+        v[n++] = nextafterf(x, INFINITY);
+        v[n++] = nextafterf(x, -INFINITY);
+    }
+    while (n < N / 2) {
+        uint32_t u = (uint32_t)(uniform() * 4294967296.0);
+        memcpy(&v[n++], &u, sizeof u);
+    }
+    while (n < N)
+        v[n++] = (float)(uniform() * 4 - 2);
+    for (size_t off = 0; off < 8; off++) {
+        const size_t len = N - off - 3;
+        got[len] = 0x5a5a;
+        gs_quantise_run(v + off, got, len);
+        ck_assert_int_eq(got[len], 0x5a5a); /* nothing written past the run */
+        size_t i = 0;
+        while (i < len && got[i] == gs_quantise(v[off + i]))
+            i++;
+        if (i < len) {
+            uint32_t u;
+            memcpy(&u, &v[off + i], sizeof u);
+            ck_abort_msg("value 0x%08x: %d, gs_quantise %d", u, got[i], gs_quantise(v[off + i]));
+        }
+    }
+    ck_assert_int_eq(gs_quantise(NAN), 0);
+    ck_assert_int_eq(gs_quantise(1e6f), 32767);
+    ck_assert_int_eq(gs_quantise(-1e6f), -32767);
+    ck_assert_int_eq(gs_quantise(0.5f / GS_I16_SCALE), 1);
+    ck_assert_int_eq(gs_quantise(-0.5f / GS_I16_SCALE), -1);
+    free(v);
+    free(got);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gridsearch");
@@ -394,6 +445,7 @@ int main(void)
     tcase_add_test(tc, test_geo_group_is_below_its_terms);
     tcase_add_test(tc, test_geo_bound_keeps_its_own_fom);
     tcase_add_test(tc, test_geo_bound_is_tight);
+    tcase_add_test(tc, test_quantise_run_is_gs_quantise);
     suite_add_tcase(s, tc);
     return tk_run_suite(s);
 }

@@ -39,10 +39,13 @@ int psa_batch_quantise(psa_batch *b)
 {
     if (grow((void **)&b->meas16, &b->cap_meas16, b->n_meas, sizeof *b->meas16))
         return -1;
-    long n = (long)b->n_meas;
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (long i = 0; i < n; i++)
-        b->meas16[i] = gs_quantise(b->meas[i]);
+    const size_t n = b->n_meas, each = 65536;
+    const long pieces = (long)((n + each - 1) / each);
+#pragma omp parallel for schedule(static) if (pieces > 1)
+    for (long k = 0; k < pieces; k++) {
+        const size_t at = (size_t)k * each;
+        gs_quantise_run(b->meas + at, b->meas16 + at, n - at < each ? n - at : each);
+    }
     return 0;
 }
 
