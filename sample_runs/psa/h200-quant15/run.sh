@@ -1,0 +1,36 @@
+#!/bin/sh
+# run.sh: on the H200, one call (session 15): the int16 packing quantised eight values at a time (gs_quantise_run).
+# The Check suites, then bench-psa's large batch (262,144 searches, --check) for this tree and the tree before
+# (build/trees/before, its sources), REPEAT times each, alternating; the float and int16 full-search GPU rows shown
+# with where each call goes (before the first kernel, the kernels, the rest).
+#   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/psa/h200-quant15/run.sh
+# Logs under $OUT (else build/quant15), packed into $OUT/quant15.tar.gz.
+set -u
+out=${OUT:-build/quant15}
+logs=$out/logs
+. "$(dirname "$0")/../../gpu-common.sh"
+gpu_begin "$logs"
+gpu_describe "$logs"
+if [ -d build/trees/before ]; then
+    (cd build/trees/before && make -j6 NO_MPI=1 build/bin/bench-psa > build.log 2>&1) &
+fi
+gpu_build "$logs" "$start" NO_MPI=1 all build-tests
+wait
+gpu_basis "$logs"
+stamp "built"
+gpu_checks "$logs" 300 ${CHECKS-check_gridsearch check_psa}
+stamp "checks done"
+bench() { # bench BIN NAME: bench-psa into logs/bench-NAME.txt; its full-search GPU rows and their calls shown
+    OMP_NUM_THREADS=$(nproc) "$1" --basis build/cache/default.basis --searches 262144 --cpu 4096 --naive 10 --ladder 16 --gpu-prune --check \
+        > "$logs/bench-$2.txt" 2>&1 || status=1
+    echo "== $2"
+    grep -E '^\| GPU[^|]*\| (float|int16) \| full \|' "$logs/bench-$2.txt"
+    echo "agreement: $(grep -c ' ok$' "$logs/bench-$2.txt") ok; $(grep -E 'same point|FAILED|no row' "$logs/bench-$2.txt" | grep -vc ' ok$') not"
+}
+for r in $(seq 1 "${REPEAT:-2}"); do
+    [ -x build/trees/before/build/bin/bench-psa ] && bench build/trees/before/build/bin/bench-psa "before-$r"
+    bench build/bin/bench-psa "now-$r"
+    stamp "bench $r done"
+done
+tar -czf "$out/quant15.tar.gz" -C "$out" logs
+exit $status
