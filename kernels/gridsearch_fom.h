@@ -347,28 +347,32 @@ static inline int gs_log_bound_make(gs_log_bound *l, const float *c, float pf, f
  * GS_PRUNE_GEO's bound: Mitchell's logarithm summed over a group of
  * GS_GEO_GROUP values before one exponential, by the inequality of the
  * arithmetic and geometric means.  With y = d x d (rounded), its bits B and
- * L = (B >> GS_GEO_SHIFT << GS_GEO_SHIFT) / 2^23 - 127, L is at most
- * log2 max(y, 2^-126) (Mitchell's for a normal y; below 2^-126 L < -126).
- * For a group of G values, with t = max(y, 2^-126)^(p/2) and z = (p/2)
- * mean(L):  G 2^z <= G (prod t)^(1/G) <= sum t.  The group's integer sum
- * S of B >> GS_GEO_SHIFT gives r = umulhi(S, mul) + add, mul = floor((p/2)
- * 2^GS_GEO_SHIFT / G x 2^32), add as gs_log_bound's: the float F whose
- * bits are r is 2^n (1 + f) with n + f <= z, so c F <= 2^z (c as
- * GS_PRUNE_LOG's).  A value then costs FADD, FMUL, SHF and half a
- * three-input add, a group one IMAD.HI and one FADD more (4 issue slots a
- * value, GS_PRUNE_LOG's 5), for a looser bound: on bench-psa's events
- * about 0.93 of the FoM near the best point (the log bound's 0.975), 0.30 %
- * of the points left against the best FoM (0.084 %).  Summed over the
- * groups in float, the sum of F against gs_log_limit's threshold with this
- * struct's inv_c (1 / (c G), rounded up) and zero (gs_log_bound's plus
- * 2^(-63 p), the t of a value under 2^-63, with 2^-10 to spare): the rule's
- * margins are GS_PRUNE_LOG's.  It needs the window and the staged rows in
- * whole groups (gs_gpu_set_prune checks).
+ * L = B / 2^23 - 127, L is at most log2 max(y, 2^-126) (Mitchell's for a
+ * normal y; below 2^-126 L < -126).  For a group of G values, with
+ * t = max(y, 2^-126)^(p/2) and z = (p/2) mean(L):
+ * G 2^z <= G (prod t)^(1/G) <= sum t.  The group's sum S of B, in 32 bits,
+ * gives r = umulhi(S, mul) + add, mul = floor((p/2) / G x 2^32), add as
+ * gs_log_bound's: the float F whose bits are r is 2^n (1 + f) with
+ * n + f <= z, so c F <= 2^z (c as GS_PRUNE_LOG's).  S wraps when the
+ * group's B sum to 2^32 or more (y about 2 or more on average: |d| above
+ * 1.4, where normalised traces and basis signals rarely differ); a wrapped
+ * S is smaller than the true sum and r grows with S (r < 2^31 for any S and
+ * p < 2: F positive and finite), so F is then a lower bound still, only a
+ * looser one.  A value costs FADD, FMUL and half a three-input add, a group
+ * one IMAD.HI and one FFMA more: 3 issue slots a value (with a shift of B
+ * by 2 to keep S from wrapping, session 13's form, 4; GS_PRUNE_LOG's 5),
+ * for a looser bound than the log's: on bench-psa's events about 0.93 of
+ * the FoM near the best point (the log bound's 0.975), 0.30 % of the points
+ * left against the best FoM (0.084 %).  Summed over the groups in float,
+ * the sum of F against gs_log_limit's threshold with this struct's inv_c
+ * (1 / (c G), rounded up) and zero (gs_log_bound's plus 2^(-63 p), the t of
+ * a value under 2^-63, with 2^-10 to spare): the rule's margins are
+ * GS_PRUNE_LOG's.  It needs the window and the staged rows in whole groups
+ * (gs_gpu_set_prune checks).
  */
-/* the shift keeps a group's sum under 2^32 and mul's factor (p/2) 2^GS_GEO_SHIFT / G under 1 for any p < 2 */
-enum { GS_GEO_GROUP = 4, GS_GEO_SHIFT = 2 };
+enum { GS_GEO_GROUP = 4 };
 
-GPUd() static inline uint32_t gs_geo_bits(float d) { return gs_bits(GS_MUL(d, d)) >> GS_GEO_SHIFT; }
+GPUd() static inline uint32_t gs_geo_bits(float d) { return gs_bits(GS_MUL(d, d)); }
 
 #ifdef __CUDA_ARCH__
 #define GS_MULHI(a, b) __umulhi((a), (b))
@@ -388,7 +392,7 @@ static inline int gs_geo_bound_make(gs_log_bound *l, const float *c, float pf, f
     if (gs_log_bound_make(l, c, pf, basis_max))
         return -1;
     const double p = pf;
-    l->mul = (uint32_t)floor(p / 2 * (double)(1u << GS_GEO_SHIFT) / GS_GEO_GROUP * 4294967296.0);
+    l->mul = (uint32_t)floor(p / 2 / GS_GEO_GROUP * 4294967296.0);
     l->inv_c = 1.0615f / GS_GEO_GROUP; /* exact: a power of two */
     l->zero = (float)((l->zero + exp2(-63.0 * p)) * (1.0 + 1.0 / 1024));
     return 0;
