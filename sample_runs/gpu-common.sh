@@ -124,7 +124,8 @@ gpu_psa_steps() {
 }
 
 # gpu_psa_ncu OUT MODE...: ncu of one chunk of search_tiles_pruned<float, MODE> in bench-psa's large batch (its 11th
-# launch), for each MODE (gridsearch_gpu.h's GS_PRUNE_*), in OUT/ncu-MODE.txt, its key lines shown.
+# launch), for each MODE (gridsearch_gpu.h's GS_PRUNE_*), in OUT/ncu-MODE.txt, its key lines shown; the program is
+# $gpu_psa_ncu_bin where set (another tree's), else build/bin/bench-psa.
 gpu_psa_ncu() {
     gpu_psa_ncu_out=$1
     shift
@@ -132,7 +133,7 @@ gpu_psa_ncu() {
         timeout 150 ncu --clock-control none --kernel-name-base mangled -k "regex:search_tiles_prunedIfLi${m}E" \
             --launch-skip 10 --launch-count 1 \
             --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
-            --section InstructionStats --section Occupancy --section SchedulerStats build/bin/bench-psa \
+            --section InstructionStats --section Occupancy --section SchedulerStats "${gpu_psa_ncu_bin:-build/bin/bench-psa}" \
             --basis build/cache/default.basis --searches 262144 --cpu 16 --naive 1 --ladder 1 --gpu-prune \
             > "$gpu_psa_ncu_out/ncu-$m.txt" 2>&1
         grep -E "search_tiles_pruned|Duration|Issue Slots Busy|Executed Ipc A|Achieved Occ|Issued Instructions  |No Eligible|Issued Warp|Eligible Warps|Warp Cycles" \
