@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh: on the H200, one call (session 15): the int16 packing quantised eight values at a time (gs_quantise_run).
 # The Check suites, then bench-psa's large batch (262,144 searches, --check) for this tree and the tree before
-# (build/trees/before, its sources), REPEAT times each, alternating; the float and int16 full-search GPU rows shown
+# (BEFORE, its sources: default build/trees/before), REPEAT times each, alternating; the float and int16 full-search GPU rows shown
 # with where each call goes (before the first kernel, the kernels, the rest).
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/psa/h200-quant15/run.sh
 # Logs under $OUT (else build/quant15), packed into $OUT/quant15.tar.gz.
@@ -9,15 +9,11 @@ set -u
 out=${OUT:-build/quant15}
 logs=$out/logs
 . "$(dirname "$0")/../../gpu-common.sh"
+BEFORE=${BEFORE-build/trees/before}
 gpu_begin "$logs"
 gpu_describe "$logs"
-if [ -d build/trees/before ]; then
-    (cd build/trees/before && make -j6 NO_MPI=1 build/bin/bench-psa > build.log 2>&1) &
-fi
-gpu_build "$logs" "$start" NO_MPI=1 all build-tests
-wait
-gpu_basis "$logs"
-stamp "built"
+gpu_build_beside "$logs" "$start"
+stamp "built: this tree and ${BEFORE:-no other}"
 gpu_checks "$logs" 300 ${CHECKS-check_gridsearch check_psa}
 stamp "checks done"
 bench() { # bench BIN NAME: bench-psa into logs/bench-NAME.txt; its full-search GPU rows and their calls shown
@@ -28,7 +24,7 @@ bench() { # bench BIN NAME: bench-psa into logs/bench-NAME.txt; its full-search 
     echo "agreement: $(grep -c ' ok$' "$logs/bench-$2.txt") ok; $(grep -E 'same point|FAILED|no row' "$logs/bench-$2.txt" | grep -vc ' ok$') not"
 }
 for r in $(seq 1 "${REPEAT:-2}"); do
-    [ -x build/trees/before/build/bin/bench-psa ] && bench build/trees/before/build/bin/bench-psa "before-$r"
+    [ -n "$BEFORE" ] && bench "$BEFORE/build/bin/bench-psa" "before-$r"
     bench build/bin/bench-psa "now-$r"
     stamp "bench $r done"
 done
