@@ -368,7 +368,8 @@ static inline int gs_log_bound_make(gs_log_bound *l, const float *c, float pf, f
  * (1 / (c G), rounded up) and zero (gs_log_bound's plus 2^(-63 p), the t of
  * a value under 2^-63, with 2^-10 to spare): the rule's margins are
  * GS_PRUNE_LOG's.  It needs the window and the staged rows in whole groups
- * (gs_gpu_set_prune checks).
+ * (gs_gpu_set_prune checks).  Groups of two (tighter, never wrapping, 3.5
+ * slots a value) were 7-10 % slower on the H200 (sample_runs/psa/h200-quant15).
  */
 enum { GS_GEO_GROUP = 4 };
 
