@@ -106,6 +106,26 @@ gpu_psa_bench() {
     stamp "bench done"
 }
 
+# gpu_psa_against OUT NAME BIN: BIN's (a bench-psa) large batch (262,144 searches, --check) in OUT/bench-NAME.txt, its
+# full-search GPU rows and its agreement lines counted shown; status=1 when it fails.
+gpu_psa_against() {
+    OMP_NUM_THREADS=$(nproc) "$3" --basis build/cache/default.basis --searches 262144 --cpu 4096 --naive 10 --ladder 16 \
+        --gpu-prune --check > "$1/bench-$2.txt" 2>&1 || status=1
+    echo "== $2"
+    grep -E '^\| GPU[^|]*\| (float|int16) \| full \|' "$1/bench-$2.txt"
+    echo "agreement: $(grep -c ' ok$' "$1/bench-$2.txt") ok; $(grep -E 'same point|FAILED|no row' "$1/bench-$2.txt" | grep -vc ' ok$') not"
+}
+
+# gpu_psa_alternate OUT: gpu_psa_against for BEFORE's bench-psa (when BEFORE is set) and this tree's, alternating,
+# REPEAT times (default 2), stamped.
+gpu_psa_alternate() {
+    for r in $(seq 1 "${REPEAT:-2}"); do
+        [ -n "${BEFORE:-}" ] && gpu_psa_against "$1" "before-$r" "$BEFORE/build/bin/bench-psa"
+        gpu_psa_against "$1" "now-$r" build/bin/bench-psa
+        stamp "bench $r done"
+    done
+}
+
 # gpu_psa_rounds OUT: bench-psa --rounds 40 (the replay chain's batch sizes) in OUT/rounds.txt, its blocks shown.
 gpu_psa_rounds() {
     build/bin/bench-psa --basis build/cache/default.basis --searches 262144 --rounds 40 > "$1/rounds.txt" 2>&1 ||

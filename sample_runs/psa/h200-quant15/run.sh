@@ -16,17 +16,6 @@ gpu_build_beside "$logs" "$start"
 stamp "built: this tree and ${BEFORE:-no other}"
 gpu_checks "$logs" 300 ${CHECKS-check_gridsearch check_psa}
 stamp "checks done"
-bench() { # bench BIN NAME: bench-psa into logs/bench-NAME.txt; its full-search GPU rows and their calls shown
-    OMP_NUM_THREADS=$(nproc) "$1" --basis build/cache/default.basis --searches 262144 --cpu 4096 --naive 10 --ladder 16 --gpu-prune --check \
-        > "$logs/bench-$2.txt" 2>&1 || status=1
-    echo "== $2"
-    grep -E '^\| GPU[^|]*\| (float|int16) \| full \|' "$logs/bench-$2.txt"
-    echo "agreement: $(grep -c ' ok$' "$logs/bench-$2.txt") ok; $(grep -E 'same point|FAILED|no row' "$logs/bench-$2.txt" | grep -vc ' ok$') not"
-}
-for r in $(seq 1 "${REPEAT:-2}"); do
-    [ -n "$BEFORE" ] && bench "$BEFORE/build/bin/bench-psa" "before-$r"
-    bench build/bin/bench-psa "now-$r"
-    stamp "bench $r done"
-done
+gpu_psa_alternate "$logs"
 tar -czf "$out/quant15.tar.gz" -C "$out" logs
 exit $status
