@@ -7,7 +7,8 @@
 #   worked on at once within the call).
 #   CONF_ROWS="FILE:KEY:VALUE ..." adds a sequential and a pipelined row per setting (e.g. PSA.conf:Neighbours:off).
 #   SEQ_ROWS="FILE:KEY:VALUE ..." adds a sequential row per setting, in that order (a setting may come again: rows
-#   alternating two settings show the run-to-run spread); env:NAME:VALUE sets an environment variable instead.
+#   alternating two settings show the run-to-run spread; FILE:KEY:VALUE+FILE:KEY:VALUE sets several in one row);
+#   env:NAME:VALUE sets an environment variable instead.
 #   EXTRA_CONF=DIR puts a configuration directory before the replay chain's in every row.
 #   SET="FILE:KEY:VALUE ..." changes those keys in every row of this tree (a directory before EXTRA_CONF's, its
 #   files taken from EXTRA_CONF, the replay chain's or the shared directory).
@@ -260,9 +261,13 @@ variants() {
             unset "$key"
             continue
         fi
-        tag=$(printf '%s%s' "$key" "$value" | tr -cd 'A-Za-z0-9')
-        override "$tag" "$file" "$key" "$value"
-        replay "sequential, $key $value" "$topology" "$work/conf-$tag:$conf"
+        tag=$(printf '%s' "$spec" | tr -cd 'A-Za-z0-9') what=
+        for part in $(printf '%s' "$spec" | tr '+' ' '); do
+            parse_spec "$part"
+            override "$tag" "$file" "$key" "$value"
+            what="${what:+$what, }$key $value"
+        done
+        replay "sequential, $what" "$topology" "$work/conf-$tag:$conf"
     done
     for n in ${PSAS:-}; do
         split_actor psa "$n" "$topology" "$work/replay_chain_psa$n.xml"
