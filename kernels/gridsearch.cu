@@ -1206,13 +1206,18 @@ int sort_queries(gs_gpu *g, const gs_query *q, size_t n, order *o)
 }
 
 /* Tiles of sorted searches [from, to) (whole segments' parts), with the
- * columns split so that a small chunk (a round of the PSA's block: a few
- * hundred searches) still fills every multiprocessor's resident blocks
- * four times: shorter blocks, a shorter tail (on the H200 the replay
- * chain's searches took 0.145 s with twice, 0.123 s with four and 0.122 s
- * with eight times; docs/PERF.md). */
+ * columns split so that a small chunk still fills every multiprocessor's
+ * resident blocks `fill` times: shorter blocks, a shorter tail.
+ * gs_gpu_search's chunks take kFillChunk (on the H200, when the replay
+ * chain's searches went through it, 0.145 s with twice, 0.123 s with four
+ * and 0.122 s with eight times); the whole block's rounds (gs_resident_plan)
+ * take kFillResident: the replay chain's device search step (64 MB blocks)
+ * took 1.29 s at once, 1.12 s at twice, 0.97 s at four, 0.91 s at eight and
+ * 0.90 s at sixteen times (sample_runs/psa/h200-blocks16, docs/PERF.md). */
+constexpr size_t kFillChunk = 4;
+constexpr size_t kFillResident = 16;
 size_t make_tiles(const gs_gpu *g, const gs_query *q, const order *o, size_t from, size_t to,
-                  bool coarse, tile *out)
+                  bool coarse, size_t fill, tile *out)
 {
     size_t base = 0, n = 0;
     for (size_t i = from; i < to;) {
@@ -1221,7 +1226,7 @@ size_t make_tiles(const gs_gpu *g, const gs_query *q, const order *o, size_t fro
         base += (end - i + kTileQ - 1) / kTileQ;
         i = end;
     }
-    size_t want = 4 * (size_t)g->resident * (size_t)g->sms;
+    size_t want = fill * (size_t)g->resident * (size_t)g->sms;
     /* piece k of every segment's searches before piece k + 1 of any: the
      * blocks start in about that order, so where the pieces outnumber the
      * resident blocks a later piece finds its searches' answers posted by
@@ -1439,7 +1444,9 @@ int launch_chunk(gs_gpu *g, stage *s, const gs_query *q, const order *o, size_t 
     int rc = pack_chunk(g, s, q, o, from, to, meas, off_q, off_m, msg, len);
     if (rc)
         return rc;
-    size_t n_tiles = mode == GS_LOCAL ? 0 : make_tiles(g, q, o, from, to, mode == GS_ADAPTIVE, reinterpret_cast<tile *>(s->h_in));
+    size_t n_tiles = mode == GS_LOCAL ? 0
+                                      : make_tiles(g, q, o, from, to, mode == GS_ADAPTIVE, kFillChunk,
+                                                   reinterpret_cast<tile *>(s->h_in));
     GPU_CHECK(cudaMemcpyAsync(s->d_in, s->h_in, s->in_bytes, cudaMemcpyHostToDevice, s->stream),
               "copying searches and their measured values to the device");
     GPU_CHECK(cudaMemsetAsync(s->d_out, 0xff, n * sizeof(unsigned long long), s->stream),
@@ -1705,7 +1712,9 @@ size_t gs_resident_plan(const gs_gpu *g, const gs_query *sorted, size_t n, int m
     }
     for (uint32_t s = 0; s < g->n_segments; s++)
         o.first[s + 1] += o.first[s];
-    size_t count = n && mode != GS_LOCAL ? make_tiles(g, sorted, &o, 0, n, mode == GS_ADAPTIVE, static_cast<tile *>(plan)) : 0;
+    size_t count = n && mode != GS_LOCAL
+                       ? make_tiles(g, sorted, &o, 0, n, mode == GS_ADAPTIVE, kFillResident, static_cast<tile *>(plan))
+                       : 0;
     free(o.idx);
     return count;
 }
