@@ -462,6 +462,7 @@ START_TEST(writer_publishes_only_at_stop)
     snprintf(line, sizeof line, "[ADFWriter] run 1: wrote 101 frames (%zu bytes) to %s, ending "
              "with meta:eof (the data is complete)\n", n, path);
     assert_logged(line);
+    assert_logged("[ADFWriter] run 1: the I/O thread wrote for "); /* its time, and the calls' waits for it */
     call(wr.unload, w, 0);
     ck_assert(!tk_exists(in_tmp(".out.adf.lock")));
     ck_assert_int_eq(count_ending(tmp, ".part", NULL, 0), 0);

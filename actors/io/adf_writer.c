@@ -473,6 +473,8 @@ static void log_run(writer *w, const char *file, const char *other_file)
             w->ended ? "ending with meta:eof (the data is complete)"
                      : "without meta:eof at the end (the run was stopped before the end of its data)",
             !w->main.rn.numbered && w->run > 1 ? "; it replaces the file of the previous run" : "");
+    kit_log(w->k.name, KIT_INFO, "run %u: the I/O thread wrote for %.3f s; the calls waited %.3f s for its writes",
+            w->run, w->wb.writing, w->wb.waited);
     if (!other_file && w->left_frames)
         kit_log(w->k.name, KIT_WARN, "run %u: %llu frames (%llu bytes) not written: Keys leaves them "
                 "out and OtherFile is none: %s", w->run, (unsigned long long)w->left_frames,

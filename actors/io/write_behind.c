@@ -4,8 +4,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "narval.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static void *writer_thread(void *arg)
 {
@@ -20,11 +28,14 @@ static void *writer_thread(void *arg)
         pthread_mutex_unlock(&w->lock);
         char msg[sizeof w->msg];
         unsigned code = 0;
+        double t0 = now();
         for (int i = 0; i < w->n && !code; i++) {
             code = kit_output_write(w->out[i], at, w->size[i], msg, sizeof msg);
             at += w->size[i];
         }
+        double took = now() - t0;
         pthread_mutex_lock(&w->lock);
+        w->writing += took;
         if (code) {
             w->code = code;
             memcpy(w->msg, msg, sizeof msg);
@@ -45,6 +56,7 @@ unsigned wb_start(write_behind *w, char *msg, size_t len)
     w->busy = w->quit = false;
     w->code = 0;
     w->fill = 0;
+    w->writing = w->waited = 0;
     if (pthread_mutex_init(&w->lock, NULL) != 0)
         goto fail;
     if (pthread_cond_init(&w->cond, NULL) != 0) {
@@ -91,8 +103,10 @@ static unsigned idle(write_behind *w, char *msg, size_t len)
 
 unsigned wb_submit(write_behind *w, kit_output *const *out, const size_t *size, int n, char *msg, size_t len)
 {
+    double t0 = now();
     pthread_mutex_lock(&w->lock);
     unsigned code = idle(w, msg, len);
+    w->waited += now() - t0;
     if (!code) {
         w->job_stage = w->fill;
         w->n = n;

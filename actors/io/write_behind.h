@@ -43,6 +43,7 @@ typedef struct write_behind {
     kit_output *out[WB_OUTPUTS];
     size_t size[WB_OUTPUTS];
     unsigned code; /* the first write error, sticky until wb_stop */
+    double writing, waited; /* this run's seconds: the thread's writes; wb_submit waiting for the job before */
     char msg[PATH_MAX + 256];
 } write_behind;
 
