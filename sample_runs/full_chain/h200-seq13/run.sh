@@ -28,7 +28,7 @@ SET="PSA.conf:Neighbours:off PSA.conf:GPUPrune:${PRUNE:-byte}" READER_BUFFER=640
     sh sample_runs/full_chain/throughput.sh "$label" "${EVENTS:-910000}" > "$logs/throughput.out" 2>&1 || status=1
 mkdir -p "$logs/$label"
 gpu_show_chain "sample_runs/full_chain/$label" "$logs/$label" \
-    'time in process_block|^blocks ran|large reads|the emulator|^(reader|psa|builder|tracker|histo|writer) '
+    'time in process_block|^blocks ran|large reads|I/O thread|the emulator|^(reader|psa|builder|tracker|histo|writer) '
 stamp "chain done"
 tar -czf "$out/seq13.tar.gz" -C "$out" logs
 exit $status
