@@ -126,6 +126,23 @@ gpu_psa_alternate() {
     done
 }
 
+# gpu_psa_session NAME: a whole bench call: logs under $OUT (else build/NAME), BEFORE (default build/trees/before)
+# built beside this tree (gpu_open), the Check suites CHECKS names (default check_gridsearch check_psa), the two
+# trees' large batches alternating (gpu_psa_alternate), ncu of this tree's float kernels for the modes NCU names
+# (none by default), the logs packed into $OUT/NAME.tar.gz; exits with the status.
+gpu_psa_session() {
+    out=${OUT:-build/$1}
+    logs=$out/logs
+    BEFORE=${BEFORE-build/trees/before}
+    gpu_open "$logs"
+    gpu_checks "$logs" 300 ${CHECKS-check_gridsearch check_psa}
+    stamp "checks done"
+    gpu_psa_alternate "$logs"
+    if [ -n "${NCU:-}" ]; then gpu_psa_ncu "$logs" $NCU; fi
+    tar -czf "$out/$1.tar.gz" -C "$out" logs
+    exit $status
+}
+
 # gpu_psa_rounds OUT: bench-psa --rounds 40 (the replay chain's batch sizes) in OUT/rounds.txt, its blocks shown.
 gpu_psa_rounds() {
     build/bin/bench-psa --basis build/cache/default.basis --searches 262144 --rounds 40 > "$1/rounds.txt" 2>&1 ||

@@ -6,14 +6,5 @@
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/psa/h200-blocks16/run.sh
 # Logs under $OUT (else build/blocks16), packed into $OUT/blocks16.tar.gz.
 set -u
-out=${OUT:-build/blocks16}
-logs=$out/logs
 . "$(dirname "$0")/../../gpu-common.sh"
-BEFORE=${BEFORE-build/trees/before}
-gpu_open "$logs"
-gpu_checks "$logs" 300 ${CHECKS-check_gridsearch check_psa}
-stamp "checks done"
-gpu_psa_alternate "$logs"
-[ -n "${NCU:-}" ] && gpu_psa_ncu "$logs" $NCU
-tar -czf "$out/blocks16.tar.gz" -C "$out" logs
-exit $status
+gpu_psa_session blocks16

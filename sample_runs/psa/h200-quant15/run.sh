@@ -6,16 +6,5 @@
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/psa/h200-quant15/run.sh
 # Logs under $OUT (else build/quant15), packed into $OUT/quant15.tar.gz.
 set -u
-out=${OUT:-build/quant15}
-logs=$out/logs
 . "$(dirname "$0")/../../gpu-common.sh"
-BEFORE=${BEFORE-build/trees/before}
-gpu_begin "$logs"
-gpu_describe "$logs"
-gpu_build_beside "$logs" "$start"
-stamp "built: this tree and ${BEFORE:-no other}"
-gpu_checks "$logs" 300 ${CHECKS-check_gridsearch check_psa}
-stamp "checks done"
-gpu_psa_alternate "$logs"
-tar -czf "$out/quant15.tar.gz" -C "$out" logs
-exit $status
+gpu_psa_session quant15
