@@ -38,7 +38,9 @@ constexpr int kTileC = 32 * kR;
  * (sample_runs/psa/h200-kernel5): the pruned float kernel 6.36 -> 6.72 M
  * searches/s with half the window staged; int16 with its half 5.65 -> 5.53. */
 constexpr size_t kStageBytes = 10240;
-constexpr int kPrunedBlocks = 5; /* resident blocks of search_tiles_pruned the registers allow (96 each; six, at 80, spill and ran 10 % slower: sample_runs/psa/h200-blocks16) */
+/* Resident blocks of search_tiles_pruned the registers allow (96 each); six, at
+ * 80, spill and ran 10 % slower (sample_runs/psa/h200-blocks16). */
+constexpr int kPrunedBlocks = 5;
 constexpr size_t kChunkMin = 4096; /* searches per chunk, at least (but for the first ones of a batch) */
 /* A batch's first chunk: the first kernel waits for its packing and upload
  * alone; each later one is half as large again as the one before it, up to
