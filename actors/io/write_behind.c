@@ -4,16 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "ahead.h" /* adf_now */
 #include "narval.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void *writer_thread(void *arg)
 {
@@ -28,12 +21,12 @@ static void *writer_thread(void *arg)
         pthread_mutex_unlock(&w->lock);
         char msg[sizeof w->msg];
         unsigned code = 0;
-        double t0 = now();
+        double t0 = adf_now();
         for (int i = 0; i < w->n && !code; i++) {
             code = kit_output_write(w->out[i], at, w->size[i], msg, sizeof msg);
             at += w->size[i];
         }
-        double took = now() - t0;
+        double took = adf_now() - t0;
         pthread_mutex_lock(&w->lock);
         w->writing += took;
         if (code) {
@@ -103,10 +96,10 @@ static unsigned idle(write_behind *w, char *msg, size_t len)
 
 unsigned wb_submit(write_behind *w, kit_output *const *out, const size_t *size, int n, char *msg, size_t len)
 {
-    double t0 = now();
+    double t0 = adf_now();
     pthread_mutex_lock(&w->lock);
     unsigned code = idle(w, msg, len);
-    w->waited += now() - t0;
+    w->waited += adf_now() - t0;
     if (!code) {
         w->job_stage = w->fill;
         w->n = n;
