@@ -10,6 +10,8 @@
 
 #include "adf.h"
 
+#define ORIGIN_AHEAD 16
+
 typedef struct entry {
     uint32_t id, event, crystal, file; /* file: index into files */
     uint64_t offset;
@@ -62,6 +64,10 @@ static void origin(void *ctx, const char *file, const void *frames, size_t size,
     if (!idx.ring)
         idx.ring = malloc(EMU_ORIGIN_FRAMES * sizeof *idx.ring);
     for (size_t i = 0, at = 0; idx.ring && f != UINT32_MAX && i < n && size - at >= ADF_KEY_SIZE; i++) {
+        /* the frames lie as they lay in the file, unless the producer left some out: the key ORIGIN_AHEAD frames on
+         * is fetched before it is needed (each key's place is known only from the one before) */
+        if (i + ORIGIN_AHEAD < n && offsets[i + ORIGIN_AHEAD] - offsets[0] < size)
+            __builtin_prefetch(p + (offsets[i + ORIGIN_AHEAD] - offsets[0]));
         uint32_t length = adf_get_u32(p + at), id = adf_get_u32(p + at + 4);
         if (length < ADF_KEY_SIZE || length > size - at)
             break; /* not whole frames: nothing more can be told */

@@ -561,6 +561,148 @@ START_TEST(test_iter_scrambled_stays_inside)
 }
 END_TEST
 
+/* ---- spans: one buffer walked by several threads (adf_spans) */
+
+#define SPAN_BLOCK (6u << 20)
+#define CRYSTAL_FRAME 7580u /* a data:crystal of 37 channels of 100 samples */
+
+/* A block like the replay chain's: a short frame, then one to three frames
+ * of a data:crystal's size, to about `cap` bytes.  fake: every payload is
+ * keys 64 bytes apart that look like frames of 64 bytes (a guessed start
+ * lands on them). */
+static size_t span_block(uint8_t *b, size_t cap, uint32_t *seed, int fake)
+{
+    size_t at = 0;
+    memset(b, 0, cap);
+    for (;;) {
+        uint32_t t = ADF_KEY_SIZE + 80 + rnd(seed) % 300;
+        if (at + t + 3 * CRYSTAL_FRAME > cap)
+            return at;
+        raw_key(b + at, t, ADF_ID_NW_TRUTH);
+        at += t;
+        for (int k = (int)(rnd(seed) % 3); k >= 0; k--) {
+            raw_key(b + at, CRYSTAL_FRAME, ADF_ID_NW_CRYSTAL);
+            for (size_t q = ADF_KEY_SIZE + 4; fake && q + ADF_KEY_SIZE <= CRYSTAL_FRAME; q += 64)
+                raw_key(b + at + q, 64, ADF_ID_NW_TRUTH);
+            at += CRYSTAL_FRAME;
+        }
+    }
+}
+
+/* One adf_iter walk: the frames' offsets (their count returned), its status and where it failed. */
+static size_t walk_one(const uint8_t *b, size_t size, size_t *off, int *status, size_t *err)
+{
+    adf_iter it;
+    adf_frame f;
+    size_t n = 0;
+    adf_iter_init(&it, b, size);
+    while (adf_iter_next(&it, &f) > 0)
+        off[n++] = f.offset;
+    *status = it.status;
+    *err = it.err_offset;
+    return n;
+}
+
+/* The same through adf_spans as adf.h says to use it (the spans one after
+ * the other here); *agree and *spans: adf_spans_agree's and the spans'. */
+static size_t walk_spans(const uint8_t *b, size_t size, int threads, size_t *off, int *status, size_t *err,
+                         int *agree, int *spans)
+{
+    static adf_spans sp;
+    static size_t part[SPAN_BLOCK / ADF_KEY_SIZE + ADF_MAX_SPANS]; /* span t's from cut[t] / 20 + t */
+    size_t count[ADF_MAX_SPANS] = { 0 }, n = 0;
+    adf_frame f;
+    *spans = adf_spans_cut(&sp, b, size, threads);
+    for (int t = 0; t < *spans; t++)
+        while (adf_spans_next(&sp, t, &f) > 0)
+            part[sp.cut[t] / ADF_KEY_SIZE + t + count[t]++] = f.offset;
+    *agree = adf_spans_agree(&sp);
+    for (int t = 0; t < *spans && t <= *agree; t++) {
+        memcpy(off + n, part + sp.cut[t] / ADF_KEY_SIZE + t, count[t] * sizeof *off);
+        n += count[t];
+    }
+    if (*agree < *spans)
+        while (adf_iter_next(&sp.it[*agree], &f) > 0)
+            off[n++] = f.offset;
+    const adf_iter *last = &sp.it[*agree < *spans ? *agree : *spans - 1];
+    *status = last->status;
+    *err = last->err_offset;
+    return n;
+}
+
+static uint8_t span_buf[SPAN_BLOCK];
+static size_t span_one[SPAN_BLOCK / ADF_KEY_SIZE], span_many[SPAN_BLOCK / ADF_KEY_SIZE];
+
+/* The frames, status and failure of the spans' walk equal one walk's; returns adf_spans_agree's. */
+static int spans_equal_one(size_t size, int threads, int *spans)
+{
+    int st1, st2, agree;
+    size_t e1, e2;
+    size_t n1 = walk_one(span_buf, size, span_one, &st1, &e1);
+    size_t n2 = walk_spans(span_buf, size, threads, span_many, &st2, &e2, &agree, spans);
+    ck_assert_uint_eq(n2, n1);
+    ck_assert_int_eq(memcmp(span_one, span_many, n1 * sizeof *span_one), 0);
+    ck_assert_int_eq(st2, st1);
+    if (st1 != ADF_OK)
+        ck_assert_uint_eq(e2, e1);
+    return agree;
+}
+
+START_TEST(test_spans_match_one_walk)
+{
+    uint32_t seed = 99;
+    size_t size = span_block(span_buf, sizeof span_buf, &seed, 0);
+    const int threads[] = { 1, 2, 3, 5, 8, 64 };
+    for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
+        int spans;
+        int agree = spans_equal_one(size, threads[i], &spans);
+        ck_assert_int_eq(spans, threads[i] < 5 ? threads[i] : 5); /* a megabyte a span at least */
+        ck_assert_int_eq(agree, spans);                            /* every guess was a frame's start */
+    }
+    /* a frame larger than the spans: no guess inside it, its spans go to the one before */
+    memset(span_buf, 0, sizeof span_buf);
+    raw_key(span_buf, 3u << 20, ADF_ID_NW_CRYSTAL);
+    for (size = 3u << 20; size + 100 <= sizeof span_buf; size += 100)
+        raw_key(span_buf + size, 100, ADF_ID_NW_TRUTH);
+    int spans;
+    ck_assert_int_eq(spans_equal_one(size, 4, &spans), spans);
+    ck_assert_int_eq(spans, 4);
+    spans_equal_one(ADF_KEY_SIZE * 1000, 8, &spans);
+    ck_assert_int_eq(spans, 1);
+    spans_equal_one(0, 8, &spans);
+    ck_assert_int_eq(spans, 1);
+}
+END_TEST
+
+START_TEST(test_spans_false_starts)
+{
+    uint32_t seed = 7;
+    size_t size = span_block(span_buf, sizeof span_buf, &seed, 1);
+    int spans;
+    /* every guess lands on a payload's fake keys: span 0 overshoots the first, and its walk goes on alone */
+    ck_assert_int_eq(spans_equal_one(size, 4, &spans), 0);
+    ck_assert_int_eq(spans, 4);
+}
+END_TEST
+
+START_TEST(test_spans_bad_frames)
+{
+    uint32_t seed = 3;
+    for (int round = 0; round < 40; round++) {
+        size_t size = span_block(span_buf, sizeof span_buf, &seed, round % 2);
+        size_t at = size / 10 * (1 + rnd(&seed) % 9) + rnd(&seed) % 4096;
+        uint32_t lengths[] = { 12, 0, (uint32_t)(size - at + 1), 0xffffffffu, CRYSTAL_FRAME + 1 };
+        uint32_t v = lengths[rnd(&seed) % 5];
+        if (round % 3 == 0)
+            size -= 1 + rnd(&seed) % 100; /* a frame cut by the buffer's end */
+        else
+            memcpy(span_buf + at, &v, sizeof v);
+        int spans;
+        spans_equal_one(size, 1 + (int)(rnd(&seed) % 8), &spans);
+    }
+}
+END_TEST
+
 /* ---- payloads */
 
 static adf_crystal crystal_in, crystal_out;
@@ -916,6 +1058,11 @@ static Suite *adf_suite(void)
     tcase_add_test(tc, test_iter_too_deep);
     tcase_add_test(tc, test_iter_codes_distinct_and_args);
     tcase_add_test(tc, test_iter_scrambled_stays_inside);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("spans");
+    tcase_add_test(tc, test_spans_match_one_walk);
+    tcase_add_test(tc, test_spans_false_starts);
+    tcase_add_test(tc, test_spans_bad_frames);
     suite_add_tcase(s, tc);
     tc = tcase_create("payloads");
     tcase_add_test(tc, test_crystal_round_trip);

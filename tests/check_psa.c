@@ -995,6 +995,54 @@ START_TEST(parts_on_the_cpu)
 }
 END_TEST
 
+/* A block of more than a megabyte is listed in spans, a thread each
+ * (adf_spans), and frames of another kind whose payloads look like keys
+ * make guessed starts wrong: its output equals that of the same frames in
+ * blocks of about 200 kB, and every event comes out once. */
+START_TEST(large_block_listed_in_spans)
+{
+    static uint8_t whole[CAP];
+    unsigned used_whole, used, e;
+    uint32_t events = 0;
+    while (w.used + 4 * 8192 < CAP - CAP / 8) {
+        if (events % 3 == 0) {
+            ck_assert_int_eq(adf_begin(&w, ADF_ID_CONF_GLOBAL, events, events), ADF_OK);
+            uint8_t *d = adf_reserve(&w, 4096);
+            ck_assert_ptr_nonnull(d);
+            for (unsigned q = 0; q < 4096; q += 64)
+                adf_key_encode(d + q, &(adf_key){ 64, ADF_ID_NW_TRUTH, q, q });
+            ck_assert_int_eq(adf_end(&w), ADF_OK);
+        }
+        hit h = { point_of(events % 36, (int)(events % 3)), 600 + 50 * (events % 7) };
+        put_event(events, 5, &h, 1);
+        events++;
+    }
+    void *a = open_actor("Device cpu\nThreads 4", 0);
+    ck_assert_uint_eq(run_block(a, w.used, CAP, &used_whole), 0);
+    memcpy(whole, out, used_whole);
+    adf_iter it;
+    adf_frame fr;
+    size_t n_psa = 0, got = 0;
+    adf_iter_init(&it, whole, used_whole);
+    while (adf_iter_next(&it, &fr) > 0)
+        n_psa += fr.key.id == ADF_ID_DATA_PSA;
+    ck_assert_uint_eq(n_psa, events);
+    adf_iter_init(&it, in, w.used);
+    for (size_t from = 0, to = 0; from < w.used; from = to) {
+        while (to - from < 200000 && adf_iter_next(&it, &fr) > 0)
+            to = fr.offset + fr.key.length;
+        ck_assert_uint_gt(to, from);
+        psa.filter(a, in + from, (unsigned)(to - from), out, CAP, &used, &e);
+        ck_assert_uint_eq(e, 0);
+        ck_assert_uint_le(got + used, used_whole);
+        ck_assert_msg(memcmp(out, whole + got, used) == 0, "the small blocks' output differs at byte %zu", got);
+        got += used;
+    }
+    ck_assert_uint_eq(got, used_whole);
+    close_actor(a);
+}
+END_TEST
+
 /* The same with the whole block on a GPU (skipped without one). */
 START_TEST(gpu_block_parts_in_their_call)
 {
@@ -1611,6 +1659,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, parts_on_the_cpu);
     tcase_add_test(t, gpu_block_parts_in_their_call);
     tcase_add_test(t, gpu_block_on_the_cpu);
+    tcase_add_test(t, large_block_listed_in_spans);
     tcase_add_test(t, gpu_block_equals_cpu_on_simulated_events);
     tcase_add_test(t, gpu_block_fault_loses_nothing);
     tcase_add_test(t, gpu_block_neighbours_equal_cpu);

@@ -39,14 +39,14 @@ static void *started(tk_actor *a, const char *file)
     return inst;
 }
 
-/* reader -> builder -> tracker -> writer, or reader -> writer (short). */
-static void write_topology(const char *path, bool short_chain)
+/* reader -> builder -> tracker -> writer, or reader -> writer (short); the reader's buffer `reader_size` bytes. */
+static void write_topology(const char *path, bool short_chain, unsigned reader_size)
 {
     static const char head[] =
         "<configuration>\n"
         "<producer><name>reader</name><hostname>localhost</hostname><binary_code>generic_producer</binary_code>\n"
         "<library>adf_reader.so</library><output_buffer_name>d1</output_buffer_name>"
-        "<size output_buffer=\"d1\">4096</size></producer>\n";
+        "<size output_buffer=\"d1\">%u</size></producer>\n";
     static const char chain[] =
         "<intermediary input_buffers=\"1\" output_buffers=\"1\"><name>builder</name>"
         "<binary_code>generic_filter</binary_code><library>builder.so</library>\n"
@@ -61,7 +61,9 @@ static void write_topology(const char *path, bool short_chain)
     static const char direct[] =
         "<consumer><name>writer</name><binary_code>generic_consumer</binary_code><library>adf_writer.so</library>\n"
         "<data_source source_buffer=\"d1\">reader</data_source></consumer>\n</configuration>\n";
-    tk_write_textf(path, "%s%s", head, short_chain ? direct : chain);
+    char sized[sizeof head + 16];
+    snprintf(sized, sizeof sized, head, reader_size);
+    tk_write_textf(path, "%s%s", sized, short_chain ? direct : chain);
 }
 
 static int narwhal(nw_result *r, const char *cmd, const char *topology, bool pipeline)
@@ -111,7 +113,7 @@ START_TEST(bad_frames_named_by_file_and_byte)
     tk_write_bytes(in_tmp("in.adf"), buf, w.used);
     tk_write_textf(tk_path(conf_dir, "ADFReader.conf"), "File %s\n", in_tmp("in.adf"));
     tk_write_textf(tk_path(conf_dir, "ADFWriter.conf"), "File %s\n", in_tmp("out.adf"));
-    write_topology(in_tmp("chain.xml"), false);
+    write_topology(in_tmp("chain.xml"), false, 4096);
     char builder_line[PATH_MAX + 256], tracker_line[PATH_MAX + 256];
     snprintf(builder_line, sizeof builder_line, " of the input block, read from %s at byte %zu: payload of 4 bytes, "
              "shorter than the 24-byte global part", in_tmp("in.adf"), short_at);
@@ -132,6 +134,48 @@ START_TEST(bad_frames_named_by_file_and_byte)
 }
 END_TEST
 
+/* The same deep in a block of 8 MB, whose frames the reader walks in spans
+ * on 8 threads (adf_spans): the offsets it tells the host are joined in
+ * order, so the builder still names the right byte. */
+START_TEST(bad_frame_named_in_a_large_block)
+{
+    enum { EVENTS = 60000, BAD = 50000 };
+    char msg[256];
+    det_array arr;
+    ck_assert_msg(det_array_load(&arr, "detector/arrays/agata180.txt", msg, sizeof msg) == 0, "%s", msg);
+    uint16_t id = (uint16_t)arr.crystal[0].id;
+    det_array_free(&arr);
+    size_t cap = (size_t)EVENTS * 128;
+    uint8_t *big = malloc(cap);
+    ck_assert_ptr_nonnull(big);
+    adf_writer w;
+    adf_writer_init(&w, big, cap);
+    size_t short_at = 0;
+    for (uint32_t e = 1; e <= EVENTS; e++) {
+        if (e != BAD) {
+            put_psa(&w, e, id, 10);
+            continue;
+        }
+        short_at = w.used;
+        ck_assert_int_eq(adf_begin(&w, ADF_ID_DATA_PSA, e, 1000u * e), ADF_OK);
+        ck_assert_int_eq(adf_put(&w, (uint8_t[4]){ 1, 2, 3, 4 }, 4), ADF_OK);
+        ck_assert_int_eq(adf_end(&w), ADF_OK);
+    }
+    ck_assert_uint_gt(short_at, 4u << 20); /* in the fifth span or later */
+    tk_write_bytes(in_tmp("in.adf"), big, w.used);
+    free(big);
+    tk_write_textf(tk_path(conf_dir, "ADFReader.conf"), "File %s\nThreads 8\n", in_tmp("in.adf"));
+    tk_write_textf(tk_path(conf_dir, "ADFWriter.conf"), "File %s\n", in_tmp("out.adf"));
+    write_topology(in_tmp("chain.xml"), false, 8000000);
+    char line[PATH_MAX + 256];
+    snprintf(line, sizeof line, "event %u (data:psa of crystal 513) at byte %zu of the input block, read from %s at byte "
+             "%zu: payload of 4 bytes", BAD, short_at, in_tmp("in.adf"), short_at);
+    static nw_result r;
+    ck_assert_msg(narwhal(&r, "run", in_tmp("chain.xml"), false) == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, line), "no '%s' in\n%s", line, r.err);
+}
+END_TEST
+
 /* A key claiming 4 GiB: the reader names the file, the frame's byte, its
  * kind and event, and says the length is impossible, instead of asking the
  * host for a buffer of 4294967295 bytes. */
@@ -147,7 +191,7 @@ START_TEST(impossible_length_is_named)
     tk_write_bytes(in_tmp("in.adf"), buf, w.used);
     tk_write_textf(tk_path(conf_dir, "ADFReader.conf"), "File %s\n", in_tmp("in.adf"));
     tk_write_textf(tk_path(conf_dir, "ADFWriter.conf"), "File %s\n", in_tmp("out.adf"));
-    write_topology(in_tmp("replay.xml"), true);
+    write_topology(in_tmp("replay.xml"), true, 4096);
     static nw_result r;
     ck_assert_int_ne(narwhal(&r, "run", in_tmp("replay.xml"), false), 0);
     char line[PATH_MAX + 256];
@@ -192,7 +236,7 @@ END_TEST
 START_TEST(validate_finds_missing_files)
 {
     static nw_result r;
-    write_topology(in_tmp("chain.xml"), false);
+    write_topology(in_tmp("chain.xml"), false, 4096);
     tk_write_bytes(in_tmp("in.adf"), "", 0);
     tk_write_textf(tk_path(conf_dir, "ADFReader.conf"), "File %s\n", in_tmp("in.adf"));
     tk_write_textf(tk_path(conf_dir, "ADFWriter.conf"), "File %s\n", in_tmp("out/run.adf"));
@@ -304,6 +348,7 @@ static Suite *reliability_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, bad_frames_named_by_file_and_byte);
+    tcase_add_test(tc, bad_frame_named_in_a_large_block);
     tcase_add_test(tc, impossible_length_is_named);
     tcase_add_test(tc, validate_finds_missing_files);
     tcase_add_test(tc, full_disk_keeps_the_reason);
