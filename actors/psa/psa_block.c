@@ -121,9 +121,10 @@ static psa_status list_frames(psa_block *w, const psa_setup *s, const void *in, 
 #pragma omp parallel for schedule(static, 1) num_threads(n) reduction(| : nomem) if (n > 1)
     for (int t = 0; t < n; t++) {
         psa_span *x = &w->span[t];
+        adf_frame g;
         x->n = x->sized = x->crystal = 0;
-        while (!nomem && adf_spans_next(sp, t, &f) > 0)
-            nomem |= list_frame(x, &f, in, sp->it[t].pos, size);
+        while (!nomem && adf_spans_next(sp, t, &g) > 0)
+            nomem |= list_frame(x, &g, in, sp->it[t].pos, size);
     }
     const int agree = adf_spans_agree(sp), last = agree < n ? agree : n - 1;
     while (!nomem && agree < n && adf_iter_next(&sp->it[agree], &f) > 0)
