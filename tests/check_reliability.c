@@ -134,9 +134,9 @@ START_TEST(bad_frames_named_by_file_and_byte)
 }
 END_TEST
 
-/* The same deep in a block of 8 MB, whose frames the reader walks in spans
- * on 8 threads (adf_spans): the offsets it tells the host are joined in
- * order, so the builder still names the right byte. */
+/* The same deep in a block of 8 MB read on 8 threads: the offsets the
+ * reader tells the host for one large read, and the origin index's fetches
+ * ahead by them, still name the right byte. */
 START_TEST(bad_frame_named_in_a_large_block)
 {
     enum { EVENTS = 60000, BAD = 50000 };

@@ -71,7 +71,6 @@ typedef struct reader {
     adf_read_stats stats; /* the files' large reads, summed over the files closed this run */
     double keeping, telling; /* seconds in keep_frames and in the host's origin callback */
     unsigned long long *at; /* the file offset of each frame kept from one read, for the host */
-    adf_spans *spans;   /* keep_all's walk */
     size_t cap_at;
     adf_key last;       /* key of the last frame emitted: the meta:eof's comes from it */
     bool done;          /* no data frame left this run */
@@ -151,53 +150,6 @@ static bool selected(const uint8_t *p, uint32_t length, uint32_t id)
     return kit_crystals_has(&selection, adf_get_u16(p + ADF_KEY_SIZE));
 }
 
-/* keep_frames' walk over a block from which it leaves nothing out (no
- * MaxFrames, no file's meta:eof, every crystal selected: the common case)
- * in spans, one a thread (adf_spans: the walks wait for memory side by
- * side, where one walk through frames of 7.6 kB waits once a frame): each
- * span counts its frames and notes their file offsets for the host where
- * they fit in r->at (offsets_room).  False, with nothing kept, when a span
- * met a frame to leave out or the spans did not agree with one walk (a
- * guessed start inside a payload): keep_frames then walks alone.  *last:
- * where the last frame starts. */
-static bool keep_all(reader *r, const uint8_t *buf, size_t got, uint64_t base, size_t *frames, size_t *last)
-{
-    adf_spans *sp = r->spans;
-    size_t count[ADF_MAX_SPANS], end[ADF_MAX_SPANS];
-    bool all = true;
-    if (!sp && !(sp = r->spans = malloc(sizeof *sp)))
-        return false;
-    const int n = adf_spans_cut(sp, buf, got, (int)read_threads());
-    if (n == 1)
-        return false;
-#pragma omp parallel for num_threads(n) schedule(static, 1) reduction(&& : all)
-    for (int t = 0; t < n; t++) {
-        unsigned long long *at = r->at ? r->at + sp->cut[t] / ADF_KEY_SIZE + t : NULL;
-        adf_frame f;
-        size_t c = 0;
-        end[t] = SIZE_MAX;
-        while (all && adf_spans_next(sp, t, &f) > 0) {
-            if (f.key.id == ADF_ID_META_EOF || !selected(f.data, f.key.length, f.key.id))
-                all = false;
-            else if (at)
-                at[c] = base + f.offset;
-            end[t] = f.offset;
-            c++;
-        }
-        count[t] = c;
-    }
-    if (!all || adf_spans_agree(sp) < n)
-        return false;
-    *frames = 0;
-    for (int t = 0; t < n; t++) {
-        if (r->at)
-            memmove(r->at + *frames, r->at + sp->cut[t] / ADF_KEY_SIZE + t, count[t] * sizeof *r->at);
-        *frames += count[t];
-        *last = count[t] ? end[t] : *last;
-    }
-    return true;
-}
-
 /* Keeps the data frames of a block that adf_file_read filled (so already
  * valid), moved to the front, and at most MaxFrames in the run: the files'
  * own meta:eof frames are left out, because the reader ends the data with
@@ -207,11 +159,6 @@ static size_t keep_frames(reader *r, uint8_t *buf, size_t got, uint64_t base, si
 {
     uint64_t left = conf.max_frames ? (uint64_t)conf.max_frames - r->frames : UINT64_MAX;
     size_t at = 0, last = 0;
-    if (left == UINT64_MAX && keep_all(r, buf, got, base, frames, &last)) {
-        if (*frames)
-            adf_key_decode(buf + last, &r->last);
-        return got;
-    }
     *frames = 0;
     for (size_t off = 0; off < got && *frames < left;) {
         uint32_t length = adf_get_u32(buf + off), id = adf_get_u32(buf + off + 4);
@@ -308,10 +255,10 @@ static unsigned frame_too_big(reader *r, unsigned cap, unsigned *used)
 }
 
 /* Room for the file offsets of the frames one read may keep (a frame is at
- * least a key; keep_all's spans start theirs apart), when a host wants them. */
+ * least a key), when a host wants them. */
 static unsigned offsets_room(reader *r, unsigned cap)
 {
-    size_t need = cap / ADF_KEY_SIZE + 1 + ADF_MAX_SPANS;
+    size_t need = cap / ADF_KEY_SIZE + 1;
     if (!kit_host() || !kit_host()->origin || need <= r->cap_at)
         return 0;
     unsigned long long *at = realloc(r->at, need * sizeof *at);
@@ -475,7 +422,6 @@ static void reader_release(void *algo_data)
     close_file(r);
     free(r->count);
     free(r->at);
-    free(r->spans);
 }
 
 /* The crystal selection, and every file readable, before any run (reader_spec's check). */

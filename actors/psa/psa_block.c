@@ -467,17 +467,21 @@ psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, uns
     w->gpu_rc = 0;
     w->sent = false;
     w->on_gpu = s->engine->block != NULL;
+    double sending = 0;
     if (copy && pinned_by_host(s, in, size)) {
+        double t0 = psa_now();
         copy = false;
         w->in_place++;
         /* its bytes need no decoding: they go while the host lists and decodes the frames */
         s->engine->block_be->send(w, s);
         w->sent = w->gpu_rc == 0;
+        sending = psa_now() - t0;
+        w->send_s += sending;
     }
     if (copy && !(w->copy = copy_room(w, s, size)))
         return PSA_E_NOMEM;
     psa_status code = list_frames(w, s, in, size, bad);
-    w->list_s += psa_now() - t;
+    w->list_s += psa_now() - t - sending;
     if (code || psa_block_reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev))
         return PSA_E_NOMEM;
     if (w->on_gpu && s->engine->block_be->begin(w, s))

@@ -66,7 +66,7 @@ typedef struct psa_block {
     uint64_t searches, refined, neighboured, fell_back; /* neighboured: searches of the neighbour passes */
     double phase_s[PSA_PHASES];  /* summed over blocks until psa_block_free */
     uint64_t in_place;           /* blocks not copied: pinned by the host (psa_block_begin); until psa_block_free */
-    double list_s, send_s;       /* of the decode phase: listing the frames (and the copy's room), sending to the GPU */
+    double list_s, send_s;       /* of the decode phase: listing the frames (and the copy's room); sending to the GPU (a block pinned by the host whole, else its pieces) */
     /* GPUWork block: the events with net-charge segments as the GPU holds
      * them (the device workspace's pinned room, not the block's to free)
      * and their events' indices, a round's searches and their events */
