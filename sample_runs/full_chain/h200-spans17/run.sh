@@ -1,0 +1,27 @@
+#!/bin/sh
+# run.sh: on the H200, one call (session 17): bench-psa's large batch for this tree (kFillChunk 4) and copies with
+# kFillChunk 8 and 16 (build/trees/fill8, fill16), then the replay chain sequentially, this tree's rows alternating
+# with a copy whose PSA lists a block's frames in one walk (build/trees/nospans: adf_spans_cut with one span).
+#   device command (from a tree snapshot, the copies' sources carried under build/trees):
+#   . ./.gpudeps/env.sh; sh sample_runs/full_chain/h200-spans17/run.sh
+# Logs under $OUT (else build/spans17): bench-*.txt, chain/ (h200-seq13/run.sh's, packed in chain/seq13.tar.gz).
+set -u
+out=${OUT:-build/spans17}
+logs=$out/logs
+. "$(dirname "$0")/../../gpu-common.sh"
+gpu_begin "$logs"
+gpu_describe "$logs"
+for v in fill8 fill16; do (cd "build/trees/$v" && make -j4 NO_MPI=1 all > build.log 2>&1) & done
+BEFORE=build/trees/nospans gpu_build_beside "$logs" "$start"
+wait
+stamp "built: this tree, nospans, fill8, fill16"
+for run in now-1 fill8-1 fill16-1 now-2; do
+    case $run in now-*) bin=build/bin/bench-psa ;; *) bin=build/trees/${run%-*}/build/bin/bench-psa ;; esac
+    gpu_psa_against "$logs" "$run" "$bin"
+    stamp "bench $run done"
+done
+OUT=$logs/chain BEFORE=build/trees/nospans CHECKS=${CHECKS-} ALTERNATE=${ALTERNATE:-2} WIDE=0 SEQ_ROWS= \
+    sh sample_runs/full_chain/h200-seq13/run.sh > "$logs/chain.out" 2>&1 || status=1
+grep -E '^\[|^\| sequential' "$logs/chain.out"
+rm -rf "$logs/chain/logs"
+exit $status
