@@ -4,7 +4,8 @@
 # with a copy whose PSA lists a block's frames in one walk (build/trees/nospans: adf_spans_cut with one span).
 #   device command (from a tree snapshot, the copies' sources carried under build/trees):
 #   . ./.gpudeps/env.sh; sh sample_runs/full_chain/h200-spans17/run.sh
-# Logs under $OUT (else build/spans17): bench-*.txt, chain/ (h200-seq13/run.sh's, packed in chain/seq13.tar.gz).
+# Logs under $OUT (else build/spans17), packed into $OUT/spans17.tar.gz: bench-*.txt, chain/ (h200-seq13/run.sh's,
+# packed in chain/seq13.tar.gz).
 set -u
 out=${OUT:-build/spans17}
 logs=$out/logs
@@ -24,4 +25,5 @@ OUT=$logs/chain BEFORE=build/trees/nospans CHECKS=${CHECKS-} ALTERNATE=${ALTERNA
     sh sample_runs/full_chain/h200-seq13/run.sh > "$logs/chain.out" 2>&1 || status=1
 grep -E '^\[|^\| sequential' "$logs/chain.out"
 rm -rf "$logs/chain/logs"
+tar -czf "$out/spans17.tar.gz" -C "$out" logs && rm -rf "$logs"
 exit $status
