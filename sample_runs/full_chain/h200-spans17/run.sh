@@ -26,7 +26,9 @@ P=env:OMP_WAIT_POLICY
 OUT=$logs/chain BEFORE=build/trees/nospans CHECKS=${CHECKS-} ALTERNATE=${ALTERNATE:-2} WIDE=0 \
     SEQ_ROWS="${SEQ_ROWS-$P:passive $P:active $P:passive $P:active}" \
     sh sample_runs/full_chain/h200-seq13/run.sh > "$logs/chain.out" 2>&1 || status=1
-grep -E '^\[|^\| sequential' "$logs/chain.out"
+grep -E '^\[' "$logs/chain.out"
+grep -E '^\| (seq|pip)' "$logs/chain/logs/seq13/throughput.txt"
+grep -hE 'listing|keeping' "$logs"/chain/logs/seq13/throughput-*.log | grep -oE '(listing|sending to the device|telling the host where they came from|keeping the frames to emit) ?[0-9.]* s|[0-9.]* s (keeping|telling)' | paste - - - - | head -12
 rm -rf "$logs/chain/logs"
 tar -czf "$out/spans17.tar.gz" -C "$out" logs && rm -rf "$logs"
 exit $status
