@@ -273,38 +273,6 @@ void adf_iter_describe(const adf_iter *it, char *msg, size_t len);
  * lengths (no iterator), fetching the lines ahead; a malformed one, the iterator's. */
 int adf_validate(const void *buf, size_t size, size_t *bad_offset, size_t *frames);
 
-/*
- * A buffer's top-level frames walked by several threads at once.  Each
- * frame's start is known only from the one before it, so a single walk
- * through a block of large frames (data:crystal, 7.6 kB) waits on memory
- * once a frame; cut into spans, the walks wait side by side.
- *
- *   adf_spans s;  int n = adf_spans_cut(&s, buf, size, threads);
- *   (thread t < n:)  while ((rc = adf_spans_next(&s, t, &f)) > 0) { ... f ... }
- *   int k = adf_spans_agree(&s);
- *
- * adf_spans_cut guesses where each span begins: the first offset at or after
- * its share of the buffer where a few frames in a row have ids the library
- * knows and lengths that fit.  A payload may look like that, so a guess is
- * only a guess: adf_spans_agree is how many spans' walks are exactly those of
- * one adf_iter walk from the start (span 0's is; span t + 1's when span t's
- * ended exactly where it begins).  Span k's frames (k < n) are that walk's
- * too, and s.it[k] is that walk's iterator, failure included: go on with
- * adf_iter_next(&s.it[k], ...) to the end.  n is `threads` or fewer (a span
- * of at least a megabyte, ADF_MAX_SPANS at most, 1 at least); the guesses
- * run on n OpenMP threads.
- */
-#define ADF_MAX_SPANS 64
-typedef struct adf_spans {
-    size_t cut[ADF_MAX_SPANS + 1]; /* span t: frames starting in [cut[t], cut[t + 1]) */
-    adf_iter it[ADF_MAX_SPANS];
-    int n;
-} adf_spans;
-int adf_spans_cut(adf_spans *s, const void *buf, size_t size, int threads);
-/* adf_iter_next within span t: 0 once the walk reaches the next span's start. */
-int adf_spans_next(adf_spans *s, int t, adf_frame *frame);
-int adf_spans_agree(const adf_spans *s);
-
 /* ---- narwhal:crystal (ADF_ID_NW_CRYSTAL), Narwhal's layout -----------------
  *
  * Narwhal's data:crystal: one crystal's digitised event: energies from the digital filters and the

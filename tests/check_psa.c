@@ -995,11 +995,10 @@ START_TEST(parts_on_the_cpu)
 }
 END_TEST
 
-/* A block of more than a megabyte is listed in spans, a thread each
- * (adf_spans), and frames of another kind whose payloads look like keys
- * make guessed starts wrong: its output equals that of the same frames in
- * blocks of about 200 kB, and every event comes out once. */
-START_TEST(large_block_listed_in_spans)
+/* A block of 3.5 MB with 4 threads, among its frames others whose payloads
+ * look like keys: its output equals that of the same frames in blocks of
+ * about 200 kB, and every event comes out once. */
+START_TEST(large_block_as_small_blocks)
 {
     static uint8_t whole[CAP];
     unsigned used_whole, used, e;
@@ -1659,7 +1658,7 @@ static Suite *psa_suite(void)
     tcase_add_test(t, parts_on_the_cpu);
     tcase_add_test(t, gpu_block_parts_in_their_call);
     tcase_add_test(t, gpu_block_on_the_cpu);
-    tcase_add_test(t, large_block_listed_in_spans);
+    tcase_add_test(t, large_block_as_small_blocks);
     tcase_add_test(t, gpu_block_equals_cpu_on_simulated_events);
     tcase_add_test(t, gpu_block_fault_loses_nothing);
     tcase_add_test(t, gpu_block_neighbours_equal_cpu);

@@ -82,65 +82,38 @@ static int threads(const psa_setup *s)
     return s->threads > 0 ? s->threads : omp_get_max_threads();
 }
 
-/* Frame f of a span's walk, kept when it is a data:crystal.  Each walk
- * reads a cache line of every frame (7.6 kB apart in the replay chain's
- * blocks), and a key's place is known only once the key before it has been
- * read: the walk asks ahead for the key after the next, where it lies if
- * the next frame is as long as this one or as the last data:crystal (traces
- * of one size follow one another).  -1 without host memory. */
-static int list_frame(psa_span *sp, const adf_frame *f, const uint8_t *in, size_t next, size_t size)
+/* The block's data:crystal frames, in order, in one walk over its keys
+ * (7.6 kB apart in the replay chain's blocks: each walk reads a cache line
+ * of every frame).  A key's place is known only once the key before it
+ * has been read, so each would wait for memory in turn: the walk asks
+ * ahead for the key after the next, where it lies if the next frame is as
+ * long as this one or as the last data:crystal (traces of one size follow
+ * one another). */
+static psa_status list_frames(psa_block *w, const void *in, unsigned size, bool *bad)
 {
-    if (next + f->key.length < size)
-        __builtin_prefetch(in + next + f->key.length);
-    if (sp->crystal != f->key.length && next + sp->crystal < size)
-        __builtin_prefetch(in + next + sp->crystal);
-    if (f->key.id != ADF_ID_NW_CRYSTAL)
-        return 0;
-    sp->crystal = f->key.length;
-    if (sp->n + 1 >= sp->cap && psa_block_reserve((void **)&sp->frame, &sp->cap, 2 * sp->n + 64, sizeof *sp->frame))
-        return -1;
-    sp->frame[sp->n++] = *f;
-    sp->sized += psa_event_sized(f) == PSA_ACCEPTED;
-    return 0;
-}
-
-/* The block's data:crystal frames, in order: the walk over its keys cut
- * into spans, one a thread (adf_spans: the walks wait for memory side by
- * side), then joined where they agree with one walk from the start, which
- * goes on alone from the first span that does not (a guessed start inside a
- * payload, or malformed framing: *bad, and the frame loop reports it). */
-static psa_status list_frames(psa_block *w, const psa_setup *s, const void *in, unsigned size, bool *bad)
-{
-    adf_spans *sp = w->spans;
+    adf_iter it;
     adf_frame f;
-    int nomem = 0;
+    int rc;
+    size_t crystal = 0; /* the last data:crystal frame's length */
+    *bad = false;
     w->n_ev = w->n_sized = 0;
-    if (!sp && !(sp = w->spans = malloc(sizeof *sp)))
-        return PSA_E_NOMEM;
-    const int n = adf_spans_cut(sp, in, size, threads(s));
-#pragma omp parallel for schedule(static, 1) num_threads(n) reduction(| : nomem) if (n > 1)
-    for (int t = 0; t < n; t++) {
-        psa_span *x = &w->span[t];
-        adf_frame g;
-        x->n = x->sized = x->crystal = 0;
-        while (!nomem && adf_spans_next(sp, t, &g) > 0)
-            nomem |= list_frame(x, &g, in, sp->it[t].pos, size);
+    adf_iter_init(&it, in, size);
+    while ((rc = adf_iter_next(&it, &f)) > 0) {
+        if (it.pos + f.key.length < size)
+            __builtin_prefetch((const uint8_t *)in + it.pos + f.key.length);
+        if (crystal != f.key.length && it.pos + crystal < size)
+            __builtin_prefetch((const uint8_t *)in + it.pos + crystal);
+        if (f.key.id != ADF_ID_NW_CRYSTAL)
+            continue;
+        crystal = f.key.length;
+        if (w->n_ev + 1 >= w->cap_frame &&
+            psa_block_reserve((void **)&w->frame, &w->cap_frame, 2 * w->n_ev + 64, sizeof *w->frame))
+            return PSA_E_NOMEM;
+        w->frame[w->n_ev++] = f;
+        w->n_sized += psa_event_sized(&f) == PSA_ACCEPTED;
     }
-    const int agree = adf_spans_agree(sp), last = agree < n ? agree : n - 1;
-    while (!nomem && agree < n && adf_iter_next(&sp->it[agree], &f) > 0)
-        nomem |= list_frame(&w->span[agree], &f, in, sp->it[agree].pos, size);
-    *bad = agree < n && sp->it[agree].status != ADF_OK;
-    size_t total = 0;
-    for (int t = 0; t <= last; t++)
-        total += w->span[t].n;
-    if (nomem || psa_block_reserve((void **)&w->frame, &w->cap_frame, total + 1, sizeof *w->frame))
-        return PSA_E_NOMEM;
-    for (int t = 0; t <= last; t++) {
-        memcpy(w->frame + w->n_ev, w->span[t].frame, w->span[t].n * sizeof *w->frame);
-        w->n_ev += w->span[t].n;
-        w->n_sized += w->span[t].sized;
-    }
-    return 0;
+    *bad = rc < 0;
+    return psa_block_reserve((void **)&w->frame, &w->cap_frame, w->n_ev + 1, sizeof *w->frame) ? PSA_E_NOMEM : 0;
 }
 
 size_t psa_block_frame_end(const psa_block *w, size_t k)
@@ -480,7 +453,7 @@ psa_status psa_block_begin(psa_block *w, const psa_setup *s, const void *in, uns
     }
     if (copy && !(w->copy = copy_room(w, s, size)))
         return PSA_E_NOMEM;
-    psa_status code = list_frames(w, s, in, size, bad);
+    psa_status code = list_frames(w, in, size, bad);
     w->list_s += psa_now() - t - sending;
     if (code || psa_block_reserve((void **)&w->ev, &w->cap_ev, w->n_ev + 1, sizeof *w->ev))
         return PSA_E_NOMEM;
@@ -669,9 +642,6 @@ void psa_block_free(psa_block *w)
     free(w->resid);
     free(w->owner);
     free(w->frame);
-    for (int t = 0; t < ADF_MAX_SPANS; t++)
-        free(w->span[t].frame);
-    free(w->spans);
     psa_batch_free(&w->batch);
     memset(w, 0, sizeof *w);
 }

@@ -39,13 +39,6 @@ const char *psa_phase_name(psa_phase p);
 int psa_block_threads(const psa_setup *s);
 double psa_now(void);
 
-/* One span of a block's walk over its keys (psa_block_begin): its data:crystal frames. */
-typedef struct psa_span {
-    adf_frame *frame;
-    size_t n, cap, sized; /* sized: those that fit their counts (psa_event_sized) */
-    size_t crystal;       /* the last data:crystal's length: where the key after the next likely lies */
-} psa_span;
-
 /* The block's working memory, kept from block to block. */
 typedef struct psa_block {
     psa_event *ev;     /* one per top-level data:crystal frame, in order */
@@ -54,8 +47,6 @@ typedef struct psa_block {
                           only ones searched, so what their searches reserve follows the bytes */
     adf_frame *frame;  /* those frames (their traces are read from the input block) */
     size_t cap_frame;
-    adf_spans *spans;  /* the walk over the block's keys in spans, one a thread */
-    psa_span span[ADF_MAX_SPANS];
     size_t *out_at;    /* psa_block_emit: where each frame's output starts */
     size_t cap_out_at;
     float *resid;
