@@ -5,6 +5,7 @@
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; sh sample_runs/full_chain/h200-threads17/run.sh
 # Logs under $OUT (else build/threads17), packed into $OUT/threads17.tar.gz.
 set -u
+status=0
 out=${OUT:-build/threads17}
 logs=$out/logs
 . "$(dirname "$0")/../../gpu-common.sh"
