@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "adf.h"
+#include "ahead.h"
 #include "testkit.h"
 
 static char dir[64];
@@ -427,6 +428,42 @@ START_TEST(test_open_and_argument_errors)
 END_TEST
 
 /* Typed payloads read straight from a file into a buffer at an odd address. */
+/* A read ahead's bytes reach the caller's buffer exactly, wherever it
+ * starts and however long the take (the copy streams 64-byte runs into a
+ * 16-byte aligned destination, with the edges copied apart). */
+START_TEST(test_read_ahead_copies_every_byte)
+{
+    const size_t size = (3u << 20) + 37;
+    uint8_t *bytes = malloc(size), *got = malloc(size + 64);
+    ck_assert_ptr_nonnull(bytes);
+    ck_assert_ptr_nonnull(got);
+    for (size_t i = 0; i < size; i++)
+        bytes[i] = (uint8_t)(i * 2654435761u >> 13);
+    tk_write_bytes(path("raw.bin"), bytes, size);
+    FILE *fp = fopen(path("raw.bin"), "rb");
+    ck_assert_ptr_nonnull(fp);
+    const size_t starts[] = { 0, 3, 16, 17 }, wants[] = { size, (1u << 20) + 5, 63, 1 };
+    for (size_t i = 0; i < sizeof starts / sizeof *starts; i++)
+        for (size_t j = 0; j < sizeof wants / sizeof *wants; j++) {
+            adf_ahead a;
+            size_t whole = 0, frames = 0;
+            memset(&a, 0, sizeof a);
+            memset(got, 0xA5, size + 64);
+            ck_assert_int_eq(adf_ahead_ask(&a, fileno(fp), 0, size, 3), 0);
+            ck_assert_int_eq(adf_ahead_take(&a, 0, got + starts[i], wants[j], 3, &whole, &frames), (long long)wants[j]);
+            ck_assert_int_eq(memcmp(got + starts[i], bytes, wants[j]), 0);
+            size_t outside = 0; /* bytes written before the start or past the end */
+            for (size_t k = 0; k < size + 64; k++)
+                outside += (k < starts[i] || k >= starts[i] + wants[j]) && got[k] != 0xA5;
+            ck_assert_uint_eq(outside, 0);
+            adf_ahead_free(&a);
+        }
+    fclose(fp);
+    free(bytes);
+    free(got);
+}
+END_TEST
+
 START_TEST(test_payloads_from_file_unaligned)
 {
     uint8_t mem[2000], *buf = mem + 3;
@@ -497,6 +534,7 @@ static Suite *file_suite(void)
     tcase_add_test(tc, test_write_errors_reported);
     tcase_add_test(tc, test_open_and_argument_errors);
     tcase_add_test(tc, test_payloads_from_file_unaligned);
+    tcase_add_test(tc, test_read_ahead_copies_every_byte);
     suite_add_tcase(s, tc);
     return s;
 }
