@@ -200,8 +200,8 @@ int adf_ahead_ask(adf_ahead *a, int fd, uint64_t at, size_t want, unsigned threa
  * keys fetched again below) and whose GPU actors send it to the device: so
  * its lines are written by streaming stores, which neither read the
  * destination's lines first nor push out of the caches what the other
- * actors hold there (H200, the replay chain's 15 GB: 0.34-0.39 s against
- * 0.41-0.46 s by memcpy, docs/PERF.md).  memcpy where SSE2 is missing. */
+ * actors hold there (H200, the replay chain's 15 GB: 0.34-0.42 s against
+ * 0.41-0.59 s by memcpy, docs/PERF.md).  memcpy where SSE2 is missing. */
 static void take_piece(uint8_t *d, const uint8_t *s, size_t n)
 {
     size_t i = 0;

@@ -16,7 +16,7 @@
  * delivered into a buffer of the file's own, beside the host's other
  * calls, and finds their whole frames there (adf_whole_frames); the next
  * call copies the bytes (no faster than pread there, 0.45-0.55 s; by
- * streaming stores since session 17, 0.34-0.39 s), takes
+ * streaming stores since session 17, 0.34-0.42 s), takes
  * the frames found and fetches their keys' lines, so that its walks do not
  * wait.  The offset moves in the call, as without it, and the frames,
  * errors and offsets a caller sees do not change.  A read that met the end
