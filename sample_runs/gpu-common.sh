@@ -9,6 +9,15 @@ gpu_begin() {
 }
 stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
 
+# gpu_session NAME: a session script's opening: out ($OUT, else build/NAME) and logs ($out/logs) set, gpu_begin
+# there, the machine described (gpu_describe).
+gpu_session() {
+    out=${OUT:-build/$1}
+    logs=$out/logs
+    gpu_begin "$logs"
+    gpu_describe "$logs"
+}
+
 # gpu_describe OUT: the GPU and the CPU, shown and kept in OUT/gpu.txt.
 gpu_describe() {
     { nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; lscpu | grep -E 'Model name|^CPU\(s\)'; } \

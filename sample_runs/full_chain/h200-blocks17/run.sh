@@ -7,11 +7,8 @@
 #   . ./.gpudeps/env.sh; sh sample_runs/full_chain/h200-blocks17/run.sh
 # Logs under $OUT (else build/blocks17), packed into $OUT/blocks17.tar.gz (each chain run's as its own tar inside).
 set -u
-out=${OUT:-build/blocks17}
-logs=$out/logs
 . "$(dirname "$0")/../../gpu-common.sh"
-gpu_begin "$logs"
-gpu_describe "$logs"
+gpu_session blocks17
 (cd build/trees/fill32 && make -j4 NO_MPI=1 all > build.log 2>&1) &
 BEFORE=build/trees/before gpu_build_beside "$logs" "$start"
 wait

@@ -8,11 +8,8 @@
 # Logs under $OUT (else build/spans17), packed into $OUT/spans17.tar.gz: bench-*.txt, chain/ (h200-seq13/run.sh's,
 # packed in chain/seq13.tar.gz).
 set -u
-out=${OUT:-build/spans17}
-logs=$out/logs
 . "$(dirname "$0")/../../gpu-common.sh"
-gpu_begin "$logs"
-gpu_describe "$logs"
+gpu_session spans17
 for v in fill8 fill16; do (cd "build/trees/$v" && make -j4 NO_MPI=1 all > build.log 2>&1) & done
 BEFORE=build/trees/nospans gpu_build_beside "$logs" "$start"
 wait
