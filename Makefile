@@ -410,8 +410,12 @@ check: all
 	@[ -f $(DEFAULT_BASIS) ] || $(MAKE) --no-print-directory $(DEFAULT_BASIS)
 	@BUILD=$(BUILD) $(if $(filter 1,$(SANITIZE)),CK_TIMEOUT_MULTIPLIER=4) tests/run-checks.sh $(TESTS)
 
-.PHONY: build-tests
-build-tests: $(NARWHAL) $(ACTOR_SOS) $(TOOLS) $(TESTS) $(TEST_ACTORS) $(TEST_TOOLS) $(NARVAL_HOST)
+.PHONY: build-tests build-tests-now
+# After `all`, whose build is a make of its own (after deps): `make -j all build-tests` ran two makes on one tree
+# at once, and a link could read an archive the other was writing (device builds in sessions 13 and 17).
+build-tests: all
+	@$(MAKE) --no-print-directory build-tests-now
+build-tests-now: $(NARWHAL) $(ACTOR_SOS) $(TOOLS) $(TESTS) $(TEST_ACTORS) $(TEST_TOOLS) $(NARVAL_HOST)
 
 memcheck: all
 	@$(MAKE) --no-print-directory build-tests
@@ -472,7 +476,7 @@ FAULT_LIB := $(BUILD)/tests/libfault.so
 $(FAULT_LIB): tests/fault/fault.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -fPIC -shared -fvisibility=hidden $(WARN) -o $@ $< -ldl
-build-tests: $(FAULT_LIB)
+build-tests-now: $(FAULT_LIB)
 ifeq ($(FAULT),1)
 ifeq ($(BUILD),build)
 $(error FAULT=1 makes a build of its own: give it its folder, e.g. make FAULT=1 BUILD=build/fault)
