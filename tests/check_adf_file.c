@@ -427,7 +427,6 @@ START_TEST(test_open_and_argument_errors)
 }
 END_TEST
 
-/* Typed payloads read straight from a file into a buffer at an odd address. */
 /* A read ahead's bytes reach the caller's buffer exactly, wherever it
  * starts and however long the take (the copy streams 64-byte runs into a
  * 16-byte aligned destination, with the edges copied apart). */
@@ -464,6 +463,7 @@ START_TEST(test_read_ahead_copies_every_byte)
 }
 END_TEST
 
+/* Typed payloads read straight from a file into a buffer at an odd address. */
 START_TEST(test_payloads_from_file_unaligned)
 {
     uint8_t mem[2000], *buf = mem + 3;
