@@ -3,7 +3,7 @@
 # with the GPU (STEP=check), bench-psa's large batch (262,144 searches, every pruned row's bits against the
 # unpruned kernel, 32,768 against the CPU, the GPU board's watts; STEP=bench), then the replay chain of 910,000
 # decays (1,957,087 crystal-events, read from memory): sequential rows of the defaults and replay_chain_wide.xml
-# pipelined (STEP=chain, WIDE rows, SEQ extra sequential rows).  Two steps per call fit in a call's 10 minutes.
+# pipelined (STEP=chain, WIDE rows, SEQ extra sequential rows).  All three ran in one call in 296 s on a fresh machine.
 #   device command (from a tree snapshot):  . ./.gpudeps/env.sh; STEP="check bench" sh sample_runs/full_chain/h200-close18/run.sh
 # Logs under $OUT (else build/close18), packed into $OUT/close18-STEPS.tar.gz.
 set -u
